@@ -1,0 +1,38 @@
+# syncular — PGXS build.  `make && make install`, then `make installcheck` against a running server.
+EXTENSION   = syncular
+EXTVERSION  = 0.1.0
+MODULE_big  = syncular
+
+CODEC_SRCS  = $(sort $(wildcard src/codec/*.c))
+ENGINE_SRCS = $(sort $(wildcard src/*.c))
+OBJS        = $(ENGINE_SRCS:.c=.o) $(CODEC_SRCS:.c=.o)
+
+# The install script is built from one file per concern under src/sql/, in name order.
+SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
+DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
+DATA        = $(wildcard upgrade/$(EXTENSION)--*--*.sql)
+
+REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+ISOLATION      = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
+
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/codec
+PG_CFLAGS   = -Wall -Werror -Wno-declaration-after-statement
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
+	cat $^ > $@
+
+.PHONY: codec-check pgtap bench
+codec-check:
+	$(MAKE) -C test/codec check
+
+pgtap:
+	pg_prove --ext .sql -r test/pgtap
+
+bench:
+	bash bench/run.sh

@@ -1,0 +1,228 @@
+-- syncular install script, part 00: the catalog.
+-- The core tables keep the reference PostgreSQL layout (shared/reference/data-model-and-storage.md,
+-- "PostgreSQL core tables"): names, columns, types, keys and indexes.  They live in the extension
+-- schema `syncular`; synced app tables live in the app schema recorded in sync_settings.
+
+\echo Use "CREATE EXTENSION syncular" to load this file. \quit
+
+-- per-partition counters; the push serializes on this row (FOR UPDATE) and the schema bump takes
+-- LOCK TABLE ... IN EXCLUSIVE MODE on it.
+CREATE TABLE syncular.sync_partitions (
+  partition       TEXT PRIMARY KEY,
+  max_commit_seq  BIGINT NOT NULL DEFAULT 0,
+  horizon_seq     BIGINT NOT NULL DEFAULT 0
+);
+
+-- holds the log epoch (§2.1)
+CREATE TABLE syncular.sync_partition_registry (
+  partition                 TEXT PRIMARY KEY,
+  log_epoch                 TEXT NOT NULL,
+  epoch_required            BOOLEAN NOT NULL DEFAULT FALSE,
+  last_authenticated_at_ms  BIGINT NOT NULL
+);
+
+-- inverted index over current rows
+CREATE TABLE syncular.sync_row_scopes (
+  partition  TEXT NOT NULL,
+  tbl        TEXT NOT NULL,
+  var        TEXT NOT NULL,
+  value      TEXT NOT NULL,
+  row_id     TEXT NOT NULL,
+  PRIMARY KEY (partition, tbl, var, value, row_id)
+);
+CREATE INDEX sync_row_scopes_by_row ON syncular.sync_row_scopes (partition, tbl, row_id);
+
+CREATE TABLE syncular.sync_commits (
+  partition         TEXT NOT NULL,
+  commit_seq        BIGINT NOT NULL,
+  client_id         TEXT NOT NULL,
+  client_commit_id  TEXT NOT NULL,
+  actor_id          TEXT NOT NULL,
+  created_at_ms     BIGINT NOT NULL,
+  writer_version    BIGINT,            -- RFC 0007 writer fence; must stay nullable, no default
+  PRIMARY KEY (partition, commit_seq)
+);
+CREATE INDEX sync_commits_by_time ON syncular.sync_commits (partition, created_at_ms);
+
+CREATE TABLE syncular.sync_changes (
+  partition    TEXT NOT NULL,
+  commit_seq   BIGINT NOT NULL,
+  idx          INTEGER NOT NULL,
+  tbl          TEXT NOT NULL,
+  row_id       TEXT NOT NULL,
+  op           SMALLINT NOT NULL,      -- 1 = upsert, 2 = delete
+  row_version  BIGINT,
+  scopes       JSONB NOT NULL,
+  payload      BYTEA,
+  PRIMARY KEY (partition, commit_seq, idx)
+);
+CREATE INDEX sync_changes_by_table ON syncular.sync_changes (partition, commit_seq, tbl, idx);
+
+-- inverted index over the log
+CREATE TABLE syncular.sync_change_scopes (
+  partition   TEXT NOT NULL,
+  tbl         TEXT NOT NULL,
+  var         TEXT NOT NULL,
+  value       TEXT NOT NULL,
+  commit_seq  BIGINT NOT NULL,
+  PRIMARY KEY (partition, tbl, var, value, commit_seq)
+);
+
+-- idempotency records (§6.3)
+CREATE TABLE syncular.sync_push_results (
+  partition         TEXT NOT NULL,
+  client_id         TEXT NOT NULL,
+  client_commit_id  TEXT NOT NULL,
+  result            JSONB NOT NULL,
+  PRIMARY KEY (partition, client_id, client_commit_id)
+);
+
+-- durable reactions (§6.9)
+CREATE TABLE syncular.sync_reactions (
+  partition                TEXT NOT NULL,
+  idempotency_key          TEXT NOT NULL,
+  type                     TEXT NOT NULL,
+  version                  INTEGER NOT NULL,
+  payload                  JSONB NOT NULL,
+  source_client_id         TEXT NOT NULL,
+  source_client_commit_id  TEXT NOT NULL,
+  source_commit_seq        BIGINT NOT NULL,
+  created_at_ms            BIGINT NOT NULL,
+  available_at_ms          BIGINT NOT NULL,
+  status                   TEXT NOT NULL
+    CHECK (status IN ('pending', 'leased', 'completed', 'dead-letter')),
+  attempts                 INTEGER NOT NULL,
+  max_attempts             INTEGER NOT NULL,
+  lease_owner              TEXT,
+  lease_expires_at_ms      BIGINT,
+  completed_at_ms          BIGINT,
+  last_failure             JSONB,
+  PRIMARY KEY (partition, idempotency_key)
+);
+CREATE INDEX sync_reactions_due ON syncular.sync_reactions
+  (partition, status, available_at_ms, created_at_ms, idempotency_key);
+CREATE INDEX sync_reactions_lease ON syncular.sync_reactions (partition, status, lease_expires_at_ms);
+CREATE INDEX sync_reactions_completed ON syncular.sync_reactions
+  (partition, status, completed_at_ms, idempotency_key);
+CREATE INDEX sync_reactions_dead_letter ON syncular.sync_reactions
+  (partition, status, available_at_ms, idempotency_key);
+
+-- client records (§4.5)
+CREATE TABLE syncular.sync_clients (
+  partition      TEXT NOT NULL,
+  client_id      TEXT NOT NULL,
+  actor_id       TEXT NOT NULL,
+  wire_version   INTEGER NOT NULL DEFAULT 1,
+  cursor         BIGINT NOT NULL,
+  subscriptions  JSONB NOT NULL,
+  updated_at_ms  BIGINT NOT NULL,
+  PRIMARY KEY (partition, client_id)
+);
+
+CREATE TABLE syncular.sync_blob_refs (
+  partition  TEXT NOT NULL,
+  tbl        TEXT NOT NULL,
+  row_id     TEXT NOT NULL,
+  blob_id    TEXT NOT NULL,
+  PRIMARY KEY (partition, tbl, row_id, blob_id)
+);
+CREATE INDEX sync_blob_refs_by_blob ON syncular.sync_blob_refs (partition, blob_id);
+
+CREATE TABLE syncular.sync_tombstones (
+  partition   TEXT NOT NULL,
+  tbl         TEXT NOT NULL,
+  row_id      TEXT NOT NULL,
+  commit_seq  BIGINT NOT NULL,
+  PRIMARY KEY (partition, tbl, row_id)
+);
+
+-- RFC 0007 backfill checkpoints
+CREATE TABLE syncular.sync_backfill_checkpoints (
+  partition       TEXT NOT NULL,
+  name            TEXT NOT NULL,
+  schema_version  INTEGER NOT NULL,
+  state           TEXT NOT NULL CHECK (state IN ('declared', 'backfilling', 'activated')),
+  watermark       BIGINT NOT NULL DEFAULT 0,
+  owner_epoch     BIGINT NOT NULL DEFAULT 0,
+  observed_rows   BIGINT NOT NULL DEFAULT 0,
+  updated_at_ms   BIGINT NOT NULL,
+  PRIMARY KEY (partition, name)
+);
+
+-- RFC 0007 writer fence
+CREATE TABLE syncular.sync_writer_fence (
+  partition                TEXT PRIMARY KEY,
+  required_writer_version  INTEGER NOT NULL
+);
+
+-- the schema marker (singleton)
+CREATE TABLE syncular.sync_schema_meta (
+  id              INTEGER PRIMARY KEY CHECK (id = 1),
+  schema_version  BIGINT NOT NULL,
+  layouts         TEXT NOT NULL DEFAULT '{}'
+);
+
+-- Refuses a sync_commits insert whose writer_version is NULL or below the partition's fence.
+-- The message text is the host code (reference behaviour); the SQLSTATE and JSON detail make it
+-- a clear error for SQL callers (shared/reference/barrier-rfc0007.md, "Writer fence").
+CREATE FUNCTION syncular.syncular_writer_fence() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  required integer;
+BEGIN
+  SELECT f.required_writer_version INTO required
+    FROM syncular.sync_writer_fence f WHERE f.partition = NEW.partition;
+  IF FOUND AND (NEW.writer_version IS NULL OR NEW.writer_version < required) THEN
+    RAISE EXCEPTION 'sync.storage.writer_fence_rejected'
+      USING ERRCODE = 'P0001',
+            DETAIL = json_build_object('code', 'sync.storage.writer_fence_rejected',
+                       'details', json_build_object('partition', NEW.partition,
+                         'writerVersion', NEW.writer_version,
+                         'requiredWriterVersion', required))::text;
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER sync_commits_writer_fence BEFORE INSERT ON syncular.sync_commits
+  FOR EACH ROW EXECUTE FUNCTION syncular.syncular_writer_fence();
+
+-- ---------------------------------------------------------------------------------------------
+-- Extension-owned configuration (not part of the reference layout).
+
+-- The registered app schema and its compiled form (see docs/compiled-schema.md), plus the hooks.
+-- `compiled` is written only by ensure_schema; the C engine reads it once per schema change.
+CREATE TABLE syncular.sync_settings (
+  id                INTEGER PRIMARY KEY CHECK (id = 1),
+  app_schema        TEXT NOT NULL,
+  compiled          JSONB,
+  scope_resolver    REGPROCEDURE,
+  commit_validator  REGPROCEDURE,
+  reaction_planner  REGPROCEDURE
+);
+
+CREATE TABLE syncular.sync_row_validators (
+  tbl  TEXT PRIMARY KEY,
+  fn   REGPROCEDURE NOT NULL
+);
+
+-- pg_dump keeps the data of every catalog table.
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_partitions', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_partition_registry', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_row_scopes', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_commits', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_changes', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_change_scopes', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_push_results', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_reactions', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_clients', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blob_refs', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_tombstones', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_backfill_checkpoints', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_writer_fence', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_schema_meta', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_settings', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_row_validators', '');
+
+-- App roles get EXECUTE on the SQL surface, never raw writes to the catalog.
+REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
