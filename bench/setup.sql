@@ -1,0 +1,84 @@
+-- Benchmark fixture: one synced table through syncular, and a plain twin for the baseline.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS syncular;
+SELECT syncular.ensure_schema('{
+  "version": 1,
+  "tables": [{
+    "name": "items",
+    "primaryKey": "id",
+    "columns": [
+      {"name": "id", "type": "string", "nullable": false},
+      {"name": "list_id", "type": "string", "nullable": false},
+      {"name": "title", "type": "string", "nullable": false},
+      {"name": "qty", "type": "integer", "nullable": false},
+      {"name": "done", "type": "boolean", "nullable": false}
+    ],
+    "scopes": ["list:{list_id}"]
+  }]
+}'::jsonb);
+CREATE FUNCTION public.allow_all(a text, p text, c text) RETURNS jsonb
+  LANGUAGE sql IMMUTABLE AS $$ SELECT '{"list_id": ["*"]}'::jsonb $$;
+SELECT syncular.set_scope_resolver('public.allow_all(text,text,text)');
+
+-- Baseline: the same row writes with plain SQL (typed columns, upsert on the same key).
+CREATE TABLE public.items_plain (
+  partition text NOT NULL, id text NOT NULL, list_id text NOT NULL, title text NOT NULL,
+  qty bigint NOT NULL, done boolean NOT NULL, PRIMARY KEY (partition, id));
+
+-- Builds a wire-3 push request of n upserts (request building is part of both sides' cost:
+-- the baseline calls bench.plain_rows with the same JSON).
+CREATE SCHEMA bench;
+CREATE FUNCTION bench.rows(n int) RETURNS jsonb LANGUAGE sql VOLATILE AS $$
+  SELECT jsonb_agg(jsonb_build_object('id', 'i' || (random() * 20000)::int, 'list_id', 'l1',
+                   'title', md5(random()::text), 'qty', (random() * 100)::int, 'done', false))
+    FROM generate_series(1, n)
+$$;
+CREATE FUNCTION bench.epoch(part text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE e text;
+BEGIN
+  SELECT log_epoch INTO e FROM syncular.sync_partition_registry WHERE partition = part;
+  IF e IS NULL THEN
+    PERFORM syncular.pull(part, 'bench', 'bench-client', '[]');
+    SELECT log_epoch INTO e FROM syncular.sync_partition_registry WHERE partition = part;
+  END IF;
+  RETURN e;
+END $$;
+CREATE FUNCTION bench.push(part text, n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE rows jsonb := bench.rows(n); ops jsonb;
+BEGIN
+  SELECT jsonb_agg(jsonb_build_object('table', 'items', 'rowId', r->>'id', 'op', 'upsert',
+           'payload', encode(syncular.encode_sparse_row('items', r), 'base64')))
+    INTO ops FROM jsonb_array_elements(rows) r;
+  RETURN length(syncular.handle(syncular.debug_encode(jsonb_build_object(
+    'magic', 'SSP2', 'wireVersion', 3, 'msgKind', 'request', 'frames', jsonb_build_array(
+      jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'bench-client', 'schemaVersion', 1,
+                         'logEpoch', bench.epoch(part)),
+      jsonb_build_object('type', 'PUSH_COMMIT', 'clientCommitId', gen_random_uuid()::text, 'operations', ops)))),
+    part, 'bench'));
+END $$;
+CREATE FUNCTION bench.plain(part text, n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE rows jsonb := bench.rows(n); ops jsonb;
+BEGIN
+  -- the same JSON work as bench.push, then the same row writes in plain SQL
+  SELECT jsonb_agg(jsonb_build_object('table', 'items', 'rowId', r->>'id', 'op', 'upsert',
+           'payload', encode(convert_to(r::text, 'UTF8'), 'base64')))
+    INTO ops FROM jsonb_array_elements(rows) r;
+  INSERT INTO public.items_plain
+    SELECT part, r->>'id', r->>'list_id', r->>'title', (r->>'qty')::bigint, (r->>'done')::boolean
+      FROM jsonb_array_elements(rows) r
+  ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EXCLUDED.title,
+    qty = EXCLUDED.qty, done = EXCLUDED.done;
+  RETURN jsonb_array_length(ops);
+END $$;
+-- An incremental pull round for one subscription from cursor `c`.
+CREATE FUNCTION bench.pull(part text, c bigint, rows int DEFAULT 1000) RETURNS int LANGUAGE sql AS $$
+  SELECT length(syncular.handle(syncular.debug_encode(jsonb_build_object(
+    'magic', 'SSP2', 'wireVersion', 3, 'msgKind', 'request', 'frames', jsonb_build_array(
+      jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'bench-puller', 'schemaVersion', 1,
+                         'logEpoch', bench.epoch(part)),
+      jsonb_build_object('type', 'PULL_HEADER', 'limitCommits', 1000, 'limitSnapshotRows', rows,
+                         'maxSnapshotPages', 50, 'accept', 1),
+      jsonb_build_object('type', 'SUBSCRIPTION', 'id', 's', 'table', 'items',
+                         'scopes', '{"list_id": ["l1"]}'::jsonb, 'cursor', c)))),
+    part, 'bench'))
+$$;
