@@ -18,7 +18,7 @@
 typedef struct SyncColumn
 {
 	char	   *name;
-	uint8		type;			/* wire tag 1..8 (SSP_TYPE_*) */
+	uint8		type;			/* wire tag 1..8 (SSP_COL_*) */
 	bool		nullable;
 	bool		encrypted;
 	char	   *crdt_type;		/* NULL unless type is crdt */
@@ -64,11 +64,23 @@ typedef struct SyncSchema
 	SyncTable  *tables;
 	int			nvariables;		/* union of scope variables, sorted (strcmp) */
 	char	  **variables;
+	/* hooks registered in sync_settings (InvalidOid when none) */
+	Oid			scope_resolver;
+	Oid			commit_validator;
+	Oid			reaction_planner;
+	uint64		generation;		/* bumped every time the cache is rebuilt */
 } SyncSchema;
 
-/* The schema compiled by ensure_schema, cached per backend; NULL when none is registered. */
+/*
+ * The schema compiled by ensure_schema, cached per backend; NULL when none is registered.
+ * Reads syncular.sync_settings through SPI (connects itself when needed).  The returned
+ * pointer stays valid until the next call that sees a different settings row.
+ */
 extern SyncSchema *sync_schema_get(void);
 extern SyncTable *sync_schema_table(SyncSchema *schema, const char *name);
+extern int	sync_schema_table_index(SyncSchema *schema, const char *name);
+/* Generation of the cached schema (0 = never loaded); storage plans follow it. */
+extern uint64 sync_schema_generation;
 
 /* ---------------------------------------------------------------- errors (errors.c) */
 
@@ -90,6 +102,13 @@ extern const SyncErrorInfo *sync_error_info(const char *code);
  * errdetail('{"code": code, "details": details_json}').  details_json may be NULL.
  */
 extern void sync_raise(const char *code, const char *message, const char *details_json) pg_attribute_noreturn();
+
+/* The errdetail text of sync_raise: {"code": code, "details": details_json}. */
+extern char *sync_error_detail_json(const char *code, const char *details_json);
+
+/* ---------------------------------------------------------------- settings (syncular.c) */
+
+extern int	sync_max_operations_per_request;	/* GUC syncular.max_operations_per_request */
 /* {"code": code, "details": details_json} as palloc'd text (details omitted when NULL). */
 extern char *sync_error_detail_json(const char *code, const char *details_json);
 
@@ -116,6 +135,14 @@ typedef struct SyncEffective
 	char	 ***values;
 } SyncEffective;
 
+/* Stored scopes of one row: variable -> one value (sorted by variable, strcmp). */
+typedef struct SyncRowScopes
+{
+	int			n;
+	char	  **vars;
+	char	  **values;
+} SyncRowScopes;
+
 /* ---------------------------------------------------------------- the round (round.c) */
 
 typedef struct SyncRound
@@ -134,6 +161,11 @@ typedef struct SyncRound
 	int32		max_snapshot_pages;
 	uint8		accept;
 	SspBuf	   *out;			/* the response being written */
+	/* added by round.c; pull.c may read them */
+	const SspMessage *request;	/* the decoded request */
+	int64		now_ms;			/* server clock at the start of the round */
+	bool		nonatomic;		/* procedure form outside a transaction block */
+	bool		has_pull;		/* the request carries a PULL_HEADER */
 } SyncRound;
 
 /*
@@ -154,6 +186,81 @@ extern SyncAllowed *sync_scopes_resolve(SyncRound *round);	/* calls the resolver
 extern bool sync_scopes_allows(const SyncAllowed *allowed, const char *var, const char *value);
 extern char *sync_scope_digest(const SyncEffective *effective);	/* lowercase sha256 hex of canonical JSON */
 extern bool sync_scopes_match(const SyncEffective *effective, Jsonb *stored_scopes);
+
+extern SyncEffective *sync_scopes_effective(const SyncAllowed *allowed, const SspScopeMap *requested);
+/* Write authorization (§3.4): every declared variable of `table` has an allowed value. */
+extern bool sync_scopes_authorize_write(const SyncAllowed *allowed, const SyncTable *table,
+										const SyncRowScopes *scopes);
+extern const char *sync_row_scopes_lookup(const SyncRowScopes *scopes, const char *var);
+extern char *sync_row_scopes_json(const SyncRowScopes *scopes);	/* {"var":"value",...} */
+extern void sync_row_scopes_from_jsonb(Jsonb *jb, SyncRowScopes *out);
+/* Canonical JSON of an effective map (the digest input). */
+extern char *sync_effective_json(const SyncEffective *effective);
+
+/* push.c: process one PUSH_COMMIT and write its PUSH_RESULT (+ DETAILS) into round->out. */
+extern void sync_push_commit(SyncRound *round, const SspPushCommit *commit);
+
+/* Weak definition: a seam's default that another file may replace with a strong one. */
+#define SYNC_WEAK __attribute__((weak))
+
+/*
+ * Push seams.  push.c holds weak no-op definitions; the issue that implements a hook defines
+ * the same function in its own file and the linker takes that one.
+ */
+typedef struct SyncOpReject
+{
+	int32		op_index;		/* client opIndex the rejection is attributed to */
+	const char *code;
+	const char *message;
+	bool		retryable;
+	const char *details_json;	/* PUSH_RESULT_DETAILS object (WF §3.4) or NULL */
+} SyncOpReject;
+
+/* Evidence of one applied operation of the commit being pushed (row validators, §6.8). */
+typedef struct SyncOpEvidence
+{
+	int32		op_index;
+	uint8		op;				/* SSP_OP_* */
+	int			table_index;
+	const char *row_id;
+	const SspValue *row;		/* the row that persists (ncolumns values); NULL for a delete */
+	const SspValue *stored;		/* the stored row; NULL when there was none */
+	bool		has_stored_version;
+	int64		stored_version;
+	bool		has_next_version;
+	int64		next_version;
+} SyncOpEvidence;
+
+typedef struct SyncCommitState
+{
+	const SspPushCommit *commit;
+	const char *client_commit_id;
+	int			nops;			/* evidence entries so far */
+	SyncOpEvidence *ops;
+} SyncCommitState;
+
+/* §6.7 per-table row validator: false + *reject to refuse.  Runs before the row write. */
+extern bool sync_validate_row(SyncRound *round, SyncCommitState *state,
+							  const SyncOpEvidence *op, SyncOpReject *reject);
+/* §6.11 declared-reference enforcement over the candidate state (may append operations). */
+extern bool sync_enforce_references(SyncRound *round, SyncCommitState *state,
+									SyncOpReject *reject);
+/* §6.8 whole-commit validator. */
+extern bool sync_validate_commit(SyncRound *round, SyncCommitState *state, SyncOpReject *reject);
+/* §6.9 reaction planner: runs for an applied commit once commit_seq is known; raising aborts. */
+extern void sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq);
+/* crdt merge (§5.10.6): false + *reject when no merger exists or it fails. */
+extern bool sync_crdt_merge(SyncRound *round, const SyncTable *table, int column,
+							const SspValue *stored, const SspValue *incoming, SspValue *merged,
+							SyncOpReject *reject);
+
+/* round.c: serve one round; returns the response bytes (palloc'd in the caller's context). */
+extern bytea *sync_round_serve(bytea *request, const char *partition, const char *actor_id,
+							   bool nonatomic);
+extern int64 sync_now_ms(void);
+
+/* Seams filled by other issues (weak no-op defaults in push.c / round.c). */
+extern void sync_gate_check_push(SyncRound *round);
 
 /* pull.c; `subscription` is the decoded SUBSCRIPTION frame */
 extern void sync_pull_subscription(SyncRound *round, const SspFrame *subscription,

@@ -80,8 +80,8 @@ typedef struct SspChunk
 	struct SspChunk *next;
 	size_t           size;      /* usable bytes after the header */
 	size_t           used;
-	/* data follows, 16-aligned because the header is 32 bytes on LP64 */
-	max_align_t      data[];
+	/* data follows, 8-aligned (the arena promises 8) */
+	uint64_t         data[];
 } SspChunk;
 
 struct SspArena

@@ -674,8 +674,9 @@ bool ssp_segment_decode(const uint8_t *data, size_t len, SspSegment *seg,
 						SspError *err);
 void ssp_segment_free(SspSegment *seg);
 
-/* Re-encode a decoded (or caller-built) segment keeping its block split;
- * rows are written from `raw`. */
+/* Re-encode a decoded (or caller-built) segment keeping its block split.
+ * Each row is written from `raw` (re-validated) when raw.ptr is set, else
+ * encoded from `values`.  Errors: SSP_ERR_INVALID_REQUEST, SSP_ERR_INTERNAL. */
 bool ssp_segment_encode(const SspSegment *seg, SspBuf *out, SspError *err);
 
 /*
@@ -694,7 +695,7 @@ typedef struct SspSegmentWriter
 	SspBuf           block;     /* records of the open block */
 	uint32_t         block_rows;
 	uint64_t         total_rows;
-	bool             validate;  /* re-check rows with the row codec */
+	bool             validate;  /* add_row re-checks rows (default true) */
 } SspSegmentWriter;
 
 bool ssp_segment_begin(SspSegmentWriter *w, SspBuf *out, const char *table,
@@ -714,9 +715,16 @@ void ssp_segment_writer_discard(SspSegmentWriter *w);
 /* Canonical JSON rendering (SPEC §11), compact, appended to out.      */
 /* ------------------------------------------------------------------ */
 
+/* {"magic":"SSP2","wireVersion":n,"msgKind":"request"|"response","frames":[...]};
+ * END is not rendered.  Errors: SSP_ERR_INTERNAL (OOM, unrenderable frame). */
 bool ssp_render_message(const SspMessage *msg, SspBuf *out, SspError *err);
+/* One frame object {"type":"COMMIT",...}; unknown frames render as
+ * {"type":"UNKNOWN","frameType":n,"payload":"<base64>"}. */
 bool ssp_render_frame(uint16_t wire, const SspFrame *f, SspBuf *out,
 					  SspError *err);
+/* {"magic":"SSG2","formatVersion":1,"table","schemaVersion","columns":[{name,
+ * type,nullable}],"blocks":[[{"serverVersion":n,"values":{col:value}}]]};
+ * needs decoded row values (ssp_segment_decode). */
 bool ssp_render_segment(const SspSegment *seg, SspBuf *out, SspError *err);
 
 #ifdef __cplusplus
