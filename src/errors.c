@@ -70,6 +70,7 @@ static const SyncErrorInfo catalogue[] = {
 	{"sync.storage.checkpoint_incomplete", "internal", true, "retryLater", 0, 0},
 	{"sync.storage.checkpoint_not_declared", "not-found", false, "inspectServer", 0, 0},
 	{"sync.storage.checkpoint_fence_missing", "internal", false, "inspectServer", 0, 0},
+	{"sync.storage.invalid_checkpoints", "invalid-request", false, "fixRequest", 0, 0},
 	{"sync.storage.stored_layout_mismatch", "internal", false, "inspectServer", 0, 0},
 	{"sync.storage.physical_layout_mismatch", "internal", false, "inspectServer", 0, 0},
 	{"sync.storage.writer_fence_rejected", "internal", true, "retryLater", 0, 0},

@@ -194,7 +194,7 @@ CREATE TRIGGER sync_commits_writer_fence BEFORE INSERT ON syncular.sync_commits
 -- `compiled` is written only by ensure_schema; the C engine reads it once per schema change.
 CREATE TABLE syncular.sync_settings (
   id                INTEGER PRIMARY KEY CHECK (id = 1),
-  app_schema        TEXT NOT NULL,
+  app_schema        TEXT,              -- NULL until ensure_schema registers the app schema
   compiled          JSONB,
   scope_resolver    REGPROCEDURE,
   commit_validator  REGPROCEDURE,

@@ -1,0 +1,1304 @@
+/*
+ * push.c — the per-commit push pipeline (push-and-pull.md §2.2–2.6).
+ *
+ * For one PUSH_COMMIT:
+ *   1. lock the partition's sync_partitions row FOR UPDATE (inserted first when missing), in the
+ *      enclosing transaction so the lock outlives the commit's subtransaction;
+ *   2. serve-gate seam (sync_gate_check_push);
+ *   3. locked idempotency check: a stored result replays (applied -> cached, rejected stays
+ *      rejected; an unreadable one -> sync.idempotency_cache_miss, not persisted);
+ *   4. in a subtransaction: every operation in order (§2.3 with this project's decisions), the
+ *      reference / commit-validator seams; the first non-applied outcome terminates the commit;
+ *   5. applied: allocate commit_seq, append sync_commits + sync_changes (+ scope index,
+ *      tombstones), reaction-planner seam, store the applied result, NOTIFY syncular_commit,
+ *      release the subtransaction;
+ *      rejected: roll the subtransaction back, store the rejection (first writer wins), re-read
+ *      it and replay the winner when another delivery stored first;
+ *   6. write PUSH_RESULT (+ PUSH_RESULT_DETAILS) into round->out.
+ * A SQLSTATE class 23 error raised by a row write becomes a durable rejection
+ * sync.constraint_violation at that opIndex; any other error rolls the commit back and raises
+ * sync.internal_error (the original is logged, never returned).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/base64.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "port.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "engine.h"
+#include "storage.h"
+
+/* ---------------------------------------------------------------- seams (weak no-ops) */
+
+SYNC_WEAK void
+sync_gate_check_push(SyncRound *round)
+{
+}
+
+SYNC_WEAK bool
+sync_validate_row(SyncRound *round, SyncCommitState *state, const SyncOpEvidence *op,
+				  SyncOpReject *reject)
+{
+	return true;
+}
+
+SYNC_WEAK bool
+sync_enforce_references(SyncRound *round, SyncCommitState *state, SyncOpReject *reject)
+{
+	return true;
+}
+
+SYNC_WEAK bool
+sync_validate_commit(SyncRound *round, SyncCommitState *state, SyncOpReject *reject)
+{
+	return true;
+}
+
+SYNC_WEAK void
+sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
+{
+}
+
+SYNC_WEAK bool
+sync_crdt_merge(SyncRound *round, const SyncTable *table, int column, const SspValue *stored,
+				const SspValue *incoming, SspValue *merged, SyncOpReject *reject)
+{
+	reject->code = "sync.crdt_merge_failed";
+	reject->message = "no CRDT merger registered";
+	reject->retryable = false;
+	reject->details_json = NULL;
+	return false;
+}
+
+/* ---------------------------------------------------------------- result records */
+
+typedef struct OpRecord
+{
+	int32		op_index;
+	uint8		status;			/* SSP_RESULT_* */
+	char	   *code;
+	char	   *message;
+	bool		retryable;
+	int64		server_version;
+	uint8	   *server_row;
+	uint32		server_row_len;
+	uint8	   *conflict_cols;
+	uint32		conflict_len;
+	char	   *details_json;
+} OpRecord;
+
+typedef struct CommitOutcome
+{
+	uint8		status;			/* SSP_PUSH_* */
+	bool		has_seq;
+	int64		commit_seq;
+	int			nrecords;
+	OpRecord   *records;
+} CommitOutcome;
+
+typedef struct PendingChange
+{
+	const char *table;
+	const char *row_id;
+	int16		op;
+	bool		has_version;
+	int64		version;
+	char	   *scopes_json;
+	uint8	   *payload;
+	size_t		payload_len;
+} PendingChange;
+
+typedef struct PushState
+{
+	SyncRound  *round;
+	SyncSchema *schema;
+	const SspPushCommit *commit;
+	char	   *client_commit_id;
+	SyncCommitState cs;
+	int			nchanges;
+	int			maxchanges;
+	PendingChange *changes;
+	int32		writing_op;		/* opIndex of the row write in progress, else -1 */
+	OpRecord	reject;			/* the terminating record when rejected */
+} PushState;
+
+static void
+set_error(OpRecord *rec, int32 op_index, const char *code, const char *message, bool retryable)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->op_index = op_index;
+	rec->status = SSP_RESULT_ERROR;
+	rec->code = pstrdup(code);
+	rec->message = pstrdup(message);
+	rec->retryable = retryable;
+}
+
+static void
+set_reject(OpRecord *rec, int32 op_index, const SyncOpReject *r)
+{
+	set_error(rec, op_index, r->code ? r->code : "sync.constraint_violation",
+			  r->message ? r->message : "operation rejected", r->retryable);
+	if (r->details_json)
+		rec->details_json = pstrdup(r->details_json);
+}
+
+static void
+internal_error(const char *what)
+{
+	sync_raise("sync.internal_error", "internal error while applying a push",
+			   psprintf("{\"stage\": \"%s\"}", what));
+}
+
+static void
+add_change(PushState *st, const char *table, const char *row_id, int16 op, bool has_version,
+		   int64 version, char *scopes_json, uint8 *payload, size_t payload_len)
+{
+	PendingChange *c;
+
+	if (st->nchanges >= st->maxchanges)
+	{
+		st->maxchanges = Max(8, st->maxchanges * 2);
+		st->changes = st->changes
+			? repalloc(st->changes, sizeof(PendingChange) * st->maxchanges)
+			: palloc(sizeof(PendingChange) * st->maxchanges);
+	}
+	c = &st->changes[st->nchanges++];
+	c->table = table;
+	c->row_id = row_id;
+	c->op = op;
+	c->has_version = has_version;
+	c->version = version;
+	c->scopes_json = scopes_json;
+	c->payload = payload;
+	c->payload_len = payload_len;
+}
+
+static SyncOpEvidence *
+add_evidence(PushState *st)
+{
+	SyncOpEvidence *e;
+
+	if (st->cs.ops == NULL)
+		st->cs.ops = palloc0(sizeof(SyncOpEvidence) * Max(st->commit->nops, 1));
+	if (st->cs.nops >= (int) st->commit->nops)
+		st->cs.ops = repalloc(st->cs.ops, sizeof(SyncOpEvidence) * (st->cs.nops + 1));
+	e = &st->cs.ops[st->cs.nops++];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+/* A column value as a scope value string; NULL when absent, NULL, empty or not renderable. */
+static char *
+scope_text(const SspColumn *col, const SspValue *v)
+{
+	SspBuf		b;
+	SspError	err;
+	char	   *s;
+
+	if (!v->present || v->is_null)
+		return NULL;
+	ssp_buf_init(&b);
+	if (!ssp_render_pk(col, v, &b, &err) || b.len == 0 || memchr(b.data, '\0', b.len) != NULL)
+		return NULL;
+	s = pnstrdup((const char *) b.data, b.len);
+	ssp_buf_free(&b);
+	return s;
+}
+
+/* Scope map extracted from (present) payload values; *complete = every variable has a value. */
+static void
+payload_scopes(const SyncTable *t, const SspValue *vals, SyncRowScopes *out, bool *complete)
+{
+	out->n = 0;
+	out->vars = palloc0(sizeof(char *) * Max(t->nscopes, 1));
+	out->values = palloc0(sizeof(char *) * Max(t->nscopes, 1));
+	*complete = true;
+	for (int i = 0; i < t->nscopes; i++)
+	{
+		const SyncScope *sc = &t->scopes[i];
+		char	   *v = scope_text(&t->codec_columns[sc->column_index], &vals[sc->column_index]);
+
+		if (v == NULL)
+		{
+			*complete = false;
+			continue;
+		}
+		if (sync_row_scopes_lookup(out, sc->variable) != NULL)
+			continue;
+		out->vars[out->n] = sc->variable;
+		out->values[out->n] = v;
+		out->n++;
+	}
+}
+
+static char *
+jsonb_text(Jsonb *j)
+{
+	return JsonbToCString(NULL, &j->root, VARSIZE(j));
+}
+
+/* LEB128 helpers for _sync_column_versions (data-model-and-storage.md §1.4). */
+static void
+put_leb(StringInfo b, uint64 v)
+{
+	do
+	{
+		uint8		c = v & 0x7f;
+
+		v >>= 7;
+		if (v)
+			c |= 0x80;
+		appendStringInfoChar(b, (char) c);
+	} while (v);
+}
+
+static bool
+get_leb(const uint8 *p, size_t len, size_t *pos, uint64 *out)
+{
+	uint64		v = 0;
+	int			shift = 0;
+
+	while (*pos < len && shift < 64)
+	{
+		uint8		c = p[(*pos)++];
+
+		v |= (uint64) (c & 0x7f) << shift;
+		if (!(c & 0x80))
+		{
+			*out = v;
+			return true;
+		}
+		shift += 7;
+	}
+	return false;
+}
+
+/* Effective column versions of a stored row (legacy rule: no blob = every column at version). */
+static int64 *
+column_versions(const SyncTable *t, const SyncStoredRow *row)
+{
+	int64	   *cv = palloc(sizeof(int64) * t->ncolumns);
+
+	if (row->column_versions == NULL)
+	{
+		for (int i = 0; i < t->ncolumns; i++)
+			cv[i] = row->server_version;
+		return cv;
+	}
+	for (int i = 0; i < t->ncolumns; i++)
+		cv[i] = 1;
+	{
+		const uint8 *p = (const uint8 *) VARDATA_ANY(row->column_versions);
+		size_t		len = VARSIZE_ANY_EXHDR(row->column_versions);
+		size_t		pos = 0;
+
+		while (pos < len)
+		{
+			uint64		ord;
+			uint64		ver;
+
+			if (!get_leb(p, len, &pos, &ord) || !get_leb(p, len, &pos, &ver) ||
+				ord >= (uint64) t->ncolumns || ver <= 1 || ver > (uint64) PG_INT64_MAX)
+				internal_error("column_versions");
+			cv[ord] = (int64) ver;
+		}
+	}
+	return cv;
+}
+
+static bytea *
+encode_column_versions(const SyncTable *t, const int64 *cv)
+{
+	StringInfoData b;
+	bytea	   *out;
+
+	initStringInfo(&b);
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		if (i == t->pk_index || cv[i] <= 1)
+			continue;
+		put_leb(&b, (uint64) i);
+		put_leb(&b, (uint64) cv[i]);
+	}
+	if (b.len == 0)
+		return NULL;
+	out = palloc(VARHDRSZ + b.len);
+	SET_VARSIZE(out, VARHDRSZ + b.len);
+	memcpy(VARDATA(out), b.data, b.len);
+	return out;
+}
+
+static uint8 *
+encode_full(const SyncTable *t, const SspValue *vals, size_t *len)
+{
+	SspBuf		b;
+	SspError	err;
+
+	ssp_buf_init(&b);
+	if (!ssp_row_encode_full(t->codec_columns, t->ncolumns, vals, &b, &err))
+		internal_error("row encode");
+	*len = b.len;
+	return b.data;
+}
+
+/* blobId of each non-NULL blob_ref value of a row. */
+static int
+collect_blob_ids(const SyncTable *t, const SspValue *vals, char ***ids_out)
+{
+	char	  **ids = palloc0(sizeof(char *) * t->ncolumns);
+	int			n = 0;
+	SspArena   *arena = NULL;
+
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		SspJson    *j;
+		SspError	err;
+
+		if (t->columns[i].type != SSP_COL_BLOB_REF || !vals[i].present || vals[i].is_null)
+			continue;
+		if (arena == NULL)
+			arena = ssp_arena_new();
+		if (!ssp_json_parse(arena, vals[i].str.ptr, vals[i].str.len, &j, &err) ||
+			j->kind != SSP_JSON_OBJECT)
+			continue;
+		for (uint32 k = 0; k < j->count; k++)
+			if (j->keys[k].len == 6 && memcmp(j->keys[k].ptr, "blobId", 6) == 0 &&
+				j->items[k].kind == SSP_JSON_STRING &&
+				memchr(j->items[k].text.ptr, '\0', j->items[k].text.len) == NULL)
+			{
+				ids[n++] = pnstrdup(j->items[k].text.ptr, j->items[k].text.len);
+				break;
+			}
+	}
+	*ids_out = ids;
+	return n;
+}
+
+static bool
+table_has_blob_refs(const SyncTable *t)
+{
+	for (int i = 0; i < t->ncolumns; i++)
+		if (t->columns[i].type == SSP_COL_BLOB_REF)
+			return true;
+	return false;
+}
+
+static uint8 *
+new_bitmap(const SyncTable *t, uint32 *len)
+{
+	*len = (uint32) ((t->ncolumns + 7) / 8);
+	return palloc0(Max(*len, 1));
+}
+
+static void
+set_conflict(OpRecord *rec, int32 op_index, const SyncStoredRow *row, uint8 *bitmap,
+			 uint32 bitmap_len)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->op_index = op_index;
+	rec->status = SSP_RESULT_CONFLICT;
+	rec->code = "sync.version_conflict";
+	rec->message = "row version conflict";
+	rec->server_version = row->server_version;
+	rec->server_row = (uint8 *) VARDATA_ANY(row->payload);
+	rec->server_row_len = VARSIZE_ANY_EXHDR(row->payload);
+	rec->conflict_cols = bitmap;
+	rec->conflict_len = bitmap_len;
+}
+
+/* ---------------------------------------------------------------- one operation */
+
+/*
+ * Apply operation `i`.  Returns true when applied; false with st->reject filled.
+ * Errors raised here (other than class 23 during a row write) become sync.internal_error.
+ */
+static bool
+apply_op(PushState *st, int32 i, const SspPushOp *op)
+{
+	SyncRound  *round = st->round;
+	SyncSchema *schema = st->schema;
+	OpRecord   *rej = &st->reject;
+	SyncOpReject hook = {0};
+	const SyncTable *t;
+	int			ti;
+	char	   *row_id;
+	SyncStoredRow stored;
+	SyncRowScopes stored_scopes;
+	SyncOpEvidence *ev;
+
+	/* common steps */
+	ti = (strlen(op->table.ptr) == op->table.len)
+		? sync_schema_table_index(schema, op->table.ptr) : -1;
+	if (ti < 0)
+	{
+		set_error(rej, i, "sync.unknown_table", "the operation names a table that is not served",
+				  false);
+		return false;
+	}
+	t = &schema->tables[ti];
+	if (round->allowed == NULL || round->allowed->failed)
+	{
+		set_error(rej, i, "sync.forbidden", "scope resolution failed; writes are refused", false);
+		return false;
+	}
+	if (strlen(op->row_id.ptr) != op->row_id.len)
+	{
+		set_error(rej, i, "sync.invalid_request", "rowId must not contain U+0000", false);
+		return false;
+	}
+	row_id = pnstrdup(op->row_id.ptr, op->row_id.len);
+	sync_storage_row_get(schema, ti, round->partition, row_id, &stored);
+	if (stored.found)
+		sync_row_scopes_from_jsonb(stored.scopes, &stored_scopes);
+
+	/* ------------------------------------------------ delete */
+	if (op->op == SSP_OP_DELETE)
+	{
+		SspValue   *stored_vals;
+		SspError	err;
+
+		if (!stored.found)
+		{
+			ev = add_evidence(st);
+			ev->op_index = i;
+			ev->op = SSP_OP_DELETE;
+			ev->table_index = ti;
+			ev->row_id = row_id;
+			return true;		/* absent row: applied, no change, no authorization */
+		}
+		if (!sync_scopes_authorize_write(round->allowed, t, &stored_scopes))
+		{
+			set_error(rej, i, "sync.forbidden", "the actor may not write this row", false);
+			return false;
+		}
+		for (int s = 0; s < t->nscopes; s++)
+			if (sync_row_scopes_lookup(&stored_scopes, t->scopes[s].variable) == NULL)
+			{
+				set_error(rej, i, "sync.missing_scopes", "the stored row lacks a scope value",
+						  false);
+				return false;
+			}
+		stored_vals = palloc0(sizeof(SspValue) * t->ncolumns);
+		if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
+								 (const uint8 *) VARDATA_ANY(stored.payload),
+								 VARSIZE_ANY_EXHDR(stored.payload), stored_vals, &err))
+			internal_error("stored payload");
+		ev = add_evidence(st);
+		ev->op_index = i;
+		ev->op = SSP_OP_DELETE;
+		ev->table_index = ti;
+		ev->row_id = row_id;
+		ev->stored = stored_vals;
+		ev->has_stored_version = true;
+		ev->stored_version = stored.server_version;
+		if (!sync_validate_row(round, &st->cs, ev, &hook))
+		{
+			set_reject(rej, i, &hook);
+			return false;
+		}
+		st->writing_op = i;
+		sync_storage_row_delete(schema, ti, round->partition, row_id);
+		st->writing_op = -1;
+		add_change(st, t->name, row_id, SSP_OP_DELETE, false, 0, jsonb_text(stored.scopes),
+				   NULL, 0);
+		return true;
+	}
+
+	/* ------------------------------------------------ upsert: decode */
+	{
+		SspValue   *vals = palloc0(sizeof(SspValue) * t->ncolumns);
+		SspError	err;
+		SspBuf		pk;
+		bool		ok;
+		bool		all_present = true;
+
+		if (!op->has_payload)
+		{
+			set_error(rej, i, "sync.invalid_request", "an upsert needs a payload", false);
+			return false;
+		}
+		if (round->wire_version >= 3)
+			ok = ssp_row_decode_sparse(ssp_arena_new(), t->codec_columns, t->ncolumns,
+									   t->pk_index, op->payload.ptr, op->payload.len, vals, &err);
+		else
+			ok = ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
+									 op->payload.ptr, op->payload.len, vals, &err);
+		if (!ok)
+		{
+			set_error(rej, i, "sync.invalid_request",
+					  psprintf("invalid row payload: %s", err.message), false);
+			return false;
+		}
+		if (round->wire_version < 3)
+			for (int c = 0; c < t->ncolumns; c++)
+				vals[c].present = true;
+		ssp_buf_init(&pk);
+		if (!ssp_render_pk(&t->codec_columns[t->pk_index], &vals[t->pk_index], &pk, &err) ||
+			pk.len != op->row_id.len || memcmp(pk.data, op->row_id.ptr, pk.len) != 0)
+		{
+			set_error(rej, i, "sync.invalid_request", "the primary key does not match rowId",
+					  false);
+			return false;
+		}
+		for (int c = 0; c < t->ncolumns; c++)
+			if (!vals[c].present)
+				all_present = false;
+
+		/* -------------------------------------------- update */
+		if (stored.found)
+		{
+			SspValue   *stored_vals = palloc0(sizeof(SspValue) * t->ncolumns);
+			SspValue   *merged = palloc0(sizeof(SspValue) * t->ncolumns);
+			int64	   *cv;
+			int64		next_version;
+			uint8	   *payload;
+			size_t		payload_len;
+			bytea	   *cvblob;
+
+			if (!sync_scopes_authorize_write(round->allowed, t, &stored_scopes))
+			{
+				set_error(rej, i, "sync.forbidden", "the actor may not write this row", false);
+				return false;
+			}
+			for (int s = 0; s < t->nscopes; s++)
+			{
+				const SyncScope *sc = &t->scopes[s];
+				const SspValue *v = &vals[sc->column_index];
+				const char *old;
+				char	   *now;
+
+				if (!v->present)
+					continue;
+				old = sync_row_scopes_lookup(&stored_scopes, sc->variable);
+				now = scope_text(&t->codec_columns[sc->column_index], v);
+				if (old == NULL || now == NULL || strcmp(old, now) != 0)
+				{
+					set_error(rej, i, "sync.invalid_request",
+							  "scope columns cannot change on update", false);
+					return false;
+				}
+			}
+			if (op->has_base_version && op->base_version > stored.server_version)
+			{
+				set_error(rej, i, "sync.invalid_request",
+						  "baseVersion is ahead of the server version", false);
+				return false;
+			}
+			cv = column_versions(t, &stored);
+			if (op->has_base_version)
+			{
+				uint32		blen;
+				uint8	   *bitmap = new_bitmap(t, &blen);
+				bool		marked = false;
+
+				for (int c = 0; c < t->ncolumns; c++)
+				{
+					if (!vals[c].present || c == t->pk_index || t->columns[c].type == SSP_COL_CRDT)
+						continue;
+					if (op->base_version == 0 || cv[c] > op->base_version)
+					{
+						bitmap[c / 8] |= (uint8) (1 << (c % 8));
+						marked = true;
+					}
+				}
+				if (op->base_version == 0 || marked)
+				{
+					set_conflict(rej, i, &stored, bitmap, blen);
+					return false;
+				}
+			}
+
+			if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
+									 (const uint8 *) VARDATA_ANY(stored.payload),
+									 VARSIZE_ANY_EXHDR(stored.payload), stored_vals, &err))
+				internal_error("stored payload");
+			next_version = stored.server_version + 1;
+			for (int c = 0; c < t->ncolumns; c++)
+			{
+				merged[c] = vals[c].present ? vals[c] : stored_vals[c];
+				merged[c].present = true;
+				if (vals[c].present && t->columns[c].type == SSP_COL_CRDT && !vals[c].is_null)
+				{
+					if (!sync_crdt_merge(round, t, c, &stored_vals[c], &vals[c], &merged[c], &hook))
+					{
+						set_reject(rej, i, &hook);
+						return false;
+					}
+				}
+				if (vals[c].present && c != t->pk_index)
+					cv[c] = next_version;
+			}
+			payload = encode_full(t, merged, &payload_len);
+			cvblob = encode_column_versions(t, cv);
+
+			ev = add_evidence(st);
+			ev->op_index = i;
+			ev->op = SSP_OP_UPSERT;
+			ev->table_index = ti;
+			ev->row_id = row_id;
+			ev->row = merged;
+			ev->stored = stored_vals;
+			ev->has_stored_version = true;
+			ev->stored_version = stored.server_version;
+			ev->has_next_version = true;
+			ev->next_version = next_version;
+			if (!sync_validate_row(round, &st->cs, ev, &hook))
+			{
+				set_reject(rej, i, &hook);
+				return false;
+			}
+			{
+				char	   *scopes_json = jsonb_text(stored.scopes);
+
+				st->writing_op = i;
+				sync_storage_row_upsert(schema, ti, round->partition, row_id, next_version,
+										scopes_json, payload, payload_len,
+										cvblob ? (const uint8 *) VARDATA(cvblob) : NULL,
+										cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, merged);
+				if (table_has_blob_refs(t))
+				{
+					char	  **ids;
+					int			nids = collect_blob_ids(t, merged, &ids);
+
+					sync_storage_blob_refs_replace(t->name, round->partition, row_id, nids, ids);
+				}
+				st->writing_op = -1;
+				add_change(st, t->name, row_id, SSP_OP_UPSERT, true, next_version, scopes_json,
+						   payload, payload_len);
+			}
+			return true;
+		}
+
+		/* -------------------------------------------- absent row: authorize before disclosing */
+		{
+			SyncRowScopes pscopes;
+			bool		scopes_complete;
+			bool		authorized;
+			uint8	   *payload;
+			size_t		payload_len;
+			char	   *scopes_json;
+
+			payload_scopes(t, vals, &pscopes, &scopes_complete);
+			authorized = scopes_complete &&
+				sync_scopes_authorize_write(round->allowed, t, &pscopes);
+
+			if (op->has_base_version && op->base_version > 0)
+			{
+				if (!authorized)
+				{
+					set_error(rej, i, "sync.forbidden", "the actor may not write this row", false);
+					return false;
+				}
+				set_error(rej, i, "sync.row_missing", "the row does not exist", false);
+				return false;
+			}
+			if (!op->has_base_version)
+			{
+				int64		tomb_seq;
+				Jsonb	   *tomb_scopes = NULL;
+
+				if (sync_storage_tombstone_get(t->name, round->partition, row_id, &tomb_seq,
+											   &tomb_scopes))
+				{
+					bool		ok_tomb = authorized;
+
+					if (!scopes_complete && tomb_scopes != NULL)
+					{
+						SyncRowScopes ts;
+
+						sync_row_scopes_from_jsonb(tomb_scopes, &ts);
+						ok_tomb = sync_scopes_authorize_write(round->allowed, t, &ts);
+					}
+					if (!ok_tomb)
+					{
+						set_error(rej, i, "sync.forbidden", "the actor may not write this row",
+								  false);
+						return false;
+					}
+					set_error(rej, i, "sync.row_deleted", "the row was deleted", false);
+					return false;
+				}
+			}
+			if (!authorized)
+			{
+				set_error(rej, i, "sync.forbidden", "the actor may not write this row", false);
+				return false;
+			}
+			if (!all_present)
+			{
+				set_error(rej, i, "sync.row_missing", "the row does not exist", false);
+				return false;
+			}
+
+			/* insert */
+			for (int c = 0; c < t->ncolumns; c++)
+				if (t->columns[c].type == SSP_COL_CRDT && !vals[c].is_null)
+				{
+					SspValue	none = {0};
+					SspValue	merged = vals[c];
+
+					none.present = true;
+					none.is_null = true;
+					if (!sync_crdt_merge(round, t, c, &none, &vals[c], &merged, &hook))
+					{
+						set_reject(rej, i, &hook);
+						return false;
+					}
+					vals[c] = merged;
+				}
+			payload = encode_full(t, vals, &payload_len);
+			scopes_json = sync_row_scopes_json(&pscopes);
+
+			ev = add_evidence(st);
+			ev->op_index = i;
+			ev->op = SSP_OP_UPSERT;
+			ev->table_index = ti;
+			ev->row_id = row_id;
+			ev->row = vals;
+			ev->has_next_version = true;
+			ev->next_version = 1;
+			if (!sync_validate_row(round, &st->cs, ev, &hook))
+			{
+				set_reject(rej, i, &hook);
+				return false;
+			}
+			st->writing_op = i;
+			sync_storage_tombstone_clear(t->name, round->partition, row_id);
+			sync_storage_row_upsert(schema, ti, round->partition, row_id, 1, scopes_json,
+									payload, payload_len, NULL, 0, vals);
+			if (table_has_blob_refs(t))
+			{
+				char	  **ids;
+				int			nids = collect_blob_ids(t, vals, &ids);
+
+				sync_storage_blob_refs_replace(t->name, round->partition, row_id, nids, ids);
+			}
+			st->writing_op = -1;
+			add_change(st, t->name, row_id, SSP_OP_UPSERT, true, 1, scopes_json, payload,
+					   payload_len);
+			return true;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- stored results (JSON) */
+
+static void
+append_b64(StringInfo buf, const uint8 *p, uint32 len)
+{
+	int			enc_len = pg_b64_enc_len(len);
+	char	   *enc = palloc(enc_len + 1);
+	int			n = pg_b64_encode((const char *) p, len, enc, enc_len);
+
+	if (n < 0)
+		internal_error("base64");
+	enc[n] = '\0';
+	escape_json(buf, enc);
+}
+
+static char *
+new_cache_identity(void)
+{
+	uint8		b[16];
+
+	if (!pg_strong_random(b, sizeof(b)))
+		internal_error("random");
+	b[6] = (b[6] & 0x0f) | 0x40;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	return psprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+					b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+					b[12], b[13], b[14], b[15]);
+}
+
+/* data-model-and-storage.md, sync_push_results: status, commitSeq, recordedAtMs,
+ * cacheIdentity, results[]. */
+static char *
+outcome_json(const CommitOutcome *o, int64 recorded_at_ms, const char *cache_identity)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfo(&b, "{\"status\": \"%s\"",
+					 o->status == SSP_PUSH_REJECTED ? "rejected" : "applied");
+	if (o->has_seq)
+		appendStringInfo(&b, ", \"commitSeq\": " INT64_FORMAT, o->commit_seq);
+	appendStringInfo(&b, ", \"recordedAtMs\": " INT64_FORMAT ", \"cacheIdentity\": ",
+					 recorded_at_ms);
+	escape_json(&b, cache_identity);
+	appendStringInfoString(&b, ", \"results\": [");
+	for (int i = 0; i < o->nrecords; i++)
+	{
+		const OpRecord *r = &o->records[i];
+
+		if (i > 0)
+			appendStringInfoString(&b, ", ");
+		appendStringInfo(&b, "{\"opIndex\": %d, \"status\": \"%s\"", r->op_index,
+						 r->status == SSP_RESULT_APPLIED ? "applied" :
+						 r->status == SSP_RESULT_CONFLICT ? "conflict" : "error");
+		if (r->status != SSP_RESULT_APPLIED)
+		{
+			appendStringInfoString(&b, ", \"code\": ");
+			escape_json(&b, r->code);
+			appendStringInfoString(&b, ", \"message\": ");
+			escape_json(&b, r->message);
+		}
+		if (r->status == SSP_RESULT_CONFLICT)
+		{
+			appendStringInfo(&b, ", \"serverVersion\": " INT64_FORMAT ", \"serverRow\": ",
+							 r->server_version);
+			append_b64(&b, r->server_row, r->server_row_len);
+			appendStringInfoString(&b, ", \"conflictColumns\": ");
+			append_b64(&b, r->conflict_cols, r->conflict_len);
+		}
+		if (r->status == SSP_RESULT_ERROR)
+		{
+			appendStringInfo(&b, ", \"retryable\": %s", r->retryable ? "true" : "false");
+			if (r->details_json)
+				appendStringInfo(&b, ", \"details\": %s", r->details_json);
+		}
+		appendStringInfoChar(&b, '}');
+	}
+	appendStringInfoString(&b, "]}");
+	return b.data;
+}
+
+static bool
+jget(JsonbContainer *c, const char *key, JsonbValue *v)
+{
+	return getKeyJsonValueFromContainer(c, key, strlen(key), v) != NULL;
+}
+
+static bool
+jget_str(JsonbContainer *c, const char *key, char **out)
+{
+	JsonbValue	v;
+
+	if (!jget(c, key, &v) || v.type != jbvString)
+		return false;
+	*out = pnstrdup(v.val.string.val, v.val.string.len);
+	return true;
+}
+
+static bool
+jget_int(JsonbContainer *c, const char *key, int64 *out)
+{
+	JsonbValue	v;
+	char	   *s;
+	char	   *end;
+
+	if (!jget(c, key, &v) || v.type != jbvNumeric)
+		return false;
+	s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
+	errno = 0;
+	*out = strtoll(s, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+static bool
+jget_b64(JsonbContainer *c, const char *key, uint8 **out, uint32 *len)
+{
+	char	   *s;
+	int			dlen;
+	int			n;
+
+	if (!jget_str(c, key, &s))
+		return false;
+	dlen = pg_b64_dec_len(strlen(s));
+	*out = palloc(Max(dlen, 1));
+	n = pg_b64_decode(s, strlen(s), (char *) *out, dlen);
+	if (n < 0)
+		return false;
+	*len = (uint32) n;
+	return true;
+}
+
+/* Parse a stored result; false when unreadable.  *identity gets its cacheIdentity. */
+static bool
+outcome_from_json(Jsonb *j, CommitOutcome *o, char **identity)
+{
+	JsonbContainer *root;
+	JsonbValue	v;
+	char	   *status;
+	JsonbContainer *arr;
+	int			n;
+
+	memset(o, 0, sizeof(*o));
+	*identity = NULL;
+	if (j == NULL || !JB_ROOT_IS_OBJECT(j))
+		return false;
+	root = &j->root;
+	if (!jget_str(root, "status", &status))
+		return false;
+	(void) jget_str(root, "cacheIdentity", identity);
+	if (strcmp(status, "applied") == 0)
+	{
+		o->status = SSP_PUSH_CACHED;
+		o->has_seq = true;
+		if (!jget_int(root, "commitSeq", &o->commit_seq) || o->commit_seq < 1)
+			return false;
+	}
+	else if (strcmp(status, "rejected") == 0)
+		o->status = SSP_PUSH_REJECTED;
+	else
+		return false;
+	if (!jget(root, "results", &v) || v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
+		return false;
+	arr = v.val.binary.data;
+	n = JsonContainerSize(arr);
+	o->nrecords = n;
+	o->records = palloc0(sizeof(OpRecord) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		JsonbValue *e = getIthJsonbValueFromContainer(arr, i);
+		JsonbContainer *rc;
+		OpRecord   *r = &o->records[i];
+		char	   *rs;
+		int64		idx;
+
+		if (e == NULL || e->type != jbvBinary || !JsonContainerIsObject(e->val.binary.data))
+			return false;
+		rc = e->val.binary.data;
+		if (!jget_int(rc, "opIndex", &idx) || idx < 0 || idx > PG_INT32_MAX ||
+			!jget_str(rc, "status", &rs))
+			return false;
+		r->op_index = (int32) idx;
+		if (strcmp(rs, "applied") == 0)
+		{
+			r->status = SSP_RESULT_APPLIED;
+			continue;
+		}
+		if (!jget_str(rc, "code", &r->code) || !jget_str(rc, "message", &r->message))
+			return false;
+		if (strcmp(rs, "conflict") == 0)
+		{
+			r->status = SSP_RESULT_CONFLICT;
+			if (!jget_int(rc, "serverVersion", &r->server_version) ||
+				!jget_b64(rc, "serverRow", &r->server_row, &r->server_row_len))
+				return false;
+			if (!jget_b64(rc, "conflictColumns", &r->conflict_cols, &r->conflict_len))
+			{
+				r->conflict_cols = NULL;
+				r->conflict_len = 0;
+			}
+		}
+		else if (strcmp(rs, "error") == 0)
+		{
+			r->status = SSP_RESULT_ERROR;
+			if (!jget(rc, "retryable", &v) || v.type != jbvBool)
+				return false;
+			r->retryable = v.val.boolean;
+			if (jget(rc, "details", &v) && v.type == jbvBinary)
+			{
+				Jsonb	   *d = JsonbValueToJsonb(&v);
+
+				r->details_json = JsonbToCString(NULL, &d->root, VARSIZE(d));
+			}
+		}
+		else
+			return false;
+	}
+	return true;
+}
+
+static void
+cache_miss(CommitOutcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->status = SSP_PUSH_REJECTED;
+	o->nrecords = 1;
+	o->records = palloc0(sizeof(OpRecord));
+	set_error(&o->records[0], 0, "sync.idempotency_cache_miss",
+			  "the stored push result is unreadable", true);
+}
+
+static void
+replay(Jsonb *stored, CommitOutcome *o)
+{
+	char	   *identity;
+
+	if (!outcome_from_json(stored, o, &identity))
+		cache_miss(o);
+}
+
+/* ---------------------------------------------------------------- output */
+
+static void
+write_outcome(SyncRound *round, const SspPushCommit *commit, const CommitOutcome *o,
+			  MemoryContext out_cxt)
+{
+	SspFrame	f;
+	SspError	err;
+	SspOpResult *res = palloc0(sizeof(SspOpResult) * Max(o->nrecords, 1));
+	int			ndetails = 0;
+	MemoryContext old;
+
+	memset(&f, 0, sizeof(f));
+	f.type = SSP_FRAME_PUSH_RESULT;
+	f.push_result.client_commit_id = commit->client_commit_id;
+	f.push_result.status = o->status;
+	f.push_result.has_commit_seq = o->has_seq;
+	f.push_result.commit_seq = o->commit_seq;
+	f.push_result.nresults = (uint32) o->nrecords;
+	f.push_result.results = res;
+	for (int i = 0; i < o->nrecords; i++)
+	{
+		const OpRecord *r = &o->records[i];
+
+		res[i].op_index = r->op_index;
+		res[i].status = r->status;
+		if (r->status == SSP_RESULT_APPLIED)
+			continue;
+		res[i].code.ptr = r->code;
+		res[i].code.len = strlen(r->code);
+		res[i].message.ptr = r->message;
+		res[i].message.len = strlen(r->message);
+		if (r->status == SSP_RESULT_CONFLICT)
+		{
+			res[i].server_version = r->server_version;
+			res[i].server_row.ptr = r->server_row;
+			res[i].server_row.len = r->server_row_len;
+			if (round->wire_version >= 3)
+			{
+				res[i].conflict_columns.ptr = r->conflict_cols;
+				res[i].conflict_columns.len = r->conflict_len;
+			}
+		}
+		else
+		{
+			res[i].retryable = r->retryable;
+			if (r->details_json)
+				ndetails++;
+		}
+	}
+	old = MemoryContextSwitchTo(out_cxt);
+	if (!ssp_write_frame(round->out, round->wire_version, &f, &err))
+		sync_raise("sync.internal_error", "could not encode a push result",
+				   psprintf("{\"reason\": \"%s\"}", err.code));
+	MemoryContextSwitchTo(old);
+
+	if (ndetails > 0 && o->status == SSP_PUSH_REJECTED)
+	{
+		SspFrame	d;
+		SspDetailsEntry *e = palloc0(sizeof(SspDetailsEntry) * ndetails);
+		int			k = 0;
+
+		memset(&d, 0, sizeof(d));
+		d.type = SSP_FRAME_PUSH_RESULT_DETAILS;
+		d.push_result_details.client_commit_id = commit->client_commit_id;
+		for (int i = 0; i < o->nrecords; i++)
+		{
+			const OpRecord *r = &o->records[i];
+
+			if (r->status != SSP_RESULT_ERROR || r->details_json == NULL)
+				continue;
+			e[k].op_index = r->op_index;
+			e[k].details_json.ptr = r->details_json;
+			e[k].details_json.len = strlen(r->details_json);
+			k++;
+		}
+		d.push_result_details.nentries = (uint32) k;
+		d.push_result_details.entries = e;
+		old = MemoryContextSwitchTo(out_cxt);
+		if (!ssp_write_frame(round->out, round->wire_version, &d, &err))
+			sync_raise("sync.internal_error", "could not encode push result details",
+					   psprintf("{\"reason\": \"%s\"}", err.code));
+		MemoryContextSwitchTo(old);
+	}
+}
+
+/* ---------------------------------------------------------------- one commit */
+
+static bool
+is_own_error(const ErrorData *edata)
+{
+	return edata->detail != NULL && strncmp(edata->detail, "{\"code\": \"sync.", 15) == 0;
+}
+
+void
+sync_push_commit(SyncRound *round, const SspPushCommit *commit)
+{
+	MemoryContext out_cxt = CurrentMemoryContext;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "syncular push commit",
+											  ALLOCSET_DEFAULT_SIZES);
+	ResourceOwner owner = CurrentResourceOwner;
+	PushState	st;
+	CommitOutcome outcome;
+	Jsonb	   *stored;
+	volatile bool applied = false;
+	volatile bool rejected = false;
+
+	MemoryContextSwitchTo(cxt);
+	memset(&st, 0, sizeof(st));
+	memset(&outcome, 0, sizeof(outcome));
+	st.round = round;
+	st.schema = round->schema;
+	st.commit = commit;
+	st.client_commit_id = pnstrdup(commit->client_commit_id.ptr, commit->client_commit_id.len);
+	st.cs.commit = commit;
+	st.cs.client_commit_id = st.client_commit_id;
+	st.writing_op = -1;
+
+	/* 1-3: lock, gate, locked idempotency check */
+	sync_storage_lock_partition(round->partition);
+	sync_gate_check_push(round);
+	stored = sync_storage_push_result_get(round->partition, round->client_id,
+										  st.client_commit_id);
+	if (stored != NULL)
+	{
+		replay(stored, &outcome);
+		write_outcome(round, commit, &outcome, out_cxt);
+		MemoryContextSwitchTo(out_cxt);
+		MemoryContextDelete(cxt);
+		return;
+	}
+
+	/* 4-5: the commit in its own subtransaction */
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		int32		terminated_at = -1;
+
+		for (uint32 i = 0; i < commit->nops; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (!apply_op(&st, (int32) i, &commit->ops[i]))
+			{
+				terminated_at = (int32) i;
+				break;
+			}
+		}
+		if (terminated_at < 0)
+		{
+			SyncOpReject r = {0};
+
+			if (!sync_enforce_references(round, &st.cs, &r) ||
+				!sync_validate_commit(round, &st.cs, &r))
+			{
+				set_reject(&st.reject, r.op_index, &r);
+				terminated_at = r.op_index;
+			}
+		}
+
+		if (terminated_at < 0)
+		{
+			int64		seq = sync_storage_next_commit_seq(round->partition);
+			int64		now = sync_now_ms();
+			char	   *json;
+
+			sync_storage_commit_insert(round->partition, seq, round->client_id,
+									   st.client_commit_id, round->actor_id, now,
+									   (int64) round->schema->version);
+			for (int c = 0; c < st.nchanges; c++)
+			{
+				PendingChange *pc = &st.changes[c];
+
+				sync_storage_change_insert(round->partition, seq, c, pc->table, pc->row_id,
+										   pc->op, pc->has_version, pc->version,
+										   pc->scopes_json, pc->payload, pc->payload_len);
+			}
+			sync_plan_reactions(round, &st.cs, seq);
+
+			outcome.status = SSP_PUSH_APPLIED;
+			outcome.has_seq = true;
+			outcome.commit_seq = seq;
+			outcome.nrecords = (int) commit->nops;
+			outcome.records = palloc0(sizeof(OpRecord) * Max(commit->nops, 1));
+			for (uint32 i = 0; i < commit->nops; i++)
+			{
+				outcome.records[i].op_index = (int32) i;
+				outcome.records[i].status = SSP_RESULT_APPLIED;
+			}
+			json = outcome_json(&outcome, now, new_cache_identity());
+			if (!sync_storage_push_result_insert(round->partition, round->client_id,
+												 st.client_commit_id, json))
+				internal_error("idempotency record");
+			sync_storage_notify_commit(round->partition, seq);
+			ReleaseCurrentSubTransaction();
+			applied = true;
+		}
+		else
+		{
+			RollbackAndReleaseCurrentSubTransaction();
+			rejected = true;
+		}
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		int32		writing = st.writing_op;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+
+		if (writing >= 0 && ERRCODE_TO_CATEGORY(edata->sqlerrcode) ==
+			ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
+		{
+			set_error(&st.reject, writing, "sync.constraint_violation",
+					  "write violates a relational constraint", false);
+			rejected = true;
+			FreeErrorData(edata);
+		}
+		else if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+				 edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
+				 is_own_error(edata))
+			ReThrowError(edata);
+		else
+		{
+			ereport(LOG,
+					(errmsg("syncular: push of commit \"%s\" failed: %s",
+							st.client_commit_id, edata->message),
+					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+					 errcode(edata->sqlerrcode)));
+			sync_raise("sync.internal_error", "internal error while applying a push", NULL);
+		}
+	}
+	PG_END_TRY();
+
+	if (rejected)
+	{
+		char	   *identity = new_cache_identity();
+		char	   *json;
+		Jsonb	   *canonical;
+		char	   *canonical_identity;
+
+		outcome.status = SSP_PUSH_REJECTED;
+		outcome.has_seq = false;
+		outcome.nrecords = 1;
+		outcome.records = palloc(sizeof(OpRecord));
+		outcome.records[0] = st.reject;
+		json = outcome_json(&outcome, sync_now_ms(), identity);
+		(void) sync_storage_push_result_insert(round->partition, round->client_id,
+											   st.client_commit_id, json);
+		canonical = sync_storage_push_result_get(round->partition, round->client_id,
+												 st.client_commit_id);
+		{
+			CommitOutcome other;
+
+			if (canonical == NULL || !outcome_from_json(canonical, &other, &canonical_identity))
+				cache_miss(&outcome);
+			else if (canonical_identity == NULL || strcmp(canonical_identity, identity) != 0)
+				outcome = other;	/* another delivery won: replay its result */
+		}
+	}
+	if (!applied && !rejected)
+		internal_error("outcome");
+	write_outcome(round, commit, &outcome, out_cxt);
+	MemoryContextSwitchTo(out_cxt);
+	MemoryContextDelete(cxt);
+}

@@ -1,0 +1,395 @@
+/*
+ * round.c — one SSP2 round: decode → touch partition → plan (push-and-pull.md §3.3) → pushes →
+ * pulls in one snapshot → client record → END.
+ *
+ * Request-level failures and decode errors are raised with sync_raise (catalogue SQLSTATE,
+ * DETAIL {"code","details"}); handle_http turns them into HTTP answers.  Protocol outcomes
+ * (schema floor, epoch reset, rejections, revocations) are encoded in the response.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/xlog.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "engine.h"
+#include "storage.h"
+
+#define RESERVED_CLIENT_PREFIX "[\"remote-command\","
+
+int64
+sync_now_ms(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	return (int64) (now / 1000) +
+		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
+}
+
+static bool
+has_nul(const SspStr *s)
+{
+	return memchr(s->ptr, '\0', s->len) != NULL;
+}
+
+static bool
+str_eq(const SspStr *s, const char *c)
+{
+	return s->len == strlen(c) && memcmp(s->ptr, c, s->len) == 0;
+}
+
+static void
+codec_raise(const SspError *err, const char *what)
+{
+	if (err->code == NULL || strcmp(err->code, SSP_ERR_INTERNAL) == 0)
+		sync_raise("sync.internal_error", "internal error while encoding the response",
+				   psprintf("{\"stage\": \"%s\"}", what));
+	sync_raise(err->code, err->message, NULL);
+}
+
+static void
+write_frame(SyncRound *round, const SspFrame *f)
+{
+	SspError	err;
+
+	if (!ssp_write_frame(round->out, round->wire_version, f, &err))
+		codec_raise(&err, "frame");
+}
+
+static void
+write_resp_header(SyncRound *round, bool floor, bool reset)
+{
+	SspFrame	f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = SSP_FRAME_RESP_HEADER;
+	f.resp_header.has_required_schema_version = floor;
+	f.resp_header.required_schema_version = round->schema->version;
+	f.resp_header.has_latest_schema_version = true;
+	f.resp_header.latest_schema_version = round->schema->version;
+	f.resp_header.log_epoch.ptr = round->log_epoch;
+	f.resp_header.log_epoch.len = strlen(round->log_epoch);
+	f.resp_header.reset_required = reset;
+	write_frame(round, &f);
+}
+
+static int32
+clamp(int32 v, int32 lo, int32 hi, int32 zero)
+{
+	if (v == 0)
+		return zero;
+	if (v < lo)
+		return lo;
+	if (v > hi)
+		return hi;
+	return v;
+}
+
+/* The requested registration list stored in sync_clients.subscriptions. */
+static char *
+subscriptions_json(const SspFrame **subs, int nsubs)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfoChar(&b, '[');
+	for (int i = 0; i < nsubs; i++)
+	{
+		const SspSubscription *s = &subs[i]->subscription;
+
+		if (i > 0)
+			appendStringInfoString(&b, ", ");
+		appendStringInfoString(&b, "{\"id\": ");
+		escape_json(&b, s->id.ptr);
+		appendStringInfoString(&b, ", \"table\": ");
+		escape_json(&b, s->table.ptr);
+		appendStringInfoString(&b, ", \"scopes\": {");
+		for (uint32 k = 0; k < s->scopes.n; k++)
+		{
+			const SspScopeEntry *e = &s->scopes.entries[k];
+
+			if (k > 0)
+				appendStringInfoString(&b, ", ");
+			escape_json(&b, e->key.ptr);
+			appendStringInfoString(&b, ": [");
+			for (uint32 j = 0; j < e->nvalues; j++)
+			{
+				if (j > 0)
+					appendStringInfoString(&b, ", ");
+				escape_json(&b, e->values[j].ptr);
+			}
+			appendStringInfoChar(&b, ']');
+		}
+		appendStringInfoString(&b, "}}");
+	}
+	appendStringInfoChar(&b, ']');
+	return b.data;
+}
+
+/* Request-level subscription validation (§3.3 step 8). */
+static void
+validate_subscriptions(SyncSchema *schema, const SspFrame **subs, int nsubs)
+{
+	for (int i = 0; i < nsubs; i++)
+	{
+		const SspSubscription *s = &subs[i]->subscription;
+		const SyncTable *t;
+
+		if (has_nul(&s->id))
+			sync_raise("sync.invalid_subscription", "subscription ids must not contain U+0000",
+					   NULL);
+		for (int j = 0; j < i; j++)
+		{
+			const SspSubscription *o = &subs[j]->subscription;
+
+			if (o->id.len == s->id.len && memcmp(o->id.ptr, s->id.ptr, s->id.len) == 0)
+				sync_raise("sync.invalid_subscription", "duplicate subscription id", NULL);
+		}
+		t = has_nul(&s->table) ? NULL : sync_schema_table(schema, s->table.ptr);
+		if (t == NULL)
+			sync_raise("sync.unknown_table", "a subscription names a table that is not served",
+					   NULL);
+		for (uint32 k = 0; k < s->scopes.n; k++)
+		{
+			const SspScopeEntry *e = &s->scopes.entries[k];
+			bool		declared = false;
+
+			for (int d = 0; d < t->nscopes && !has_nul(&e->key); d++)
+				if (str_eq(&e->key, t->scopes[d].variable))
+					declared = true;
+			if (!declared)
+				sync_raise("sync.invalid_subscription",
+						   "a subscription requests a scope variable its table does not declare",
+						   NULL);
+			for (uint32 j = 0; j < e->nvalues; j++)
+			{
+				if (str_eq(&e->values[j], "*"))
+					sync_raise("sync.invalid_subscription",
+							   "a subscription may not request the '*' scope value", NULL);
+				if (has_nul(&e->values[j]))
+					sync_raise("sync.invalid_subscription",
+							   "scope values must not contain U+0000", NULL);
+			}
+		}
+	}
+}
+
+/*
+ * Serve one round.  `nonatomic`: the procedure form outside a transaction block; every pushed
+ * commit is then committed on its own (the partition lock is released between commits).
+ */
+bytea *
+sync_round_serve(bytea *request, const char *partition, const char *actor_id, bool nonatomic)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext rcxt;
+	SyncRound  *round;
+	SspMessage	msg;
+	SspError	err;
+	const SspReqHeader *hdr = NULL;
+	const SspPullHeader *pull = NULL;
+	const SspFrame **commits;
+	const SspFrame **subs;
+	SyncEffective **effective = NULL;
+	int			ncommits = 0;
+	int			nsubs = 0;
+	int64		total_ops = 0;
+	bool		can_write = !RecoveryInProgress();
+	bool		reset;
+	char	   *bound_actor = NULL;
+	int64		prev_cursor = -1;
+	bool		known_client;
+	SspBuf	   *out;
+	bytea	   *result;
+
+	rcxt = AllocSetContextCreate(nonatomic ? PortalContext : caller, "syncular round",
+								 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(rcxt);
+
+	if (partition[0] == '\0' || actor_id[0] == '\0')
+		sync_raise("sync.invalid_request", "partition and actor_id must be non-empty", NULL);
+
+	/* 1. decode */
+	memset(&msg, 0, sizeof(msg));
+	if (!ssp_decode_message((const uint8 *) VARDATA_ANY(request), VARSIZE_ANY_EXHDR(request),
+							&msg, &err))
+	{
+		if (err.code == NULL || strcmp(err.code, SSP_ERR_INTERNAL) == 0)
+			sync_raise("sync.internal_error", "internal error while decoding the request", NULL);
+		sync_raise(err.code, err.message, NULL);
+	}
+	if (msg.kind != SSP_KIND_REQUEST)
+		sync_raise("sync.invalid_request", "a response message was sent as a request", NULL);
+	if (msg.wire_version < 2)
+		sync_raise("sync.invalid_request", "unsupported wire version",
+				   psprintf("{\"wireVersion\": %u}", (unsigned) msg.wire_version));
+
+	commits = palloc0(sizeof(SspFrame *) * Max(msg.nframes, 1));
+	subs = palloc0(sizeof(SspFrame *) * Max(msg.nframes, 1));
+	for (uint32 i = 0; i < msg.nframes; i++)
+	{
+		const SspFrame *f = &msg.frames[i];
+
+		if (f->unknown)
+			continue;
+		switch (f->type)
+		{
+			case SSP_FRAME_REQ_HEADER:
+				hdr = &f->req_header;
+				break;
+			case SSP_FRAME_PUSH_COMMIT:
+				commits[ncommits++] = f;
+				total_ops += f->push_commit.nops;
+				break;
+			case SSP_FRAME_PULL_HEADER:
+				pull = &f->pull_header;
+				break;
+			case SSP_FRAME_SUBSCRIPTION:
+				subs[nsubs++] = f;
+				break;
+			default:
+				break;
+		}
+	}
+	if (hdr == NULL)
+		sync_raise("sync.invalid_request", "the request has no REQ_HEADER", NULL);
+
+	/* 2. the compiled schema */
+	round = palloc0(sizeof(SyncRound));
+	round->schema = sync_schema_get();
+	if (round->schema == NULL)
+		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
+	round->partition = partition;
+	round->actor_id = actor_id;
+	round->wire_version = msg.wire_version;
+	round->request = &msg;
+	round->now_ms = sync_now_ms();
+	round->nonatomic = nonatomic;
+	round->has_pull = (pull != NULL);
+
+	if (SPI_connect_ext(nonatomic ? SPI_OPT_NONATOMIC : 0) != SPI_OK_CONNECT)
+		elog(ERROR, "syncular: SPI_connect failed");
+
+	/* 3. touchPartition: the registry row (created with a random epoch on first sight) */
+	round->log_epoch = sync_storage_partition_epoch(partition, round->now_ms, can_write);
+	if (round->log_epoch == NULL)
+		sync_raise("sync.internal_error", "the partition is not registered on this server",
+				   NULL);
+
+	/* the response buffer lives in the round context (it survives the procedure's commits) */
+	out = palloc0(sizeof(SspBuf));
+	ssp_buf_init(out);
+	if (!ssp_buf_append(out, "", 1))
+		elog(ERROR, "syncular: out of memory");
+	ssp_buf_reset(out);
+	round->out = out;
+	if (!ssp_write_message_header(out, msg.wire_version, SSP_KIND_RESPONSE, &err))
+		codec_raise(&err, "header");
+
+	/* 5. plan, in the reference order */
+	if (!hdr->has_log_epoch && ncommits > 0)
+		sync_raise("sync.invalid_request", "a request without logEpoch must not carry pushes",
+				   NULL);
+	reset = !hdr->has_log_epoch || !str_eq(&hdr->log_epoch, round->log_epoch);
+	if (hdr->schema_version != round->schema->version || reset)
+	{
+		/* schema floor (wins) or epoch reset: header-only successful responses */
+		write_resp_header(round, hdr->schema_version != round->schema->version, reset);
+		goto finish;
+	}
+	if (has_nul(&hdr->client_id))
+		sync_raise("sync.invalid_request", "clientId must not contain U+0000", NULL);
+	round->client_id = pnstrdup(hdr->client_id.ptr, hdr->client_id.len);
+	if (strncmp(round->client_id, RESERVED_CLIENT_PREFIX, strlen(RESERVED_CLIENT_PREFIX)) == 0)
+		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
+	known_client = sync_storage_client_get(partition, round->client_id, &bound_actor,
+										   &prev_cursor);
+	if (known_client && strcmp(bound_actor, actor_id) != 0)
+		sync_raise("sync.invalid_client_id", "the clientId is bound to another actor", NULL);
+	if (total_ops > sync_max_operations_per_request)
+		sync_raise("sync.too_many_operations", "the request carries too many operations",
+				   psprintf("{\"maxOperations\": %d, \"operations\": " INT64_FORMAT "}",
+							sync_max_operations_per_request, total_ops));
+	if (pull != NULL && (pull->accept & (SSP_ACCEPT_INLINE_ROWS | SSP_ACCEPT_EXTERNAL_ROWS)) == 0)
+		sync_raise("sync.invalid_request",
+				   "PULL_HEADER.accept must allow inline or external rows segments", NULL);
+	for (int i = 0; i < ncommits; i++)
+		if (has_nul(&commits[i]->push_commit.client_commit_id))
+			sync_raise("sync.invalid_request", "clientCommitId must not contain U+0000", NULL);
+	validate_subscriptions(round->schema, subs, nsubs);
+	sync_scopes_resolve(round);
+	effective = palloc0(sizeof(SyncEffective *) * Max(nsubs, 1));
+	for (int i = 0; i < nsubs; i++)
+		effective[i] = sync_scopes_effective(round->allowed, &subs[i]->subscription.scopes);
+
+	/* 6. stream: header, push results, sections */
+	write_resp_header(round, false, false);
+
+	for (int i = 0; i < ncommits; i++)
+	{
+		sync_push_commit(round, &commits[i]->push_commit);
+		if (nonatomic)
+			SPI_commit();
+	}
+
+	if (pull != NULL)
+	{
+		int64		cursor = -1;
+		bool		any_active = false;
+
+		round->accept = pull->accept;
+		round->limit_commits = clamp(pull->limit_commits, 1, 1000, 1000);
+		round->limit_snapshot_rows = clamp(pull->limit_snapshot_rows, 1, 50000, 1000);
+		round->max_snapshot_pages = clamp(pull->max_snapshot_pages, 1, 50, 4);
+
+		CommandCounterIncrement();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		sync_storage_read_seqs(partition, &round->max_seq, &round->horizon_seq);
+		for (int i = 0; i < nsubs; i++)
+		{
+			SyncPullResult res;
+
+			memset(&res, 0, sizeof(res));
+			CHECK_FOR_INTERRUPTS();
+			sync_pull_subscription(round, subs[i], effective[i], &res);
+			if (res.active)
+			{
+				if (!any_active || res.next_cursor < cursor)
+					cursor = res.next_cursor;
+				any_active = true;
+			}
+		}
+		PopActiveSnapshot();
+		if (!any_active)
+			cursor = known_client ? prev_cursor : -1;
+		if (can_write)
+			sync_storage_client_upsert(partition, round->client_id, actor_id,
+									   round->wire_version, cursor,
+									   subscriptions_json(subs, nsubs), sync_now_ms());
+	}
+	else if (can_write)
+		sync_storage_client_upsert(partition, round->client_id, actor_id, round->wire_version,
+								   known_client ? prev_cursor : -1, NULL, sync_now_ms());
+
+finish:
+	if (can_write)
+		sync_storage_registry_touch(partition, round->now_ms);
+	if (!ssp_write_end(out, &err))
+		codec_raise(&err, "end");
+	SPI_finish();
+
+	if (out->len > MaxAllocSize - VARHDRSZ)
+		sync_raise("sync.internal_error", "the response is too large", NULL);
+	MemoryContextSwitchTo(caller);
+	result = palloc(VARHDRSZ + out->len);
+	SET_VARSIZE(result, VARHDRSZ + out->len);
+	memcpy(VARDATA(result), out->data, out->len);
+	MemoryContextDelete(rcxt);
+	return result;
+}

@@ -1,0 +1,62 @@
+/*
+ * rowjson.h — JSON (jsonb) <-> codec value mapping, shared by rows.c (row helpers) and
+ * debug.c (debug_encode).  Implemented in rows.c.
+ *
+ * Mapping (one column value):
+ *   string   <-> JSON string
+ *   integer  <-> JSON number (an integer within +-(2^53-1))
+ *   float    <-> JSON number (NaN / +-Inf decode to null)
+ *   boolean  <-> true / false
+ *   json     <-> the embedded JSON value (decode: parsed; null when PostgreSQL cannot hold it)
+ *   bytes, crdt <-> standard base64 string
+ *   blob_ref <-> JSON object
+ *   SQL NULL <-> JSON null
+ */
+#ifndef SYNCULAR_ROWJSON_H
+#define SYNCULAR_ROWJSON_H
+
+#include "postgres.h"
+#include "lib/stringinfo.h"
+#include "utils/jsonb.h"
+#include "ssp.h"
+
+/* How a json / blob_ref column value given as a jsonb value is turned into raw JSON text. */
+typedef enum SyncJsonText
+{
+	SYNC_JSON_TEXT_PG,			/* PostgreSQL's jsonb text output ({"a": 1}) */
+	SYNC_JSON_TEXT_COMPACT		/* compact ({"a":1}) */
+} SyncJsonText;
+
+/* Append the compact JSON text of a jsonb value (scalar or jbvBinary container). */
+extern void sync_jsonb_append_compact(StringInfo out, JsonbValue *jv);
+
+/*
+ * Convert one jsonb value to a codec value of column `col`.  jv == NULL or a JSON null gives
+ * is_null = true (the caller checks nullability).  Strings and bytes point into palloc'd memory
+ * of the current context.  Bad values raise sync.invalid_request with {table, column}.
+ */
+extern void sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
+							   SyncJsonText json_text, SspValue *out);
+
+/* Push one codec value of column `col` as a jsonb value (token WJB_VALUE or WJB_ELEM). */
+extern void sync_push_value(JsonbParseState **ps, JsonbIteratorToken tok, const char *table,
+							const SspColumn *col, const SspValue *v);
+
+/*
+ * Push the parsed value of raw JSON text; pushes null when the text is not JSON or when
+ * PostgreSQL's jsonb cannot represent it (U+0000, lone surrogates, numbers out of numeric range).
+ */
+extern void sync_push_json_text(JsonbParseState **ps, JsonbIteratorToken tok,
+								const char *s, size_t len);
+
+/* Parse numeric_out text as an integer within +-(2^53-1) ("12.000" counts as 12). */
+extern bool sync_numeric_text_to_int53(const char *s, int64 *out);
+
+/* Decode standard base64 (whitespace ignored) into *out (palloc'd); -1 when invalid. */
+extern int	sync_base64_decode(const char *s, int len, char **out);
+
+/* Raise `code` with details {"table": table, "column": column} (column may be NULL). */
+extern void sync_raise_column(const char *code, const char *table, const char *column,
+							  const char *fmt,...) pg_attribute_printf(4, 5) pg_attribute_noreturn();
+
+#endif							/* SYNCULAR_ROWJSON_H */

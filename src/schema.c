@@ -1,0 +1,363 @@
+/*
+ * schema.c — the compiled schema (`syncular.sync_settings.compiled`, docs/compiled-schema.md)
+ * loaded into a per-backend cache.
+ *
+ * The cache lives in its own memory context under CacheMemoryContext.  Its key is the settings
+ * row's xmin and ctid: any UPDATE of the row (ensure_schema, a hook registration), in this
+ * transaction or another one, produces a new row version and therefore a reload; a rolled-back
+ * change makes the old version visible again, which also differs from the cached key.
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/catcache.h"
+#include "utils/memutils.h"
+
+#include "engine.h"
+
+uint64		sync_schema_generation = 0;
+
+static MemoryContext schema_cxt = NULL;
+static SyncSchema *cached_schema = NULL;
+static bool cached_valid = false;	/* cached_key describes cached_schema (maybe NULL) */
+static char *cached_key = NULL;		/* "xmin:ctid", in TopMemoryContext */
+static SPIPlanPtr settings_plan = NULL;
+
+static void
+schema_corrupt(const char *what)
+{
+	sync_raise("sync.internal_error", "the compiled schema is unreadable",
+			   psprintf("{\"reason\": \"%s\"}", what));
+}
+
+static bool
+jb_get(JsonbContainer *c, const char *key, JsonbValue *out)
+{
+	JsonbValue *v;
+
+	if (c == NULL || !JsonContainerIsObject(c))
+		return false;
+	v = getKeyJsonValueFromContainer(c, key, strlen(key), out);
+	return v != NULL;
+}
+
+static char *
+jb_text(JsonbContainer *c, const char *key, bool required)
+{
+	JsonbValue	v;
+
+	if (!jb_get(c, key, &v) || v.type == jbvNull)
+	{
+		if (required)
+			schema_corrupt(key);
+		return NULL;
+	}
+	if (v.type != jbvString)
+		schema_corrupt(key);
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+static int64
+jb_int(JsonbContainer *c, const char *key)
+{
+	JsonbValue	v;
+
+	if (!jb_get(c, key, &v) || v.type != jbvNumeric)
+		schema_corrupt(key);
+	return DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v.val.numeric)));
+}
+
+static bool
+jb_bool(JsonbContainer *c, const char *key, bool dflt)
+{
+	JsonbValue	v;
+
+	if (!jb_get(c, key, &v) || v.type == jbvNull)
+		return dflt;
+	if (v.type != jbvBool)
+		schema_corrupt(key);
+	return v.val.boolean;
+}
+
+/* An array member as a container (NULL when absent or null). */
+static JsonbContainer *
+jb_array(JsonbContainer *c, const char *key, int *n)
+{
+	JsonbValue	v;
+
+	*n = 0;
+	if (!jb_get(c, key, &v) || v.type == jbvNull)
+		return NULL;
+	if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
+		schema_corrupt(key);
+	*n = JsonContainerSize(v.val.binary.data);
+	return v.val.binary.data;
+}
+
+static JsonbContainer *
+jb_item_object(JsonbContainer *arr, int i)
+{
+	JsonbValue *v = getIthJsonbValueFromContainer(arr, i);
+
+	if (v == NULL || v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		schema_corrupt("array item");
+	return v->val.binary.data;
+}
+
+static uint8
+column_type_tag(const char *t)
+{
+	static const char *const names[] = {"string", "integer", "float", "boolean", "json",
+	"bytes", "blob_ref", "crdt"};
+
+	for (int i = 0; i < lengthof(names); i++)
+		if (strcmp(t, names[i]) == 0)
+			return (uint8) (i + 1);
+	schema_corrupt("column type");
+	return 0;
+}
+
+static int
+cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static SyncSchema *
+build_schema(Jsonb *compiled, Oid resolver, Oid validator, Oid planner)
+{
+	JsonbContainer *root = &compiled->root;
+	SyncSchema *s = palloc0(sizeof(SyncSchema));
+	JsonbContainer *tables;
+	int			ntables;
+	int			nvars = 0;
+
+	s->version = (int32) jb_int(root, "version");
+	s->app_schema = jb_text(root, "appSchema", true);
+	s->scope_resolver = resolver;
+	s->commit_validator = validator;
+	s->reaction_planner = planner;
+
+	tables = jb_array(root, "tables", &ntables);
+	s->ntables = ntables;
+	s->tables = palloc0(sizeof(SyncTable) * Max(ntables, 1));
+	for (int ti = 0; ti < ntables; ti++)
+	{
+		JsonbContainer *tj = jb_item_object(tables, ti);
+		SyncTable  *t = &s->tables[ti];
+		JsonbContainer *arr;
+		int			n;
+
+		t->name = jb_text(tj, "name", true);
+		t->qualified = psprintf("%s.%s", quote_identifier(s->app_schema),
+								quote_identifier(t->name));
+		t->materialize = jb_bool(tj, "materialize", true);
+		t->pk_index = (int) jb_int(tj, "pkIndex");
+
+		arr = jb_array(tj, "columns", &n);
+		if (n < 1 || n > 65535)
+			schema_corrupt("columns");
+		t->ncolumns = n;
+		t->columns = palloc0(sizeof(SyncColumn) * n);
+		t->codec_columns = palloc0(sizeof(SspColumn) * n);
+		for (int ci = 0; ci < n; ci++)
+		{
+			JsonbContainer *cj = jb_item_object(arr, ci);
+			SyncColumn *c = &t->columns[ci];
+			char	   *type = jb_text(cj, "type", true);
+
+			c->name = jb_text(cj, "name", true);
+			c->type = column_type_tag(type);
+			c->nullable = jb_bool(cj, "nullable", false);
+			c->encrypted = jb_bool(cj, "encrypted", false);
+			c->crdt_type = jb_text(cj, "crdtType", false);
+			t->codec_columns[ci].name = c->name;
+			t->codec_columns[ci].type = c->type;
+			t->codec_columns[ci].nullable = c->nullable;
+			t->codec_columns[ci].name_len = (uint32) strlen(c->name);
+		}
+		if (t->pk_index < 0 || t->pk_index >= t->ncolumns)
+			schema_corrupt("pkIndex");
+
+		arr = jb_array(tj, "scopes", &n);
+		t->nscopes = n;
+		t->scopes = palloc0(sizeof(SyncScope) * Max(n, 1));
+		for (int si = 0; si < n; si++)
+		{
+			JsonbContainer *sj = jb_item_object(arr, si);
+			SyncScope  *sc = &t->scopes[si];
+
+			sc->pattern = jb_text(sj, "pattern", false);
+			sc->prefix = jb_text(sj, "prefix", false);
+			sc->variable = jb_text(sj, "variable", true);
+			sc->column = jb_text(sj, "column", true);
+			sc->column_index = (int) jb_int(sj, "columnIndex");
+			if (sc->column_index < 0 || sc->column_index >= t->ncolumns)
+				schema_corrupt("columnIndex");
+		}
+		nvars += n;
+
+		arr = jb_array(tj, "references", &n);
+		t->nreferences = n;
+		t->references = palloc0(sizeof(SyncReference) * Max(n, 1));
+		for (int ri = 0; ri < n; ri++)
+		{
+			JsonbContainer *rj = jb_item_object(arr, ri);
+			SyncReference *r = &t->references[ri];
+
+			r->column = jb_text(rj, "column", true);
+			r->column_index = (int) jb_int(rj, "columnIndex");
+			r->parent_table = jb_text(rj, "parentTable", true);
+			r->on_delete = jb_text(rj, "onDelete", false);
+			if (r->on_delete == NULL)
+				r->on_delete = pstrdup("restrict");
+		}
+	}
+
+	/* the sorted, de-duplicated union of scope variables */
+	s->variables = palloc0(sizeof(char *) * Max(nvars, 1));
+	s->nvariables = 0;
+	{
+		char	  **all = palloc0(sizeof(char *) * Max(nvars, 1));
+		int			k = 0;
+
+		for (int ti = 0; ti < s->ntables; ti++)
+			for (int si = 0; si < s->tables[ti].nscopes; si++)
+				all[k++] = s->tables[ti].scopes[si].variable;
+		qsort(all, k, sizeof(char *), cmp_cstr);
+		for (int i = 0; i < k; i++)
+			if (s->nvariables == 0 || strcmp(s->variables[s->nvariables - 1], all[i]) != 0)
+				s->variables[s->nvariables++] = all[i];
+	}
+	return s;
+}
+
+SyncSchema *
+sync_schema_get(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *key = NULL;
+	Jsonb	   *compiled = NULL;
+	Oid			hooks[3] = {InvalidOid, InvalidOid, InvalidOid};
+	int			rc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular: SPI_connect failed");
+	if (settings_plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare("SELECT s.xmin::text || ':' || s.ctid::text, s.compiled, "
+									"s.scope_resolver::oid, s.commit_validator::oid, "
+									"s.reaction_planner::oid "
+									"FROM syncular.sync_settings s WHERE s.id = 1", 0, NULL);
+
+		if (p == NULL)
+			elog(ERROR, "syncular: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+		SPI_keepplan(p);
+		settings_plan = p;
+	}
+	rc = SPI_execute_plan(settings_plan, NULL, NULL, true, 1);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular: reading sync_settings failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		key = MemoryContextStrdup(caller, SPI_getvalue(tup, desc, 1));
+		if (cached_valid && cached_key != NULL && strcmp(key, cached_key) == 0)
+		{
+			SPI_finish();
+			return cached_schema;
+		}
+		{
+			Datum		d = SPI_getbinval(tup, desc, 2, &isnull);
+
+			if (!isnull)
+			{
+				MemoryContext old = MemoryContextSwitchTo(caller);
+
+				compiled = DatumGetJsonbPCopy(d);
+				MemoryContextSwitchTo(old);
+			}
+		}
+		for (int i = 0; i < 3; i++)
+		{
+			Datum		d = SPI_getbinval(tup, desc, 3 + i, &isnull);
+
+			hooks[i] = isnull ? InvalidOid : DatumGetObjectId(d);
+		}
+	}
+	else if (cached_valid && cached_key == NULL)
+	{
+		SPI_finish();
+		return cached_schema;	/* still no settings row */
+	}
+	SPI_finish();
+
+	/* rebuild */
+	if (schema_cxt != NULL)
+	{
+		MemoryContextDelete(schema_cxt);
+		schema_cxt = NULL;
+	}
+	cached_schema = NULL;
+	cached_valid = false;
+	if (cached_key != NULL)
+	{
+		pfree(cached_key);
+		cached_key = NULL;
+	}
+	sync_schema_generation++;
+
+	if (compiled != NULL)
+	{
+		MemoryContext cxt;
+		MemoryContext old;
+
+		if (CacheMemoryContext == NULL)
+			CreateCacheMemoryContext();
+		cxt = AllocSetContextCreate(CacheMemoryContext, "syncular compiled schema",
+									ALLOCSET_SMALL_SIZES);
+		old = MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			cached_schema = build_schema(compiled, hooks[0], hooks[1], hooks[2]);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(old);
+			MemoryContextDelete(cxt);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(old);
+		schema_cxt = cxt;
+		cached_schema->generation = sync_schema_generation;
+	}
+	if (key != NULL)
+		cached_key = MemoryContextStrdup(TopMemoryContext, key);
+	cached_valid = true;
+	return cached_schema;
+}
+
+SyncTable *
+sync_schema_table(SyncSchema *schema, const char *name)
+{
+	int			i = sync_schema_table_index(schema, name);
+
+	return i < 0 ? NULL : &schema->tables[i];
+}
+
+int
+sync_schema_table_index(SyncSchema *schema, const char *name)
+{
+	if (schema == NULL || name == NULL)
+		return -1;
+	for (int i = 0; i < schema->ntables; i++)
+		if (strcmp(schema->tables[i].name, name) == 0)
+			return i;
+	return -1;
+}

@@ -1,0 +1,562 @@
+/*
+ * scopes.c — allowed scopes (the registered resolver), effective scopes per subscription, write
+ * authorization and the scope digest (data-model-and-storage.md §3).
+ *
+ * The resolver is `fn(actor_id text, partition text, client_id text) RETURNS jsonb`, a map
+ * variable -> array of string values, where "*" (as the value or inside the array) means any
+ * value.  It is called at most once per round, inside a subtransaction: if none is registered,
+ * the caller may not execute it, it raises, or it returns something that is not such a map,
+ * resolution fails closed (every subscription revoked, every write forbidden).  A key outside the
+ * schema's variable union is a server bug surfaced as request-level sync.invalid_subscription.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
+#include "miscadmin.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "engine.h"
+
+/* Order of values and keys: UTF-16 code units (the wire's map-key order). */
+static int
+cmp_utf16(const void *a, const void *b)
+{
+	const char *x = *(char *const *) a;
+	const char *y = *(char *const *) b;
+
+	return ssp_utf16_cmp(x, strlen(x), y, strlen(y));
+}
+
+/* Sort and de-duplicate a list of strings in place; returns the new count. */
+static int
+sort_unique(char **v, int n)
+{
+	int			k = 0;
+
+	if (n <= 1)
+		return n;
+	qsort(v, n, sizeof(char *), cmp_utf16);
+	for (int i = 0; i < n; i++)
+		if (k == 0 || strcmp(v[k - 1], v[i]) != 0)
+			v[k++] = v[i];
+	return k;
+}
+
+static bool
+in_variable_union(const SyncSchema *schema, const char *var)
+{
+	for (int i = 0; i < schema->nvariables; i++)
+		if (strcmp(schema->variables[i], var) == 0)
+			return true;
+	return false;
+}
+
+/* A JSON scalar as a scope value string (strings as-is, numbers and booleans rendered). */
+static char *
+scalar_text(JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvString:
+			return pnstrdup(v->val.string.val, v->val.string.len);
+		case jbvNumeric:
+			return DatumGetCString(DirectFunctionCall1(numeric_out,
+													   NumericGetDatum(v->val.numeric)));
+		case jbvBool:
+			return pstrdup(v->val.boolean ? "true" : "false");
+		default:
+			return NULL;
+	}
+}
+
+/*
+ * Convert the resolver's result.  Returns false when the shape is not a map of
+ * variable -> (array of scalars | "*"); raises sync.invalid_subscription for a key outside the
+ * schema's variable union.
+ */
+static bool
+allowed_from_jsonb(const SyncSchema *schema, Jsonb *jb, SyncAllowed *a)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			n;
+	int			cap;
+
+	if (!JB_ROOT_IS_OBJECT(jb))
+		return false;
+	cap = JB_ROOT_COUNT(jb);
+	a->vars = palloc0(sizeof(char *) * Max(cap, 1));
+	a->any = palloc0(sizeof(bool) * Max(cap, 1));
+	a->nvalues = palloc0(sizeof(int) * Max(cap, 1));
+	a->values = palloc0(sizeof(char **) * Max(cap, 1));
+	n = 0;
+
+	it = JsonbIteratorInit(&jb->root);
+	tok = JsonbIteratorNext(&it, &v, false);	/* WJB_BEGIN_OBJECT */
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		if (!in_variable_union(schema, key))
+			sync_raise("sync.invalid_subscription",
+					   "the scope resolver returned a variable the schema does not declare",
+					   NULL);
+		tok = JsonbIteratorNext(&it, &v, true);
+		if (tok != WJB_VALUE)
+			return false;
+		a->vars[n] = key;
+		if (v.type == jbvString)
+		{
+			if (v.val.string.len == 1 && v.val.string.val[0] == '*')
+				a->any[n] = true;
+			else
+			{
+				a->values[n] = palloc(sizeof(char *));
+				a->values[n][0] = pnstrdup(v.val.string.val, v.val.string.len);
+				a->nvalues[n] = 1;
+			}
+		}
+		else if (v.type == jbvBinary && JsonContainerIsArray(v.val.binary.data))
+		{
+			JsonbContainer *arr = v.val.binary.data;
+			int			m = JsonContainerSize(arr);
+			int			k = 0;
+
+			a->values[n] = palloc0(sizeof(char *) * Max(m, 1));
+			for (int i = 0; i < m; i++)
+			{
+				JsonbValue *e = getIthJsonbValueFromContainer(arr, i);
+				char	   *s = e ? scalar_text(e) : NULL;
+
+				if (s == NULL)
+					return false;
+				if (strcmp(s, "*") == 0)
+					a->any[n] = true;
+				else
+					a->values[n][k++] = s;
+			}
+			a->nvalues[n] = sort_unique(a->values[n], k);
+		}
+		else if (v.type == jbvNull)
+			a->nvalues[n] = 0;	/* nothing allowed for this variable */
+		else
+			return false;
+		n++;
+	}
+	a->nvars = n;
+	return true;
+}
+
+/*
+ * sync_scopes_resolve — the allowed scopes of the round's actor, resolved at most once per round
+ * (memoized in round->allowed).  Never raises for a resolver failure (fails closed); raises
+ * sync.invalid_subscription for an undeclared variable.
+ */
+SyncAllowed *
+sync_scopes_resolve(SyncRound *round)
+{
+	SyncAllowed *a;
+	Oid			fn;
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	Jsonb	   *result = NULL;
+	bool		ok = false;
+
+	if (round->allowed != NULL)
+		return round->allowed;
+
+	a = palloc0(sizeof(SyncAllowed));
+	round->allowed = a;
+	fn = round->schema ? round->schema->scope_resolver : InvalidOid;
+	if (!OidIsValid(fn))
+	{
+		a->failed = true;
+		return a;
+	}
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(caller);
+	PG_TRY();
+	{
+		Datum		d;
+		LOCAL_FCINFO(fcinfo, 3);
+		FmgrInfo	flinfo;
+
+		if (pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) == ACLCHECK_OK &&
+			get_func_rettype(fn) == JSONBOID)
+		{
+			fmgr_info(fn, &flinfo);
+			InitFunctionCallInfoData(*fcinfo, &flinfo, 3, DEFAULT_COLLATION_OID, NULL, NULL);
+			fcinfo->args[0].value = CStringGetTextDatum(round->actor_id);
+			fcinfo->args[0].isnull = false;
+			fcinfo->args[1].value = CStringGetTextDatum(round->partition);
+			fcinfo->args[1].isnull = false;
+			fcinfo->args[2].value = CStringGetTextDatum(round->client_id);
+			fcinfo->args[2].isnull = false;
+			d = FunctionCallInvoke(fcinfo);
+			if (!fcinfo->isnull)
+			{
+				MemoryContext old = MemoryContextSwitchTo(caller);
+
+				result = DatumGetJsonbPCopy(d);
+				MemoryContextSwitchTo(old);
+				ok = true;
+			}
+		}
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+		/* a cancel or shutdown is not a resolver failure */
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		ok = false;
+	}
+	PG_END_TRY();
+
+	if (!ok || result == NULL || !allowed_from_jsonb(round->schema, result, a))
+	{
+		SyncAllowed *failed = palloc0(sizeof(SyncAllowed));
+
+		failed->failed = true;
+		round->allowed = failed;
+		return failed;
+	}
+	return a;
+}
+
+static int
+allowed_index(const SyncAllowed *allowed, const char *var)
+{
+	for (int i = 0; i < allowed->nvars; i++)
+		if (strcmp(allowed->vars[i], var) == 0)
+			return i;
+	return -1;
+}
+
+bool
+sync_scopes_allows(const SyncAllowed *allowed, const char *var, const char *value)
+{
+	int			i;
+
+	if (allowed == NULL || allowed->failed || value == NULL || value[0] == '\0')
+		return false;
+	i = allowed_index(allowed, var);
+	if (i < 0)
+		return false;
+	if (allowed->any[i])
+		return true;
+	for (int k = 0; k < allowed->nvalues[i]; k++)
+		if (strcmp(allowed->values[i][k], value) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * sync_scopes_effective — requested ∩ allowed for one subscription (§3.2 steps 4-5).
+ * Revoked when resolution failed, when a requested key has no allowed value, or when the
+ * result is empty.  Keys come out sorted (the requested map is sorted by the decoder); value
+ * lists sorted (UTF-16 order) and de-duplicated.
+ */
+SyncEffective *
+sync_scopes_effective(const SyncAllowed *allowed, const SspScopeMap *requested)
+{
+	SyncEffective *e = palloc0(sizeof(SyncEffective));
+	uint32		n = requested->n;
+
+	if (allowed == NULL || allowed->failed || n == 0)
+	{
+		e->revoked = true;
+		return e;
+	}
+	e->vars = palloc0(sizeof(char *) * n);
+	e->nvalues = palloc0(sizeof(int) * n);
+	e->values = palloc0(sizeof(char **) * n);
+	for (uint32 i = 0; i < n; i++)
+	{
+		const SspScopeEntry *req = &requested->entries[i];
+		char	   *var = pnstrdup(req->key.ptr, req->key.len);
+		int			ai = allowed_index(allowed, var);
+		int			k = 0;
+
+		if (ai < 0)
+		{
+			e->revoked = true;
+			return e;
+		}
+		e->vars[i] = var;
+		e->values[i] = palloc0(sizeof(char *) * Max(req->nvalues, 1));
+		for (uint32 j = 0; j < req->nvalues; j++)
+		{
+			char	   *val = pnstrdup(req->values[j].ptr, req->values[j].len);
+
+			if (allowed->any[ai] || sync_scopes_allows(allowed, var, val))
+				e->values[i][k++] = val;
+		}
+		e->nvalues[i] = sort_unique(e->values[i], k);
+		if (e->nvalues[i] == 0)
+		{
+			e->revoked = true;
+			return e;
+		}
+	}
+	e->nvars = (int) n;
+	return e;
+}
+
+/* JSON string escaping as JSON.stringify does it (UTF-8 passes through). */
+static void
+append_json_string(StringInfo buf, const char *s)
+{
+	appendStringInfoChar(buf, '"');
+	for (const unsigned char *p = (const unsigned char *) s; *p; p++)
+	{
+		switch (*p)
+		{
+			case '"':
+				appendStringInfoString(buf, "\\\"");
+				break;
+			case '\\':
+				appendStringInfoString(buf, "\\\\");
+				break;
+			case '\b':
+				appendStringInfoString(buf, "\\b");
+				break;
+			case '\f':
+				appendStringInfoString(buf, "\\f");
+				break;
+			case '\n':
+				appendStringInfoString(buf, "\\n");
+				break;
+			case '\r':
+				appendStringInfoString(buf, "\\r");
+				break;
+			case '\t':
+				appendStringInfoString(buf, "\\t");
+				break;
+			default:
+				if (*p < 0x20)
+					appendStringInfo(buf, "\\u%04x", *p);
+				else
+					appendStringInfoChar(buf, (char) *p);
+		}
+	}
+	appendStringInfoChar(buf, '"');
+}
+
+/* Canonical JSON of an effective map: keys and values in UTF-16 order, no whitespace. */
+char *
+sync_effective_json(const SyncEffective *effective)
+{
+	StringInfoData buf;
+	char	  **keys;
+	int		   *order;
+	int			n = effective->revoked ? 0 : effective->nvars;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	keys = palloc0(sizeof(char *) * Max(n, 1));
+	order = palloc0(sizeof(int) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		keys[i] = effective->vars[i];
+	qsort(keys, n, sizeof(char *), cmp_utf16);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			if (effective->vars[j] == keys[i])
+				order[i] = j;
+	for (int i = 0; i < n; i++)
+	{
+		int			j = order[i];
+		char	  **vals = palloc(sizeof(char *) * Max(effective->nvalues[j], 1));
+		int			m;
+
+		memcpy(vals, effective->values[j], sizeof(char *) * effective->nvalues[j]);
+		m = sort_unique(vals, effective->nvalues[j]);
+		if (i > 0)
+			appendStringInfoChar(&buf, ',');
+		append_json_string(&buf, keys[i]);
+		appendStringInfoString(&buf, ":[");
+		for (int k = 0; k < m; k++)
+		{
+			if (k > 0)
+				appendStringInfoChar(&buf, ',');
+			append_json_string(&buf, vals[k]);
+		}
+		appendStringInfoChar(&buf, ']');
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/* Lowercase SHA-256 hex of the canonical JSON of the effective map (§3.5). */
+char *
+sync_scope_digest(const SyncEffective *effective)
+{
+	char	   *json = sync_effective_json(effective);
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char	   *hex = palloc(PG_SHA256_DIGEST_LENGTH * 2 + 1);
+
+	if (ctx == NULL ||
+		pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) json, strlen(json)) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+	{
+		if (ctx)
+			pg_cryptohash_free(ctx);
+		elog(ERROR, "syncular: SHA-256 failed");
+	}
+	pg_cryptohash_free(ctx);
+	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
+		snprintf(hex + i * 2, 3, "%02x", digest[i]);
+	return hex;
+}
+
+/*
+ * Matching rule (§3.2): for every effective key, the stored scope value is in that key's list.
+ * A stored map that is not an object, or lacks a key, does not match.
+ */
+bool
+sync_scopes_match(const SyncEffective *effective, Jsonb *stored_scopes)
+{
+	if (effective == NULL || effective->revoked || stored_scopes == NULL ||
+		!JB_ROOT_IS_OBJECT(stored_scopes))
+		return false;
+	for (int i = 0; i < effective->nvars; i++)
+	{
+		JsonbValue	v;
+		bool		found = false;
+
+		if (getKeyJsonValueFromContainer(&stored_scopes->root, effective->vars[i],
+										 strlen(effective->vars[i]), &v) == NULL ||
+			v.type != jbvString)
+			return false;
+		for (int k = 0; k < effective->nvalues[i]; k++)
+		{
+			const char *want = effective->values[i][k];
+
+			if (strlen(want) == (size_t) v.val.string.len &&
+				memcmp(want, v.val.string.val, v.val.string.len) == 0)
+			{
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+const char *
+sync_row_scopes_lookup(const SyncRowScopes *scopes, const char *var)
+{
+	for (int i = 0; i < scopes->n; i++)
+		if (strcmp(scopes->vars[i], var) == 0)
+			return scopes->values[i];
+	return NULL;
+}
+
+/*
+ * Write authorization (§3.4 step 3): every declared variable of the table has a non-empty value
+ * in `scopes` that the allowed map permits.  Fails closed when resolution failed.
+ */
+bool
+sync_scopes_authorize_write(const SyncAllowed *allowed, const SyncTable *table,
+							const SyncRowScopes *scopes)
+{
+	if (allowed == NULL || allowed->failed)
+		return false;
+	for (int i = 0; i < table->nscopes; i++)
+	{
+		const char *var = table->scopes[i].variable;
+
+		if (!sync_scopes_allows(allowed, var, sync_row_scopes_lookup(scopes, var)))
+			return false;
+	}
+	return true;
+}
+
+/* {"var":"value",...} in variable order (the jsonb form normalizes order anyway). */
+char *
+sync_row_scopes_json(const SyncRowScopes *scopes)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int i = 0; i < scopes->n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&buf, ',');
+		append_json_string(&buf, scopes->vars[i]);
+		appendStringInfoChar(&buf, ':');
+		append_json_string(&buf, scopes->values[i]);
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/* The stored `_sync_scopes` / change scopes object as a SyncRowScopes (string values only). */
+void
+sync_row_scopes_from_jsonb(Jsonb *jb, SyncRowScopes *out)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			cap;
+	char	   *key = NULL;
+
+	out->n = 0;
+	out->vars = NULL;
+	out->values = NULL;
+	if (jb == NULL || !JB_ROOT_IS_OBJECT(jb))
+		return;
+	cap = JB_ROOT_COUNT(jb);
+	out->vars = palloc0(sizeof(char *) * Max(cap, 1));
+	out->values = palloc0(sizeof(char *) * Max(cap, 1));
+	it = JsonbIteratorInit(&jb->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			key = pnstrdup(v.val.string.val, v.val.string.len);
+		else if (tok == WJB_VALUE && key != NULL)
+		{
+			char	   *val = scalar_text(&v);
+
+			if (val != NULL)
+			{
+				out->vars[out->n] = key;
+				out->values[out->n] = val;
+				out->n++;
+			}
+			key = NULL;
+		}
+	}
+}

@@ -1,0 +1,1024 @@
+-- syncular install script, part 10: schema registration.
+--
+--   syncular.ensure_schema(ir jsonb, checkpoints jsonb DEFAULT '[]', app_schema text DEFAULT NULL)
+--
+-- compiles the app's schema IR (typegen `irVersion` 1, or the plain server-schema shape) into the
+-- normalized object of docs/compiled-schema.md, then creates, verifies or migrates the synced
+-- tables (shared/reference/data-model-and-storage.md §2, §6, §7, §8).  Every helper is internal
+-- (`_` prefix), runs with a fixed search_path and quotes every identifier with format('%I').
+--
+-- Errors (all through syncular._raise, DETAIL = {"code": ..., "details": ...}):
+--   sync.storage.schema_invalid          22023  a compile-time rule failed; details {table?, column?, rule, ...}
+--   sync.storage.schema_newer            55000  stored marker version > the version being ensured
+--   sync.storage.schema_not_append_only  22023  a bump that is not append-only; details {table, column, reason}
+--   sync.storage.stored_layout_mismatch  55000  same version, stored layouts differ; details {table, column} | {table}
+
+-- ---------------------------------------------------------------------------------------------
+-- small helpers
+
+-- The string member `key` of `j`, or NULL when absent or not a JSON string.
+CREATE FUNCTION syncular._jstr(j jsonb, key text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN jsonb_typeof(j -> key) = 'string' THEN j ->> key END
+$$;
+COMMENT ON FUNCTION syncular._jstr(jsonb, text) IS
+  'Internal. The JSON-string member `key` of object `j`, or NULL when it is absent or not a string. Raises nothing.';
+
+-- Raises sync.storage.schema_invalid with details {table?, column?, <extra>..., rule}.
+CREATE FUNCTION syncular._schema_invalid(message text, rule text, tbl text DEFAULT NULL,
+                                         col text DEFAULT NULL, extra jsonb DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM syncular._raise('sync.storage.schema_invalid', message,
+            jsonb_strip_nulls(jsonb_build_object('table', tbl, 'column', col))
+            || coalesce(extra, '{}'::jsonb)
+            || jsonb_build_object('rule', rule));
+END
+$$;
+COMMENT ON FUNCTION syncular._schema_invalid(text, text, text, text, jsonb) IS
+  'Internal. Always raises sync.storage.schema_invalid (SQLSTATE 22023) with the fixed `message` and details {table?, column?, ...extra, rule}. data-model-and-storage.md §2.';
+
+-- Identifier rules (§2.2): non-empty, at most 63 UTF-8 bytes, no `sync_` / `_sync` prefix.
+CREATE FUNCTION syncular._check_identifier(name text, tbl text, col text, extra jsonb DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF name IS NULL OR name = '' THEN
+    PERFORM syncular._schema_invalid('identifier is missing or empty', 'identifier_empty', tbl, col, extra);
+  END IF;
+  IF octet_length(name) > 63 THEN
+    PERFORM syncular._schema_invalid('identifier is longer than 63 UTF-8 bytes', 'identifier_too_long',
+                                     tbl, col, extra);
+  END IF;
+  IF starts_with(name, 'sync_') OR starts_with(name, '_sync') THEN
+    PERFORM syncular._schema_invalid('identifier uses a reserved prefix (sync_ or _sync)',
+                                     'identifier_reserved', tbl, col, extra);
+  END IF;
+END
+$$;
+COMMENT ON FUNCTION syncular._check_identifier(text, text, text, jsonb) IS
+  'Internal. Checks one table, column or index name: non-empty, <= 63 UTF-8 bytes, no sync_ or _sync prefix (case-sensitive, as the reference). Raises sync.storage.schema_invalid (22023) with rule identifier_empty | identifier_too_long | identifier_reserved. data-model-and-storage.md §2.2.';
+
+-- C helpers (src/layout.c)
+CREATE FUNCTION syncular._payload_append_nulls(payload bytea, old_ncols integer, new_ncols integer)
+RETURNS bytea
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'syncular_payload_append_nulls';
+COMMENT ON FUNCTION syncular._payload_append_nulls(bytea, integer, integer) IS
+  'Internal. Re-encodes a full-row codec payload (wire-format.md §4.2) of old_ncols columns for new_ncols columns, the appended columns NULL: the null bitmap (ceil(n/8) bytes, LSB first, bit set = NULL) is widened and bits old_ncols..new_ncols-1 set; the values are copied unchanged. Errors: 22023 when new_ncols < old_ncols, old_ncols < 0 or new_ncols > 65535; XX001 when the payload is shorter than its bitmap or has a set padding bit. data-model-and-storage.md §7 step 5.';
+
+CREATE FUNCTION syncular._fnv1a64_hex(name text) RETURNS text
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'syncular_fnv1a64_hex';
+COMMENT ON FUNCTION syncular._fnv1a64_hex(text) IS
+  'Internal. The FNV-1a-64 hash of the UTF-8 bytes of `name` as 16 lowercase hex digits. Raises nothing. data-model-and-storage.md §6 (physical index names).';
+
+-- `sync_ix_<name>`, or `sync_ix_<16-hex FNV-1a-64 of name>` when that exceeds 63 bytes (§6).
+CREATE FUNCTION syncular._physical_index_name(name text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN octet_length('sync_ix_' || name) > 63
+              THEN 'sync_ix_' || syncular._fnv1a64_hex(name)
+              ELSE 'sync_ix_' || name END
+$$;
+COMMENT ON FUNCTION syncular._physical_index_name(text) IS
+  'Internal. Physical name of a declared index: sync_ix_<name>, or sync_ix_<16-hex FNV-1a-64 of name> when that exceeds 63 UTF-8 bytes. Raises nothing. data-model-and-storage.md §6.';
+
+-- PostgreSQL projection type of a schema column type (§6).
+CREATE FUNCTION syncular._pg_type(coltype text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE coltype
+    WHEN 'string' THEN 'text' WHEN 'blob_ref' THEN 'text'
+    WHEN 'integer' THEN 'bigint' WHEN 'float' THEN 'double precision'
+    WHEN 'boolean' THEN 'boolean' WHEN 'json' THEN 'jsonb'
+    WHEN 'bytes' THEN 'bytea' WHEN 'crdt' THEN 'bytea' END
+$$;
+COMMENT ON FUNCTION syncular._pg_type(text) IS
+  'Internal. PostgreSQL projection type of a schema column type: string/blob_ref -> text, integer -> bigint, float -> double precision, boolean -> boolean, json -> jsonb, bytes/crdt -> bytea; NULL for an unknown type. data-model-and-storage.md §6.';
+
+-- ---------------------------------------------------------------------------------------------
+-- compile: IR -> compiled schema (docs/compiled-schema.md)
+
+CREATE FUNCTION syncular._compile_schema(ir jsonb, app_schema text DEFAULT NULL) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v_version     jsonb;
+  v_tables      jsonb;
+  t             jsonb;
+  tname         text;
+  tnames        text[] := '{}';
+  c             jsonb;
+  cname         text;
+  ctype         text;
+  cnull         boolean;
+  cenc          boolean;
+  ccrdt         text;
+  cols          jsonb;
+  colnames      text[];
+  pk            text;
+  pk_idx        integer;
+  s             jsonb;
+  pattern       text;
+  m             text[];
+  svar          text;
+  scol          text;
+  sidx          integer;
+  scopes        jsonb;
+  tvars         text[];
+  tscols        text[];
+  var_cols      jsonb := '{}';       -- variable -> column, across the whole schema
+  ix            jsonb;
+  ixname        text;
+  ixcols        jsonb;
+  ixcol         jsonb;
+  indexes       jsonb;
+  ixnames       text[] := '{}';      -- declared index names, across the whole schema
+  mat           boolean;
+  compiled_tbls jsonb := '[]';
+  raw_refs      jsonb := '{}';       -- table -> raw references array (checked in pass 2)
+  r             jsonb;
+  rcol          text;
+  rcol_idx      integer;
+  rparent       text;
+  parent        jsonb;
+  ondel         text;
+  refs          jsonb;
+  refcols       text[];
+  i             integer;
+  v_out         jsonb;
+BEGIN
+  IF ir IS NULL OR jsonb_typeof(ir) <> 'object' THEN
+    PERFORM syncular._schema_invalid('schema IR must be a JSON object', 'shape');
+  END IF;
+
+  -- the two input shapes differ in the version member and in the scope notation
+  IF ir ? 'irVersion' THEN
+    IF ir -> 'irVersion' <> '1'::jsonb THEN
+      PERFORM syncular._schema_invalid('unsupported irVersion (only 1 is known)', 'ir_version');
+    END IF;
+    v_version := ir -> 'schemaVersion';
+  ELSE
+    v_version := ir -> 'version';
+  END IF;
+  IF v_version IS NULL OR jsonb_typeof(v_version) <> 'number'
+     OR v_version::text::numeric <> trunc(v_version::text::numeric)
+     OR v_version::text::numeric < 1 OR v_version::text::numeric > 2147483647 THEN
+    PERFORM syncular._schema_invalid('schema version must be an integer between 1 and 2147483647',
+                                     'version');
+  END IF;
+
+  v_tables := ir -> 'tables';
+  IF v_tables IS NULL OR jsonb_typeof(v_tables) <> 'array' THEN
+    PERFORM syncular._schema_invalid('schema IR must have a tables array', 'tables');
+  END IF;
+
+  -- pass 1: tables, columns, primary key, scopes, indexes
+  FOR t IN SELECT value FROM jsonb_array_elements(v_tables) WITH ORDINALITY ORDER BY ordinality LOOP
+    IF jsonb_typeof(t) <> 'object' THEN
+      PERFORM syncular._schema_invalid('a table must be a JSON object', 'table_shape');
+    END IF;
+    tname := syncular._jstr(t, 'name');
+    PERFORM syncular._check_identifier(tname, tname, NULL);
+    IF tname = ANY (tnames) THEN
+      PERFORM syncular._schema_invalid('duplicate table name', 'duplicate_table', tname);
+    END IF;
+    tnames := tnames || tname;
+
+    -- columns
+    IF jsonb_typeof(t -> 'columns') IS DISTINCT FROM 'array' OR jsonb_array_length(t -> 'columns') = 0 THEN
+      PERFORM syncular._schema_invalid('a table must have a non-empty columns array', 'columns', tname);
+    END IF;
+    cols := '[]';
+    colnames := '{}';
+    FOR c IN SELECT value FROM jsonb_array_elements(t -> 'columns') WITH ORDINALITY ORDER BY ordinality LOOP
+      IF jsonb_typeof(c) <> 'object' THEN
+        PERFORM syncular._schema_invalid('a column must be a JSON object', 'column_shape', tname);
+      END IF;
+      cname := syncular._jstr(c, 'name');
+      PERFORM syncular._check_identifier(cname, tname, cname);
+      IF cname = ANY (colnames) THEN
+        PERFORM syncular._schema_invalid('duplicate column name', 'duplicate_column', tname, cname);
+      END IF;
+      colnames := colnames || cname;
+      ctype := syncular._jstr(c, 'type');
+      IF ctype IS NULL OR syncular._pg_type(ctype) IS NULL THEN
+        PERFORM syncular._schema_invalid('unknown column type', 'column_type', tname, cname,
+                                         jsonb_build_object('type', c -> 'type'));
+      END IF;
+      IF jsonb_typeof(c -> 'nullable') IS DISTINCT FROM 'boolean' THEN
+        PERFORM syncular._schema_invalid('column nullable must be a boolean', 'column_nullable',
+                                         tname, cname);
+      END IF;
+      cnull := (c -> 'nullable')::text::boolean;
+      IF coalesce(jsonb_typeof(c -> 'encrypted'), 'null') NOT IN ('null', 'boolean') THEN
+        PERFORM syncular._schema_invalid('column encrypted must be a boolean', 'column_encrypted',
+                                         tname, cname);
+      END IF;
+      cenc := coalesce((c ->> 'encrypted')::boolean, false);
+      ccrdt := NULL;
+      IF ctype = 'crdt' THEN
+        IF cenc THEN
+          PERFORM syncular._schema_invalid('a crdt column cannot be encrypted', 'encrypted_crdt',
+                                           tname, cname);
+        END IF;
+        IF syncular._jstr(c, 'crdtType') IS DISTINCT FROM 'yjs-doc' THEN
+          PERFORM syncular._schema_invalid('a crdt column must declare crdtType yjs-doc', 'crdt_type',
+                                           tname, cname);
+        END IF;
+        ccrdt := 'yjs-doc';
+      ELSIF coalesce(jsonb_typeof(c -> 'crdtType'), 'null') <> 'null' THEN
+        PERFORM syncular._schema_invalid('crdtType is only allowed on a crdt column', 'crdt_type',
+                                         tname, cname);
+      END IF;
+      IF cenc AND syncular._jstr(c, 'declaredType') = 'crdt' THEN
+        PERFORM syncular._schema_invalid('a crdt column cannot be encrypted', 'encrypted_crdt',
+                                         tname, cname);
+      END IF;
+      cols := cols || jsonb_build_array(jsonb_build_object(
+                'name', cname,
+                'type', CASE WHEN cenc THEN 'bytes' ELSE ctype END,
+                'nullable', cnull,
+                'crdtType', ccrdt,
+                'encrypted', cenc));
+    END LOOP;
+
+    -- primary key
+    pk := syncular._jstr(t, 'primaryKey');
+    pk_idx := array_position(colnames, pk) - 1;
+    IF pk IS NULL OR pk_idx IS NULL THEN
+      PERFORM syncular._schema_invalid('primary key must name a column of the table', 'primary_key',
+                                       tname, pk);
+    END IF;
+    IF (cols -> pk_idx -> 'encrypted')::text::boolean THEN
+      PERFORM syncular._schema_invalid('the primary key cannot be encrypted', 'primary_key_encrypted',
+                                       tname, pk);
+    END IF;
+    IF cols -> pk_idx ->> 'type' NOT IN ('string', 'integer', 'boolean', 'json') THEN
+      PERFORM syncular._schema_invalid('primary key type must be string, integer, boolean or json',
+                                       'primary_key_type', tname, pk,
+                                       jsonb_build_object('type', cols -> pk_idx -> 'type'));
+    END IF;
+
+    -- scopes (declaration order)
+    IF jsonb_typeof(t -> 'scopes') IS DISTINCT FROM 'array' OR jsonb_array_length(t -> 'scopes') = 0 THEN
+      PERFORM syncular._schema_invalid('a table must declare at least one scope', 'scopes_missing', tname);
+    END IF;
+    scopes := '[]';
+    tvars := '{}';
+    tscols := '{}';
+    FOR s IN SELECT value FROM jsonb_array_elements(t -> 'scopes') WITH ORDINALITY ORDER BY ordinality LOOP
+      IF jsonb_typeof(s) = 'string' THEN
+        pattern := s #>> '{}';
+        scol := NULL;
+        svar := NULL;
+      ELSIF jsonb_typeof(s) = 'object' THEN
+        pattern := syncular._jstr(s, 'pattern');
+        scol := syncular._jstr(s, 'column');
+        svar := syncular._jstr(s, 'variable');
+        IF (s ? 'column' AND scol IS NULL) OR (s ? 'variable' AND svar IS NULL) THEN
+          PERFORM syncular._schema_invalid('scope column and variable must be strings', 'scope_shape',
+                                           tname);
+        END IF;
+      ELSE
+        PERFORM syncular._schema_invalid('a scope must be a pattern string or an object with a pattern',
+                                         'scope_shape', tname);
+      END IF;
+      m := regexp_match(pattern, '^([^{}]+):\{([^{}:]+)\}$');
+      IF pattern IS NULL OR m IS NULL THEN
+        PERFORM syncular._schema_invalid(
+          'scope pattern must be prefix:{variable} with exactly one variable (no braces in the prefix, no braces or colons in the variable)',
+          'scope_pattern', tname, NULL, jsonb_build_object('pattern', pattern));
+      END IF;
+      IF svar IS NOT NULL AND svar <> m[2] THEN
+        PERFORM syncular._schema_invalid('scope variable does not match its pattern', 'scope_variable',
+                                         tname, NULL, jsonb_build_object('pattern', pattern, 'variable', svar));
+      END IF;
+      svar := m[2];
+      scol := coalesce(scol, svar);
+      sidx := array_position(colnames, scol) - 1;
+      IF sidx IS NULL THEN
+        PERFORM syncular._schema_invalid('scope names no column of the table', 'scope_column',
+                                         tname, scol, jsonb_build_object('pattern', pattern));
+      END IF;
+      IF (cols -> sidx -> 'encrypted')::text::boolean THEN
+        PERFORM syncular._schema_invalid('a scope column cannot be encrypted', 'scope_encrypted',
+                                         tname, scol, jsonb_build_object('pattern', pattern));
+      END IF;
+      -- one variable <-> exactly one column
+      IF svar = ANY (tvars) OR scol = ANY (tscols)
+         OR (var_cols ? svar AND var_cols ->> svar <> scol) THEN
+        PERFORM syncular._schema_invalid('a scope variable must map to exactly one column',
+                                         'scope_variable_column', tname, scol,
+                                         jsonb_build_object('variable', svar));
+      END IF;
+      tvars := tvars || svar;
+      tscols := tscols || scol;
+      var_cols := var_cols || jsonb_build_object(svar, scol);
+      scopes := scopes || jsonb_build_array(jsonb_build_object(
+                  'pattern', m[1] || ':{' || m[2] || '}', 'prefix', m[1], 'variable', svar,
+                  'column', scol, 'columnIndex', sidx));
+    END LOOP;
+
+    -- indexes
+    IF coalesce(jsonb_typeof(t -> 'indexes'), 'null') NOT IN ('null', 'array') THEN
+      PERFORM syncular._schema_invalid('indexes must be an array', 'index_shape', tname);
+    END IF;
+    indexes := '[]';
+    FOR ix IN SELECT value FROM jsonb_array_elements(coalesce(t -> 'indexes', '[]'))
+                WITH ORDINALITY ORDER BY ordinality LOOP
+      IF jsonb_typeof(ix) <> 'object' THEN
+        PERFORM syncular._schema_invalid('an index must be a JSON object', 'index_shape', tname);
+      END IF;
+      ixname := syncular._jstr(ix, 'name');
+      PERFORM syncular._check_identifier(ixname, tname, NULL, jsonb_build_object('index', ixname));
+      IF ixname = ANY (ixnames) THEN
+        PERFORM syncular._schema_invalid('duplicate index name', 'duplicate_index', tname, NULL,
+                                         jsonb_build_object('index', ixname));
+      END IF;
+      ixnames := ixnames || ixname;
+      ixcols := ix -> 'columns';
+      IF jsonb_typeof(ixcols) IS DISTINCT FROM 'array' OR jsonb_array_length(ixcols) = 0 THEN
+        PERFORM syncular._schema_invalid('an index must list at least one column', 'index_shape',
+                                         tname, NULL, jsonb_build_object('index', ixname));
+      END IF;
+      FOR ixcol IN SELECT value FROM jsonb_array_elements(ixcols) LOOP
+        IF jsonb_typeof(ixcol) <> 'string' OR NOT ((ixcol #>> '{}') = ANY (colnames)) THEN
+          PERFORM syncular._schema_invalid('index names no column of the table', 'index_column',
+                                           tname, ixcol #>> '{}', jsonb_build_object('index', ixname));
+        END IF;
+      END LOOP;
+      IF (SELECT count(DISTINCT value) FROM jsonb_array_elements(ixcols)) <> jsonb_array_length(ixcols) THEN
+        PERFORM syncular._schema_invalid('an index lists a column twice', 'index_column', tname, NULL,
+                                         jsonb_build_object('index', ixname));
+      END IF;
+      IF coalesce(jsonb_typeof(ix -> 'unique'), 'null') NOT IN ('null', 'boolean') THEN
+        PERFORM syncular._schema_invalid('index unique must be a boolean', 'index_shape', tname, NULL,
+                                         jsonb_build_object('index', ixname));
+      END IF;
+      indexes := indexes || jsonb_build_array(jsonb_build_object(
+                   'name', ixname, 'columns', ixcols,
+                   'unique', coalesce((ix ->> 'unique')::boolean, false),
+                   'physical', syncular._physical_index_name(ixname)));
+    END LOOP;
+
+    -- materialize: default true, except when every non-PK, non-scope column is encrypted
+    -- (decision: a table with no such column at all stays materialized)
+    IF coalesce(jsonb_typeof(t -> 'materialize'), 'null') NOT IN ('null', 'boolean') THEN
+      PERFORM syncular._schema_invalid('materialize must be a boolean', 'materialize', tname);
+    END IF;
+    IF jsonb_typeof(t -> 'materialize') = 'boolean' THEN
+      mat := (t -> 'materialize')::text::boolean;
+    ELSE
+      SELECT NOT (count(*) > 0 AND bool_and((e.value -> 'encrypted')::text::boolean))
+        INTO mat
+        FROM jsonb_array_elements(cols) WITH ORDINALITY AS e(value, n)
+       WHERE e.n - 1 <> pk_idx AND NOT ((e.value ->> 'name') = ANY (tscols));
+    END IF;
+
+    IF coalesce(jsonb_typeof(t -> 'references'), 'null') NOT IN ('null', 'array') THEN
+      PERFORM syncular._schema_invalid('references must be an array', 'reference_shape', tname);
+    END IF;
+    raw_refs := raw_refs || jsonb_build_object(tname, coalesce(t -> 'references', '[]'));
+
+    compiled_tbls := compiled_tbls || jsonb_build_array(jsonb_build_object(
+      'name', tname, 'materialize', mat, 'primaryKey', pk, 'pkIndex', pk_idx,
+      'columns', cols, 'scopes', scopes, 'indexes', indexes, 'references', '[]'::jsonb));
+  END LOOP;
+
+  -- pass 2: declared references (§2.5); every table is known now
+  FOR i IN 0 .. jsonb_array_length(compiled_tbls) - 1 LOOP
+    t := compiled_tbls -> i;
+    tname := t ->> 'name';
+    SELECT array_agg(e ->> 'name' ORDER BY n) INTO colnames
+      FROM jsonb_array_elements(t -> 'columns') WITH ORDINALITY AS x(e, n);
+    refs := '[]';
+    refcols := '{}';
+    FOR r IN SELECT value FROM jsonb_array_elements(raw_refs -> tname) WITH ORDINALITY ORDER BY ordinality LOOP
+      IF jsonb_typeof(r) <> 'object' THEN
+        PERFORM syncular._schema_invalid('a reference must be a JSON object', 'reference_shape', tname);
+      END IF;
+      rcol := syncular._jstr(r, 'column');
+      rcol_idx := array_position(colnames, rcol) - 1;
+      IF rcol_idx IS NULL THEN
+        PERFORM syncular._schema_invalid('reference names no column of the table', 'reference_column',
+                                         tname, rcol);
+      END IF;
+      IF rcol = ANY (refcols) THEN
+        PERFORM syncular._schema_invalid('a column declares more than one reference', 'duplicate_reference',
+                                         tname, rcol);
+      END IF;
+      refcols := refcols || rcol;
+      rparent := syncular._jstr(r, 'parentTable');
+      SELECT e INTO parent FROM jsonb_array_elements(compiled_tbls) e WHERE e ->> 'name' = rparent;
+      IF rparent IS NULL OR parent IS NULL THEN
+        PERFORM syncular._schema_invalid('reference names an unknown parent table', 'reference_parent',
+                                         tname, rcol, jsonb_build_object('parentTable', rparent));
+      END IF;
+      IF parent -> 'columns' -> (parent ->> 'pkIndex')::int ->> 'type'
+         IS DISTINCT FROM t -> 'columns' -> rcol_idx ->> 'type' THEN
+        PERFORM syncular._schema_invalid('reference column type differs from the parent primary key type',
+                                         'reference_type', tname, rcol,
+                                         jsonb_build_object('parentTable', rparent));
+      END IF;
+      IF (SELECT array_agg(e ->> 'pattern' ORDER BY e ->> 'pattern') FROM jsonb_array_elements(parent -> 'scopes') e)
+         IS DISTINCT FROM
+         (SELECT array_agg(e ->> 'pattern' ORDER BY e ->> 'pattern') FROM jsonb_array_elements(t -> 'scopes') e) THEN
+        PERFORM syncular._schema_invalid('a child table must declare the same scope patterns as its parent',
+                                         'reference_scopes', tname, rcol,
+                                         jsonb_build_object('parentTable', rparent));
+      END IF;
+      IF r ? 'onDelete' AND jsonb_typeof(r -> 'onDelete') <> 'null' THEN
+        ondel := lower(btrim(syncular._jstr(r, 'onDelete')));
+      ELSE
+        ondel := 'restrict';
+      END IF;
+      ondel := CASE ondel WHEN 'restrict' THEN 'restrict' WHEN 'cascade' THEN 'cascade'
+                          WHEN 'set null' THEN 'set_null' WHEN 'set_null' THEN 'set_null' END;
+      IF ondel IS NULL THEN
+        PERFORM syncular._schema_invalid('reference onDelete must be restrict, cascade or set null',
+                                         'reference_on_delete', tname, rcol,
+                                         jsonb_build_object('onDelete', r -> 'onDelete'));
+      END IF;
+      IF ondel = 'set_null' AND NOT (t -> 'columns' -> rcol_idx -> 'nullable')::text::boolean THEN
+        PERFORM syncular._schema_invalid('ON DELETE SET NULL needs a nullable column', 'reference_set_null',
+                                         tname, rcol, jsonb_build_object('parentTable', rparent));
+      END IF;
+      refs := refs || jsonb_build_array(jsonb_build_object(
+                'column', rcol, 'columnIndex', rcol_idx, 'parentTable', rparent, 'onDelete', ondel));
+    END LOOP;
+    compiled_tbls := jsonb_set(compiled_tbls, ARRAY[i::text, 'references'], refs);
+  END LOOP;
+
+  v_out := jsonb_build_object('version', v_version::text::integer, 'appSchema', app_schema,
+                              'tables', compiled_tbls);
+
+  -- physical index names (declared and reference indexes) must not collide
+  IF (SELECT count(*) <> count(DISTINCT physical) FROM syncular._index_plan(v_out)) THEN
+    PERFORM syncular._schema_invalid('two indexes map to the same physical index name',
+                                     'duplicate_index');
+  END IF;
+  RETURN v_out;
+END
+$$;
+
+-- Every physical index of the compiled schema: the declared indexes of materialized tables, then
+-- one non-unique index per reference child column (materialized tables only; skipped when a
+-- declared index already leads with that column).
+CREATE FUNCTION syncular._index_plan(compiled jsonb)
+RETURNS TABLE (tbl text, physical text, columns text[], is_unique boolean)
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT t.value ->> 'name', ix.value ->> 'physical',
+         ARRAY(SELECT jsonb_array_elements_text(ix.value -> 'columns')),
+         (ix.value -> 'unique')::text::boolean
+    FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY AS t(value, tn)
+    CROSS JOIN LATERAL jsonb_array_elements(t.value -> 'indexes') WITH ORDINALITY AS ix(value, n)
+   WHERE (t.value -> 'materialize')::text::boolean
+  UNION ALL
+  SELECT t.value ->> 'name',
+         syncular._physical_index_name('ref_' || (t.value ->> 'name') || '_' || (r.value ->> 'column')),
+         ARRAY[r.value ->> 'column'], false
+    FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY AS t(value, tn)
+    CROSS JOIN LATERAL jsonb_array_elements(t.value -> 'references') WITH ORDINALITY AS r(value, n)
+   WHERE (t.value -> 'materialize')::text::boolean
+     AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(t.value -> 'indexes') d
+                      WHERE d.value -> 'columns' ->> 0 = r.value ->> 'column')
+$$;
+COMMENT ON FUNCTION syncular._index_plan(jsonb) IS
+  'Internal. Every physical index ensure_schema builds for a compiled schema: (table, physical name, columns after _sync_partition, unique). Declared indexes of materialized tables (sync_ix_<name>), then one non-unique sync_ix_ref_<table>_<column> (FNV-hashed past 63 bytes) per reference child column not already leading a declared index. Raises nothing. data-model-and-storage.md §2.5, §6.';
+
+COMMENT ON FUNCTION syncular._compile_schema(jsonb, text) IS
+  'Internal. Compiles a schema IR (typegen irVersion 1: schemaVersion, scopes {pattern, variable, column}; or the plain server shape: version, scopes "prefix:{variable}" or {pattern, column}) into the normalized object of docs/compiled-schema.md, with appSchema = app_schema. Applies every compile-time rule of data-model-and-storage.md §2.2, §2.3, §2.4, §2.5; a failure raises sync.storage.schema_invalid (SQLSTATE 22023) with details {table?, column?, rule, ...}. Writes nothing.';
+
+-- The layouts JSON text of the marker (§4 sync_schema_meta): {"<table>":[{"name":..,"type":..,
+-- "nullable":..},...],...} in compiled order, compact, nothing else.
+CREATE FUNCTION syncular._layouts_text(compiled jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT '{' || coalesce(string_agg(to_json(t.value ->> 'name')::text || ':[' ||
+           (SELECT coalesce(string_agg(format('{"name":%s,"type":%s,"nullable":%s}',
+                                              to_json(c.value ->> 'name')::text,
+                                              to_json(c.value ->> 'type')::text,
+                                              c.value ->> 'nullable'), ',' ORDER BY c.n), '')
+              FROM jsonb_array_elements(t.value -> 'columns') WITH ORDINALITY AS c(value, n))
+           || ']', ',' ORDER BY t.n), '') || '}'
+    FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY AS t(value, n)
+$$;
+COMMENT ON FUNCTION syncular._layouts_text(jsonb) IS
+  'Internal. The sync_schema_meta.layouts text of a compiled schema: a compact JSON object, table -> [{name, type, nullable}] in compiled table and column order, nothing else. Raises nothing. data-model-and-storage.md §4 (sync_schema_meta).';
+
+-- Parses stored layouts text; anything unreadable or not an object counts as {} (reference).
+CREATE FUNCTION syncular._parse_layouts(layouts text) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  j jsonb;
+BEGIN
+  BEGIN
+    j := layouts::jsonb;
+  EXCEPTION WHEN others THEN
+    RETURN '{}'::jsonb;
+  END;
+  IF j IS NULL OR jsonb_typeof(j) <> 'object' THEN
+    RETURN '{}'::jsonb;
+  END IF;
+  RETURN j;
+END
+$$;
+COMMENT ON FUNCTION syncular._parse_layouts(text) IS
+  'Internal. Stored sync_schema_meta.layouts text as a jsonb object; unparseable or non-object text counts as {} (barrier-rfc0007.md §6.1 step 1). Raises nothing.';
+
+-- True when layout entries a and b (jsonb {name, type, nullable}) are equal; NULLs are unequal.
+CREATE FUNCTION syncular._layout_entry_equal(a jsonb, b jsonb) RETURNS boolean
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT coalesce(a IS NOT NULL AND b IS NOT NULL
+                  AND a -> 'name' = b -> 'name' AND a -> 'type' = b -> 'type'
+                  AND a -> 'nullable' = b -> 'nullable', false)
+$$;
+COMMENT ON FUNCTION syncular._layout_entry_equal(jsonb, jsonb) IS
+  'Internal. True when two layout entries have equal name, type and nullable; false when either is NULL. Raises nothing.';
+
+-- Same-version stored-layout check (barrier-rfc0007.md §6.1).
+CREATE FUNCTION syncular._verify_stored_layouts(compiled jsonb, stored jsonb) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  t     jsonb;
+  st    jsonb;
+  c     jsonb;
+  s     jsonb;
+  n     integer;
+  k     text;
+  names text[] := '{}';
+BEGIN
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+    names := names || (t ->> 'name');
+    st := stored -> (t ->> 'name');
+    IF st IS NULL OR jsonb_typeof(st) <> 'array' THEN
+      st := '[]';
+    END IF;
+    n := greatest(jsonb_array_length(t -> 'columns'), jsonb_array_length(st));
+    FOR i IN 0 .. n - 1 LOOP
+      c := t -> 'columns' -> i;
+      s := st -> i;
+      IF NOT syncular._layout_entry_equal(c, s) THEN
+        PERFORM syncular._raise('sync.storage.stored_layout_mismatch',
+          'stored schema layouts disagree with the configured schema at the same version',
+          jsonb_build_object('table', t ->> 'name',
+                             'column', coalesce(c ->> 'name', s ->> 'name', '')));
+      END IF;
+    END LOOP;
+  END LOOP;
+  FOR k IN SELECT key FROM jsonb_each(stored) ORDER BY key LOOP
+    IF NOT (k = ANY (names)) THEN
+      PERFORM syncular._raise('sync.storage.stored_layout_mismatch',
+        'stored schema layouts disagree with the configured schema at the same version',
+        jsonb_build_object('table', k));
+    END IF;
+  END LOOP;
+END
+$$;
+COMMENT ON FUNCTION syncular._verify_stored_layouts(jsonb, jsonb) IS
+  'Internal. Same-version check of the stored layouts (jsonb object) against a compiled schema: per configured table in order, positions 0..max(n)-1 must agree in name, type and nullable, then no stored table may be unconfigured. Raises sync.storage.stored_layout_mismatch (SQLSTATE 55000) with details {table, column} or {table}. barrier-rfc0007.md §6.1.';
+
+-- The stored-layout check against the marker as it is now (used by syncular.readiness).
+CREATE FUNCTION syncular._check_stored_layout(compiled jsonb) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  PERFORM syncular._verify_stored_layouts(compiled,
+            syncular._parse_layouts((SELECT m.layouts FROM syncular.sync_schema_meta m WHERE m.id = 1)));
+END
+$$;
+COMMENT ON FUNCTION syncular._check_stored_layout(jsonb) IS
+  'Internal. syncular._verify_stored_layouts of a compiled schema against the layouts stored in sync_schema_meta now (absent marker = {}). Raises sync.storage.stored_layout_mismatch (SQLSTATE 55000; details {table, column} | {table}). Writes nothing. barrier-rfc0007.md §6.1.';
+
+-- Hook: same-version physical-catalog check (barrier-rfc0007.md §6.2).  Filled by another issue
+-- (CREATE OR REPLACE in a later part of the install script); today it checks nothing.
+CREATE FUNCTION syncular._check_physical_layout(compiled jsonb) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RETURN;  -- placeholder: sync.storage.physical_layout_mismatch checks go here
+END
+$$;
+COMMENT ON FUNCTION syncular._check_physical_layout(jsonb) IS
+  'Internal hook, currently a no-op. Will check every synced table of the compiled schema against the physical catalog (meta column types and nullability, PK) and raise sync.storage.physical_layout_mismatch (SQLSTATE 55000) with details {table, reason, ...}. barrier-rfc0007.md §6.2.';
+
+-- Hook: the RFC 0007 checkpoint barrier, run under the migration lock before the marker is read
+-- (barrier-rfc0007.md §3.4 step 3).  Replaced by 60_barrier.sql; here it checks nothing.
+CREATE FUNCTION syncular._checkpoint_barrier(checkpoints jsonb, running_version integer)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RETURN;  -- placeholder: sync.storage.checkpoint_incomplete goes here
+END
+$$;
+COMMENT ON FUNCTION syncular._checkpoint_barrier(jsonb, integer) IS
+  'Internal hook, a no-op until replaced (60_barrier.sql). Refuses (sync.storage.checkpoint_incomplete) when a checkpoint at running_version is not activated and is not among the caller''s declarations (checkpoints: JSON array). barrier-rfc0007.md §3.4.';
+
+-- Hook: install declared checkpoints and raise the writer fence after a bump (RFC 0007).
+CREATE FUNCTION syncular._install_checkpoints(checkpoints jsonb, version integer)
+RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  RETURN;  -- placeholder: filled by the writer-fence / checkpoint issue
+END
+$$;
+COMMENT ON FUNCTION syncular._install_checkpoints(jsonb, integer) IS
+  'Internal hook, currently a no-op. Called by ensure_schema after a create or a bump, in the bump transaction: will install each declared backfill checkpoint (checkpoints: JSON array) and raise the writer fence to version. barrier-rfc0007.md §3.4 step 6.4, §5.';
+
+-- ---------------------------------------------------------------------------------------------
+-- DDL helpers
+
+CREATE FUNCTION syncular._create_synced_table(app_schema text, tbl jsonb) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  app_cols text := '';
+BEGIN
+  IF (tbl -> 'materialize')::text::boolean THEN
+    SELECT string_agg(format('%I %s%s', c.value ->> 'name', syncular._pg_type(c.value ->> 'type'),
+                             CASE WHEN (c.value -> 'nullable')::text::boolean THEN '' ELSE ' NOT NULL' END),
+                      ', ' ORDER BY c.n) || ', '
+      INTO app_cols
+      FROM jsonb_array_elements(tbl -> 'columns') WITH ORDINALITY AS c(value, n);
+  END IF;
+  EXECUTE format('CREATE TABLE %I.%I (_sync_partition text NOT NULL, _sync_row_id text NOT NULL, %s'
+                 '_sync_server_version bigint NOT NULL, _sync_scopes jsonb NOT NULL, '
+                 '_sync_payload bytea NOT NULL, _sync_column_versions bytea, '
+                 'PRIMARY KEY (_sync_partition, _sync_row_id))',
+                 app_schema, tbl ->> 'name', app_cols);
+END
+$$;
+COMMENT ON FUNCTION syncular._create_synced_table(text, jsonb) IS
+  'Internal. CREATE TABLE app_schema.<table> for one compiled table: _sync_partition, _sync_row_id, the app columns when materialized (projection types, NOT NULL when non-nullable), _sync_server_version, _sync_scopes, _sync_payload, _sync_column_versions; PK (_sync_partition, _sync_row_id). Raises the DDL error if the table exists. data-model-and-storage.md §6.';
+
+CREATE FUNCTION syncular._create_indexes(app_schema text, compiled jsonb) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  p record;
+BEGIN
+  FOR p IN SELECT * FROM syncular._index_plan(compiled) LOOP
+    EXECUTE format('CREATE %sINDEX %I ON %I.%I (_sync_partition, %s)',
+                   CASE WHEN p.is_unique THEN 'UNIQUE ' ELSE '' END, p.physical, app_schema, p.tbl,
+                   (SELECT string_agg(format('%I', col), ', ' ORDER BY n)
+                      FROM unnest(p.columns) WITH ORDINALITY AS u(col, n)));
+  END LOOP;
+END
+$$;
+COMMENT ON FUNCTION syncular._create_indexes(text, jsonb) IS
+  'Internal. Creates every index of syncular._index_plan(compiled) as CREATE [UNIQUE] INDEX <physical> ON app_schema.<table> (_sync_partition, <columns>). data-model-and-storage.md §6.';
+
+-- Free-standing Syncular-owned indexes of one table: sync_ix_* or a declared name; never the
+-- primary key or a constraint's index.
+CREATE FUNCTION syncular._drop_owned_indexes(app_schema text, tbl text, declared text[]) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  ixname text;
+BEGIN
+  FOR ixname IN
+    SELECT ic.relname
+      FROM pg_index i
+      JOIN pg_class ic ON ic.oid = i.indexrelid
+      JOIN pg_class tc ON tc.oid = i.indrelid
+      JOIN pg_namespace ns ON ns.oid = tc.relnamespace
+     WHERE ns.nspname = app_schema AND tc.relname = tbl
+       AND NOT i.indisprimary
+       AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
+       AND (starts_with(ic.relname::text, 'sync_ix_') OR ic.relname::text = ANY (declared))
+     ORDER BY ic.relname
+  LOOP
+    EXECUTE format('DROP INDEX %I.%I', app_schema, ixname);
+  END LOOP;
+END
+$$;
+COMMENT ON FUNCTION syncular._drop_owned_indexes(text, text, text[]) IS
+  'Internal. Drops the Syncular-owned indexes of app_schema.tbl: free-standing (not primary, not constraint-owned) indexes named sync_ix_* or equal to a declared index name. Operator indexes survive. data-model-and-storage.md §6 (user indexes), §7 step 4.';
+
+-- Projection expression of column `col` (schema type coltype) from decode_row's jsonb `j`.
+CREATE FUNCTION syncular._projection_expr(col text, coltype text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE coltype
+    WHEN 'integer' THEN format('(x.j ->> %L)::bigint', col)
+    WHEN 'float'   THEN format('(x.j ->> %L)::double precision', col)
+    WHEN 'boolean' THEN format('(x.j ->> %L)::boolean', col)
+    WHEN 'json'    THEN format('CASE WHEN jsonb_typeof(x.j -> %L) = ''null'' THEN NULL ELSE x.j -> %L END', col, col)
+    WHEN 'bytes'   THEN format('decode(x.j ->> %L, ''base64'')', col)
+    WHEN 'crdt'    THEN format('decode(x.j ->> %L, ''base64'')', col)
+    ELSE format('(x.j ->> %L)', col) END
+$$;
+COMMENT ON FUNCTION syncular._projection_expr(text, text) IS
+  'Internal. SQL expression computing the projection of one column from x.j, the jsonb produced by syncular.decode_row (bytes and crdt as base64, json as JSON values). Raises nothing.';
+
+-- Re-encodes payloads of one table with trailing NULLs (old_n -> new_n columns) and backfills the
+-- listed projection columns (backfill: [{name, type}]), walking (partition, row_id) keysets in
+-- batches of 500.  Returns the number of rows rewritten.
+CREATE FUNCTION syncular._rewrite_rows(app_schema text, tbl text, old_n integer, new_n integer,
+                                       backfill jsonb) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  payload_expr text;
+  decode_expr  text := 'NULL::jsonb';
+  set_list     text := '_sync_payload = x.p';
+  stmt         text;
+  last_p       text;
+  last_r       text;
+  batch        bigint;
+  total        bigint := 0;
+BEGIN
+  IF new_n = old_n AND jsonb_array_length(backfill) = 0 THEN
+    RETURN 0;
+  END IF;
+  payload_expr := CASE WHEN new_n > old_n
+                       THEN 'syncular._payload_append_nulls(k._sync_payload, $3, $4)'
+                       ELSE 'k._sync_payload' END;
+  IF jsonb_array_length(backfill) > 0 THEN
+    decode_expr := format('syncular.decode_row(%L, b.p)', tbl);
+    SELECT set_list || ', ' || string_agg(format('%I = %s', e.value ->> 'name',
+                                                 syncular._projection_expr(e.value ->> 'name', e.value ->> 'type')),
+                                          ', ' ORDER BY e.n)
+      INTO set_list
+      FROM jsonb_array_elements(backfill) WITH ORDINALITY AS e(value, n);
+  END IF;
+  stmt := format(
+    'WITH u AS ('
+    '  UPDATE %1$I.%2$I AS t SET %3$s'
+    '    FROM (SELECT b.pk1, b.pk2, b.p, %4$s AS j'
+    '            FROM (SELECT k._sync_partition AS pk1, k._sync_row_id AS pk2, %5$s AS p'
+    '                    FROM %1$I.%2$I AS k'
+    '                   WHERE $1::text IS NULL OR (k._sync_partition, k._sync_row_id) > ($1, $2)'
+    '                   ORDER BY k._sync_partition, k._sync_row_id LIMIT 500) AS b) AS x'
+    '   WHERE t._sync_partition = x.pk1 AND t._sync_row_id = x.pk2'
+    '   RETURNING t._sync_partition, t._sync_row_id)'
+    ' SELECT count(*) OVER (), _sync_partition, _sync_row_id FROM u'
+    '  ORDER BY _sync_partition DESC, _sync_row_id DESC LIMIT 1',
+    app_schema, tbl, set_list, decode_expr, payload_expr);
+  LOOP
+    batch := NULL;
+    EXECUTE stmt INTO batch, last_p, last_r USING last_p, last_r, old_n, new_n;
+    EXIT WHEN batch IS NULL;
+    total := total + batch;
+    EXIT WHEN batch < 500;
+  END LOOP;
+  RETURN total;
+END
+$$;
+COMMENT ON FUNCTION syncular._rewrite_rows(text, text, integer, integer, jsonb) IS
+  'Internal. Bump step 5 for one synced table: re-encodes every _sync_payload from old_n to new_n columns (trailing NULLs, syncular._payload_append_nulls) and sets the projection columns listed in backfill ([{name, type}]) from syncular.decode_row (which reads the compiled schema in sync_settings, so that must already hold the new one). Walks (_sync_partition, _sync_row_id) keysets in batches of 500; returns the number of rows rewritten. data-model-and-storage.md §7 step 5.';
+
+-- ---------------------------------------------------------------------------------------------
+-- ensure_schema
+
+CREATE FUNCTION syncular._ensure_schema(ir jsonb, checkpoints jsonb, app_schema text, caller_schema text)
+RETURNS jsonb
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  compiled     jsonb;
+  version      integer;
+  registered   text;
+  prev_comp    jsonb;
+  target       text;
+  stored_ver   bigint;
+  stored_txt   text;
+  stored       jsonb;
+  t            jsonb;
+  tname        text;
+  old_layout   jsonb;
+  new_cols     jsonb;
+  old_n        integer;
+  new_n        integer;
+  phys_cols    text[];
+  mat          boolean;
+  backfill     jsonb;
+  added        text[];
+  dropped      text[] := '{}';
+  created      text[] := '{}';
+  altered      text[] := '{}';
+  rewrites     jsonb := '[]';   -- [{table, old, new, backfill}]
+  rw           jsonb;
+  rewritten    bigint := 0;
+  new_names    text[];
+  k            text;
+  c            jsonb;
+  i            integer;
+BEGIN
+  IF checkpoints IS NULL OR jsonb_typeof(checkpoints) <> 'array' THEN
+    PERFORM syncular._schema_invalid('checkpoints must be a JSON array', 'checkpoints');
+  END IF;
+
+  -- compile first (pure): an invalid schema is refused without taking the migration lock
+  compiled := syncular._compile_schema(ir, NULL);
+  version := (compiled ->> 'version')::integer;
+  SELECT array_agg(e ->> 'name' ORDER BY n) INTO new_names
+    FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY AS x(e, n);
+  new_names := coalesce(new_names, '{}');
+
+  -- the migration lock, then every read that plans the work (decision: re-read under the lock)
+  LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE;
+  PERFORM syncular._checkpoint_barrier(checkpoints, version);
+
+  SELECT s.app_schema, s.compiled INTO registered, prev_comp FROM syncular.sync_settings s WHERE s.id = 1;
+  SELECT m.schema_version, m.layouts INTO stored_ver, stored_txt FROM syncular.sync_schema_meta m WHERE m.id = 1;
+
+  -- the app schema: explicit, else the registered one, else the caller's current_schema()
+  IF registered IS NOT NULL AND app_schema IS NOT NULL AND app_schema <> registered THEN
+    PERFORM syncular._schema_invalid('a different app schema is already registered in this database',
+                                     'app_schema', NULL, NULL,
+                                     jsonb_build_object('registeredSchema', registered, 'appSchema', app_schema));
+  END IF;
+  target := coalesce(app_schema, registered, caller_schema);
+  IF target IS NULL THEN
+    PERFORM syncular._schema_invalid('no app schema: pass app_schema or set a search_path', 'app_schema');
+  END IF;
+  IF target IN ('syncular', 'pg_catalog', 'information_schema') OR starts_with(target, 'pg_') THEN
+    PERFORM syncular._schema_invalid('the app schema cannot be a system or extension schema', 'app_schema',
+                                     NULL, NULL, jsonb_build_object('appSchema', target));
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = target) THEN
+    PERFORM syncular._schema_invalid('the app schema does not exist', 'app_schema', NULL, NULL,
+                                     jsonb_build_object('appSchema', target));
+  END IF;
+  compiled := jsonb_set(compiled, '{appSchema}', to_jsonb(target));
+
+  -- ---- stored newer: refuse
+  IF stored_ver IS NOT NULL AND stored_ver > version THEN
+    PERFORM syncular._raise('sync.storage.schema_newer',
+      'stored schema version is newer than the schema being ensured',
+      jsonb_build_object('storedSchemaVersion', stored_ver, 'runningSchemaVersion', version));
+  END IF;
+
+  -- ---- same version: verify only, no writes
+  IF stored_ver IS NOT NULL AND stored_ver = version THEN
+    PERFORM syncular._verify_stored_layouts(compiled, syncular._parse_layouts(stored_txt));
+    PERFORM syncular._check_physical_layout(compiled);
+    RETURN jsonb_build_object('schemaVersion', version, 'action', 'verified', 'appSchema', target,
+                              'tables', to_jsonb(new_names));
+  END IF;
+
+  -- ---- no marker: create everything
+  IF stored_ver IS NULL THEN
+    FOREACH tname IN ARRAY new_names LOOP
+      IF to_regclass(format('%I.%I', target, tname)) IS NOT NULL THEN
+        PERFORM syncular._schema_invalid('a synced table to create already exists in the app schema',
+                                         'table_exists', tname);
+      END IF;
+    END LOOP;
+    FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+      PERFORM syncular._create_synced_table(target, t);
+    END LOOP;
+    PERFORM syncular._create_indexes(target, compiled);
+    INSERT INTO syncular.sync_settings AS s (id, app_schema, compiled) VALUES (1, target, compiled)
+      ON CONFLICT (id) DO UPDATE SET app_schema = EXCLUDED.app_schema, compiled = EXCLUDED.compiled;
+    INSERT INTO syncular.sync_schema_meta AS m (id, schema_version, layouts)
+      VALUES (1, version, syncular._layouts_text(compiled))
+      ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version, layouts = EXCLUDED.layouts;
+    PERFORM syncular._install_checkpoints(checkpoints, version);
+    RETURN jsonb_build_object('schemaVersion', version, 'action', 'created', 'appSchema', target,
+                              'tables', to_jsonb(new_names));
+  END IF;
+
+  -- ---- stored older: the append-only bump, planned completely before any DDL
+  stored := syncular._parse_layouts(stored_txt);
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+    tname := t ->> 'name';
+    IF NOT stored ? tname THEN
+      IF to_regclass(format('%I.%I', target, tname)) IS NOT NULL THEN
+        PERFORM syncular._schema_invalid('a synced table to create already exists in the app schema',
+                                         'table_exists', tname);
+      END IF;
+      created := created || tname;
+      CONTINUE;
+    END IF;
+    old_layout := CASE WHEN jsonb_typeof(stored -> tname) = 'array' THEN stored -> tname ELSE '[]' END;
+    new_cols := t -> 'columns';
+    old_n := jsonb_array_length(old_layout);
+    new_n := jsonb_array_length(new_cols);
+    FOR i IN 0 .. greatest(old_n, new_n) - 1 LOOP
+      IF i >= new_n THEN
+        PERFORM syncular._raise('sync.storage.schema_not_append_only',
+          'schema change is not append-only: the stored layout must be a prefix of the new one',
+          jsonb_build_object('table', tname, 'column', old_layout -> i ->> 'name', 'reason', 'column_removed'));
+      ELSIF i < old_n AND NOT syncular._layout_entry_equal(old_layout -> i, new_cols -> i) THEN
+        PERFORM syncular._raise('sync.storage.schema_not_append_only',
+          'schema change is not append-only: the stored layout must be a prefix of the new one',
+          jsonb_build_object('table', tname, 'column', coalesce(new_cols -> i ->> 'name', ''),
+                             'reason', 'column_changed'));
+      ELSIF i >= old_n AND NOT (new_cols -> i -> 'nullable')::text::boolean THEN
+        PERFORM syncular._raise('sync.storage.schema_not_append_only',
+          'schema change is not append-only: appended columns must be nullable',
+          jsonb_build_object('table', tname, 'column', new_cols -> i ->> 'name',
+                             'reason', 'appended_column_not_nullable'));
+      END IF;
+    END LOOP;
+  END LOOP;
+
+  -- 1. retired tables (stored, no longer in the schema)
+  FOR k IN SELECT key FROM jsonb_each(stored) ORDER BY key LOOP
+    IF NOT (k = ANY (new_names)) THEN
+      DELETE FROM syncular.sync_row_scopes WHERE tbl = k;
+      DELETE FROM syncular.sync_blob_refs WHERE tbl = k;
+      EXECUTE format('DROP TABLE IF EXISTS %I.%I', target, k);
+      dropped := dropped || k;
+    END IF;
+  END LOOP;
+
+  -- 2. tables kept: drop owned indexes, add/drop projection columns, plan the row rewrite
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+    tname := t ->> 'name';
+    CONTINUE WHEN tname = ANY (created);
+    IF to_regclass(format('%I.%I', target, tname)) IS NULL THEN
+      created := created || tname;     -- stored but physically missing: create it afresh
+      CONTINUE;
+    END IF;
+    old_layout := CASE WHEN jsonb_typeof(stored -> tname) = 'array' THEN stored -> tname ELSE '[]' END;
+    old_n := jsonb_array_length(old_layout);
+    new_n := jsonb_array_length(t -> 'columns');
+    mat := (t -> 'materialize')::text::boolean;
+    SELECT array_agg(a.attname::text) INTO phys_cols
+      FROM pg_attribute a
+     WHERE a.attrelid = format('%I.%I', target, tname)::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+
+    PERFORM syncular._drop_owned_indexes(target, tname,
+              ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(t -> 'indexes') e));
+    IF NOT ('_sync_column_versions' = ANY (phys_cols)) THEN
+      EXECUTE format('ALTER TABLE %I.%I ADD COLUMN _sync_column_versions bytea', target, tname);
+    END IF;
+
+    backfill := '[]';
+    added := '{}';
+    IF mat THEN
+      FOR i IN 0 .. new_n - 1 LOOP
+        c := t -> 'columns' -> i;
+        IF NOT ((c ->> 'name') = ANY (phys_cols)) THEN
+          EXECUTE format('ALTER TABLE %I.%I ADD COLUMN %I %s', target, tname, c ->> 'name',
+                         syncular._pg_type(c ->> 'type'));
+          added := added || (c ->> 'name');
+          IF i < old_n THEN   -- an existing value (materialize turned on): backfill it
+            backfill := backfill || jsonb_build_array(jsonb_build_object('name', c ->> 'name',
+                                                                         'type', c ->> 'type'));
+          END IF;
+        END IF;
+      END LOOP;
+    ELSE
+      -- materialize turned off: drop the stale projection (the payload is the truth)
+      FOR i IN 0 .. old_n - 1 LOOP
+        IF (old_layout -> i ->> 'name') = ANY (phys_cols)
+           AND NOT starts_with(old_layout -> i ->> 'name', '_sync') THEN
+          EXECUTE format('ALTER TABLE %I.%I DROP COLUMN %I', target, tname, old_layout -> i ->> 'name');
+          added := added || ('-' || (old_layout -> i ->> 'name'));
+        END IF;
+      END LOOP;
+    END IF;
+    IF new_n > old_n OR jsonb_array_length(backfill) > 0 OR cardinality(added) > 0 THEN
+      altered := altered || tname;
+    END IF;
+    IF new_n > old_n OR jsonb_array_length(backfill) > 0 THEN
+      rewrites := rewrites || jsonb_build_array(jsonb_build_object('table', tname, 'old', old_n,
+                                                                   'new', new_n, 'backfill', backfill));
+    END IF;
+  END LOOP;
+
+  -- 3. new tables
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+    IF (t ->> 'name') = ANY (created) THEN
+      PERFORM syncular._create_synced_table(target, t);
+    END IF;
+  END LOOP;
+
+  -- 4. the compiled schema first: decode_row reads it for the backfill
+  INSERT INTO syncular.sync_settings AS s (id, app_schema, compiled) VALUES (1, target, compiled)
+    ON CONFLICT (id) DO UPDATE SET app_schema = EXCLUDED.app_schema, compiled = EXCLUDED.compiled;
+
+  -- 5. payload re-encoding and projection backfill
+  FOR rw IN SELECT value FROM jsonb_array_elements(rewrites) WITH ORDINALITY ORDER BY ordinality LOOP
+    rewritten := rewritten + syncular._rewrite_rows(target, rw ->> 'table', (rw ->> 'old')::int,
+                                                    (rw ->> 'new')::int, rw -> 'backfill');
+  END LOOP;
+
+  -- 6. indexes (after the data, so unique indexes check the backfilled projection once)
+  PERFORM syncular._create_indexes(target, compiled);
+
+  -- 7. the marker, then the RFC 0007 declarations
+  INSERT INTO syncular.sync_schema_meta AS m (id, schema_version, layouts)
+    VALUES (1, version, syncular._layouts_text(compiled))
+    ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version, layouts = EXCLUDED.layouts;
+  PERFORM syncular._install_checkpoints(checkpoints, version);
+
+  RETURN jsonb_build_object('schemaVersion', version, 'action', 'migrated', 'appSchema', target,
+                            'previousSchemaVersion', stored_ver,
+                            'tables', to_jsonb(new_names),
+                            'created', to_jsonb(created), 'dropped', to_jsonb(dropped),
+                            'altered', to_jsonb(altered), 'rewrittenRows', rewritten);
+END
+$$;
+COMMENT ON FUNCTION syncular._ensure_schema(jsonb, jsonb, text, text) IS
+  'Internal body of syncular.ensure_schema; caller_schema is the caller''s current_schema(). See syncular.ensure_schema.';
+
+-- The public entry point.  Deliberately without a SET clause so that current_schema() is the
+-- caller's; its only statement is fully qualified.
+CREATE FUNCTION syncular.ensure_schema(ir jsonb, checkpoints jsonb DEFAULT '[]'::jsonb,
+                                       app_schema text DEFAULT NULL)
+RETURNS jsonb
+LANGUAGE sql VOLATILE AS $$
+  SELECT syncular._ensure_schema(ir, checkpoints, app_schema, pg_catalog.current_schema())
+$$;
+COMMENT ON FUNCTION syncular.ensure_schema(jsonb, jsonb, text) IS
+$$Registers, verifies or migrates the app's synced tables (data-model-and-storage.md §2, §6, §7, §8; docs/compiled-schema.md).
+Arguments: ir = schema IR, typegen (irVersion 1: schemaVersion, tables[{name, primaryKey, columns[{name, type, nullable, crdtType?, encrypted?}], scopes[{pattern, variable, column}], indexes?, references?[{column, parentTable, onDelete}], materialize?}]) or the plain server shape (version, scopes as "prefix:{variable}" or {pattern, column}); checkpoints = JSON array of RFC 0007 backfill-checkpoint declarations (accepted; installed by the barrier code); app_schema = schema holding the synced tables (default: the registered one, else the caller's current_schema()); one app schema per database.
+Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE, then reads the marker: none -> creates every table and index and writes sync_schema_meta and sync_settings ("created"); same version -> verifies the stored layouts, writes nothing ("verified"); older -> append-only bump in the caller's transaction: retired tables dropped, new tables created, nullable columns added, sync_ix_* indexes rebuilt, payloads re-encoded with trailing NULLs (batches of 500), projection backfilled when materialize was turned on ("migrated").
+Returns {schemaVersion, action, appSchema, tables[, previousSchemaVersion, created, dropped, altered, rewrittenRows]}.
+Errors: sync.storage.schema_invalid (22023; details {table?, column?, rule}), sync.storage.schema_newer (55000; {storedSchemaVersion, runningSchemaVersion}), sync.storage.schema_not_append_only (22023; {table, column, reason}), sync.storage.stored_layout_mismatch (55000; {table, column} | {table}); DDL errors of PostgreSQL pass through.$$;

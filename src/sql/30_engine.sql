@@ -1,0 +1,41 @@
+-- syncular install script, part 30: the engine's SQL entry points (src/sql_api.c).
+
+CREATE FUNCTION syncular.handle(request bytea, partition text, actor_id text)
+RETURNS bytea LANGUAGE C VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'syncular_handle';
+COMMENT ON FUNCTION syncular.handle(bytea, text, text) IS
+'Serves one Syncular sync round (SSP2 request bytes in, SSP2 response bytes out) inside the calling transaction. '
+'request: an SSP2 request message, wire version 2 or 3 (the response uses the same version). '
+'partition: the tenant the host authenticated the caller into; actor_id: the authenticated actor. '
+'Pushes (SPEC §6, push-and-pull.md §2) run one subtransaction per commit and lock the partition row until the '
+'caller''s transaction ends; pulls (§4) read one snapshot taken after the pushes. Applied commits NOTIFY '
+'syncular_commit with payload base64url(partition) || '':'' || commit_seq, delivered at commit. '
+'Protocol outcomes (schema floor, epoch reset, rejected commits, conflicts, revoked or reset subscriptions) are '
+'encoded in the response. Request-level failures are raised with DETAIL {"code": ..., "details": ...}: '
+'sync.invalid_request (22023: undecodable message, response-kind message, wire version 1, pushes without '
+'logEpoch, accept without bit 0 or 1, NULL arguments), sync.empty_commit (22023), '
+'sync.invalid_client_id (22023: reserved ["remote-command", prefix or clientId bound to another actor), '
+'sync.too_many_operations (54000: more than syncular.max_operations_per_request operations), '
+'sync.invalid_subscription (22023: duplicate id, undeclared key, ''*'' value, resolver key outside the schema), '
+'sync.unknown_table (42P01: subscription table not served), sync.schema_not_ready (55000: no schema '
+'registered), sync.internal_error (XX000: unexpected failure; fixed message, the cause goes to the server log).';
+
+CREATE FUNCTION syncular.handle_http(request bytea, partition text, actor_id text,
+                                     content_type text DEFAULT 'application/vnd.syncular.sync.v2')
+RETURNS TABLE(status integer, content_type text, body bytea)
+LANGUAGE C VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'syncular_handle_http';
+COMMENT ON FUNCTION syncular.handle_http(bytea, text, text, text) IS
+'POST /sync as one row (wire-format.md §9): runs syncular.handle in a subtransaction and returns exactly what the '
+'HTTP endpoint answers. Success: 200, application/vnd.syncular.sync.v2, the SSP2 response. A content_type whose '
+'part before '';'' is not application/vnd.syncular.sync.v2: 415 with a sync.invalid_request JSON body. A catalogue '
+'error raised by the round: its catalogue HTTP status (errors.md §3) and the JSON body {code, category, retryable, '
+'recommendedAction, message, details?}, nothing written. Any other error: 500 sync.internal_error with a fixed '
+'message (the database text goes to the server log only). Query cancellation is re-raised.';
+
+CREATE PROCEDURE syncular.sync(request bytea, partition text, actor_id text,
+                               INOUT response bytea DEFAULT NULL)
+LANGUAGE C AS 'MODULE_PATHNAME', 'syncular_sync';
+COMMENT ON PROCEDURE syncular.sync(bytea, text, text, bytea) IS
+'The procedure form of syncular.handle (same arguments, errors and response in `response`). Called outside a '
+'transaction block it commits after every pushed commit, releasing the partition lock between commits as the '
+'reference server does, and serves the pull in a final transaction; inside a transaction block it behaves like '
+'syncular.handle. Gateways should prefer this form.';

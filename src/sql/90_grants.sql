@@ -1,0 +1,43 @@
+-- syncular install script, part 90: privileges.
+--
+-- Model (decided here; DESIGN.md "SQL surface"):
+--   * The catalog tables are never writable by app roles (00_catalog revokes them from PUBLIC).
+--   * The serving surface (handle, handle_http, the sync procedure, push, pull, readiness, ...) is
+--     SECURITY DEFINER with a fixed search_path, so a role that may EXECUTE it acts on the catalog
+--     only through the protocol, never through raw table writes.
+--   * Nothing is executable by PUBLIC by default: serving as an arbitrary actor of an arbitrary
+--     partition is a privilege the operator hands out explicitly.  Schema USAGE is public so that
+--     granted roles can name the functions.
+--   * Schema registration (ensure_schema), hook registration (set_*), maintenance (prune,
+--     rotate_log_epoch), the barrier API and every internal `_` helper stay owner-only
+--     (the extension owner, normally a superuser).  The views are owner-only until granted.
+--
+-- Operators grant what each role needs, for example:
+--
+--   -- a stateless gateway role: serve rounds
+--   GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.handle_http(...)         TO sync_gateway;   -- see \df syncular.handle_http
+--   GRANT EXECUTE ON PROCEDURE syncular.sync(...)               TO sync_gateway;   -- see \df syncular.sync
+--
+--   -- backend jobs writing synced data from SQL
+--   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;
+--   GRANT EXECUTE ON FUNCTION syncular.pull(text, text, text, jsonb) TO app_jobs;
+--
+--   -- a monitoring role
+--   GRANT SELECT ON syncular.partitions, syncular.clients, syncular.commits TO monitoring;
+--
+-- Hooks (scope resolver, validators) run inside the SECURITY DEFINER round as the extension
+-- owner; write them with a fixed search_path like any definer-called code.
+
+GRANT USAGE ON SCHEMA syncular TO PUBLIC;
+
+-- Functions are executable by PUBLIC on creation; take that back for every routine of the
+-- extension (functions and procedures), then let the operator grant per role as above.
+REVOKE EXECUTE ON ALL ROUTINES IN SCHEMA syncular FROM PUBLIC;
+
+-- Explicitly owner-only, whatever is granted in bulk later (documentation by statement).
+REVOKE EXECUTE ON FUNCTION syncular.ensure_schema(jsonb, jsonb, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION syncular.set_scope_resolver(regprocedure) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION syncular.prune(text, jsonb) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION syncular.rotate_log_epoch(text) FROM PUBLIC;
+REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits FROM PUBLIC;

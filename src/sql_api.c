@@ -1,0 +1,267 @@
+/*
+ * sql_api.c — the SQL entry points of the engine (thin PG_FUNCTION_INFO_V1 wrappers).
+ *
+ *   syncular.handle(request bytea, partition text, actor_id text) RETURNS bytea
+ *   syncular.handle_http(request, partition, actor_id, content_type)
+ *       RETURNS TABLE(status int, content_type text, body bytea)
+ *   CALL syncular.sync(request, partition, actor_id, INOUT response bytea)
+ *
+ * Declarations and their documentation: src/sql/30_engine.sql.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "engine.h"
+
+#define SYNC_CONTENT_TYPE "application/vnd.syncular.sync.v2"
+
+static void
+args_or_raise(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		sync_raise("sync.invalid_request", "request, partition and actor_id must not be NULL",
+				   NULL);
+}
+
+PG_FUNCTION_INFO_V1(syncular_handle);
+
+Datum
+syncular_handle(PG_FUNCTION_ARGS)
+{
+	bytea	   *result;
+
+	args_or_raise(fcinfo);
+	result = sync_round_serve(PG_GETARG_BYTEA_PP(0),
+							  text_to_cstring(PG_GETARG_TEXT_PP(1)),
+							  text_to_cstring(PG_GETARG_TEXT_PP(2)),
+							  false);
+	PG_RETURN_BYTEA_P(result);
+}
+
+PG_FUNCTION_INFO_V1(syncular_sync);
+
+/* CALL syncular.sync(request, partition, actor_id, INOUT response): the procedure form. */
+Datum
+syncular_sync(PG_FUNCTION_ARGS)
+{
+	bool		atomic = true;
+	bytea	   *result;
+	TupleDesc	desc;
+	char	   *partition;
+	char	   *actor;
+
+	if (fcinfo->context && IsA(fcinfo->context, CallContext))
+		atomic = castNode(CallContext, fcinfo->context)->atomic;
+	args_or_raise(fcinfo);
+	partition = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	actor = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (!atomic)
+	{
+		/* the arguments must survive the commits made inside the round */
+		MemoryContext old = MemoryContextSwitchTo(PortalContext);
+		bytea	   *req = PG_GETARG_BYTEA_P_COPY(0);
+
+		partition = pstrdup(partition);
+		actor = pstrdup(actor);
+		MemoryContextSwitchTo(old);
+		result = sync_round_serve(req, partition, actor, true);
+	}
+	else
+		result = sync_round_serve(PG_GETARG_BYTEA_PP(0), partition, actor, false);
+
+	if (get_call_result_type(fcinfo, NULL, &desc) == TYPEFUNC_COMPOSITE)
+	{
+		Datum		values[1];
+		bool		nulls[1] = {false};
+
+		desc = BlessTupleDesc(desc);
+		values[0] = PointerGetDatum(result);
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+	}
+	PG_RETURN_BYTEA_P(result);
+}
+
+/* ---------------------------------------------------------------- handle_http */
+
+static bytea *
+text_bytea(const char *s)
+{
+	size_t		len = strlen(s);
+	bytea	   *b = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), s, len);
+	return b;
+}
+
+/* The JSON error body {code, category, retryable, recommendedAction, message, details?}. */
+static char *
+error_body(const SyncErrorInfo *e, const char *message, const char *details_json)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"code\":");
+	escape_json(&b, e->code);
+	appendStringInfoString(&b, ",\"category\":");
+	escape_json(&b, e->category);
+	appendStringInfo(&b, ",\"retryable\":%s,\"recommendedAction\":",
+					 e->retryable ? "true" : "false");
+	escape_json(&b, e->action);
+	appendStringInfoString(&b, ",\"message\":");
+	escape_json(&b, message);
+	if (details_json != NULL)
+		appendStringInfo(&b, ",\"details\":%s", details_json);
+	appendStringInfoChar(&b, '}');
+	return b.data;
+}
+
+/*
+ * A raised catalogue error: DETAIL is exactly sync_error_detail_json's text
+ * {"code": "<code>", "details": <json>} and the SQLSTATE is the catalogue's.  Returns the entry
+ * (NULL for anything else) and the raw details text.
+ */
+static const SyncErrorInfo *
+catalogue_error(const ErrorData *edata, char **details)
+{
+	const char *d = edata->detail;
+	const char *p;
+	const char *q;
+	char	   *code;
+	const SyncErrorInfo *e;
+	size_t		len;
+
+	*details = NULL;
+	if (d == NULL || strncmp(d, "{\"code\": \"", 10) != 0)
+		return NULL;
+	p = d + 10;
+	q = strchr(p, '"');
+	if (q == NULL)
+		return NULL;
+	code = pnstrdup(p, q - p);
+	e = sync_error_info(code);
+	if (e == NULL || e->http_status == 0 || e->sqlstate != edata->sqlerrcode)
+		return NULL;
+	q++;
+	len = strlen(q);
+	if (strncmp(q, ", \"details\": ", 13) == 0 && len > 14 && q[len - 1] == '}')
+		*details = pnstrdup(q + 13, len - 14);
+	else if (strcmp(q, "}") != 0)
+		return NULL;
+	return e;
+}
+
+static bool
+content_type_ok(FunctionCallInfo fcinfo)
+{
+	char	   *ct;
+	char	   *semi;
+	char	   *start;
+	char	   *end;
+
+	if (PG_NARGS() < 4 || PG_ARGISNULL(3))
+		return false;
+	ct = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	semi = strchr(ct, ';');
+	if (semi)
+		*semi = '\0';
+	start = ct;
+	while (*start == ' ' || *start == '\t')
+		start++;
+	end = start + strlen(start);
+	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+		*--end = '\0';
+	return pg_strcasecmp(start, SYNC_CONTENT_TYPE) == 0;
+}
+
+PG_FUNCTION_INFO_V1(syncular_handle_http);
+
+Datum
+syncular_handle_http(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	int			status = 200;
+	const char *ctype = SYNC_CONTENT_TYPE;
+	bytea	   *body = NULL;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	InitMaterializedSRF(fcinfo, 0);
+	MemoryContextSwitchTo(caller);
+
+	if (!content_type_ok(fcinfo))
+	{
+		status = 415;
+		ctype = "application/json";
+		body = text_bytea(error_body(sync_error_info("sync.invalid_request"),
+									 "unsupported content type", NULL));
+	}
+	else
+	{
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(caller);
+		PG_TRY();
+		{
+			args_or_raise(fcinfo);
+			body = sync_round_serve(PG_GETARG_BYTEA_PP(0),
+									text_to_cstring(PG_GETARG_TEXT_PP(1)),
+									text_to_cstring(PG_GETARG_TEXT_PP(2)),
+									false);
+			ReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(caller);
+			CurrentResourceOwner = owner;
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+			const SyncErrorInfo *e;
+			char	   *details;
+
+			MemoryContextSwitchTo(caller);
+			edata = CopyErrorData();
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+			MemoryContextSwitchTo(caller);
+			CurrentResourceOwner = owner;
+			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+				ReThrowError(edata);
+			e = catalogue_error(edata, &details);
+			ctype = "application/json";
+			if (e != NULL)
+			{
+				status = e->http_status;
+				body = text_bytea(error_body(e, edata->message, details));
+			}
+			else
+			{
+				ereport(LOG,
+						(errmsg("syncular: sync round failed: %s", edata->message),
+						 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+						 errcode(edata->sqlerrcode)));
+				status = 500;
+				body = text_bytea(error_body(sync_error_info("sync.internal_error"),
+											 "internal server error", NULL));
+			}
+			FreeErrorData(edata);
+		}
+		PG_END_TRY();
+	}
+
+	values[0] = Int32GetDatum(status);
+	values[1] = CStringGetTextDatum(ctype);
+	values[2] = PointerGetDatum(body);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	return (Datum) 0;
+}

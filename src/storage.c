@@ -1,0 +1,838 @@
+/*
+ * storage.c — every read and write the engine makes to the sync_* tables and to synced rows.
+ *
+ * All statements are prepared once per backend (SPI_prepare + SPI_keepplan).  Per-table
+ * statements are rebuilt when the compiled-schema cache reloads (sync_schema_generation).
+ * Every table is schema-qualified; app identifiers go through quote_identifier; client values
+ * only travel as parameters.  The caller must be connected to SPI.
+ *
+ * SPI switches CurrentMemoryContext to its procedure context after every call; run() restores
+ * the caller's context so results are copied where the caller allocates.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "common/base64.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "engine.h"
+#include "storage.h"
+
+/* ---------------------------------------------------------------- plans */
+
+enum
+{
+	P_EPOCH_INSERT,
+	P_EPOCH_SELECT,
+	P_REGISTRY_TOUCH,
+	P_PART_LOCK,
+	P_PART_INSERT,
+	P_SEQ_NEXT,
+	P_SEQS,
+	P_CLIENT_GET,
+	P_CLIENT_UPSERT,
+	P_RESULT_GET,
+	P_RESULT_INSERT,
+	P_TOMBSTONE_GET,
+	P_TOMBSTONE_CLEAR,
+	P_BLOBS_REPLACE,
+	P_COMMIT_INSERT,
+	P_CHANGE_INSERT,
+	P_COUNT
+};
+
+typedef struct StaticPlan
+{
+	const char *sql;
+	int			nargs;
+	Oid			types[10];
+} StaticPlan;
+
+static const StaticPlan static_sql[P_COUNT] = {
+	[P_EPOCH_INSERT] = {
+		"INSERT INTO syncular.sync_partition_registry AS r "
+		"(partition, log_epoch, epoch_required, last_authenticated_at_ms) "
+		"VALUES ($1, pg_catalog.gen_random_uuid()::text, false, $2) "
+		"ON CONFLICT (partition) DO NOTHING RETURNING r.log_epoch",
+	2, {TEXTOID, INT8OID}},
+	[P_EPOCH_SELECT] = {
+		"SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1",
+	1, {TEXTOID}},
+	[P_REGISTRY_TOUCH] = {
+		"UPDATE syncular.sync_partition_registry "
+		"SET last_authenticated_at_ms = GREATEST(last_authenticated_at_ms, $2) "
+		"WHERE partition = $1",
+	2, {TEXTOID, INT8OID}},
+	[P_PART_LOCK] = {
+		"SELECT p.max_commit_seq FROM syncular.sync_partitions p WHERE p.partition = $1 "
+		"FOR UPDATE",
+	1, {TEXTOID}},
+	[P_PART_INSERT] = {
+		"INSERT INTO syncular.sync_partitions (partition) VALUES ($1) "
+		"ON CONFLICT (partition) DO NOTHING",
+	1, {TEXTOID}},
+	[P_SEQ_NEXT] = {
+		"UPDATE syncular.sync_partitions SET max_commit_seq = max_commit_seq + 1 "
+		"WHERE partition = $1 RETURNING max_commit_seq",
+	1, {TEXTOID}},
+	[P_SEQS] = {
+		"SELECT p.max_commit_seq, p.horizon_seq FROM syncular.sync_partitions p "
+		"WHERE p.partition = $1",
+	1, {TEXTOID}},
+	[P_CLIENT_GET] = {
+		"SELECT c.actor_id, c.cursor FROM syncular.sync_clients c "
+		"WHERE c.partition = $1 AND c.client_id = $2",
+	2, {TEXTOID, TEXTOID}},
+	[P_CLIENT_UPSERT] = {
+		"INSERT INTO syncular.sync_clients AS c "
+		"(partition, client_id, actor_id, wire_version, cursor, subscriptions, updated_at_ms) "
+		"VALUES ($1, $2, $3, $4, $5, COALESCE($6::jsonb, '[]'::jsonb), $7) "
+		"ON CONFLICT (partition, client_id) DO UPDATE SET "
+		"actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, "
+		"cursor = EXCLUDED.cursor, "
+		"subscriptions = CASE WHEN $6 IS NULL THEN c.subscriptions ELSE EXCLUDED.subscriptions END, "
+		"updated_at_ms = EXCLUDED.updated_at_ms",
+	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
+	[P_RESULT_GET] = {
+		"SELECT r.result FROM syncular.sync_push_results r "
+		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
+	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_RESULT_INSERT] = {
+		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
+		"VALUES ($1, $2, $3, $4::jsonb) "
+		"ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
+	[P_TOMBSTONE_GET] = {
+		"SELECT t.commit_seq, "
+		"(SELECT c.scopes FROM syncular.sync_changes c WHERE c.partition = t.partition "
+		" AND c.commit_seq = t.commit_seq AND c.tbl = t.tbl AND c.row_id = t.row_id AND c.op = 2 "
+		" ORDER BY c.idx DESC LIMIT 1) "
+		"FROM syncular.sync_tombstones t "
+		"WHERE t.partition = $1 AND t.tbl = $2 AND t.row_id = $3",
+	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_TOMBSTONE_CLEAR] = {
+		"DELETE FROM syncular.sync_tombstones WHERE partition = $1 AND tbl = $2 AND row_id = $3",
+	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_BLOBS_REPLACE] = {
+		"WITH d AS (DELETE FROM syncular.sync_blob_refs b WHERE b.partition = $1 AND b.tbl = $2 "
+		" AND b.row_id = $3 AND NOT (b.blob_id = ANY ($4::text[]))) "
+		"INSERT INTO syncular.sync_blob_refs (partition, tbl, row_id, blob_id) "
+		"SELECT DISTINCT $1, $2, $3, x FROM pg_catalog.unnest($4::text[]) AS x "
+		"ON CONFLICT DO NOTHING",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID}},
+	[P_COMMIT_INSERT] = {
+		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
+		"actor_id, created_at_ms, writer_version) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	7, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID}},
+	[P_CHANGE_INSERT] = {
+		"WITH c AS (INSERT INTO syncular.sync_changes "
+		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)), "
+		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
+		" SELECT $1, $4, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($8::jsonb) e "
+		" ON CONFLICT DO NOTHING) "
+		"INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, commit_seq) "
+		"SELECT $1, $4, $5, $2 WHERE $6 = 2 "
+		"ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq",
+	9, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, INT2OID, INT8OID, TEXTOID, BYTEAOID}},
+};
+
+static SPIPlanPtr plans[P_COUNT];
+
+typedef struct TablePlans
+{
+	SPIPlanPtr	get;
+	SPIPlanPtr	upsert;
+	SPIPlanPtr	del;
+} TablePlans;
+
+static TablePlans *tplans = NULL;	/* in TopMemoryContext, one per schema table */
+static int	ntplans = 0;
+static uint64 tplans_generation = 0;
+
+static SPIPlanPtr
+prepare(const char *sql, int nargs, Oid *types)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+
+	MemoryContextSwitchTo(caller);
+	if (p == NULL)
+		elog(ERROR, "syncular: SPI_prepare failed (%s): %s",
+			 SPI_result_code_string(SPI_result), sql);
+	if (SPI_keepplan(p) != 0)
+		elog(ERROR, "syncular: SPI_keepplan failed");
+	return p;
+}
+
+static SPIPlanPtr
+static_plan(int which)
+{
+	if (plans[which] == NULL)
+		plans[which] = prepare(static_sql[which].sql, static_sql[which].nargs,
+							   (Oid *) static_sql[which].types);
+	return plans[which];
+}
+
+/* Execute a plan; restores the caller's memory context; raises on an SPI failure code. */
+static int
+run(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only, long count)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc = SPI_execute_plan(plan, values, nulls, read_only, count);
+
+	MemoryContextSwitchTo(caller);
+	if (rc < 0)
+		elog(ERROR, "syncular: SPI_execute_plan failed: %s", SPI_result_code_string(rc));
+	return rc;
+}
+
+static inline Datum
+text_datum(const char *s)
+{
+	return PointerGetDatum(cstring_to_text(s));
+}
+
+/* Copy a varlena result column out of the SPI tuple, detoasted, in the current context. */
+static void *
+get_varlena(int row, int col, bool *isnull)
+{
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+
+	if (*isnull)
+		return NULL;
+	return PG_DETOAST_DATUM_COPY(d);
+}
+
+static int64
+get_int8(int row, int col, bool *isnull)
+{
+	Datum		d = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col, isnull);
+
+	return *isnull ? 0 : DatumGetInt64(d);
+}
+
+static char *
+get_text(int row, int col)
+{
+	bool		isnull;
+	text	   *t = get_varlena(row, col, &isnull);
+
+	return isnull ? NULL : text_to_cstring(t);
+}
+
+/* ---------------------------------------------------------------- per-table statements */
+
+static const char *
+column_sql_type(uint8 type)
+{
+	switch (type)
+	{
+		case SSP_COL_STRING:
+		case SSP_COL_BLOB_REF:
+			return "text";
+		case SSP_COL_INTEGER:
+			return "int8";
+		case SSP_COL_FLOAT:
+			return "float8";
+		case SSP_COL_BOOLEAN:
+			return "bool";
+		case SSP_COL_JSON:
+			return "jsonb";
+		default:
+			return "bytea";
+	}
+}
+
+static Oid
+column_type_oid(uint8 type)
+{
+	switch (type)
+	{
+		case SSP_COL_STRING:
+		case SSP_COL_BLOB_REF:
+			return TEXTOID;
+		case SSP_COL_INTEGER:
+			return INT8OID;
+		case SSP_COL_FLOAT:
+			return FLOAT8OID;
+		case SSP_COL_BOOLEAN:
+			return BOOLOID;
+		case SSP_COL_JSON:
+			return JSONBOID;
+		default:
+			return BYTEAOID;
+	}
+}
+
+static void
+build_table_plans(const SyncTable *t, TablePlans *tp)
+{
+	StringInfoData sql;
+	Oid		   *types;
+	int			nargs;
+
+	/* read */
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "SELECT _sync_server_version, _sync_scopes, _sync_payload, "
+					 "_sync_column_versions FROM %s "
+					 "WHERE _sync_partition = $1 AND _sync_row_id = $2",
+					 t->qualified);
+	tp->get = prepare(sql.data, 2, (Oid[]) {TEXTOID, TEXTOID});
+
+	/* upsert + row-scope index sync, one statement */
+	nargs = 7 + (t->materialize ? t->ncolumns : 0);
+	types = palloc(sizeof(Oid) * nargs);
+	types[0] = TEXTOID;			/* partition */
+	types[1] = TEXTOID;			/* row id */
+	types[2] = INT8OID;			/* server version */
+	types[3] = TEXTOID;			/* scopes json */
+	types[4] = BYTEAOID;		/* payload */
+	types[5] = BYTEAOID;		/* column versions */
+	types[6] = TEXTOID;			/* tbl */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "WITH up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
+					 t->qualified);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			appendStringInfo(&sql, ", %s", quote_identifier(t->columns[i].name));
+			types[7 + i] = column_type_oid(t->columns[i].type);
+		}
+	appendStringInfoString(&sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
+						   "_sync_column_versions) VALUES ($1, $2");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, ", $%d::%s", 8 + i, column_sql_type(t->columns[i].type));
+	appendStringInfoString(&sql, ", $3, $4::jsonb, $5, $6) "
+						   "ON CONFLICT (_sync_partition, _sync_row_id) DO UPDATE SET ");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			const char *q = quote_identifier(t->columns[i].name);
+
+			appendStringInfo(&sql, "%s = EXCLUDED.%s, ", q, q);
+		}
+	appendStringInfoString(&sql,
+						   "_sync_server_version = EXCLUDED._sync_server_version, "
+						   "_sync_scopes = EXCLUDED._sync_scopes, "
+						   "_sync_payload = EXCLUDED._sync_payload, "
+						   "_sync_column_versions = EXCLUDED._sync_column_versions "
+						   "RETURNING 1), "
+						   "del AS (DELETE FROM syncular.sync_row_scopes rs "
+						   " WHERE rs.partition = $1 AND rs.tbl = $7 AND rs.row_id = $2 "
+						   " AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text($4::jsonb) e "
+						   "  WHERE e.key = rs.var AND e.value = rs.value)), "
+						   "ins AS (INSERT INTO syncular.sync_row_scopes "
+						   " (partition, tbl, var, value, row_id) "
+						   " SELECT $1, $7, e.key, e.value, $2 "
+						   " FROM pg_catalog.jsonb_each_text($4::jsonb) e ON CONFLICT DO NOTHING) "
+						   "SELECT count(*) FROM up");
+	tp->upsert = prepare(sql.data, nargs, types);
+
+	/* delete the row with its row-scope and blob-ref entries, one statement */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "WITH d AS (DELETE FROM %s WHERE _sync_partition = $1 AND _sync_row_id = $2 "
+					 "RETURNING 1), "
+					 "rs AS (DELETE FROM syncular.sync_row_scopes WHERE partition = $1 "
+					 " AND tbl = $3 AND row_id = $2), "
+					 "br AS (DELETE FROM syncular.sync_blob_refs WHERE partition = $1 "
+					 " AND tbl = $3 AND row_id = $2) "
+					 "SELECT count(*) FROM d",
+					 t->qualified);
+	tp->del = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
+}
+
+static TablePlans *
+table_plans(const SyncSchema *schema, int table_index)
+{
+	if (tplans == NULL || tplans_generation != schema->generation)
+	{
+		if (tplans != NULL)
+		{
+			for (int i = 0; i < ntplans; i++)
+			{
+				if (tplans[i].get)
+					SPI_freeplan(tplans[i].get);
+				if (tplans[i].upsert)
+					SPI_freeplan(tplans[i].upsert);
+				if (tplans[i].del)
+					SPI_freeplan(tplans[i].del);
+			}
+			pfree(tplans);
+		}
+		tplans = MemoryContextAllocZero(TopMemoryContext,
+										sizeof(TablePlans) * Max(schema->ntables, 1));
+		ntplans = schema->ntables;
+		tplans_generation = schema->generation;
+	}
+	if (tplans[table_index].get == NULL)
+	{
+		TablePlans	tp = {0};
+
+		build_table_plans(&schema->tables[table_index], &tp);
+		tplans[table_index] = tp;
+	}
+	return &tplans[table_index];
+}
+
+/* ---------------------------------------------------------------- registry and partitions */
+
+char *
+sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write)
+{
+	Datum		v[2];
+
+	v[0] = text_datum(partition);
+	v[1] = Int64GetDatum(now_ms);
+	if (can_write)
+	{
+		run(static_plan(P_EPOCH_INSERT), v, NULL, false, 0);
+		if (SPI_processed == 1)
+			return get_text(0, 1);
+	}
+	run(static_plan(P_EPOCH_SELECT), v, NULL, !can_write, 1);
+	if (SPI_processed == 1)
+		return get_text(0, 1);
+	return NULL;
+}
+
+void
+sync_storage_registry_touch(const char *partition, int64 now_ms)
+{
+	Datum		v[2];
+
+	v[0] = text_datum(partition);
+	v[1] = Int64GetDatum(now_ms);
+	run(static_plan(P_REGISTRY_TOUCH), v, NULL, false, 0);
+}
+
+void
+sync_storage_lock_partition(const char *partition)
+{
+	Datum		v[1];
+
+	v[0] = text_datum(partition);
+	run(static_plan(P_PART_LOCK), v, NULL, false, 0);
+	if (SPI_processed == 0)
+	{
+		run(static_plan(P_PART_INSERT), v, NULL, false, 0);
+		run(static_plan(P_PART_LOCK), v, NULL, false, 0);
+		if (SPI_processed != 1)
+			elog(ERROR, "syncular: partition row vanished while locking it");
+	}
+}
+
+int64
+sync_storage_next_commit_seq(const char *partition)
+{
+	Datum		v[1];
+	bool		isnull;
+
+	v[0] = text_datum(partition);
+	run(static_plan(P_SEQ_NEXT), v, NULL, false, 0);
+	if (SPI_processed != 1)
+		elog(ERROR, "syncular: partition row missing at commit_seq allocation");
+	return get_int8(0, 1, &isnull);
+}
+
+void
+sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq)
+{
+	Datum		v[1];
+	bool		isnull;
+
+	v[0] = text_datum(partition);
+	run(static_plan(P_SEQS), v, NULL, true, 1);
+	*max_seq = 0;
+	*horizon_seq = 0;
+	if (SPI_processed == 1)
+	{
+		*max_seq = get_int8(0, 1, &isnull);
+		*horizon_seq = get_int8(0, 2, &isnull);
+	}
+}
+
+/* ---------------------------------------------------------------- client records */
+
+bool
+sync_storage_client_get(const char *partition, const char *client_id, char **actor_id,
+						int64 *cursor)
+{
+	Datum		v[2];
+	bool		isnull;
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	run(static_plan(P_CLIENT_GET), v, NULL, false, 1);
+	if (SPI_processed != 1)
+		return false;
+	*actor_id = get_text(0, 1);
+	*cursor = get_int8(0, 2, &isnull);
+	return true;
+}
+
+void
+sync_storage_client_upsert(const char *partition, const char *client_id, const char *actor_id,
+						   int wire_version, int64 cursor, const char *subscriptions_json,
+						   int64 now_ms)
+{
+	Datum		v[7];
+	char		n[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	v[2] = text_datum(actor_id);
+	v[3] = Int32GetDatum(wire_version);
+	v[4] = Int64GetDatum(cursor);
+	if (subscriptions_json)
+		v[5] = text_datum(subscriptions_json);
+	else
+	{
+		v[5] = (Datum) 0;
+		n[5] = 'n';
+	}
+	v[6] = Int64GetDatum(now_ms);
+	run(static_plan(P_CLIENT_UPSERT), v, n, false, 0);
+}
+
+/* ---------------------------------------------------------------- idempotency records */
+
+Jsonb *
+sync_storage_push_result_get(const char *partition, const char *client_id,
+							 const char *client_commit_id)
+{
+	Datum		v[3];
+	bool		isnull;
+	Jsonb	   *j;
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	v[2] = text_datum(client_commit_id);
+	run(static_plan(P_RESULT_GET), v, NULL, false, 1);
+	if (SPI_processed != 1)
+		return NULL;
+	j = get_varlena(0, 1, &isnull);
+	return isnull ? NULL : j;
+}
+
+bool
+sync_storage_push_result_insert(const char *partition, const char *client_id,
+								const char *client_commit_id, const char *result_json)
+{
+	Datum		v[4];
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	v[2] = text_datum(client_commit_id);
+	v[3] = text_datum(result_json);
+	run(static_plan(P_RESULT_INSERT), v, NULL, false, 0);
+	return SPI_processed == 1;
+}
+
+/* ---------------------------------------------------------------- rows */
+
+bool
+sync_storage_row_get(const SyncSchema *schema, int table_index, const char *partition,
+					 const char *row_id, SyncStoredRow *out)
+{
+	TablePlans *tp = table_plans(schema, table_index);
+	Datum		v[2];
+	bool		isnull;
+
+	memset(out, 0, sizeof(*out));
+	v[0] = text_datum(partition);
+	v[1] = text_datum(row_id);
+	run(tp->get, v, NULL, false, 1);
+	if (SPI_processed != 1)
+		return false;
+	out->found = true;
+	out->server_version = get_int8(0, 1, &isnull);
+	out->scopes = get_varlena(0, 2, &isnull);
+	out->payload = get_varlena(0, 3, &isnull);
+	out->column_versions = get_varlena(0, 4, &isnull);
+	return true;
+}
+
+/*
+ * A json value as jsonb for the projection.  PostgreSQL refuses some texts JSON.parse accepts
+ * (\u0000, lone surrogate escapes, numbers beyond numeric's range); those project as NULL.
+ * The conversion runs in a subtransaction so a refusal leaves nothing behind.
+ */
+static Datum
+json_projection(const char *text, uint32 len, bool *isnull)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	char	   *cstr = pnstrdup(text, len);
+	Datum		result = (Datum) 0;
+
+	*isnull = true;
+	if (strlen(cstr) != len)
+		return (Datum) 0;		/* a raw NUL byte cannot be valid JSON text anyway */
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(caller);
+	PG_TRY();
+	{
+		result = DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
+		*isnull = false;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		*isnull = true;
+		result = (Datum) 0;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+static Datum
+value_datum(const SyncColumn *c, const SspValue *val, bool *isnull)
+{
+	*isnull = false;
+	if (!val->present || val->is_null)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	switch (c->type)
+	{
+		case SSP_COL_STRING:
+		case SSP_COL_BLOB_REF:
+			if (memchr(val->str.ptr, '\0', val->str.len) != NULL)
+			{
+				*isnull = true;	/* text cannot hold U+0000: projection only */
+				return (Datum) 0;
+			}
+			return PointerGetDatum(cstring_to_text_with_len(val->str.ptr, val->str.len));
+		case SSP_COL_INTEGER:
+			return Int64GetDatum(val->i);
+		case SSP_COL_FLOAT:
+			return Float8GetDatum(val->f);
+		case SSP_COL_BOOLEAN:
+			return BoolGetDatum(val->b);
+		case SSP_COL_JSON:
+			return json_projection(val->str.ptr, val->str.len, isnull);
+		default:
+			{
+				bytea	   *b = palloc(VARHDRSZ + val->bytes.len);
+
+				SET_VARSIZE(b, VARHDRSZ + val->bytes.len);
+				if (val->bytes.len > 0)
+					memcpy(VARDATA(b), val->bytes.ptr, val->bytes.len);
+				return PointerGetDatum(b);
+			}
+	}
+}
+
+static bytea *
+make_bytea(const uint8 *p, size_t len)
+{
+	bytea	   *b = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	if (len > 0)
+		memcpy(VARDATA(b), p, len);
+	return b;
+}
+
+void
+sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *partition,
+						const char *row_id, int64 server_version, const char *scopes_json,
+						const uint8 *payload, size_t payload_len,
+						const uint8 *column_versions, size_t column_versions_len,
+						const SspValue *values)
+{
+	const SyncTable *t = &schema->tables[table_index];
+	TablePlans *tp = table_plans(schema, table_index);
+	int			nargs = 7 + (t->materialize ? t->ncolumns : 0);
+	Datum	   *v = palloc(sizeof(Datum) * nargs);
+	char	   *n = palloc(nargs + 1);
+
+	memset(n, ' ', nargs);
+	n[nargs] = '\0';
+	v[0] = text_datum(partition);
+	v[1] = text_datum(row_id);
+	v[2] = Int64GetDatum(server_version);
+	v[3] = text_datum(scopes_json);
+	v[4] = PointerGetDatum(make_bytea(payload, payload_len));
+	if (column_versions != NULL)
+		v[5] = PointerGetDatum(make_bytea(column_versions, column_versions_len));
+	else
+	{
+		v[5] = (Datum) 0;
+		n[5] = 'n';
+	}
+	v[6] = text_datum(t->name);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			bool		isnull;
+
+			v[7 + i] = value_datum(&t->columns[i], &values[i], &isnull);
+			if (isnull)
+				n[7 + i] = 'n';
+		}
+	run(tp->upsert, v, n, false, 0);
+}
+
+void
+sync_storage_row_delete(const SyncSchema *schema, int table_index, const char *partition,
+						const char *row_id)
+{
+	TablePlans *tp = table_plans(schema, table_index);
+	Datum		v[3];
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(row_id);
+	v[2] = text_datum(schema->tables[table_index].name);
+	run(tp->del, v, NULL, false, 0);
+}
+
+bool
+sync_storage_tombstone_get(const char *table, const char *partition, const char *row_id,
+						   int64 *commit_seq, Jsonb **delete_scopes)
+{
+	Datum		v[3];
+	bool		isnull;
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(table);
+	v[2] = text_datum(row_id);
+	run(static_plan(P_TOMBSTONE_GET), v, NULL, false, 1);
+	if (SPI_processed != 1)
+		return false;
+	*commit_seq = get_int8(0, 1, &isnull);
+	*delete_scopes = get_varlena(0, 2, &isnull);
+	return true;
+}
+
+void
+sync_storage_tombstone_clear(const char *table, const char *partition, const char *row_id)
+{
+	Datum		v[3];
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(table);
+	v[2] = text_datum(row_id);
+	run(static_plan(P_TOMBSTONE_CLEAR), v, NULL, false, 0);
+}
+
+void
+sync_storage_blob_refs_replace(const char *table, const char *partition, const char *row_id,
+							   int nids, char **blob_ids)
+{
+	Datum		v[4];
+	Datum	   *elems = palloc(sizeof(Datum) * Max(nids, 1));
+
+	for (int i = 0; i < nids; i++)
+		elems[i] = text_datum(blob_ids[i]);
+	v[0] = text_datum(partition);
+	v[1] = text_datum(table);
+	v[2] = text_datum(row_id);
+	v[3] = PointerGetDatum(construct_array(elems, nids, TEXTOID, -1, false, TYPALIGN_INT));
+	run(static_plan(P_BLOBS_REPLACE), v, NULL, false, 0);
+}
+
+/* ---------------------------------------------------------------- the commit log */
+
+void
+sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *client_id,
+						   const char *client_commit_id, const char *actor_id,
+						   int64 created_at_ms, int64 writer_version)
+{
+	Datum		v[7];
+
+	v[0] = text_datum(partition);
+	v[1] = Int64GetDatum(commit_seq);
+	v[2] = text_datum(client_id);
+	v[3] = text_datum(client_commit_id);
+	v[4] = text_datum(actor_id);
+	v[5] = Int64GetDatum(created_at_ms);
+	v[6] = Int64GetDatum(writer_version);
+	run(static_plan(P_COMMIT_INSERT), v, NULL, false, 0);
+}
+
+void
+sync_storage_change_insert(const char *partition, int64 commit_seq, int32 idx,
+						   const char *table, const char *row_id, int16 op,
+						   bool has_version, int64 row_version, const char *scopes_json,
+						   const uint8 *payload, size_t payload_len)
+{
+	Datum		v[9];
+	char		n[10] = "         ";
+
+	v[0] = text_datum(partition);
+	v[1] = Int64GetDatum(commit_seq);
+	v[2] = Int32GetDatum(idx);
+	v[3] = text_datum(table);
+	v[4] = text_datum(row_id);
+	v[5] = Int16GetDatum(op);
+	v[6] = Int64GetDatum(row_version);
+	if (!has_version)
+		n[6] = 'n';
+	v[7] = text_datum(scopes_json);
+	if (payload != NULL)
+		v[8] = PointerGetDatum(make_bytea(payload, payload_len));
+	else
+	{
+		v[8] = (Datum) 0;
+		n[8] = 'n';
+	}
+	run(static_plan(P_CHANGE_INSERT), v, n, false, 0);
+}
+
+/* NOTIFY syncular_commit, payload base64url(partition) ":" commit_seq (sent at commit). */
+void
+sync_storage_notify_commit(const char *partition, int64 commit_seq)
+{
+	size_t		len = strlen(partition);
+	int			enc_len = pg_b64_enc_len(len);
+	char	   *enc = palloc(enc_len + 1);
+	int			n = pg_b64_encode(partition, len, enc, enc_len);
+	StringInfoData payload;
+
+	if (n < 0)
+		elog(ERROR, "syncular: base64 encoding failed");
+	initStringInfo(&payload);
+	for (int i = 0; i < n; i++)
+	{
+		char		c = enc[i];
+
+		if (c == '+')
+			c = '-';
+		else if (c == '/')
+			c = '_';
+		else if (c == '=')
+			break;				/* base64url without padding */
+		appendStringInfoChar(&payload, c);
+	}
+	appendStringInfo(&payload, ":" INT64_FORMAT, commit_seq);
+	Async_Notify("syncular_commit", payload.data);
+}

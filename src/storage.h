@@ -1,0 +1,71 @@
+/*
+ * storage.h — the engine's reads and writes of sync_* tables and synced rows (storage.c).
+ * Every function needs an SPI connection; results are allocated in CurrentMemoryContext.
+ */
+#ifndef SYNCULAR_STORAGE_H
+#define SYNCULAR_STORAGE_H
+
+#include "engine.h"
+
+typedef struct SyncStoredRow
+{
+	bool		found;
+	int64		server_version;
+	Jsonb	   *scopes;			/* _sync_scopes */
+	bytea	   *payload;		/* full-row codec bytes */
+	bytea	   *column_versions;	/* NULL when no column is above version 1 */
+} SyncStoredRow;
+
+/* registry and partitions */
+extern char *sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write);
+extern void sync_storage_registry_touch(const char *partition, int64 now_ms);
+extern void sync_storage_lock_partition(const char *partition);
+extern int64 sync_storage_next_commit_seq(const char *partition);
+extern void sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq);
+
+/* client records */
+extern bool sync_storage_client_get(const char *partition, const char *client_id,
+									char **actor_id, int64 *cursor);
+extern void sync_storage_client_upsert(const char *partition, const char *client_id,
+									   const char *actor_id, int wire_version, int64 cursor,
+									   const char *subscriptions_json, int64 now_ms);
+
+/* idempotency records */
+extern Jsonb *sync_storage_push_result_get(const char *partition, const char *client_id,
+										   const char *client_commit_id);
+extern bool sync_storage_push_result_insert(const char *partition, const char *client_id,
+											const char *client_commit_id,
+											const char *result_json);
+
+/* rows */
+extern bool sync_storage_row_get(const SyncSchema *schema, int table_index,
+								 const char *partition, const char *row_id, SyncStoredRow *out);
+extern void sync_storage_row_upsert(const SyncSchema *schema, int table_index,
+									const char *partition, const char *row_id,
+									int64 server_version, const char *scopes_json,
+									const uint8 *payload, size_t payload_len,
+									const uint8 *column_versions, size_t column_versions_len,
+									const SspValue *values);
+extern void sync_storage_row_delete(const SyncSchema *schema, int table_index,
+									const char *partition, const char *row_id);
+extern bool sync_storage_tombstone_get(const char *table, const char *partition,
+									   const char *row_id, int64 *commit_seq,
+									   Jsonb **delete_scopes);
+extern void sync_storage_tombstone_clear(const char *table, const char *partition,
+										 const char *row_id);
+extern void sync_storage_blob_refs_replace(const char *table, const char *partition,
+										   const char *row_id, int nids, char **blob_ids);
+
+/* the commit log */
+extern void sync_storage_commit_insert(const char *partition, int64 commit_seq,
+									   const char *client_id, const char *client_commit_id,
+									   const char *actor_id, int64 created_at_ms,
+									   int64 writer_version);
+extern void sync_storage_change_insert(const char *partition, int64 commit_seq, int32 idx,
+									   const char *table, const char *row_id, int16 op,
+									   bool has_version, int64 row_version,
+									   const char *scopes_json,
+									   const uint8 *payload, size_t payload_len);
+extern void sync_storage_notify_commit(const char *partition, int64 commit_seq);
+
+#endif							/* SYNCULAR_STORAGE_H */
