@@ -14,7 +14,7 @@ LANGUAGE sql STABLE AS $$
                     WHEN 'bob'   THEN '{"list_id": ["groceries"]}'::jsonb
                     ELSE '{}'::jsonb END
 $$;
-SELECT syncular.set_scope_resolver('public.allowed_scopes(text,text,text)');
+SELECT 'scope resolver registered' AS hooks FROM (SELECT syncular.set_scope_resolver('public.allowed_scopes(text,text,text)')) r;
 
 INSERT INTO demo.clients VALUES ('phone-A', 'alice', NULL), ('laptop-B', 'bob', NULL);
 INSERT INTO demo.subscriptions (client_id, id, tbl, scopes) VALUES
@@ -58,6 +58,12 @@ SELECT demo.sync('phone-A', p_title => 'A: pulls') IS NOT NULL AS ok \gset
 SELECT demo.sync('phone-A', '[{"id": "A-4", "operations": [
      {"table": "todos", "rowId": "t1", "op": "upsert", "baseVersion": 1, "row": {"id": "t1", "title": "oat milk", "updated_at_ms": 2000}}]}]',
   'A: retransmits A-4 after a lost ack') IS NOT NULL AS ok \gset
+-- 8. Bob may not write outside his grant, and a subscription to a list he cannot see is revoked.
+SELECT demo.sync('laptop-B', '[{"id": "B-3", "operations": [
+     {"table": "todos", "rowId": "t9", "op": "upsert", "row": {"id": "t9", "list_id": "chores", "title": "vacuum", "done": false, "position": 1, "updated_at_ms": 3000}}]}]',
+  'B: writes into the chores list: forbidden') IS NOT NULL AS ok \gset
+INSERT INTO demo.subscriptions (client_id, id, tbl, scopes) VALUES ('laptop-B', 'todos-chores', 'todos', '{"list_id": ["chores"]}');
+SELECT demo.sync('laptop-B', p_title => 'B: subscribes to chores: revoked') IS NOT NULL AS ok \gset
 
 \pset format unaligned
 \pset tuples_only on

@@ -1,5 +1,11 @@
 -- maintenance: syncular.prune, syncular.rotate_log_epoch and the read-only views
 -- (push-and-pull.md §5, §3.8, §1.2; data-model-and-storage.md §8).
+-- pg_regress runs every test in one database: this one works in a private database so that
+-- it neither sees nor leaves synced tables, registrations or catalog rows.
+SELECT current_database() AS orig_db \gset
+CREATE DATABASE syncular_t_maintenance;
+\c syncular_t_maintenance
+CREATE EXTENSION syncular;
 \set VERBOSITY terse
 
 CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
@@ -116,3 +122,6 @@ SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_e
 SELECT c.relname, has_table_privilege('public', c.oid, 'SELECT') AS public_select
   FROM pg_class c WHERE c.relnamespace = 'syncular'::regnamespace AND c.relname IN ('partitions', 'clients', 'commits')
  ORDER BY 1;
+
+\c :orig_db
+DROP DATABASE syncular_t_maintenance;

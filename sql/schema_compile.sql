@@ -1,5 +1,11 @@
 -- schema_compile: syncular.ensure_schema's compile step (data-model-and-storage.md §2.2-§2.5,
 -- docs/compiled-schema.md): both input shapes, the shared IRs, and one refusal per rule.
+-- pg_regress runs every test in one database: this one works in a private database so that
+-- it neither sees nor leaves synced tables, registrations or catalog rows.
+SELECT current_database() AS orig_db \gset
+CREATE DATABASE syncular_t_schema_compile;
+\c syncular_t_schema_compile
+CREATE EXTENSION syncular;
 \set VERBOSITY terse
 
 -- try(ir): 'ok' or "<SQLSTATE> <message> | <details>" of the error ensure_schema raises.  A
@@ -187,3 +193,6 @@ SELECT syncular.ensure_schema(:'todos_ir');
 SELECT app_schema, compiled -> 'version' AS version, scope_resolver IS NOT NULL AS resolver_kept FROM syncular.sync_settings;
 SELECT syncular.set_scope_resolver(NULL);
 SELECT app_schema, scope_resolver FROM syncular.sync_settings;
+
+\c :orig_db
+DROP DATABASE syncular_t_schema_compile;

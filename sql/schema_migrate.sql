@@ -1,5 +1,11 @@
 -- schema_migrate: syncular.ensure_schema creating, verifying and migrating the synced tables
 -- (data-model-and-storage.md §4 sync_schema_meta, §6, §7; barrier-rfc0007.md §6.1).
+-- pg_regress runs every test in one database: this one works in a private database so that
+-- it neither sees nor leaves synced tables, registrations or catalog rows.
+SELECT current_database() AS orig_db \gset
+CREATE DATABASE syncular_t_schema_migrate;
+\c syncular_t_schema_migrate
+CREATE EXTENSION syncular;
 \set VERBOSITY terse
 
 -- try(...): the report of ensure_schema, or "<SQLSTATE> <message> | <code> <details>".
@@ -151,3 +157,6 @@ SELECT c.* FROM pg_temp.cols('tags') c;
 SELECT count(*) AS tags_rows, count(*) FILTER (WHERE _sync_payload = '\xfc020000007432020000004c31') AS t2_payload_kept FROM tags;
 SELECT schema_version, layouts = syncular._layouts_text(syncular._compile_schema(jsonb_set(:'v3'::jsonb, '{version}', '4'))) AS layouts_match
   FROM syncular.sync_schema_meta;
+
+\c :orig_db
+DROP DATABASE syncular_t_schema_migrate;

@@ -808,7 +808,11 @@ BEGIN
   new_names := coalesce(new_names, '{}');
 
   -- the migration lock, then every read that plans the work (decision: re-read under the lock)
-  LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE;
+  -- (a hot standby cannot take it and cannot write either: it only verifies the replicated marker;
+  -- a create or bump there fails on its first write as a read-only transaction)
+  IF NOT pg_is_in_recovery() THEN
+    LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE;
+  END IF;
   PERFORM syncular._checkpoint_barrier(checkpoints, version);
 
   SELECT s.app_schema, s.compiled INTO registered, prev_comp FROM syncular.sync_settings s WHERE s.id = 1;
