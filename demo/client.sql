@@ -31,6 +31,18 @@ CREATE TABLE demo.transcript (n serial, line text);
 CREATE FUNCTION demo.say(line text) RETURNS void LANGUAGE sql AS
 $$ INSERT INTO demo.transcript(line) VALUES (line) $$;
 
+-- A push payload as a row object: sparse at wire 3, full before; its size when it does not
+-- decode against the registered table (e.g. a vector written for another layout).
+CREATE FUNCTION demo.show_payload(tbl text, payload bytea, wire int) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF wire >= 3 THEN
+    RETURN syncular.decode_sparse_row(tbl, payload)::text;
+  END IF;
+  RETURN syncular.decode_row(tbl, payload)::text;
+EXCEPTION WHEN OTHERS THEN
+  RETURN format('(%s-byte row for another layout)', length(payload));
+END $$;
+
 -- One line per frame of a rendered message.
 CREATE FUNCTION demo.describe(msg jsonb, arrow text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE f jsonb; ch jsonb; r jsonb; seg jsonb; blk jsonb; line text;
@@ -49,7 +61,8 @@ BEGIN
       line := line || format('%s: ', f->>'clientCommitId') || (SELECT string_agg(format('%s %s/%s%s %s',
                 o->>'op', o->>'table', o->>'rowId',
                 coalesce(' base=' || (o->>'baseVersion'), ''),
-                CASE WHEN o ? 'payload' THEN syncular.decode_sparse_row(o->>'table', decode(o->>'payload', 'base64'))::text ELSE '' END), '; ')
+                CASE WHEN o ? 'payload' THEN demo.show_payload(o->>'table', decode(o->>'payload', 'base64'),
+                                                          (msg->>'wireVersion')::int) ELSE '' END), '; ')
               FROM jsonb_array_elements(f->'operations') o);
     WHEN 'PULL_HEADER' THEN
       line := line || format('limitCommits=%s limitSnapshotRows=%s accept=%s', f->>'limitCommits',

@@ -1,9 +1,14 @@
 -- RFC 0007 backfill checkpoints and the writer fence (src/sql/60_barrier.sql;
 -- shared/reference/barrier-rfc0007.md §3, §5).
--- pg_regress runs every test of a run in one database: start from an empty barrier state
-TRUNCATE syncular.sync_backfill_checkpoints, syncular.sync_writer_fence, syncular.sync_partitions,
-         syncular.sync_partition_registry, syncular.sync_changes, syncular.sync_commits,
-         syncular.sync_schema_meta, syncular.sync_settings;
+-- pg_regress runs every test of a run in one database: this test uses a database of its own
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS syncular_t_barrier_checkpoints;
+CREATE DATABASE syncular_t_barrier_checkpoints;
+\c syncular_t_barrier_checkpoints
+SET client_min_messages = warning;
+CREATE EXTENSION syncular;
+RESET client_min_messages;
 CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE st text; msg text; det text;
 BEGIN
@@ -188,7 +193,5 @@ SELECT syncular.activate_checkpoint('pa', 'one', 0, 0, ARRAY['tasks']) AS pa_one
 SELECT syncular.serve_gate('pz', '[]', 6) ->> 'ready' AS after_activation;
 SELECT pg_temp.err($$SELECT syncular._checkpoint_barrier('[]', 6)$$);
 
--- leave an empty barrier state for the tests that follow
-TRUNCATE syncular.sync_backfill_checkpoints, syncular.sync_writer_fence, syncular.sync_partitions,
-         syncular.sync_partition_registry, syncular.sync_changes, syncular.sync_commits,
-         syncular.sync_schema_meta, syncular.sync_settings;
+\c :regress_db
+DROP DATABASE syncular_t_barrier_checkpoints;

@@ -1,9 +1,14 @@
 -- RFC 0007 serve gate and readiness (src/sql/60_barrier.sql;
 -- shared/reference/barrier-rfc0007.md §4, §7).
--- pg_regress runs every test of a run in one database: start from an empty barrier state
-TRUNCATE syncular.sync_backfill_checkpoints, syncular.sync_writer_fence, syncular.sync_partitions,
-         syncular.sync_partition_registry, syncular.sync_changes, syncular.sync_commits,
-         syncular.sync_schema_meta, syncular.sync_settings;
+-- pg_regress runs every test of a run in one database: this test uses a database of its own
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS syncular_t_barrier_gate;
+CREATE DATABASE syncular_t_barrier_gate;
+\c syncular_t_barrier_gate
+SET client_min_messages = warning;
+CREATE EXTENSION syncular;
+RESET client_min_messages;
 CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE st text; msg text; det text;
 BEGIN
@@ -15,8 +20,8 @@ EXCEPTION WHEN OTHERS THEN
 END $$;
 -- load the module first, so its GUCs (syncular.checkpoints) are defined before any SET
 SELECT count(*) > 0 AS module_loaded FROM syncular.error_catalog();
--- the settings are USERSET strings, empty by default
-SELECT current_setting('syncular.checkpoints', true) AS default_checkpoints;
+-- the setting is defined by the module (no missing_ok here), empty by default
+SELECT current_setting('syncular.checkpoints') = '' AS empty_by_default;
 
 -- ---------------------------------------------------------------- serve_gate: the read
 -- no schema registered and no running version given: a host error, not a state
@@ -171,7 +176,5 @@ SELECT syncular.readiness();
 -- a bad declaration list is a caller error
 SELECT pg_temp.err($$SELECT syncular.readiness('"x"')$$);
 
--- leave an empty barrier state for the tests that follow
-TRUNCATE syncular.sync_backfill_checkpoints, syncular.sync_writer_fence, syncular.sync_partitions,
-         syncular.sync_partition_registry, syncular.sync_changes, syncular.sync_commits,
-         syncular.sync_schema_meta, syncular.sync_settings;
+\c :regress_db
+DROP DATABASE syncular_t_barrier_gate;

@@ -2,10 +2,15 @@
 -- shared/reference/barrier-rfc0007.md §6.2).  The synced tables are created by hand with the
 -- reference DDL (data-model-and-storage.md §6) for a compiled schema written directly into
 -- sync_settings; each tampering runs in a transaction that is rolled back.
--- pg_regress runs every test of a run in one database: start from an empty barrier state
-TRUNCATE syncular.sync_backfill_checkpoints, syncular.sync_writer_fence, syncular.sync_partitions,
-         syncular.sync_partition_registry, syncular.sync_changes, syncular.sync_commits,
-         syncular.sync_schema_meta, syncular.sync_settings;
+-- pg_regress runs every test of a run in one database: this test uses a database of its own
+\set regress_db :DBNAME
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS syncular_t_barrier_layout;
+CREATE DATABASE syncular_t_barrier_layout;
+\c syncular_t_barrier_layout
+SET client_min_messages = warning;
+CREATE EXTENSION syncular;
+RESET client_min_messages;
 CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE st text; msg text; det text;
 BEGIN
@@ -223,10 +228,26 @@ ALTER TABLE "AppData"."TaskLists" ALTER COLUMN _sync_server_version DROP NOT NUL
 SELECT jsonb_pretty(syncular.readiness());
 ROLLBACK;
 
--- leave an empty barrier state for the tests that follow
-TRUNCATE syncular.sync_backfill_checkpoints, syncular.sync_writer_fence, syncular.sync_partitions,
-         syncular.sync_partition_registry, syncular.sync_changes, syncular.sync_commits,
-         syncular.sync_schema_meta, syncular.sync_settings;
-SET client_min_messages = warning;
-DROP SCHEMA "AppData", appdata CASCADE;
-RESET client_min_messages;
+-- wired into ensure_schema: a same-version open runs the checkpoint barrier (before the marker
+-- read), then the stored-layout check, then this physical check
+TRUNCATE syncular.sync_schema_meta, syncular.sync_settings;
+CREATE SCHEMA "Integ";
+CREATE TEMP TABLE ir AS SELECT $json$
+{"version": 1, "tables": [{"name": "Todos", "primaryKey": "id",
+  "columns": [{"name": "id", "type": "string", "nullable": false},
+              {"name": "list_id", "type": "string", "nullable": false}],
+  "scopes": ["list:{list_id}"]}]}
+$json$::jsonb AS ir;
+SELECT syncular.ensure_schema(ir, '[{"partition": "p", "name": "c1", "schemaVersion": 1}]', 'Integ') ->> 'action'
+  AS first_open FROM ir;
+SELECT syncular.ensure_schema(ir, '[{"partition": "p", "name": "c1", "schemaVersion": 1}]') ->> 'action'
+  AS same_version_open FROM ir;
+SELECT pg_temp.err($$SELECT syncular.ensure_schema((SELECT ir FROM ir))$$) AS undeclared;
+BEGIN;
+ALTER TABLE "Integ"."Todos" ALTER COLUMN _sync_server_version TYPE INTEGER;
+SELECT pg_temp.err($$SELECT syncular.ensure_schema((SELECT ir FROM ir),
+  '[{"partition": "p", "name": "c1", "schemaVersion": 1}]')$$) AS tampered_open;
+ROLLBACK;
+
+\c :regress_db
+DROP DATABASE syncular_t_barrier_layout;

@@ -2,6 +2,26 @@
 -- (src/rows.c): the JSON mapping of every column type, exact bytes, round trips, error paths.
 \set VERBOSITY terse
 
+-- pg_regress runs every test of a run in one database: this test runs in one transaction that
+-- starts from an empty syncular state (synced tables of an earlier registration dropped, catalog
+-- emptied) and is rolled back at the end, so no other test sees its effects.
+BEGIN;
+SET LOCAL client_min_messages = warning;
+DO $$
+DECLARE
+  t record;
+BEGIN
+  FOR t IN SELECT s.app_schema, e->>'name' AS name
+             FROM syncular.sync_settings s, jsonb_array_elements(s.compiled->'tables') e
+            WHERE s.compiled IS NOT NULL LOOP
+    EXECUTE format('DROP TABLE IF EXISTS %I.%I CASCADE', t.app_schema, t.name);
+  END LOOP;
+  FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'syncular' LOOP
+    EXECUTE format('TRUNCATE syncular.%I', t.tablename);
+  END LOOP;
+END $$;
+RESET client_min_messages;
+
 -- try(sql): 'ok: <result>' or '<SQLSTATE> <message> | <code> <details>'
 CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE st text; msg text; det text; r text;
@@ -117,3 +137,5 @@ SELECT t, pg_temp.try(q) FROM (VALUES
 
 -- NULL arguments: STRICT
 SELECT syncular.encode_row('items', NULL) IS NULL AS strict_encode, syncular.decode_row(NULL, '\x00') IS NULL AS strict_decode;
+
+ROLLBACK;

@@ -80,6 +80,7 @@ static const SyncErrorInfo catalogue[] = {
 	{"sync.storage.schema_not_registered", "internal", false, "inspectServer", 0, 0},
 	{"sync.storage.hook_signature", "invalid-request", false, "fixRequest", 0, 0},
 	{"sync.storage.hook_code_reserved", "invalid-request", false, "fixRequest", 0, 0},
+	{"sync.storage.invalid_reaction", "invalid-request", false, "fixRequest", 0, 0},
 };
 
 /* SQLSTATE for a code: specific codes first, then by category. */

@@ -25,13 +25,16 @@
  *
  * Bootstrap (§3.7), rows lane only: this server hosts no segment store, so there are no sqlite
  * images and no external segments.  A client that accepts only external rows segments (accept
- * bit 1 without bit 0) still gets SEGMENT_INLINE frames (the inline rule of §3.7 applies when
- * bit 1 alone is set but no store exists; clients that accept external segments decode inline
- * ones too).  Up to maxSnapshotPages pages of limitSnapshotRows rows each, keyset-paged by
+ * bit 1 without bit 0) still gets SEGMENT_INLINE frames: with nowhere to store a segment, inline
+ * is the only way to deliver it, and every SDK decodes SEGMENT_INLINE (it is the mandatory
+ * rows-segment carrier).  Up to maxSnapshotPages pages of limitSnapshotRows rows each, keyset-paged by
  * _sync_row_id under COLLATE "C" (the same order for the page query, the "more" probe and the
  * resume cursor, whatever the database's default collation); each page is one SSG2 segment;
  * the first page is always sent, even with 0 rows.  SUB_END.nextCursor = the pin; the resume
  * token {"asOfCommitSeq","tables","tableIndex","rowCursor"} is present iff incomplete.
+ *
+ * The §3.6 continuity re-check (horizon read again after the window) is not needed: the horizon
+ * and the window are read in the same snapshot, so pruning cannot pass the cursor in between.
  *
  * Bounds: a response section holds at most maxSnapshotPages * limitSnapshotRows rows, or
  * limitCommits changes plus one commit; round.c clamps those values.

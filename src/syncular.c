@@ -18,6 +18,9 @@ void		_PG_init(void);
 /* syncular.max_operations_per_request: total operations over every PUSH_COMMIT of a request. */
 int			sync_max_operations_per_request = 500;
 
+/* syncular.checkpoints: the backfill checkpoints this session declares (JSON array text). */
+char	   *sync_declared_checkpoints = NULL;
+
 /*
  * The codec allocates through these hooks: palloc in CurrentMemoryContext (huge allocations
  * allowed, the bytea limit is checked where a response is returned).  repalloc keeps the
@@ -56,6 +59,14 @@ _PG_init(void)
 							500, 1, INT_MAX,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
+	DefineCustomStringVariable("syncular.checkpoints",
+							   "Backfill checkpoints this session declares (RFC 0007).",
+							   "A JSON array of {partition, name, schemaVersion}. The serve gate lets a "
+							   "session serve past a pending checkpoint only when it declares it.",
+							   &sync_declared_checkpoints,
+							   "",
+							   PGC_USERSET, 0,
+							   NULL, NULL, NULL);
 	MarkGUCPrefixReserved("syncular");
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);

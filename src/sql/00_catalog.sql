@@ -226,3 +226,8 @@ SELECT pg_catalog.pg_extension_config_dump('syncular.sync_row_validators', '');
 
 -- App roles get EXECUTE on the SQL surface, never raw writes to the catalog.
 REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
+
+-- Bootstrap pages walk row ids in byte order (COLLATE "C", a project decision); this index
+-- serves that order whatever the database's default collation.
+CREATE INDEX sync_row_scopes_paging ON syncular.sync_row_scopes
+  (partition, tbl, var, value, row_id COLLATE "C");

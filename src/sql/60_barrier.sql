@@ -7,8 +7,12 @@
 --   readiness             readiness, _checkpoint_barrier (ensure_schema's barrier)
 --   same-version check    _check_physical_layout (§6.2)
 --
--- The hooks syncular._install_checkpoints and syncular._check_physical_layout are defined as
--- no-ops by 10_schema.sql; this file is concatenated after it and replaces them.
+-- The hooks syncular._checkpoint_barrier, syncular._install_checkpoints and
+-- syncular._check_physical_layout are defined as no-ops by 10_schema.sql (same signatures); this
+-- file is concatenated after it and replaces them.  ensure_schema calls _checkpoint_barrier under
+-- the migration lock before reading the marker (so also on a same-version open),
+-- _check_physical_layout after the stored-layout check of a same-version open, and
+-- _install_checkpoints right after the marker write of a create or a bump.
 --
 -- Conventions: every function that reads or writes the catalog pins
 -- `search_path = pg_catalog, pg_temp` and qualifies every object.  Parameters keep their API
