@@ -13,8 +13,8 @@ END $$;
 SELECT code, category, retryable, recommended_action, http_status, sqlstate
   FROM syncular.error_catalog() WHERE http_status IS NOT NULL ORDER BY code;
 -- host storage codes never travel on the wire
-SELECT count(*) AS storage_codes, bool_and(http_status IS NULL) AS none_on_wire
-  FROM syncular.error_catalog() WHERE code LIKE 'sync.storage.%';
+SELECT code, category, retryable, sqlstate, http_status IS NULL AS never_on_wire
+  FROM syncular.error_catalog() WHERE code LIKE 'sync.storage.%' ORDER BY code;
 
 -- _raise: SQLSTATE from the catalogue, fixed message, JSON detail {"code", "details"}
 SELECT pg_temp.err($$SELECT syncular._raise('sync.invalid_request', 'bad frame', '{"offset": 3}')$$);

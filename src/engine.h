@@ -266,4 +266,7 @@ extern void sync_gate_check_push(SyncRound *round);
 extern void sync_pull_subscription(SyncRound *round, const SspFrame *subscription,
 								   const SyncEffective *effective, SyncPullResult *result);
 
+/* gate.c: the RFC 0007 serve gate; both raise sync.schema_not_ready (55000) when refused */
+extern void sync_gate_check_entry(SyncRound *round);
+
 #endif							/* SYNCULAR_ENGINE_H */

@@ -99,6 +99,7 @@ sqlstate_for(const SyncErrorInfo *e)
 		strcmp(c, "sync.storage.stored_layout_mismatch") == 0 ||
 		strcmp(c, "sync.storage.physical_layout_mismatch") == 0 ||
 		strcmp(c, "sync.storage.schema_newer") == 0 ||
+		strcmp(c, "sync.storage.schema_migration_pending") == 0 ||
 		strcmp(c, "sync.storage.schema_not_registered") == 0 ||
 		strcmp(c, "sync.storage.prune_epoch_mismatch") == 0)
 		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;

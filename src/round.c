@@ -282,6 +282,9 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 		sync_raise("sync.internal_error", "the partition is not registered on this server",
 				   NULL);
 
+	/* 4. the entry gate (RFC 0007): before any planning */
+	sync_gate_check_entry(round);
+
 	/* the response buffer lives in the round context (it survives the procedure's commits) */
 	out = palloc0(sizeof(SspBuf));
 	ssp_buf_init(out);
