@@ -683,6 +683,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 			SyncRowScopes pscopes;
 			bool		scopes_complete;
 			bool		authorized;
+			bool		tomb_absent = false;	/* looked up and none found */
 			uint8	   *payload;
 			size_t		payload_len;
 			char	   *scopes_json;
@@ -706,6 +707,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				int64		tomb_seq;
 				Jsonb	   *tomb_scopes = NULL;
 
+				tomb_absent = true;
 				if (sync_storage_tombstone_get(t->name, round->partition, row_id, &tomb_seq,
 											   &tomb_scopes))
 				{
@@ -772,7 +774,8 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				return false;
 			}
 			st->writing_op = i;
-			sync_storage_tombstone_clear(t->name, round->partition, row_id);
+			if (!tomb_absent)
+				sync_storage_tombstone_clear(t->name, round->partition, row_id);
 			sync_storage_row_upsert(schema, ti, round->partition, row_id, 1, scopes_json,
 									payload, payload_len, NULL, 0, vals);
 			if (table_has_blob_refs(t))

@@ -16,6 +16,7 @@
 #include "commands/async.h"
 #include "common/base64.h"
 #include "executor/spi.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -184,9 +185,14 @@ static_plan(int which)
 	return plans[which];
 }
 
-/* Execute a plan; restores the caller's memory context; raises on an SPI failure code. */
+/*
+ * Execute a plan; restores the caller's memory context; raises on an SPI failure code.  The
+ * result tuples stay in SPI_tuptable until done() (callers that read them) — statements whose
+ * result is not read are released at once, so a long round does not pile up tuple tables in
+ * the SPI procedure context.
+ */
 static int
-run(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only, long count)
+run_keep(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only, long count)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	int			rc = SPI_execute_plan(plan, values, nulls, read_only, count);
@@ -195,6 +201,27 @@ run(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only, long coun
 	if (rc < 0)
 		elog(ERROR, "syncular: SPI_execute_plan failed: %s", SPI_result_code_string(rc));
 	return rc;
+}
+
+static void
+done(void)
+{
+	if (SPI_tuptable != NULL)
+	{
+		SPI_freetuptable(SPI_tuptable);
+		SPI_tuptable = NULL;
+	}
+}
+
+static uint64
+run(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only, long count)
+{
+	uint64		n;
+
+	run_keep(plan, values, nulls, read_only, count);
+	n = SPI_processed;
+	done();
+	return n;
 }
 
 static inline Datum
@@ -394,19 +421,26 @@ char *
 sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write)
 {
 	Datum		v[2];
+	char	   *epoch = NULL;
 
 	v[0] = text_datum(partition);
 	v[1] = Int64GetDatum(now_ms);
 	if (can_write)
 	{
-		run(static_plan(P_EPOCH_INSERT), v, NULL, false, 0);
+		run_keep(static_plan(P_EPOCH_INSERT), v, NULL, false, 0);
 		if (SPI_processed == 1)
-			return get_text(0, 1);
+		{
+			epoch = get_text(0, 1);
+			done();
+			return epoch;
+		}
+		done();
 	}
-	run(static_plan(P_EPOCH_SELECT), v, NULL, !can_write, 1);
+	run_keep(static_plan(P_EPOCH_SELECT), v, NULL, !can_write, 1);
 	if (SPI_processed == 1)
-		return get_text(0, 1);
-	return NULL;
+		epoch = get_text(0, 1);
+	done();
+	return epoch;
 }
 
 void
@@ -425,12 +459,10 @@ sync_storage_lock_partition(const char *partition)
 	Datum		v[1];
 
 	v[0] = text_datum(partition);
-	run(static_plan(P_PART_LOCK), v, NULL, false, 0);
-	if (SPI_processed == 0)
+	if (run(static_plan(P_PART_LOCK), v, NULL, false, 0) == 0)
 	{
 		run(static_plan(P_PART_INSERT), v, NULL, false, 0);
-		run(static_plan(P_PART_LOCK), v, NULL, false, 0);
-		if (SPI_processed != 1)
+		if (run(static_plan(P_PART_LOCK), v, NULL, false, 0) != 1)
 			elog(ERROR, "syncular: partition row vanished while locking it");
 	}
 }
@@ -442,10 +474,14 @@ sync_storage_next_commit_seq(const char *partition)
 	bool		isnull;
 
 	v[0] = text_datum(partition);
-	run(static_plan(P_SEQ_NEXT), v, NULL, false, 0);
+	int64		seq;
+
+	run_keep(static_plan(P_SEQ_NEXT), v, NULL, false, 0);
 	if (SPI_processed != 1)
 		elog(ERROR, "syncular: partition row missing at commit_seq allocation");
-	return get_int8(0, 1, &isnull);
+	seq = get_int8(0, 1, &isnull);
+	done();
+	return seq;
 }
 
 void
@@ -455,7 +491,7 @@ sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq
 	bool		isnull;
 
 	v[0] = text_datum(partition);
-	run(static_plan(P_SEQS), v, NULL, true, 1);
+	run_keep(static_plan(P_SEQS), v, NULL, true, 1);
 	*max_seq = 0;
 	*horizon_seq = 0;
 	if (SPI_processed == 1)
@@ -463,6 +499,7 @@ sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq
 		*max_seq = get_int8(0, 1, &isnull);
 		*horizon_seq = get_int8(0, 2, &isnull);
 	}
+	done();
 }
 
 /* ---------------------------------------------------------------- client records */
@@ -476,11 +513,15 @@ sync_storage_client_get(const char *partition, const char *client_id, char **act
 
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
-	run(static_plan(P_CLIENT_GET), v, NULL, false, 1);
+	run_keep(static_plan(P_CLIENT_GET), v, NULL, false, 1);
 	if (SPI_processed != 1)
+	{
+		done();
 		return false;
+	}
 	*actor_id = get_text(0, 1);
 	*cursor = get_int8(0, 2, &isnull);
+	done();
 	return true;
 }
 
@@ -521,10 +562,14 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
-	run(static_plan(P_RESULT_GET), v, NULL, false, 1);
+	run_keep(static_plan(P_RESULT_GET), v, NULL, false, 1);
 	if (SPI_processed != 1)
+	{
+		done();
 		return NULL;
+	}
 	j = get_varlena(0, 1, &isnull);
+	done();
 	return isnull ? NULL : j;
 }
 
@@ -538,8 +583,7 @@ sync_storage_push_result_insert(const char *partition, const char *client_id,
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
 	v[3] = text_datum(result_json);
-	run(static_plan(P_RESULT_INSERT), v, NULL, false, 0);
-	return SPI_processed == 1;
+	return run(static_plan(P_RESULT_INSERT), v, NULL, false, 0) == 1;
 }
 
 /* ---------------------------------------------------------------- rows */
@@ -555,14 +599,57 @@ sync_storage_row_get(const SyncSchema *schema, int table_index, const char *part
 	memset(out, 0, sizeof(*out));
 	v[0] = text_datum(partition);
 	v[1] = text_datum(row_id);
-	run(tp->get, v, NULL, false, 1);
+	run_keep(tp->get, v, NULL, false, 1);
 	if (SPI_processed != 1)
+	{
+		done();
 		return false;
+	}
 	out->found = true;
 	out->server_version = get_int8(0, 1, &isnull);
 	out->scopes = get_varlena(0, 2, &isnull);
 	out->payload = get_varlena(0, 3, &isnull);
 	out->column_versions = get_varlena(0, 4, &isnull);
+	done();
+	return true;
+}
+
+/*
+ * True when jsonb_in cannot refuse this (already JSON.parse-valid) text: a UTF-8 database, no
+ * escape sequences, no exponent and no very long number (numeric's range is the only other
+ * refusal).  Everything else takes the guarded path below.
+ */
+static bool
+json_surely_accepted(const char *s, uint32 len)
+{
+	bool		in_string = false;
+	int			digits = 0;
+
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return false;
+	for (uint32 i = 0; i < len; i++)
+	{
+		char		c = s[i];
+
+		if (c == '\\')
+			return false;
+		if (c == '"')
+		{
+			in_string = !in_string;
+			continue;
+		}
+		if (in_string)
+			continue;
+		if (c == 'e' || c == 'E')
+			return false;
+		if (c >= '0' && c <= '9')
+		{
+			if (++digits > 1000)
+				return false;
+		}
+		else
+			digits = 0;
+	}
 	return true;
 }
 
@@ -582,6 +669,11 @@ json_projection(const char *text, uint32 len, bool *isnull)
 	*isnull = true;
 	if (strlen(cstr) != len)
 		return (Datum) 0;		/* a raw NUL byte cannot be valid JSON text anyway */
+	if (false && json_surely_accepted(cstr, len))
+	{
+		*isnull = false;
+		return DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
+	}
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
@@ -725,11 +817,15 @@ sync_storage_tombstone_get(const char *table, const char *partition, const char 
 	v[0] = text_datum(partition);
 	v[1] = text_datum(table);
 	v[2] = text_datum(row_id);
-	run(static_plan(P_TOMBSTONE_GET), v, NULL, false, 1);
+	run_keep(static_plan(P_TOMBSTONE_GET), v, NULL, false, 1);
 	if (SPI_processed != 1)
+	{
+		done();
 		return false;
+	}
 	*commit_seq = get_int8(0, 1, &isnull);
 	*delete_scopes = get_varlena(0, 2, &isnull);
+	done();
 	return true;
 }
 
