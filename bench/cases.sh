@@ -8,7 +8,7 @@ psql -X -q -d bench -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
 tmp=$(mktemp -d)
 tps() {  # tps <clients> <script text>
   printf '%s\n' "$2" > "$tmp/s.sql"
-  pgbench -n -T "$secs" -c "$1" -j "$1" -f "$tmp/s.sql" bench 2>/dev/null | awk '/^tps/ {print $3; exit}'
+  pgbench -n -T "$secs" -c "$1" -j "$1" -f "$tmp/s.sql" bench 2>/dev/null | awk '/^tps/ {print $3; exit}' || true
 }
 row() { awk -v n="$1" -v s="$2" -v b="$3" 'BEGIN { printf "%-44s %10.2f %10.2f %8.3f\n", n, s, b, (b > 0 ? s / b : 0) }'; }
 printf '%-44s %10s %10s %8s\n' case syncular baseline ratio

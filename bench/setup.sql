@@ -63,9 +63,11 @@ BEGIN
   SELECT jsonb_agg(jsonb_build_object('table', 'items', 'rowId', r->>'id', 'op', 'upsert',
            'payload', encode(convert_to(r::text, 'UTF8'), 'base64')))
     INTO ops FROM jsonb_array_elements(rows) r;
+  -- one row per key, in key order, so concurrent baselines cannot deadlock
   INSERT INTO public.items_plain
-    SELECT part, r->>'id', r->>'list_id', r->>'title', (r->>'qty')::bigint, (r->>'done')::boolean
-      FROM jsonb_array_elements(rows) r
+    SELECT DISTINCT ON (r->>'id') part, r->>'id', r->>'list_id', r->>'title', (r->>'qty')::bigint,
+           (r->>'done')::boolean
+      FROM jsonb_array_elements(rows) r ORDER BY r->>'id'
   ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EXCLUDED.title,
     qty = EXCLUDED.qty, done = EXCLUDED.done;
   RETURN jsonb_array_length(ops);

@@ -275,6 +275,8 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 
 	if (SPI_connect_ext(nonatomic ? SPI_OPT_NONATOMIC : 0) != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
+	/* SPI_connect switched to its procedure context, freed by SPI_finish: allocate in ours */
+	MemoryContextSwitchTo(rcxt);
 
 	/* 3. touchPartition: the registry row (created with a random epoch on first sight) */
 	round->log_epoch = sync_storage_partition_epoch(partition, round->now_ms, can_write);

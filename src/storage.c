@@ -669,7 +669,7 @@ json_projection(const char *text, uint32 len, bool *isnull)
 	*isnull = true;
 	if (strlen(cstr) != len)
 		return (Datum) 0;		/* a raw NUL byte cannot be valid JSON text anyway */
-	if (false && json_surely_accepted(cstr, len))
+	if (json_surely_accepted(cstr, len))
 	{
 		*isnull = false;
 		return DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
