@@ -136,6 +136,23 @@ SELECT count(*) AS a6_results FROM syncular.sync_push_results WHERE client_commi
 -- a successful handle_http round commits with the caller
 SELECT pg_temp.http(pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('a-8', pg_temp.up('todos', '{"id": "t1", "n": 8}')))));
 SELECT n FROM public.todos WHERE id = 't1';
+-- privileges: handle and handle_http are SECURITY DEFINER (fixed search_path): a role with
+-- EXECUTE only serves rounds without any right on the catalog; without EXECUTE it is refused
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS syncular_t_gateway;
+CREATE ROLE syncular_t_gateway;
+GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO syncular_t_gateway;
+SELECT pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('g-1', pg_temp.up('todos', '{"id": "t1", "n": 10}')))) AS gw_req \gset
+SET ROLE syncular_t_gateway;
+SELECT syncular.handle(:'gw_req'::bytea, 'p1', 'u1') AS gw_resp \gset
+SELECT pg_temp.try($$SELECT count(*) FROM syncular.sync_commits$$) AS catalog_read;
+SELECT pg_temp.try(format('SELECT status FROM syncular.handle_http(%L::bytea, ''p1'', ''u1'')', :'gw_req')) AS http_without_grant;
+RESET ROLE;
+SELECT * FROM pg_temp.show('p1', :'gw_resp'::bytea);
+SELECT n FROM public.todos WHERE id = 't1';
+DROP OWNED BY syncular_t_gateway;
+DROP ROLE syncular_t_gateway;
+
 -- the catalogue errors keep their SQLSTATE when raised through handle (for SQL callers)
 SELECT code, sqlstate, http_status FROM syncular.error_catalog()
  WHERE code IN ('sync.invalid_request', 'sync.empty_commit', 'sync.invalid_client_id', 'sync.invalid_subscription',

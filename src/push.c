@@ -415,6 +415,27 @@ set_conflict(OpRecord *rec, int32 op_index, const SyncStoredRow *row, uint8 *bit
 	rec->conflict_len = bitmap_len;
 }
 
+/* Seam calls that restore the operation's memory context (hooks may run SPI). */
+static bool
+validate_row(SyncRound *round, PushState *st, const SyncOpEvidence *ev, SyncOpReject *hook,
+			 MemoryContext cxt)
+{
+	bool		ok = sync_validate_row(round, &st->cs, ev, hook);
+
+	MemoryContextSwitchTo(cxt);
+	return ok;
+}
+
+static bool
+crdt_merge(SyncRound *round, const SyncTable *t, int c, const SspValue *stored,
+		   const SspValue *incoming, SspValue *merged, SyncOpReject *hook, MemoryContext cxt)
+{
+	bool		ok = sync_crdt_merge(round, t, c, stored, incoming, merged, hook);
+
+	MemoryContextSwitchTo(cxt);
+	return ok;
+}
+
 /* ---------------------------------------------------------------- one operation */
 
 /*
@@ -424,6 +445,7 @@ set_conflict(OpRecord *rec, int32 op_index, const SyncStoredRow *row, uint8 *bit
 static bool
 apply_op(PushState *st, int32 i, const SspPushOp *op)
 {
+	MemoryContext op_cxt = CurrentMemoryContext;
 	SyncRound  *round = st->round;
 	SyncSchema *schema = st->schema;
 	OpRecord   *rej = &st->reject;
@@ -500,7 +522,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 		ev->stored = stored_vals;
 		ev->has_stored_version = true;
 		ev->stored_version = stored.server_version;
-		if (!sync_validate_row(round, &st->cs, ev, &hook))
+		if (!validate_row(round, st, ev, &hook, op_cxt))
 		{
 			set_reject(rej, i, &hook);
 			return false;
@@ -628,7 +650,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				merged[c].present = true;
 				if (vals[c].present && t->columns[c].type == SSP_COL_CRDT && !vals[c].is_null)
 				{
-					if (!sync_crdt_merge(round, t, c, &stored_vals[c], &vals[c], &merged[c], &hook))
+					if (!crdt_merge(round, t, c, &stored_vals[c], &vals[c], &merged[c], &hook, op_cxt))
 					{
 						set_reject(rej, i, &hook);
 						return false;
@@ -651,7 +673,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 			ev->stored_version = stored.server_version;
 			ev->has_next_version = true;
 			ev->next_version = next_version;
-			if (!sync_validate_row(round, &st->cs, ev, &hook))
+			if (!validate_row(round, st, ev, &hook, op_cxt))
 			{
 				set_reject(rej, i, &hook);
 				return false;
@@ -750,7 +772,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 
 					none.present = true;
 					none.is_null = true;
-					if (!sync_crdt_merge(round, t, c, &none, &vals[c], &merged, &hook))
+					if (!crdt_merge(round, t, c, &none, &vals[c], &merged, &hook, op_cxt))
 					{
 						set_reject(rej, i, &hook);
 						return false;
@@ -768,7 +790,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 			ev->row = vals;
 			ev->has_next_version = true;
 			ev->next_version = 1;
-			if (!sync_validate_row(round, &st->cs, ev, &hook))
+			if (!validate_row(round, st, ev, &hook, op_cxt))
 			{
 				set_reject(rej, i, &hook);
 				return false;
@@ -1153,6 +1175,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	/* 1-3: lock, gate, locked idempotency check */
 	sync_storage_lock_partition(round->partition);
 	sync_gate_check_push(round);
+	MemoryContextSwitchTo(cxt);		/* seams may leave SPI's context current */
 	stored = sync_storage_push_result_get(round->partition, round->client_id,
 										  st.client_commit_id);
 	if (stored != NULL)
@@ -1184,8 +1207,15 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 		{
 			SyncOpReject r = {0};
 
-			if (!sync_enforce_references(round, &st.cs, &r) ||
-				!sync_validate_commit(round, &st.cs, &r))
+			bool		ok = sync_enforce_references(round, &st.cs, &r);
+
+			MemoryContextSwitchTo(cxt);
+			if (ok)
+			{
+				ok = sync_validate_commit(round, &st.cs, &r);
+				MemoryContextSwitchTo(cxt);
+			}
+			if (!ok)
 			{
 				set_reject(&st.reject, r.op_index, &r);
 				terminated_at = r.op_index;
@@ -1210,6 +1240,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 										   pc->scopes_json, pc->payload, pc->payload_len);
 			}
 			sync_plan_reactions(round, &st.cs, seq);
+			MemoryContextSwitchTo(cxt);
 
 			outcome.status = SSP_PUSH_APPLIED;
 			outcome.has_seq = true;

@@ -286,6 +286,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 
 	/* 4. the entry gate (RFC 0007): before any planning */
 	sync_gate_check_entry(round);
+	MemoryContextSwitchTo(rcxt);	/* other modules may leave SPI's context current */
 
 	/* the response buffer lives in the round context (it survives the procedure's commits) */
 	out = palloc0(sizeof(SspBuf));
@@ -329,6 +330,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 			sync_raise("sync.invalid_request", "clientCommitId must not contain U+0000", NULL);
 	validate_subscriptions(round->schema, subs, nsubs);
 	sync_scopes_resolve(round);
+	MemoryContextSwitchTo(rcxt);
 	effective = palloc0(sizeof(SyncEffective *) * Max(nsubs, 1));
 	for (int i = 0; i < nsubs; i++)
 		effective[i] = sync_scopes_effective(round->allowed, &subs[i]->subscription.scopes);
@@ -339,6 +341,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	for (int i = 0; i < ncommits; i++)
 	{
 		sync_push_commit(round, &commits[i]->push_commit);
+		MemoryContextSwitchTo(rcxt);
 		if (nonatomic)
 			SPI_commit();
 	}
@@ -363,6 +366,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 			memset(&res, 0, sizeof(res));
 			CHECK_FOR_INTERRUPTS();
 			sync_pull_subscription(round, subs[i], effective[i], &res);
+			MemoryContextSwitchTo(rcxt);
 			if (res.active)
 			{
 				if (!any_active || res.next_cursor < cursor)

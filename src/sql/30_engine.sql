@@ -1,7 +1,9 @@
 -- syncular install script, part 30: the engine's SQL entry points (src/sql_api.c).
 
 CREATE FUNCTION syncular.handle(request bytea, partition text, actor_id text)
-RETURNS bytea LANGUAGE C VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'syncular_handle';
+RETURNS bytea LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_handle';
 COMMENT ON FUNCTION syncular.handle(bytea, text, text) IS
 'Serves one Syncular sync round (SSP2 request bytes in, SSP2 response bytes out) inside the calling transaction. '
 'request: an SSP2 request message, wire version 2 or 3 (the response uses the same version). '
@@ -17,19 +19,24 @@ COMMENT ON FUNCTION syncular.handle(bytea, text, text) IS
 'sync.too_many_operations (54000: more than syncular.max_operations_per_request operations), '
 'sync.invalid_subscription (22023: duplicate id, undeclared key, ''*'' value, resolver key outside the schema), '
 'sync.unknown_table (42P01: subscription table not served), sync.schema_not_ready (55000: no schema '
-'registered), sync.internal_error (XX000: unexpected failure; fixed message, the cause goes to the server log).';
+'registered), sync.internal_error (XX000: unexpected failure; fixed message, the cause goes to the server log). '
+'SECURITY DEFINER with search_path = pg_catalog, pg_temp: a role needs only EXECUTE (see 90_grants.sql); hooks run '
+'as the extension owner and must qualify the names they use.';
 
 CREATE FUNCTION syncular.handle_http(request bytea, partition text, actor_id text,
                                      content_type text DEFAULT 'application/vnd.syncular.sync.v2')
 RETURNS TABLE(status integer, content_type text, body bytea)
-LANGUAGE C VOLATILE PARALLEL UNSAFE AS 'MODULE_PATHNAME', 'syncular_handle_http';
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_handle_http';
 COMMENT ON FUNCTION syncular.handle_http(bytea, text, text, text) IS
 'POST /sync as one row (wire-format.md §9): runs syncular.handle in a subtransaction and returns exactly what the '
 'HTTP endpoint answers. Success: 200, application/vnd.syncular.sync.v2, the SSP2 response. A content_type whose '
 'part before '';'' is not application/vnd.syncular.sync.v2: 415 with a sync.invalid_request JSON body. A catalogue '
 'error raised by the round: its catalogue HTTP status (errors.md §3) and the JSON body {code, category, retryable, '
 'recommendedAction, message, details?}, nothing written. Any other error: 500 sync.internal_error with a fixed '
-'message (the database text goes to the server log only). Query cancellation is re-raised.';
+'message (the database text goes to the server log only). Query cancellation is re-raised. SECURITY DEFINER like '
+'syncular.handle.';
 
 CREATE PROCEDURE syncular.sync(request bytea, partition text, actor_id text,
                                INOUT response bytea DEFAULT NULL)
@@ -38,4 +45,6 @@ COMMENT ON PROCEDURE syncular.sync(bytea, text, text, bytea) IS
 'The procedure form of syncular.handle (same arguments, errors and response in `response`). Called outside a '
 'transaction block it commits after every pushed commit, releasing the partition lock between commits as the '
 'reference server does, and serves the pull in a final transaction; inside a transaction block it behaves like '
-'syncular.handle. Gateways should prefer this form.';
+'syncular.handle. Runs with the caller''s rights (PostgreSQL forbids transaction control in SECURITY DEFINER '
+'procedures): the calling role needs the privileges on the syncular catalog tables and the synced tables that '
+'handle otherwise holds as its owner.';
