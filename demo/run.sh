@@ -14,4 +14,12 @@ if [ -f "$demodir/vectors.sql" ]; then
   createdb demo_notes
   psql -X -q -d demo_notes -v ON_ERROR_STOP=1 -v demodir="$demodir" -v vecdir="${SYNCULAR_VECTORS:-}" -f "$demodir/vectors.sql"
 fi
+# further parts, each in its own database: write rules (validators, constraints) and an
+# upgrade with a backfill (RFC 0007)
+for part in rules upgrade; do
+  if [ -f "$demodir/$part.sql" ]; then
+    createdb "demo_$part"
+    psql -X -q -d "demo_$part" -v ON_ERROR_STOP=1 -v demodir="$demodir" -v ir="$(cat "$ir_file")" -f "$demodir/$part.sql"
+  fi
+done
 echo "════ demo finished ════"
