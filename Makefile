@@ -27,7 +27,7 @@ include $(PGXS)
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
 
-.PHONY: codec-check pgtap bench
+.PHONY: codec-check pgtap bench fuzz
 codec-check:
 	$(MAKE) -C test/codec check
 
@@ -36,3 +36,6 @@ pgtap:
 
 bench:
 	bash bench/run.sh
+
+fuzz:
+	$(MAKE) -C test/fuzz run

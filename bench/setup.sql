@@ -78,9 +78,15 @@ CREATE FUNCTION bench.pull(part text, c bigint, rows int DEFAULT 1000) RETURNS i
     'magic', 'SSP2', 'wireVersion', 3, 'msgKind', 'request', 'frames', jsonb_build_array(
       jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'bench-puller', 'schemaVersion', 1,
                          'logEpoch', bench.epoch(part)),
-      jsonb_build_object('type', 'PULL_HEADER', 'limitCommits', 1000, 'limitSnapshotRows', rows,
+      jsonb_build_object('type', 'PULL_HEADER', 'limitCommits', 100, 'limitSnapshotRows', rows,
                          'maxSnapshotPages', 50, 'accept', 1),
       jsonb_build_object('type', 'SUBSCRIPTION', 'id', 's', 'table', 'items',
                          'scopes', '{"list_id": ["l1"]}'::jsonb, 'cursor', c)))),
     part, 'bench'))
 $$;
+
+-- Acquire every partition's log epoch up front: a transaction that serves an acquisition round
+-- (client record) and then a push round (partition lock) takes the two locks in the opposite
+-- order from a concurrent pusher; gateways serve one round per transaction.
+SELECT count(bench.epoch(p)) FROM (SELECT 'p' || g AS p FROM generate_series(1, 16) g
+                                    UNION ALL VALUES ('pull'), ('boot')) x;

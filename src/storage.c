@@ -70,9 +70,15 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1",
 	1, {TEXTOID}},
 	[P_REGISTRY_TOUCH] = {
-		"UPDATE syncular.sync_partition_registry "
-		"SET last_authenticated_at_ms = GREATEST(last_authenticated_at_ms, $2) "
-		"WHERE partition = $1",
+		/*
+		 * last_authenticated_at_ms is advisory: skip a row another transaction holds (it is
+		 * touching it anyway) so the touch never waits, whatever locks this transaction's
+		 * earlier rounds took; a blocking UPDATE here deadlocked against the partition lock.
+		 */
+		"UPDATE syncular.sync_partition_registry r "
+		"SET last_authenticated_at_ms = GREATEST(r.last_authenticated_at_ms, $2) "
+		"WHERE r.partition = (SELECT l.partition FROM syncular.sync_partition_registry l "
+		"WHERE l.partition = $1 FOR UPDATE SKIP LOCKED)",
 	2, {TEXTOID, INT8OID}},
 	[P_PART_LOCK] = {
 		"SELECT p.max_commit_seq FROM syncular.sync_partitions p WHERE p.partition = $1 "

@@ -184,6 +184,12 @@ BEGIN
 END
 $$;
 
+COMMENT ON FUNCTION syncular.syncular_writer_fence() IS
+'Trigger function of sync_commits_writer_fence (BEFORE INSERT on syncular.sync_commits; RFC 0007 writer fence, '
+'barrier-rfc0007.md §5): refuses a commit whose writer_version is NULL or below sync_writer_fence.required_writer_version '
+'for its partition, raising sync.storage.writer_fence_rejected (SQLSTATE P0001, message = the code, DETAIL '
+'{"code", "details": {partition, writerVersion, requiredWriterVersion}}). Partitions without a fence row are not fenced.';
+
 CREATE TRIGGER sync_commits_writer_fence BEFORE INSERT ON syncular.sync_commits
   FOR EACH ROW EXECUTE FUNCTION syncular.syncular_writer_fence();
 
