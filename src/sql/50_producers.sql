@@ -41,8 +41,8 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
          jsonb_array_elements(t.tbl->'columns') WITH ORDINALITY c(col, ord)
    WHERE s.id = 1 AND t.tbl->>'name' = p_table AND p_bitmap_b64 IS NOT NULL
      AND length(decode(p_bitmap_b64, 'base64')) > (c.ord - 1) / 8
-     AND get_bit(decode(p_bitmap_b64, 'base64'),
-                 (((c.ord - 1) / 8) * 8 + 7 - ((c.ord - 1) % 8))::int) = 1
+     -- get_bit numbers bits LSB-first within each byte, as the bitmap does
+     AND get_bit(decode(p_bitmap_b64, 'base64'), (c.ord - 1)::int) = 1
 $$;
 
 CREATE FUNCTION syncular.push(p_partition text, p_actor_id text, p_client_id text, p_commits jsonb)
