@@ -48,7 +48,7 @@ CREATE FUNCTION demo.describe(msg jsonb, arrow text) RETURNS void LANGUAGE plpgs
 DECLARE f jsonb; ch jsonb; r jsonb; seg jsonb; blk jsonb; line text;
 BEGIN
   FOR f IN SELECT * FROM jsonb_array_elements(msg->'frames') LOOP
-    line := arrow || ' ' || rpad(f->>'type', 15);
+    line := arrow || ' ' || rpad(f->>'type', 19);
     CASE f->>'type'
     WHEN 'REQ_HEADER' THEN
       line := line || format('client=%s schema=%s epoch=%s', f->>'clientId', f->>'schemaVersion',

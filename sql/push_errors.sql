@@ -103,8 +103,9 @@ CREATE TRIGGER no_boom BEFORE INSERT OR UPDATE ON public.todos FOR EACH ROW EXEC
 SELECT pg_temp.h(jsonb_build_array(pg_temp.pc('a-5', pg_temp.up('todos', '{"id": "t1", "title": "boom"}'))));
 SELECT count(*) AS stored FROM syncular.sync_push_results WHERE client_commit_id = 'a-5';
 
--- the RFC 0007 writer fence refuses the sync_commits insert: not a catalogue outcome of the
--- push, so the round fails with sync.internal_error and nothing of the commit remains
+-- the RFC 0007 writer fence refuses the sync_commits insert: not an outcome of the push, so the
+-- round fails with the fence's own error (SQLSTATE P0001, code sync.storage.writer_fence_rejected;
+-- handle_http answers 500 sync.internal_error, see barrier_round) and nothing of the commit remains
 INSERT INTO syncular.sync_writer_fence VALUES ('p1', 2);
 SELECT pg_temp.h(jsonb_build_array(pg_temp.pc('a-9', pg_temp.up('todos', '{"id": "t1", "n": 9}'))));
 SELECT count(*) AS a9_results FROM syncular.sync_push_results WHERE client_commit_id = 'a-9';

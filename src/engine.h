@@ -166,6 +166,7 @@ typedef struct SyncRound
 	int64		now_ms;			/* server clock at the start of the round */
 	bool		nonatomic;		/* procedure form outside a transaction block */
 	bool		has_pull;		/* the request carries a PULL_HEADER */
+	char	   *gate_token;		/* gate.c: {storedSchemaVersion, logEpoch} read at entry */
 } SyncRound;
 
 /*
@@ -266,7 +267,9 @@ extern void sync_gate_check_push(SyncRound *round);
 extern void sync_pull_subscription(SyncRound *round, const SspFrame *subscription,
 								   const SyncEffective *effective, SyncPullResult *result);
 
-/* gate.c: the RFC 0007 serve gate; both raise sync.schema_not_ready (55000) when refused */
+/* gate.c: the RFC 0007 serve gate; all raise sync.schema_not_ready (55000) when refused */
 extern void sync_gate_check_entry(SyncRound *round);
+/* in the pull's snapshot (round.c pushes it first), before any subscription is served */
+extern void sync_gate_check_pull(SyncRound *round);
 
 #endif							/* SYNCULAR_ENGINE_H */

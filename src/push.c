@@ -7,17 +7,24 @@
  *   2. serve-gate seam (sync_gate_check_push);
  *   3. locked idempotency check: a stored result replays (applied -> cached, rejected stays
  *      rejected; an unreadable one -> sync.idempotency_cache_miss, not persisted);
- *   4. in a subtransaction: every operation in order (§2.3 with this project's decisions), the
- *      reference / commit-validator seams; the first non-applied outcome terminates the commit;
+ *   4. in a subtransaction: every operation in order (§2.3 with this project's decisions; the
+ *      row validator runs before each row write, hooks.c), then declared-reference enforcement
+ *      (references.c; it may append cascade / SET NULL operations through the rules.h
+ *      services below) and the whole-commit validator (hooks.c); the first non-applied outcome
+ *      terminates the commit;
  *   5. applied: allocate commit_seq, append sync_commits + sync_changes (+ scope index,
- *      tombstones), reaction-planner seam, store the applied result, NOTIFY syncular_commit,
- *      release the subtransaction;
+ *      tombstones), the reaction planner + _enqueue_reactions (hooks.c; any error there is a
+ *      server failure), store the applied result, NOTIFY syncular_commit, release the
+ *      subtransaction;
  *      rejected: roll the subtransaction back, store the rejection (first writer wins), re-read
  *      it and replay the winner when another delivery stored first;
  *   6. write PUSH_RESULT (+ PUSH_RESULT_DETAILS) into round->out.
  * A SQLSTATE class 23 error raised by a row write becomes a durable rejection
- * sync.constraint_violation at that opIndex; any other error rolls the commit back and raises
- * sync.internal_error (the original is logged, never returned).
+ * sync.constraint_violation at that opIndex (logged at LOG with a fixed text: the database
+ * message names the constraint); any other error rolls the commit back and raises
+ * sync.internal_error (the original is logged, never returned).  Rejection details are stored
+ * and sent in the codec's normalized form; details that break the PUSH_RESULT_DETAILS rules are
+ * dropped.
  */
 #include "postgres.h"
 
@@ -33,6 +40,7 @@
 #include "utils/resowner.h"
 
 #include "engine.h"
+#include "rules.h"
 #include "storage.h"
 
 /* ---------------------------------------------------------------- seams (weak no-ops) */
@@ -42,29 +50,10 @@ sync_gate_check_push(SyncRound *round)
 {
 }
 
-SYNC_WEAK bool
-sync_validate_row(SyncRound *round, SyncCommitState *state, const SyncOpEvidence *op,
-				  SyncOpReject *reject)
-{
-	return true;
-}
-
-SYNC_WEAK bool
-sync_enforce_references(SyncRound *round, SyncCommitState *state, SyncOpReject *reject)
-{
-	return true;
-}
-
-SYNC_WEAK bool
-sync_validate_commit(SyncRound *round, SyncCommitState *state, SyncOpReject *reject)
-{
-	return true;
-}
-
-SYNC_WEAK void
-sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
-{
-}
+/*
+ * sync_validate_row, sync_enforce_references, sync_validate_commit and sync_plan_reactions are
+ * defined in hooks.c and references.c (issue 4); push.c offers them the services of rules.h.
+ */
 
 SYNC_WEAK bool
 sync_crdt_merge(SyncRound *round, const SyncTable *table, int column, const SspValue *stored,
@@ -126,8 +115,13 @@ typedef struct PushState
 	int			maxchanges;
 	PendingChange *changes;
 	int32		writing_op;		/* opIndex of the row write in progress, else -1 */
+	bool		planning;		/* inside the reaction planner / enqueue */
+	int64		created_at_ms;	/* set when commit_seq is allocated */
 	OpRecord	reject;			/* the terminating record when rejected */
 } PushState;
+
+/* The PushState a SyncCommitState is embedded in (rules.h services get the latter). */
+#define PUSH_STATE(cs) ((PushState *) ((char *) (cs) - offsetof(PushState, cs)))
 
 static void
 set_error(OpRecord *rec, int32 op_index, const char *code, const char *message, bool retryable)
@@ -140,13 +134,50 @@ set_error(OpRecord *rec, int32 op_index, const char *code, const char *message, 
 	rec->retryable = retryable;
 }
 
+/*
+ * PUSH_RESULT_DETAILS text in the codec's normalized form (WF §3.4: only fieldPaths, reason,
+ * requiredAction, references, in that order, compact, at most 4,096 bytes), or NULL when the
+ * text breaks those rules.  Details that fail are dropped, never fatal: a host validator's
+ * details must not turn a rejection into a failed round.
+ */
+static char *
+normalize_details(const char *json, size_t len)
+{
+	SspBuf		b;
+	SspError	err;
+	char	   *out = NULL;
+
+	ssp_buf_init(&b);
+	if (ssp_details_json_normalize(json, len, &b, &err))
+		out = pnstrdup((const char *) b.data, b.len);
+	ssp_buf_free(&b);
+	return out;
+}
+
 static void
 set_reject(OpRecord *rec, int32 op_index, const SyncOpReject *r)
 {
 	set_error(rec, op_index, r->code ? r->code : "sync.constraint_violation",
 			  r->message ? r->message : "operation rejected", r->retryable);
 	if (r->details_json)
-		rec->details_json = pstrdup(r->details_json);
+	{
+		rec->details_json = normalize_details(r->details_json, strlen(r->details_json));
+		if (rec->details_json == NULL)
+			ereport(LOG,
+					(errmsg("syncular: rejection details of code \"%s\" dropped: they break the PUSH_RESULT_DETAILS rules",
+							rec->code)));
+	}
+}
+
+/* The reverse of set_reject: an OpRecord (error) as a seam rejection. */
+static void
+record_to_hook(const OpRecord *rec, SyncOpReject *r)
+{
+	r->op_index = rec->op_index;
+	r->code = rec->code;
+	r->message = rec->message;
+	r->retryable = rec->retryable;
+	r->details_json = rec->details_json;
 }
 
 static void
@@ -439,6 +470,62 @@ crdt_merge(SyncRound *round, const SyncTable *t, int c, const SspValue *stored,
 /* ---------------------------------------------------------------- one operation */
 
 /*
+ * Delete a stored row (§2.3 "Delete", stored row present): authorize on the stored scopes,
+ * require every scope value, run the row validator, delete, record the change.  `op_index` is
+ * the client op (or the origin of a cascade).  false with st->reject filled.
+ */
+static bool
+delete_stored(PushState *st, int32 op_index, int ti, const char *row_id,
+			  const SyncStoredRow *stored, const SyncRowScopes *stored_scopes, MemoryContext cxt)
+{
+	SyncRound  *round = st->round;
+	SyncSchema *schema = st->schema;
+	const SyncTable *t = &schema->tables[ti];
+	OpRecord   *rej = &st->reject;
+	SyncOpReject hook = {0};
+	SspValue   *stored_vals;
+	SspError	err;
+	SyncOpEvidence *ev;
+
+	if (!sync_scopes_authorize_write(round->allowed, t, stored_scopes))
+	{
+		set_error(rej, op_index, "sync.forbidden", "the actor may not write this row", false);
+		return false;
+	}
+	for (int s = 0; s < t->nscopes; s++)
+		if (sync_row_scopes_lookup(stored_scopes, t->scopes[s].variable) == NULL)
+		{
+			set_error(rej, op_index, "sync.missing_scopes", "the stored row lacks a scope value",
+					  false);
+			return false;
+		}
+	stored_vals = palloc0(sizeof(SspValue) * t->ncolumns);
+	if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
+							 (const uint8 *) VARDATA_ANY(stored->payload),
+							 VARSIZE_ANY_EXHDR(stored->payload), stored_vals, &err))
+		internal_error("stored payload");
+	ev = add_evidence(st);
+	ev->op_index = op_index;
+	ev->op = SSP_OP_DELETE;
+	ev->table_index = ti;
+	ev->row_id = row_id;
+	ev->stored = stored_vals;
+	ev->has_stored_version = true;
+	ev->stored_version = stored->server_version;
+	if (!validate_row(round, st, ev, &hook, cxt))
+	{
+		set_reject(rej, op_index, &hook);
+		return false;
+	}
+	st->writing_op = op_index;
+	sync_storage_row_delete(schema, ti, round->partition, row_id);
+	st->writing_op = -1;
+	add_change(st, t->name, row_id, SSP_OP_DELETE, false, 0, jsonb_text(stored->scopes),
+			   NULL, 0);
+	return true;
+}
+
+/*
  * Apply operation `i`.  Returns true when applied; false with st->reject filled.
  * Errors raised here (other than class 23 during a row write) become sync.internal_error.
  */
@@ -485,9 +572,6 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 	/* ------------------------------------------------ delete */
 	if (op->op == SSP_OP_DELETE)
 	{
-		SspValue   *stored_vals;
-		SspError	err;
-
 		if (!stored.found)
 		{
 			ev = add_evidence(st);
@@ -497,42 +581,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 			ev->row_id = row_id;
 			return true;		/* absent row: applied, no change, no authorization */
 		}
-		if (!sync_scopes_authorize_write(round->allowed, t, &stored_scopes))
-		{
-			set_error(rej, i, "sync.forbidden", "the actor may not write this row", false);
-			return false;
-		}
-		for (int s = 0; s < t->nscopes; s++)
-			if (sync_row_scopes_lookup(&stored_scopes, t->scopes[s].variable) == NULL)
-			{
-				set_error(rej, i, "sync.missing_scopes", "the stored row lacks a scope value",
-						  false);
-				return false;
-			}
-		stored_vals = palloc0(sizeof(SspValue) * t->ncolumns);
-		if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
-								 (const uint8 *) VARDATA_ANY(stored.payload),
-								 VARSIZE_ANY_EXHDR(stored.payload), stored_vals, &err))
-			internal_error("stored payload");
-		ev = add_evidence(st);
-		ev->op_index = i;
-		ev->op = SSP_OP_DELETE;
-		ev->table_index = ti;
-		ev->row_id = row_id;
-		ev->stored = stored_vals;
-		ev->has_stored_version = true;
-		ev->stored_version = stored.server_version;
-		if (!validate_row(round, st, ev, &hook, op_cxt))
-		{
-			set_reject(rej, i, &hook);
-			return false;
-		}
-		st->writing_op = i;
-		sync_storage_row_delete(schema, ti, round->partition, row_id);
-		st->writing_op = -1;
-		add_change(st, t->name, row_id, SSP_OP_DELETE, false, 0, jsonb_text(stored.scopes),
-				   NULL, 0);
-		return true;
+		return delete_stored(st, i, ti, row_id, &stored, &stored_scopes, op_cxt);
 	}
 
 	/* ------------------------------------------------ upsert: decode */
@@ -815,6 +864,122 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 	}
 }
 
+/* ---------------------------------------------------------------- operations appended by references */
+
+bool
+sync_push_append_delete(SyncCommitState *cs, int table_index, const char *row_id, int32 origin,
+						SyncOpReject *reject)
+{
+	PushState  *st = PUSH_STATE(cs);
+	MemoryContext cxt = CurrentMemoryContext;
+	SyncStoredRow stored;
+	SyncRowScopes scopes;
+	char	   *id = pstrdup(row_id);
+
+	sync_storage_row_get(st->schema, table_index, st->round->partition, id, &stored);
+	if (!stored.found)
+		return true;
+	sync_row_scopes_from_jsonb(stored.scopes, &scopes);
+	if (!delete_stored(st, origin, table_index, id, &stored, &scopes, cxt))
+	{
+		record_to_hook(&st->reject, reject);
+		return false;
+	}
+	return true;
+}
+
+bool
+sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_id, int column,
+						  int32 origin, SyncOpReject *reject)
+{
+	PushState  *st = PUSH_STATE(cs);
+	MemoryContext cxt = CurrentMemoryContext;
+	SyncRound  *round = st->round;
+	SyncSchema *schema = st->schema;
+	const SyncTable *t = &schema->tables[table_index];
+	SyncOpReject hook = {0};
+	SyncStoredRow stored;
+	SyncRowScopes scopes;
+	SspValue   *stored_vals;
+	SspValue   *merged;
+	SspError	err;
+	int64	   *cv;
+	int64		next_version;
+	uint8	   *payload;
+	size_t		payload_len;
+	bytea	   *cvblob;
+	char	   *scopes_json;
+	SyncOpEvidence *ev;
+	char	   *id = pstrdup(row_id);
+
+	sync_storage_row_get(schema, table_index, round->partition, id, &stored);
+	if (!stored.found)
+		return true;
+	sync_row_scopes_from_jsonb(stored.scopes, &scopes);
+	if (!sync_scopes_authorize_write(round->allowed, t, &scopes))
+	{
+		set_error(&st->reject, origin, "sync.forbidden", "the actor may not write this row",
+				  false);
+		record_to_hook(&st->reject, reject);
+		return false;
+	}
+	stored_vals = palloc0(sizeof(SspValue) * t->ncolumns);
+	merged = palloc0(sizeof(SspValue) * t->ncolumns);
+	if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
+							 (const uint8 *) VARDATA_ANY(stored.payload),
+							 VARSIZE_ANY_EXHDR(stored.payload), stored_vals, &err))
+		internal_error("stored payload");
+	if (stored_vals[column].is_null)
+		return true;			/* nothing to clear */
+	next_version = stored.server_version + 1;
+	cv = column_versions(t, &stored);
+	for (int c = 0; c < t->ncolumns; c++)
+	{
+		merged[c] = stored_vals[c];
+		merged[c].present = true;
+	}
+	memset(&merged[column], 0, sizeof(SspValue));
+	merged[column].present = true;
+	merged[column].is_null = true;
+	cv[column] = next_version;	/* only the reference column's version moves */
+	payload = encode_full(t, merged, &payload_len);
+	cvblob = encode_column_versions(t, cv);
+
+	ev = add_evidence(st);
+	ev->op_index = origin;
+	ev->op = SSP_OP_UPSERT;
+	ev->table_index = table_index;
+	ev->row_id = id;
+	ev->row = merged;
+	ev->stored = stored_vals;
+	ev->has_stored_version = true;
+	ev->stored_version = stored.server_version;
+	ev->has_next_version = true;
+	ev->next_version = next_version;
+	if (!validate_row(round, st, ev, &hook, cxt))
+	{
+		set_reject(&st->reject, origin, &hook);
+		record_to_hook(&st->reject, reject);
+		return false;
+	}
+	scopes_json = jsonb_text(stored.scopes);
+	st->writing_op = origin;
+	sync_storage_row_upsert(schema, table_index, round->partition, id, next_version,
+							scopes_json, payload, payload_len,
+							cvblob ? (const uint8 *) VARDATA(cvblob) : NULL,
+							cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, merged);
+	st->writing_op = -1;
+	add_change(st, t->name, id, SSP_OP_UPSERT, true, next_version, scopes_json, payload,
+			   payload_len);
+	return true;
+}
+
+int64
+sync_push_created_at_ms(const SyncCommitState *cs)
+{
+	return PUSH_STATE(cs)->created_at_ms;
+}
+
 /* ---------------------------------------------------------------- stored results (JSON) */
 
 static void
@@ -1024,8 +1189,10 @@ outcome_from_json(Jsonb *j, CommitOutcome *o, char **identity)
 			if (jget(rc, "details", &v) && v.type == jbvBinary)
 			{
 				Jsonb	   *d = JsonbValueToJsonb(&v);
+				char	   *text = JsonbToCString(NULL, &d->root, VARSIZE(d));
 
-				r->details_json = JsonbToCString(NULL, &d->root, VARSIZE(d));
+				/* normalized again, so a replay writes the same bytes as the first answer */
+				r->details_json = normalize_details(text, strlen(text));
 			}
 		}
 		else
@@ -1228,6 +1395,8 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 			int64		now = sync_now_ms();
 			char	   *json;
 
+			st.created_at_ms = now;
+
 			sync_storage_commit_insert(round->partition, seq, round->client_id,
 									   st.client_commit_id, round->actor_id, now,
 									   (int64) round->schema->version);
@@ -1239,7 +1408,10 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 										   pc->op, pc->has_version, pc->version,
 										   pc->scopes_json, pc->payload, pc->payload_len);
 			}
+			/* the planner sees every row of the commit and enqueues in this transaction */
+			st.planning = true;
 			sync_plan_reactions(round, &st.cs, seq);
+			st.planning = false;
 			MemoryContextSwitchTo(cxt);
 
 			outcome.status = SSP_PUSH_APPLIED;
@@ -1272,6 +1444,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	{
 		ErrorData  *edata;
 		int32		writing = st.writing_op;
+		bool		planning = st.planning;
 
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
@@ -1283,6 +1456,10 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 		if (writing >= 0 && ERRCODE_TO_CATEGORY(edata->sqlerrcode) ==
 			ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
 		{
+			/* fixed text: the database message names the constraint / index, never shown */
+			ereport(LOG,
+					(errmsg("syncular: commit \"%s\" rejected at opIndex %d: write violates a relational constraint (SQLSTATE %s)",
+							st.client_commit_id, writing, unpack_sql_state(edata->sqlerrcode))));
 			set_error(&st.reject, writing, "sync.constraint_violation",
 					  "write violates a relational constraint", false);
 			rejected = true;
@@ -1290,12 +1467,13 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 		}
 		else if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 				 edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
-				 is_own_error(edata))
+				 (is_own_error(edata) && !planning))
 			ReThrowError(edata);
 		else
 		{
 			ereport(LOG,
-					(errmsg("syncular: push of commit \"%s\" failed: %s",
+					(errmsg("syncular: %s of commit \"%s\" failed: %s",
+							planning ? "reaction planning" : "push",
 							st.client_commit_id, edata->message),
 					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
 					 errcode(edata->sqlerrcode)));

@@ -358,6 +358,9 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 
 		CommandCounterIncrement();
 		PushActiveSnapshot(GetTransactionSnapshot());
+		/* the serve gate in this same snapshot, before any subscription is served (RFC 0007) */
+		sync_gate_check_pull(round);
+		MemoryContextSwitchTo(rcxt);
 		sync_storage_read_seqs(partition, &round->max_seq, &round->horizon_seq);
 		for (int i = 0; i < nsubs; i++)
 		{

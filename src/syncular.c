@@ -10,6 +10,7 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
+#include "rules.h"
 
 PG_MODULE_MAGIC;
 
@@ -67,6 +68,7 @@ _PG_init(void)
 							   "",
 							   PGC_USERSET, 0,
 							   NULL, NULL, NULL);
+	sync_references_define_gucs();
 	MarkGUCPrefixReserved("syncular");
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);

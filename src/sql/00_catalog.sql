@@ -164,7 +164,9 @@ CREATE TABLE syncular.sync_schema_meta (
 
 -- Refuses a sync_commits insert whose writer_version is NULL or below the partition's fence.
 -- The message text is the host code (reference behaviour); the SQLSTATE and JSON detail make it
--- a clear error for SQL callers (shared/reference/barrier-rfc0007.md, "Writer fence").
+-- a clear error for SQL callers (shared/reference/barrier-rfc0007.md, "Writer fence").  The DETAIL is
+-- the catalogue form {"code": ..., "details": ...} (jsonb text, as syncular._raise writes it), so the
+-- engine recognizes the refusal as this extension's own error.
 CREATE FUNCTION syncular.syncular_writer_fence() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -175,20 +177,22 @@ BEGIN
   IF FOUND AND (NEW.writer_version IS NULL OR NEW.writer_version < required) THEN
     RAISE EXCEPTION 'sync.storage.writer_fence_rejected'
       USING ERRCODE = 'P0001',
-            DETAIL = json_build_object('code', 'sync.storage.writer_fence_rejected',
-                       'details', json_build_object('partition', NEW.partition,
+            DETAIL = jsonb_build_object('code', 'sync.storage.writer_fence_rejected',
+                       'details', jsonb_build_object('partition', NEW.partition,
                          'writerVersion', NEW.writer_version,
                          'requiredWriterVersion', required))::text;
   END IF;
   RETURN NEW;
 END
 $$;
-
 COMMENT ON FUNCTION syncular.syncular_writer_fence() IS
 'Trigger function of sync_commits_writer_fence (BEFORE INSERT on syncular.sync_commits; RFC 0007 writer fence, '
-'barrier-rfc0007.md §5): refuses a commit whose writer_version is NULL or below sync_writer_fence.required_writer_version '
-'for its partition, raising sync.storage.writer_fence_rejected (SQLSTATE P0001, message = the code, DETAIL '
-'{"code", "details": {partition, writerVersion, requiredWriterVersion}}). Partitions without a fence row are not fenced.';
+'barrier-rfc0007.md §5): refuses a commit whose writer_version is NULL or below '
+'sync_writer_fence.required_writer_version for its partition, raising sync.storage.writer_fence_rejected '
+'(SQLSTATE P0001, message = the code, DETAIL {"code": "sync.storage.writer_fence_rejected", "details": '
+'{"partition", "writerVersion", "requiredWriterVersion"}}, the catalogue form). Partitions without a fence row are '
+'not fenced. Through the engine: raised as is by syncular.handle / syncular.push / CALL syncular.sync; '
+'syncular.handle_http answers 500 sync.internal_error with a fixed message.';
 
 CREATE TRIGGER sync_commits_writer_fence BEFORE INSERT ON syncular.sync_commits
   FOR EACH ROW EXECUTE FUNCTION syncular.syncular_writer_fence();

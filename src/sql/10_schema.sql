@@ -12,6 +12,8 @@
 --   sync.storage.schema_newer            55000  stored marker version > the version being ensured
 --   sync.storage.schema_not_append_only  22023  a bump that is not append-only; details {table, column, reason}
 --   sync.storage.stored_layout_mismatch  55000  same version, stored layouts differ; details {table, column} | {table}
+-- The storage errors among them also carry the readiness phase in details: phase = "storage_migration"
+-- (sync.storage.checkpoint_incomplete, raised by the barrier hook, carries "backfill_checkpoint").
 
 -- ---------------------------------------------------------------------------------------------
 -- small helpers
@@ -560,7 +562,7 @@ BEGIN
       IF NOT syncular._layout_entry_equal(c, s) THEN
         PERFORM syncular._raise('sync.storage.stored_layout_mismatch',
           'stored schema layouts disagree with the configured schema at the same version',
-          jsonb_build_object('table', t ->> 'name',
+          jsonb_build_object('phase', 'storage_migration', 'table', t ->> 'name',
                              'column', coalesce(c ->> 'name', s ->> 'name', '')));
       END IF;
     END LOOP;
@@ -569,13 +571,13 @@ BEGIN
     IF NOT (k = ANY (names)) THEN
       PERFORM syncular._raise('sync.storage.stored_layout_mismatch',
         'stored schema layouts disagree with the configured schema at the same version',
-        jsonb_build_object('table', k));
+        jsonb_build_object('phase', 'storage_migration', 'table', k));
     END IF;
   END LOOP;
 END
 $$;
 COMMENT ON FUNCTION syncular._verify_stored_layouts(jsonb, jsonb) IS
-  'Internal. Same-version check of the stored layouts (jsonb object) against a compiled schema: per configured table in order, positions 0..max(n)-1 must agree in name, type and nullable, then no stored table may be unconfigured. Raises sync.storage.stored_layout_mismatch (SQLSTATE 55000) with details {table, column} or {table}. barrier-rfc0007.md §6.1.';
+  'Internal. Same-version check of the stored layouts (jsonb object) against a compiled schema: per configured table in order, positions 0..max(n)-1 must agree in name, type and nullable, then no stored table may be unconfigured. Raises sync.storage.stored_layout_mismatch (SQLSTATE 55000) with details {phase: "storage_migration", table, column} or {phase, table}. barrier-rfc0007.md §6.1.';
 
 -- The stored-layout check against the marker as it is now (used by syncular.readiness).
 CREATE FUNCTION syncular._check_stored_layout(compiled jsonb) RETURNS void
@@ -842,7 +844,7 @@ BEGIN
   IF stored_ver IS NOT NULL AND stored_ver > version THEN
     PERFORM syncular._raise('sync.storage.schema_newer',
       'stored schema version is newer than the schema being ensured',
-      jsonb_build_object('storedSchemaVersion', stored_ver, 'runningSchemaVersion', version));
+      jsonb_build_object('phase', 'storage_migration', 'storedSchemaVersion', stored_ver, 'runningSchemaVersion', version));
   END IF;
 
   -- ---- same version: verify only, no writes
@@ -895,16 +897,16 @@ BEGIN
       IF i >= new_n THEN
         PERFORM syncular._raise('sync.storage.schema_not_append_only',
           'schema change is not append-only: the stored layout must be a prefix of the new one',
-          jsonb_build_object('table', tname, 'column', old_layout -> i ->> 'name', 'reason', 'column_removed'));
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', old_layout -> i ->> 'name', 'reason', 'column_removed'));
       ELSIF i < old_n AND NOT syncular._layout_entry_equal(old_layout -> i, new_cols -> i) THEN
         PERFORM syncular._raise('sync.storage.schema_not_append_only',
           'schema change is not append-only: the stored layout must be a prefix of the new one',
-          jsonb_build_object('table', tname, 'column', coalesce(new_cols -> i ->> 'name', ''),
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', coalesce(new_cols -> i ->> 'name', ''),
                              'reason', 'column_changed'));
       ELSIF i >= old_n AND NOT (new_cols -> i -> 'nullable')::text::boolean THEN
         PERFORM syncular._raise('sync.storage.schema_not_append_only',
           'schema change is not append-only: appended columns must be nullable',
-          jsonb_build_object('table', tname, 'column', new_cols -> i ->> 'name',
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', new_cols -> i ->> 'name',
                              'reason', 'appended_column_not_nullable'));
       END IF;
     END LOOP;
@@ -1025,4 +1027,4 @@ $$Registers, verifies or migrates the app's synced tables (data-model-and-storag
 Arguments: ir = schema IR, typegen (irVersion 1: schemaVersion, tables[{name, primaryKey, columns[{name, type, nullable, crdtType?, encrypted?}], scopes[{pattern, variable, column}], indexes?, references?[{column, parentTable, onDelete}], materialize?}]) or the plain server shape (version, scopes as "prefix:{variable}" or {pattern, column}); checkpoints = JSON array of RFC 0007 backfill-checkpoint declarations (accepted; installed by the barrier code); app_schema = schema holding the synced tables (default: the registered one, else the caller's current_schema()); one app schema per database.
 Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE, then reads the marker: none -> creates every table and index and writes sync_schema_meta and sync_settings ("created"); same version -> verifies the stored layouts, writes nothing ("verified"); older -> append-only bump in the caller's transaction: retired tables dropped, new tables created, nullable columns added, sync_ix_* indexes rebuilt, payloads re-encoded with trailing NULLs (batches of 500), projection backfilled when materialize was turned on ("migrated").
 Returns {schemaVersion, action, appSchema, tables[, previousSchemaVersion, created, dropped, altered, rewrittenRows]}.
-Errors: sync.storage.schema_invalid (22023; details {table?, column?, rule}), sync.storage.schema_newer (55000; {storedSchemaVersion, runningSchemaVersion}), sync.storage.schema_not_append_only (22023; {table, column, reason}), sync.storage.stored_layout_mismatch (55000; {table, column} | {table}); DDL errors of PostgreSQL pass through.$$;
+Errors: sync.storage.schema_invalid (22023; details {table?, column?, rule}), sync.storage.checkpoint_incomplete (55000; {phase: "backfill_checkpoint", partition, name}), sync.storage.schema_newer (55000; {phase: "storage_migration", storedSchemaVersion, runningSchemaVersion}), sync.storage.schema_not_append_only (22023; {phase: "storage_migration", table, column, reason}), sync.storage.stored_layout_mismatch (55000; {phase: "storage_migration", table, column} | {phase, table}), sync.storage.physical_layout_mismatch (55000; {phase: "storage_migration", table, reason, ...}); DDL errors of PostgreSQL pass through.$$;

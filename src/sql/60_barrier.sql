@@ -2,8 +2,9 @@
 --
 --   backfill checkpoints  declare / claim / advance / activate / checkpoints / source_coverage_seq
 --   writer fence          raised by every install (max semantics, never lowered) and, on every
---                         schema bump, for every partition in sync_partitions (0.30.4 behaviour)
---   serve gate            serve_gate (one SELECT) and _serve_gate_check (the C engine's form)
+--                         schema bump, for every partition in sync_partitions (0.30.4 behaviour);
+--   serve gate            serve_gate (one SELECT) and _serve_gate_check (the C engine's form,
+--                         with the epoch kind); both STABLE, so they read the caller's snapshot
 --   readiness             readiness, _checkpoint_barrier (ensure_schema's barrier)
 --   same-version check    _check_physical_layout (§6.2)
 --
@@ -385,12 +386,13 @@ COMMENT ON FUNCTION syncular.source_coverage_seq(text, text[]) IS
 '(synced table names); 0 when there is none or the list is empty/NULL. A watermark for activate_checkpoint. '
 'Never raises.';
 
+
 -- ---------------------------------------------------------------------------------------------
 -- the serve gate (§4)
 
 CREATE OR REPLACE FUNCTION syncular.serve_gate(partition text, checkpoints jsonb DEFAULT '[]',
   running_version integer DEFAULT NULL)
-RETURNS jsonb LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 #variable_conflict use_column
 DECLARE
   running bigint;
@@ -465,14 +467,18 @@ COMMENT ON FUNCTION syncular.serve_gate(text, jsonb, integer) IS
 '{"storedSchemaVersion": n, "runningSchemaVersion": n} (stored > running, checked first) or '
 '{"partition": p, "projection": name} (first uncovered pending checkpoint). Never raises for a not-ready state. '
 'Errors: sync.storage.invalid_checkpoints (22023) for bad declarations; sync.storage.schema_not_registered (55000) '
-'when no running version is given and no compiled schema is registered.';
+'when no running version is given and no compiled schema is registered. STABLE: reads the calling statement''s '
+'snapshot. The epoch kind (a token that changed between two reads) is evaluated by the engine, see '
+'_serve_gate_check.';
 
-CREATE OR REPLACE FUNCTION syncular._serve_gate_check(partition text, running_version integer)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+CREATE OR REPLACE FUNCTION syncular._serve_gate_check(partition text, running_version integer,
+  token jsonb DEFAULT NULL)
+RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   raw text := current_setting('syncular.checkpoints', true);
   decl jsonb := '[]';
   gate jsonb;
+  now_token jsonb;
 BEGIN
   IF raw IS NOT NULL AND btrim(raw) <> '' THEN
     BEGIN
@@ -487,15 +493,31 @@ BEGIN
     PERFORM syncular._raise('sync.schema_not_ready', 'server schema is not ready for this request',
                             gate -> 'refusal' -> 'details');
   END IF;
+  -- §4.2 serveGateTokenChanged: after schema and checkpoint, the token of an earlier read
+  now_token := jsonb_build_object('storedSchemaVersion', gate -> 'storedSchemaVersion',
+                                  'logEpoch', gate -> 'logEpoch');
+  IF _serve_gate_check.token IS NOT NULL AND jsonb_typeof(_serve_gate_check.token) <> 'null'
+     AND EXISTS (SELECT 1 FROM jsonb_each(_serve_gate_check.token) t
+                  WHERE t.key IN ('storedSchemaVersion', 'logEpoch')
+                    AND t.value IS DISTINCT FROM now_token -> t.key) THEN
+    PERFORM syncular._raise('sync.schema_not_ready', 'server schema is not ready for this request',
+                            '{"logEpochChanged": true}'::jsonb);
+  END IF;
+  RETURN now_token;
 END
 $$;
-COMMENT ON FUNCTION syncular._serve_gate_check(text, integer) IS
-'Internal; the C engine''s serve gate (RFC 0007 §4.4): called at the entry gate of every round and in every push '
-'commit right after the partition lock. Declarations come from the setting syncular.checkpoints (JSON array text '
-'as for serve_gate; unset or empty = none), set by the gateway with SET syncular.checkpoints = ''[...]''. When '
-'serve_gate refuses, raises sync.schema_not_ready (SQLSTATE 55000, message "server schema is not ready for this '
-'request", DETAIL {"code":"sync.schema_not_ready","details":{"storedSchemaVersion":n,"runningSchemaVersion":n} or '
-'{"partition":p,"projection":name}}). Errors: sync.storage.invalid_checkpoints (22023) for a bad setting.';
+COMMENT ON FUNCTION syncular._serve_gate_check(text, integer, jsonb) IS
+'Internal; the C engine''s serve gate (RFC 0007 §4.4, src/gate.c): called at the entry gate of every round, in every '
+'push commit right after the partition lock, and in the pull''s snapshot before any subscription is served. STABLE, '
+'so its reads use the calling statement''s snapshot (the engine calls it read-only inside the pull snapshot). '
+'Declarations come from the setting syncular.checkpoints (JSON array text as for serve_gate; unset or empty = '
+'none), set by the gateway with SET syncular.checkpoints = ''[...]''. token: NULL, or an earlier read''s token '
+'(its members storedSchemaVersion and/or logEpoch are compared; others ignored). Returns the gate token '
+'{storedSchemaVersion (0 without a marker), logEpoch (null without a registry row)}. Refusals, in order, all '
+'sync.schema_not_ready (SQLSTATE 55000, message "server schema is not ready for this request"): schema, DETAIL '
+'{"code":"sync.schema_not_ready","details":{"storedSchemaVersion":n,"runningSchemaVersion":n}}; checkpoint, '
+'details {"partition":p,"projection":name}; epoch (a member of token differs from the current read), details '
+'{"logEpochChanged":true}. Errors: sync.storage.invalid_checkpoints (22023) for a bad setting. Writes nothing.';
 
 -- ---------------------------------------------------------------------------------------------
 -- ensure_schema hooks and the readiness report
@@ -583,7 +605,7 @@ BEGIN
     IF rel IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute at
                                    WHERE at.attrelid = rel AND at.attnum > 0 AND NOT at.attisdropped) THEN
       PERFORM syncular._raise('sync.storage.physical_layout_mismatch', msg,
-        jsonb_build_object('table', tname, 'reason', 'missing_table'));
+        jsonb_build_object('phase', 'storage_migration', 'table', tname, 'reason', 'missing_table'));
     END IF;
 
     -- 2. every expected column, in table-column order
@@ -600,7 +622,7 @@ BEGIN
                       WHERE at.attrelid = rel AND at.attname = col AND at.attnum > 0
                         AND NOT at.attisdropped) THEN
         PERFORM syncular._raise('sync.storage.physical_layout_mismatch', msg,
-          jsonb_build_object('table', tname, 'column', col, 'reason', 'missing_column'));
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', col, 'reason', 'missing_column'));
       END IF;
     END LOOP;
 
@@ -611,12 +633,12 @@ BEGIN
        WHERE at.attrelid = rel AND at.attname = meta_names[i] AND at.attnum > 0 AND NOT at.attisdropped;
       IF upper(a.typ) <> meta_types[i] THEN
         PERFORM syncular._raise('sync.storage.physical_layout_mismatch', msg,
-          jsonb_build_object('table', tname, 'column', meta_names[i], 'reason', 'type',
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', meta_names[i], 'reason', 'type',
                              'expected', meta_types[i], 'actual', a.typ));
       END IF;
       IF a.notnull <> meta_notnull[i] THEN
         PERFORM syncular._raise('sync.storage.physical_layout_mismatch', msg,
-          jsonb_build_object('table', tname, 'column', meta_names[i], 'reason', 'nullability',
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', meta_names[i], 'reason', 'nullability',
             'expected', CASE WHEN meta_notnull[i] THEN 'not_null' ELSE 'nullable' END,
             'actual', CASE WHEN a.notnull THEN 'not_null' ELSE 'nullable' END));
       END IF;
@@ -633,7 +655,7 @@ BEGIN
               ORDER BY at.attnum LOOP
       IF a.pkpos <> (CASE a.attname WHEN '_sync_partition' THEN 1 WHEN '_sync_row_id' THEN 2 ELSE 0 END) THEN
         PERFORM syncular._raise('sync.storage.physical_layout_mismatch', msg,
-          jsonb_build_object('table', tname, 'column', a.attname, 'reason', 'primary_key'));
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', a.attname, 'reason', 'primary_key'));
       END IF;
     END LOOP;
   END LOOP;
@@ -645,10 +667,10 @@ COMMENT ON FUNCTION syncular._check_physical_layout(jsonb) IS
 'as the row statements name it, to_regclass(format(''%I.%I'', appSchema, name)), so mixed-case names work; reads '
 'pg_attribute, format_type and pg_index (indisprimary, indkey ordinality). First failure wins, raising '
 'sync.storage.physical_layout_mismatch (SQLSTATE 55000, message "a synced table does not match the storage layout '
-'the running code reads and writes") with details {table, reason: "missing_table"} | {table, column, reason: '
-'"missing_column"} | {table, column, reason: "type", expected (TEXT/BIGINT/JSONB/BYTEA), actual (format_type '
-'text)} | {table, column, reason: "nullability", expected, actual ("not_null"/"nullable")} | {table, column, '
-'reason: "primary_key"}. App column types/nullability are not checked; extra non-PK columns are allowed. Also '
+'the running code reads and writes") with details {phase: "storage_migration", table, reason: "missing_table"} | '
+'{phase, table, column, reason: "missing_column"} | {phase, table, column, reason: "type", expected '
+'(TEXT/BIGINT/JSONB/BYTEA), actual (format_type text)} | {phase, table, column, reason: "nullability", expected, '
+'actual ("not_null"/"nullable")} | {phase, table, column, reason: "primary_key"}. App column types/nullability are not checked; extra non-PK columns are allowed. Also '
 'sync.storage.schema_not_registered (55000) when no app schema is known. Writes nothing.';
 
 -- the cause object {code, message, details} of a caught catalogue error, or NULL when the error
@@ -707,12 +729,14 @@ BEGIN
     RETURN jsonb_build_object('ready', false, 'phase', 'storage_migration', 'schemaVersion', running,
       'cause', jsonb_build_object('code', 'sync.storage.schema_migration_pending',
         'message', 'stored schema version is older than the registered schema; run syncular.ensure_schema',
-        'details', jsonb_build_object('storedSchemaVersion', stored, 'runningSchemaVersion', running)));
+        'details', jsonb_build_object('phase', 'storage_migration', 'storedSchemaVersion', stored,
+                                      'runningSchemaVersion', running)));
   ELSIF stored > running THEN
     RETURN jsonb_build_object('ready', false, 'phase', 'storage_migration', 'schemaVersion', running,
       'cause', jsonb_build_object('code', 'sync.storage.schema_newer',
         'message', 'stored schema version is newer than the running schema; refusing to run an older server',
-        'details', jsonb_build_object('storedSchemaVersion', stored, 'runningSchemaVersion', running)));
+        'details', jsonb_build_object('phase', 'storage_migration', 'storedSchemaVersion', stored,
+                                      'runningSchemaVersion', running)));
   END IF;
 
   BEGIN

@@ -1,0 +1,544 @@
+/*
+ * hooks.c — the write-path hooks of a push commit (push-and-pull.md §2.7, §2.8;
+ * barrier-rfc0007.md §8; docs/hooks.md "Engine calling convention"):
+ *
+ *   sync_validate_row     §6.7 per-table row validator, before each row write
+ *   sync_validate_commit  §6.8 whole-commit validator, after the ops and the reference pass
+ *   sync_plan_reactions   §6.9 reaction planner + syncular._enqueue_reactions, after commit_seq
+ *
+ * Hooks are SQL functions called by OID through fmgr (so SET search_path / SECURITY DEFINER
+ * apply), inside the push transaction, under a fresh snapshot so that their SQL sees the rows
+ * this commit has already written (the authoritative read of barrier-rfc0007.md §8.3).
+ * A validator runs in its own internal subtransaction; its error is classified:
+ *   - SQLSTATE class 40, 53, 57, 58, XX: a server failure, re-thrown (push.c answers
+ *     sync.internal_error, or lets a cancel through);
+ *   - otherwise syncular._validator_rejection(sqlstate, detail, message) decides: a well-formed
+ *     SY001 rejection gives the host's code, message and details; anything else gives
+ *     sync.constraint_violation with a fixed message (the error text goes to the server log only).
+ * The planner is not caught: any error aborts the commit as a server failure (push.c).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/elog.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/resowner.h"
+#include "utils/snapmgr.h"
+
+#include "engine.h"
+#include "rowjson.h"
+#include "rules.h"
+
+/* ---------------------------------------------------------------- row validator lookup */
+
+/* Per table: the registered validator (InvalidOid = none), cached per schema generation. */
+static Oid *rv_fn = NULL;
+static bool *rv_known = NULL;
+static int	rv_n = 0;
+static uint64 rv_generation = 0;
+static SPIPlanPtr rv_plan = NULL;
+
+static Oid
+row_validator_of(SyncSchema *schema, int ti)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		arg;
+	bool		isnull;
+	Oid			fn = InvalidOid;
+	int			rc;
+
+	if (rv_fn == NULL || rv_generation != schema->generation || rv_n != schema->ntables)
+	{
+		if (rv_fn)
+			pfree(rv_fn);
+		if (rv_known)
+			pfree(rv_known);
+		rv_fn = MemoryContextAllocZero(TopMemoryContext, sizeof(Oid) * Max(schema->ntables, 1));
+		rv_known = MemoryContextAllocZero(TopMemoryContext,
+										  sizeof(bool) * Max(schema->ntables, 1));
+		rv_n = schema->ntables;
+		rv_generation = schema->generation;
+	}
+	if (rv_known[ti])
+		return rv_fn[ti];
+
+	if (rv_plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare("SELECT v.fn::pg_catalog.oid FROM syncular.sync_row_validators v "
+									"WHERE v.tbl = $1", 1, (Oid[]) {TEXTOID});
+
+		MemoryContextSwitchTo(cxt);
+		if (p == NULL || SPI_keepplan(p) != 0)
+			elog(ERROR, "syncular: could not prepare the row validator lookup");
+		rv_plan = p;
+	}
+	arg = PointerGetDatum(cstring_to_text(schema->tables[ti].name));
+	rc = SPI_execute_plan(rv_plan, &arg, NULL, false, 1);
+	MemoryContextSwitchTo(cxt);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular: row validator lookup failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed == 1)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			fn = DatumGetObjectId(d);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	rv_fn[ti] = fn;
+	rv_known[ti] = true;
+	return fn;
+}
+
+/* ---------------------------------------------------------------- rows as JSON */
+
+/*
+ * One value with the decode_row mapping (rowjson.h).  The one difference: a string holding
+ * U+0000 (which jsonb cannot hold; decode_row raises) is shown to a hook as null, so that a
+ * stored or pushed value can never make a hook call fail.
+ */
+static void
+push_hook_value(JsonbParseState **ps, JsonbIteratorToken tok, const SyncTable *t, int c,
+				const SspValue *v)
+{
+	if (!v->present || v->is_null ||
+		(t->columns[c].type == SSP_COL_STRING && memchr(v->str.ptr, '\0', v->str.len) != NULL))
+	{
+		JsonbValue	jv;
+
+		jv.type = jbvNull;
+		pushJsonbValue(ps, tok, &jv);
+		return;
+	}
+	sync_push_value(ps, tok, t->name, &t->codec_columns[c], v);
+}
+
+/* Push a row as an object {column: value} (after a key, in an array, or at top level). */
+static JsonbValue *
+push_row(JsonbParseState **ps, const SyncTable *t, const SspValue *vals)
+{
+	pushJsonbValue(ps, WJB_BEGIN_OBJECT, NULL);
+	for (int c = 0; c < t->ncolumns; c++)
+	{
+		JsonbValue	k;
+
+		k.type = jbvString;
+		k.val.string.val = t->columns[c].name;
+		k.val.string.len = strlen(t->columns[c].name);
+		pushJsonbValue(ps, WJB_KEY, &k);
+		push_hook_value(ps, WJB_VALUE, t, c, &vals[c]);
+	}
+	return pushJsonbValue(ps, WJB_END_OBJECT, NULL);
+}
+
+static Jsonb *
+row_jsonb(const SyncTable *t, const SspValue *vals)
+{
+	JsonbParseState *ps = NULL;
+
+	return JsonbValueToJsonb(push_row(&ps, t, vals));
+}
+
+static void
+push_key(JsonbParseState **ps, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	pushJsonbValue(ps, WJB_KEY, &k);
+}
+
+static void
+push_string(JsonbParseState **ps, const char *s)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	pushJsonbValue(ps, WJB_VALUE, &v);
+}
+
+static void
+push_null(JsonbParseState **ps)
+{
+	JsonbValue	v;
+
+	v.type = jbvNull;
+	pushJsonbValue(ps, WJB_VALUE, &v);
+}
+
+static void
+push_int(JsonbParseState **ps, bool has, int64 i)
+{
+	JsonbValue	v;
+
+	if (!has)
+	{
+		push_null(ps);
+		return;
+	}
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(i);
+	pushJsonbValue(ps, WJB_VALUE, &v);
+}
+
+/*
+ * The `operations` argument of the commit validator and the planner (docs/hooks.md): one
+ * object per evidence entry, in order, every key present (null when it does not apply).
+ */
+static Jsonb *
+operations_jsonb(SyncSchema *schema, const SyncCommitState *cs)
+{
+	JsonbParseState *ps = NULL;
+	JsonbValue *res;
+
+	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < cs->nops; i++)
+	{
+		const SyncOpEvidence *e = &cs->ops[i];
+		const SyncTable *t = &schema->tables[e->table_index];
+
+		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+		push_key(&ps, "opIndex");
+		push_int(&ps, true, e->op_index);
+		push_key(&ps, "op");
+		push_string(&ps, e->op == SSP_OP_DELETE ? "delete" : "upsert");
+		push_key(&ps, "table");
+		push_string(&ps, t->name);
+		push_key(&ps, "rowId");
+		push_string(&ps, e->row_id);
+		push_key(&ps, "row");
+		if (e->row)
+			(void) push_row(&ps, t, e->row);
+		else
+			push_null(&ps);
+		push_key(&ps, "stored");
+		if (e->stored)
+			(void) push_row(&ps, t, e->stored);
+		else
+			push_null(&ps);
+		push_key(&ps, "storedServerVersion");
+		push_int(&ps, e->has_stored_version, e->stored_version);
+		push_key(&ps, "nextServerVersion");
+		push_int(&ps, e->has_next_version, e->next_version);
+		pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
+	}
+	res = pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
+	return JsonbValueToJsonb(res);
+}
+
+/* ---------------------------------------------------------------- calling a hook */
+
+static inline Datum
+text_arg(const char *s)
+{
+	return PointerGetDatum(cstring_to_text(s));
+}
+
+/*
+ * Call fn(args) under a fresh snapshot (after a CommandCounterIncrement, so the rows this
+ * commit wrote are visible even to a STABLE function).  Errors propagate.
+ */
+static Datum
+call_hook(Oid fn, int nargs, Datum *args, bool *nulls, bool *isnull)
+{
+	FmgrInfo	flinfo;
+	LOCAL_FCINFO(fcinfo, 7);
+	Datum		result;
+
+	Assert(nargs <= 7);
+	CommandCounterIncrement();
+	PushCopiedSnapshot(GetTransactionSnapshot());
+	UpdateActiveSnapshotCommandId();
+	fmgr_info(fn, &flinfo);
+	InitFunctionCallInfoData(*fcinfo, &flinfo, nargs, DEFAULT_COLLATION_OID, NULL, NULL);
+	for (int i = 0; i < nargs; i++)
+	{
+		fcinfo->args[i].value = args[i];
+		fcinfo->args[i].isnull = nulls[i];
+	}
+	result = FunctionCallInvoke(fcinfo);
+	*isnull = fcinfo->isnull;
+	PopActiveSnapshot();
+	return result;
+}
+
+/* A server failure, not a fact about the commit (docs/hooks.md §3). */
+static bool
+is_server_failure(int sqlerrcode)
+{
+	int			cls = ERRCODE_TO_CATEGORY(sqlerrcode);
+
+	return cls == ERRCODE_TRANSACTION_ROLLBACK ||	/* 40 */
+		cls == ERRCODE_INSUFFICIENT_RESOURCES ||	/* 53 */
+		cls == ERRCODE_OPERATOR_INTERVENTION ||	/* 57 */
+		cls == ERRCODE_SYSTEM_ERROR ||	/* 58 */
+		cls == ERRCODE_INTERNAL_ERROR;	/* XX */
+}
+
+/* syncular._validator_rejection(sqlstate, detail, message): the decoded rejection or NULL. */
+static Jsonb *
+decode_rejection(const ErrorData *edata)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		v[3];
+	char		n[3] = {' ', ' ', ' '};
+	Jsonb	   *result = NULL;
+	int			rc;
+
+	v[0] = text_arg(unpack_sql_state(edata->sqlerrcode));
+	if (edata->detail)
+		v[1] = text_arg(edata->detail);
+	else
+		n[1] = 'n';
+	if (edata->message)
+		v[2] = text_arg(edata->message);
+	else
+		n[2] = 'n';
+	rc = SPI_execute_with_args("SELECT syncular._validator_rejection($1, $2, $3)", 3,
+							   (Oid[]) {TEXTOID, TEXTOID, TEXTOID}, v, n, true, 1);
+	MemoryContextSwitchTo(cxt);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "syncular: _validator_rejection failed: %s", SPI_result_code_string(rc));
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			result = DatumGetJsonbPCopy(d);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return result;
+}
+
+static char *
+jstr(Jsonb *j, const char *key)
+{
+	JsonbValue	v;
+
+	if (getKeyJsonValueFromContainer(&j->root, key, strlen(key), &v) == NULL ||
+		v.type != jbvString)
+		return NULL;
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/*
+ * Run a validator in an internal subtransaction.  true when it returned; false with
+ * *rejection (the decoded SY001 rejection, or NULL for any other error) when it raised.
+ * Server failures are re-thrown.  `table` names the row validator's table in the server log
+ * (NULL: the whole-commit validator).
+ */
+static bool
+run_validator(Oid fn, int nargs, Datum *args, bool *nulls, const char *table, Jsonb **rejection)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool ok = true;
+	ErrorData  *edata = NULL;
+
+	*rejection = NULL;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		bool		isnull;
+
+		(void) call_hook(fn, nargs, args, nulls, &isnull);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		ok = false;
+	}
+	PG_END_TRY();
+	if (ok)
+		return true;
+
+	if (is_server_failure(edata->sqlerrcode))
+		ReThrowError(edata);
+	*rejection = decode_rejection(edata);
+	if (*rejection == NULL)
+		ereport(LOG,
+				(errmsg("syncular: %s%s%s failed (SQLSTATE %s): %s",
+						table ? "row validator of table \"" : "whole-commit validator",
+						table ? table : "", table ? "\"" : "",
+						unpack_sql_state(edata->sqlerrcode), edata->message),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0));
+	FreeErrorData(edata);
+	return false;
+}
+
+/* Fill *reject from a decoded rejection (code, message, details; retryable false). */
+static void
+reject_from(Jsonb *rej, SyncOpReject *reject)
+{
+	JsonbValue	v;
+
+	reject->code = jstr(rej, "code");
+	reject->message = jstr(rej, "message");
+	reject->retryable = false;
+	reject->details_json = NULL;
+	if (getKeyJsonValueFromContainer(&rej->root, "details", 7, &v) != NULL &&
+		v.type == jbvBinary)
+	{
+		StringInfoData b;
+
+		initStringInfo(&b);
+		sync_jsonb_append_compact(&b, &v);
+		reject->details_json = b.data;
+	}
+}
+
+static void
+reject_fixed(SyncOpReject *reject, int32 op_index, const char *message)
+{
+	reject->op_index = op_index;
+	reject->code = "sync.constraint_violation";
+	reject->message = message;
+	reject->retryable = false;
+	reject->details_json = NULL;
+}
+
+/* ---------------------------------------------------------------- the seams */
+
+bool
+sync_validate_row(SyncRound *round, SyncCommitState *state, const SyncOpEvidence *op,
+				  SyncOpReject *reject)
+{
+	SyncSchema *schema = round->schema;
+	const SyncTable *t = &schema->tables[op->table_index];
+	Oid			fn = row_validator_of(schema, op->table_index);
+	Datum		args[7];
+	bool		nulls[7] = {false, false, false, false, false, false, false};
+	Jsonb	   *rej;
+
+	if (!OidIsValid(fn))
+		return true;
+	args[0] = text_arg(op->op == SSP_OP_DELETE ? "delete" : "upsert");
+	args[1] = text_arg(t->name);
+	args[2] = text_arg(op->row_id);
+	if (op->row && op->op != SSP_OP_DELETE)
+		args[3] = JsonbPGetDatum(row_jsonb(t, op->row));
+	else
+		nulls[3] = true;
+	if (op->stored)
+		args[4] = JsonbPGetDatum(row_jsonb(t, op->stored));
+	else
+		nulls[4] = true;
+	args[5] = text_arg(round->actor_id);
+	args[6] = text_arg(round->partition);
+
+	if (run_validator(fn, 7, args, nulls, t->name, &rej))
+		return true;
+	if (rej == NULL)
+	{
+		reject_fixed(reject, op->op_index, "write validator failed");
+		return false;
+	}
+	reject_from(rej, reject);
+	reject->op_index = op->op_index;	/* a row validator's opIndex member is ignored */
+	return false;
+}
+
+bool
+sync_validate_commit(SyncRound *round, SyncCommitState *state, SyncOpReject *reject)
+{
+	SyncSchema *schema = round->schema;
+	Oid			fn = schema->commit_validator;
+	Datum		args[5];
+	bool		nulls[5] = {false, false, false, false, false};
+	Jsonb	   *rej;
+	JsonbValue	v;
+	int64		idx = 0;
+
+	if (!OidIsValid(fn))
+		return true;
+	args[0] = JsonbPGetDatum(operations_jsonb(schema, state));
+	args[1] = text_arg(round->client_id);
+	args[2] = text_arg(state->client_commit_id);
+	args[3] = text_arg(round->actor_id);
+	args[4] = text_arg(round->partition);
+
+	if (run_validator(fn, 5, args, nulls, NULL, &rej))
+		return true;
+	if (rej == NULL)
+	{
+		reject_fixed(reject, 0, "whole-commit validator failed");
+		return false;
+	}
+	if (getKeyJsonValueFromContainer(&rej->root, "opIndex", 7, &v) != NULL &&
+		v.type == jbvNumeric)
+		idx = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v.val.numeric)));
+	if (idx < 0 || idx >= (int64) state->commit->nops)
+	{
+		reject_fixed(reject, 0,
+					 psprintf("commit validator rejection names unavailable opIndex " INT64_FORMAT,
+							  idx));
+		return false;
+	}
+	reject_from(rej, reject);
+	reject->op_index = (int32) idx;
+	return false;
+}
+
+void
+sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
+{
+	SyncSchema *schema = round->schema;
+	MemoryContext cxt = CurrentMemoryContext;
+	Oid			fn = schema->reaction_planner;
+	Datum		args[6];
+	bool		nulls[6] = {false, false, false, false, false, false};
+	Datum		records;
+	bool		isnull;
+	int			rc;
+
+	if (!OidIsValid(fn))
+		return;
+	args[0] = JsonbPGetDatum(operations_jsonb(schema, state));
+	args[1] = text_arg(round->client_id);
+	args[2] = text_arg(state->client_commit_id);
+	args[3] = text_arg(round->actor_id);
+	args[4] = text_arg(round->partition);
+	records = call_hook(fn, 5, args, nulls, &isnull);
+	MemoryContextSwitchTo(cxt);
+	if (isnull)
+		return;					/* SQL NULL: nothing to enqueue */
+
+	{
+		Datum		v[6];
+
+		v[0] = text_arg(round->partition);
+		v[1] = text_arg(round->client_id);
+		v[2] = text_arg(state->client_commit_id);
+		v[3] = Int64GetDatum(commit_seq);
+		v[4] = records;
+		v[5] = Int64GetDatum(sync_push_created_at_ms(state));
+		rc = SPI_execute_with_args("SELECT syncular._enqueue_reactions($1, $2, $3, $4, $5, $6)", 6,
+								   (Oid[]) {TEXTOID, TEXTOID, TEXTOID, INT8OID, JSONBOID, INT8OID},
+								   v, NULL, false, 1);
+		MemoryContextSwitchTo(cxt);
+		if (rc != SPI_OK_SELECT)
+			elog(ERROR, "syncular: _enqueue_reactions failed: %s", SPI_result_code_string(rc));
+		SPI_freetuptable(SPI_tuptable);
+	}
+}
