@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 bash scripts/setup.sh >/dev/null
-pg_virtualenv -t -v 15 bash bench/cases.sh "$secs"
+pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash bench/cases.sh "$secs"

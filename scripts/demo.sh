@@ -11,4 +11,4 @@ export SYNCULAR_IR=${SYNCULAR_IR:-$root/../shared/ir}
 [ -d "$SYNCULAR_VECTORS" ] && SYNCULAR_VECTORS=$(cd "$SYNCULAR_VECTORS" && pwd)
 [ -d "$SYNCULAR_IR" ] && SYNCULAR_IR=$(cd "$SYNCULAR_IR" && pwd)
 export DEMO_DIR=$root/demo
-pg_virtualenv -t -v 15 bash "$root/demo/run.sh"
+pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash "$root/demo/run.sh"

@@ -17,7 +17,7 @@ make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS"
 
 echo "==> pg_regress, isolation and pgTAP on a throwaway cluster"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-pg_virtualenv -t -v 15 bash -c "
+pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   set -e
   status=0
   make -s installcheck PG_CONFIG=$PG_CONFIG || status=1
