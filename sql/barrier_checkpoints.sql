@@ -6,18 +6,7 @@ SET client_min_messages = warning;
 DROP DATABASE IF EXISTS syncular_t_barrier_checkpoints;
 CREATE DATABASE syncular_t_barrier_checkpoints;
 \c syncular_t_barrier_checkpoints
-SET client_min_messages = warning;
-CREATE EXTENSION syncular;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RETURN st || ' | ' || msg || ' | ' || coalesce(det, '<no detail>');
-END $$;
+\i sql/test_helpers.psql
 -- a checkpoint row without its clock column, after checking the clock is "now" (ms)
 CREATE FUNCTION pg_temp.row(j jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
 BEGIN

@@ -6,18 +6,7 @@ SET client_min_messages = warning;
 DROP DATABASE IF EXISTS syncular_t_barrier_gate;
 CREATE DATABASE syncular_t_barrier_gate;
 \c syncular_t_barrier_gate
-SET client_min_messages = warning;
-CREATE EXTENSION syncular;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RETURN st || ' | ' || msg || ' | ' || coalesce(det, '<no detail>');
-END $$;
+\i sql/test_helpers.psql
 -- load the module first, so its GUCs (syncular.checkpoints) are defined before any SET
 SELECT count(*) > 0 AS module_loaded FROM syncular.error_catalog();
 -- the setting is defined by the module (no missing_ok here), empty by default

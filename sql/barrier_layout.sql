@@ -8,18 +8,7 @@ SET client_min_messages = warning;
 DROP DATABASE IF EXISTS syncular_t_barrier_layout;
 CREATE DATABASE syncular_t_barrier_layout;
 \c syncular_t_barrier_layout
-SET client_min_messages = warning;
-CREATE EXTENSION syncular;
-RESET client_min_messages;
-CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RETURN st || ' | ' || msg || ' | ' || coalesce(det, '<no detail>');
-END $$;
+\i sql/test_helpers.psql
 CREATE FUNCTION pg_temp.check() RETURNS text LANGUAGE sql AS $$
   SELECT pg_temp.err($q$SELECT syncular._check_physical_layout(
     (SELECT compiled FROM syncular.sync_settings WHERE id = 1))$q$)

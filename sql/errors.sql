@@ -1,13 +1,5 @@
 -- The error catalogue and how a catalogue code is raised (src/errors.c).
-CREATE FUNCTION pg_temp.err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RETURN st || ' | ' || msg || ' | ' || coalesce(det, '<no detail>');
-END $$;
+\i sql/test_helpers.psql
 
 -- every wire code of errors.md §3 (minus operation.*, which belong to /operations) is present
 SELECT code, category, retryable, recommended_action, http_status, sqlstate

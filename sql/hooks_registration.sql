@@ -7,20 +7,9 @@
 SELECT current_database() AS orig_db \gset
 CREATE DATABASE syncular_t_hooks_registration;
 \c syncular_t_hooks_registration
-CREATE EXTENSION syncular;
+\i sql/test_helpers.psql
 \set VERBOSITY terse
 
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text; st text; msg text; det text; dj jsonb;
-BEGIN
-  EXECUTE q INTO r;
-  RETURN coalesce(r, 'ok');
-EXCEPTION WHEN others THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  BEGIN dj := det::jsonb; EXCEPTION WHEN others THEN dj := NULL; END;
-  RETURN st || ' ' || msg || ' | ' || coalesce((dj ->> 'code') || ' ' || (dj -> 'details')::text, det, '');
-END
-$$;
 -- only "<SQLSTATE> <code>" of the error q raises, or 'ok'
 CREATE FUNCTION pg_temp.code_of(q text) RETURNS text LANGUAGE sql AS $$
   SELECT CASE WHEN r LIKE '% | %' THEN split_part(r, ' ', 1) || ' ' || split_part(split_part(r, ' | ', 2), ' ', 1) ELSE r END

@@ -5,19 +5,8 @@
 SELECT current_database() AS orig_db \gset
 CREATE DATABASE syncular_t_maintenance;
 \c syncular_t_maintenance
-CREATE EXTENSION syncular;
+\i sql/test_helpers.psql
 \set VERBOSITY terse
-
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text; st text; msg text; det text;
-BEGIN
-  EXECUTE q INTO r;
-  RETURN r;
-EXCEPTION WHEN others THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RETURN st || ' ' || msg || ' | ' || coalesce((det::jsonb ->> 'code') || ' ' || (det::jsonb -> 'details')::text, det, '');
-END
-$$;
 
 -- p1: 20 commits, commit n created at n*1000 ms; two changes each (one for commit 20), change
 -- scopes, tombstones at 3 and 15; p2: 2 commits (never touched by p1's maintenance); p3:

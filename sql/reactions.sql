@@ -6,21 +6,9 @@
 SELECT current_database() AS orig_db \gset
 CREATE DATABASE syncular_t_reactions;
 \c syncular_t_reactions
-CREATE EXTENSION syncular;
+\i sql/test_helpers.psql
 \set VERBOSITY terse
 
--- try(q): the first column of q's result, or "<SQLSTATE> <message> | <code> <details>"
-CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE r text; st text; msg text; det text; dj jsonb;
-BEGIN
-  EXECUTE q INTO r;
-  RETURN coalesce(r, '<null>');
-EXCEPTION WHEN others THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  BEGIN dj := det::jsonb; EXCEPTION WHEN others THEN dj := NULL; END;
-  RETURN st || ' ' || msg || ' | ' || coalesce((dj ->> 'code') || ' ' || (dj -> 'details')::text, det, '');
-END
-$$;
 -- enq(records): _enqueue_reactions for partition pv, client c1, commit cc-v, seq 7 at 1000 ms
 CREATE FUNCTION pg_temp.enq(records text) RETURNS text LANGUAGE sql AS $$
   SELECT pg_temp.try(format('SELECT syncular._enqueue_reactions(%L, %L, %L, 7, %L::jsonb, 1000)',

@@ -2,7 +2,8 @@
 -- syncular.push / syncular.pull take and return JSON (rows as objects keyed by column name) and
 -- run the same engine as clients: they build an SSP2 wire-3 request, serve it with
 -- syncular.handle(), and render the response.  For backend code (jobs, admin tools, triggers in
--- other systems) and for debugging.
+-- other systems) and for debugging.  push and pull are SECURITY DEFINER (like handle), so a role
+-- with EXECUTE on them needs no privileges on the catalog.
 
 -- The partition's log epoch, acquiring it (one header-only round) when the partition is new.
 CREATE FUNCTION syncular._producer_epoch(p_partition text, p_actor_id text, p_client_id text)
@@ -46,7 +47,7 @@ RETURNS jsonb LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
 $$;
 
 CREATE FUNCTION syncular.push(p_partition text, p_actor_id text, p_client_id text, p_commits jsonb)
-RETURNS jsonb LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS jsonb LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   compiled jsonb;
   frames jsonb;
@@ -150,7 +151,7 @@ COMMENT ON FUNCTION syncular.push(text, text, text, jsonb) IS
 
 CREATE FUNCTION syncular.pull(p_partition text, p_actor_id text, p_client_id text, p_subscriptions jsonb,
                               p_limits jsonb DEFAULT '{}'::jsonb)
-RETURNS jsonb LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+RETURNS jsonb LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   compiled jsonb;
   frames jsonb;

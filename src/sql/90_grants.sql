@@ -2,9 +2,11 @@
 --
 -- Model (decided here; DESIGN.md "SQL surface"):
 --   * The catalog tables are never writable by app roles (00_catalog revokes them from PUBLIC).
---   * The serving surface (handle, handle_http, the sync procedure, push, pull, readiness, ...) is
---     SECURITY DEFINER with a fixed search_path, so a role that may EXECUTE it acts on the catalog
---     only through the protocol, never through raw table writes.
+--   * The serving surface (handle, handle_http, push, pull, readiness, ...) is SECURITY DEFINER
+--     with a fixed search_path, so a role that may EXECUTE it acts on the catalog only through the
+--     protocol, never through raw table writes.  The sync procedure cannot be (PostgreSQL forbids
+--     COMMIT in a SECURITY DEFINER procedure): it runs with the caller's rights, so grant it only
+--     to a role that owns or may write the catalog.
 --   * Nothing is executable by PUBLIC by default: serving as an arbitrary actor of an arbitrary
 --     partition is a privilege the operator hands out explicitly.  Schema USAGE is public so that
 --     granted roles can name the functions.
@@ -17,7 +19,6 @@
 --   -- a stateless gateway role: serve rounds
 --   GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.handle_http(...)         TO sync_gateway;   -- see \df syncular.handle_http
---   GRANT EXECUTE ON PROCEDURE syncular.sync(...)               TO sync_gateway;   -- see \df syncular.sync
 --
 --   -- backend jobs writing synced data from SQL
 --   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;

@@ -1,0 +1,135 @@
+-- pgTAP: the SQL surface of schema syncular as src/sql/*.sql defines it and src/sql/90_grants.sql,
+-- README "Security" and the routine COMMENTs describe it.  The expectations below are written from
+-- the source, not read from the catalog: one row per public routine (name not starting with "_"),
+-- with its exact argument types (pgTAP spelling: regtype output), its result (pgTAP spelling:
+-- "setof " for a set-returning routine), whether it is SECURITY DEFINER, and its proconfig.
+--
+-- proconfig: every routine that reads or writes the catalog pins search_path = pg_catalog, pg_temp
+-- (60_barrier.sql "Conventions", README "Security").  Deliberate exceptions:
+--   * ensure_schema: no SET clause so that current_schema() is the caller's (10_schema.sql); its
+--     one statement calls syncular._ensure_schema, which pins the path (asserted below);
+--   * sync: a procedure with a SET clause cannot COMMIT, and the procedure form commits after
+--     every pushed commit (30_engine.sql);
+--   * the C codec helpers (encode_*/decode_*, debug_*, error_catalog) write nothing.
+-- PUBLIC: no EXECUTE on any routine of the extension, public or internal (90_grants.sql: "Nothing is
+-- executable by PUBLIC by default"; operators grant per role); USAGE on the schema is public; the
+-- views are owner-only until granted.
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS syncular;
+SELECT plan(224);
+
+CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
+INSERT INTO spec VALUES
+  -- 05 errors
+  ( 1, 'error_catalog',              '{}',                                                     'setof record', false, NULL),
+  -- 10 schema
+  ( 2, 'ensure_schema',              '{jsonb,jsonb,text}',                                     'jsonb',        false, NULL),
+  -- 20/25 hooks
+  ( 3, 'set_scope_resolver',         '{regprocedure}',                                         'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  ( 4, 'set_row_validator',          '{text,regprocedure}',                                    'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  ( 5, 'set_commit_validator',       '{regprocedure}',                                         'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  ( 6, 'set_reaction_planner',       '{regprocedure}',                                         'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 30 engine
+  ( 7, 'handle',                     '{bytea,text,text}',                                      'bytea',        true,  '{"search_path=pg_catalog, pg_temp"}'),
+  ( 8, 'handle_http',                '{bytea,text,text,text}',                                 'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  ( 9, 'sync',                       '{bytea,text,text,bytea}',                                'record',       false, NULL),
+  -- 35 rows, 36 debug
+  (10, 'encode_row',                 '{text,jsonb}',                                           'bytea',        false, NULL),
+  (11, 'encode_sparse_row',          '{text,jsonb}',                                           'bytea',        false, NULL),
+  (12, 'decode_row',                 '{text,bytea}',                                           'jsonb',        false, NULL),
+  (13, 'decode_sparse_row',          '{text,bytea}',                                           'jsonb',        false, NULL),
+  (14, 'debug_render',               '{bytea}',                                                'jsonb',        false, NULL),
+  (15, 'debug_encode',               '{jsonb}',                                                'bytea',        false, NULL),
+  -- 40 maintenance
+  (16, 'prune',                      '{text,jsonb}',                                           'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  (17, 'rotate_log_epoch',           '{text}',                                                 'text',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 50 producers (SECURITY DEFINER: 90_grants.sql, README "Security")
+  (18, 'push',                       '{text,text,text,jsonb}',                                 'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (19, 'pull',                       '{text,text,text,jsonb,jsonb}',                           'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
+  -- 00 catalog (the writer-fence trigger), 60 barrier
+  (20, 'syncular_writer_fence',      '{}',                                                     'trigger',      false, '{"search_path=pg_catalog, pg_temp"}'),
+  (21, 'declare_checkpoint',         '{text,text,integer}',                                    'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  (22, 'claim_checkpoint',           '{text,text,integer}',                                    'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  (23, 'advance_checkpoint',         '{text,text,bigint,bigint,bigint}',                       'boolean',      false, '{"search_path=pg_catalog, pg_temp"}'),
+  (24, 'activate_checkpoint',        '{text,text,bigint,bigint,text[]}',                       'text',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  (25, 'checkpoints',                '{text}',                                                 'setof jsonb',  false, '{"search_path=pg_catalog, pg_temp"}'),
+  (26, 'source_coverage_seq',        '{text,text[]}',                                          'bigint',       false, '{"search_path=pg_catalog, pg_temp"}'),
+  (27, 'serve_gate',                 '{text,jsonb,integer}',                                   'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  (28, 'readiness',                  '{jsonb}',                                                'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
+  -- 70 reactions: the four worker functions are SECURITY DEFINER
+  (29, 'claim_reactions',            '{text,text,integer,bigint,bigint}',                      'setof syncular.sync_reactions', true, '{"search_path=pg_catalog, pg_temp"}'),
+  (30, 'renew_reaction_lease',       '{text,text,text,bigint,bigint}',                         'boolean',      true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (31, 'complete_reaction',          '{text,text,text,bigint}',                                'boolean',      true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (32, 'fail_reaction',              '{text,text,text,jsonb,boolean,bigint,bigint,bigint}',    'text',         true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (33, 'retry_dead_letter_reaction', '{text,text,bigint}',                                     'boolean',      false, '{"search_path=pg_catalog, pg_temp"}'),
+  (34, 'prune_reactions',            '{text,bigint,bigint,integer,bigint}',                    'integer',      false, '{"search_path=pg_catalog, pg_temp"}');
+CREATE TEMP VIEW spec_sig AS
+SELECT s.*, format('syncular.%s(%s)', s.name, array_to_string(s.args, ', ')) AS sig,
+       to_regprocedure(format('syncular.%I(%s)', s.name, array_to_string(s.args, ','))) AS fn
+  FROM spec s;
+
+-- ---------------------------------------------------------------------------------------------
+-- the public routines are exactly these (a new one must be added here, with its design)
+SELECT set_eq(
+  $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
+      FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
+  $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
+  'the public routines of schema syncular are exactly the 34 of src/sql/*.sql (one signature each)');
+SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
+
+-- 34 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
+SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
+  FROM spec_sig ORDER BY ord;
+SELECT CASE WHEN definer THEN is_definer('syncular', name, args::name[], sig || ' is SECURITY DEFINER')
+            ELSE isnt_definer('syncular', name, args::name[], sig || ' is SECURITY INVOKER') END
+  FROM spec_sig WHERE name NOT IN ('push', 'pull') ORDER BY ord;
+SELECT is_definer('syncular', name, args::name[], sig || ' is SECURITY DEFINER')
+  FROM spec_sig WHERE name IN ('push', 'pull') ORDER BY ord;
+SELECT is((SELECT p.proconfig FROM pg_proc p WHERE p.oid = fn), config,
+          sig || CASE WHEN config IS NULL THEN ' has no SET clause' ELSE ' pins search_path = pg_catalog, pg_temp' END)
+  FROM spec_sig ORDER BY ord;
+SELECT ok(obj_description(fn, 'pg_proc') IS NOT NULL, sig || ' has a COMMENT') FROM spec_sig ORDER BY ord;
+SELECT ok(NOT has_function_privilege('public', fn, 'EXECUTE'), 'PUBLIC cannot EXECUTE ' || sig)
+  FROM spec_sig ORDER BY ord;
+
+-- ---------------------------------------------------------------------------------------------
+-- the same rules over every routine of the schema, internal ones included
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure::text FROM pg_proc p
+     WHERE p.pronamespace = 'syncular'::regnamespace
+       AND (p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
+                                          WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'))$$,
+  'no routine of schema syncular is executable by PUBLIC (a NULL proacl would mean the default grant)');
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure::text FROM pg_proc p
+     WHERE p.pronamespace = 'syncular'::regnamespace AND p.prosecdef
+       AND p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'$$,
+  'every SECURITY DEFINER routine pins search_path = pg_catalog, pg_temp');
+SELECT is_empty(
+  $$SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+     WHERE p.pronamespace = 'syncular'::regnamespace AND l.lanname IN ('plpgsql', 'sql')
+       AND p.oid <> 'syncular.ensure_schema(jsonb,jsonb,text)'::regprocedure
+       AND p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}'$$,
+  'every plpgsql/sql routine but ensure_schema (internal _ helpers included) pins search_path = pg_catalog, pg_temp');
+SELECT is((SELECT proconfig FROM pg_proc WHERE oid = 'syncular._ensure_schema(jsonb,jsonb,text,text)'::regprocedure),
+          '{"search_path=pg_catalog, pg_temp"}'::text[],
+          'syncular._ensure_schema (the body of ensure_schema) pins search_path = pg_catalog, pg_temp');
+SELECT ok(has_schema_privilege('public', 'syncular', 'USAGE'), 'PUBLIC has USAGE on schema syncular');
+
+-- ---------------------------------------------------------------------------------------------
+-- views: exist, are commented, are owner-only
+SELECT set_eq(
+  $$SELECT c.relname::text FROM pg_class c WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind = 'v'$$,
+  ARRAY['partitions', 'clients', 'commits', 'reactions'],
+  'the views of schema syncular are partitions, clients, commits, reactions');
+SELECT has_view('syncular', v, 'view syncular.' || v || ' exists')
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']::name[]) v;
+SELECT ok(obj_description(to_regclass('syncular.' || v), 'pg_class') IS NOT NULL, 'view syncular.' || v || ' has a COMMENT')
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
+SELECT ok(NOT has_table_privilege('public', 'syncular.' || v, 'SELECT'), 'PUBLIC cannot SELECT syncular.' || v)
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
+
+SELECT * FROM finish();
+ROLLBACK;
