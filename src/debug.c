@@ -97,17 +97,9 @@ raise_field(const char *path, const char *fmt,...)
 
 	initStringInfo(&msg);
 	appendStringInfo(&msg, "debug_encode: %s ", path);
-	for (;;)
-	{
-		int			needed;
-
-		va_start(args, fmt);
-		needed = appendStringInfoVA(&msg, fmt, args);
-		va_end(args);
-		if (needed == 0)
-			break;
-		enlargeStringInfo(&msg, needed);
-	}
+	va_start(args, fmt);
+	sync_append_vformat(&msg, fmt, args);
+	va_end(args);
 	initStringInfo(&det);
 	appendStringInfoString(&det, "{\"field\":");
 	escape_json(&det, path);
@@ -126,6 +118,9 @@ path_index(const char *base, int i)
 {
 	return psprintf("%s[%d]", base, i);
 }
+
+/* A zeroed C array for the n elements of a document array; never NULL, even when n = 0. */
+#define ELEMS(type, n) ((type *) palloc0(sizeof(type) * Max((n), 1)))
 
 static bool
 is_object(JsonbValue *v)
@@ -168,12 +163,11 @@ need_object(JsonbValue *v, const char *path)
 	return v->val.binary.data;
 }
 
+/* Object member `key` of obj (required). */
 static JsonbContainer *
-need_array(JsonbValue *v, const char *path)
+get_object(JsonbContainer *obj, const char *base, const char *key)
 {
-	if (!is_array(v))
-		raise_field(path, "must be a JSON array");
-	return v->val.binary.data;
+	return need_object(need(obj, base, key), path_key(base, key));
 }
 
 static SspStr
@@ -214,8 +208,7 @@ as_int(JsonbValue *v, const char *path, int64 min, int64 max)
 
 	if (v == NULL || v->type != jbvNumeric)
 		raise_field(path, "must be a number");
-	if (!sync_numeric_text_to_int53(DatumGetCString(DirectFunctionCall1(numeric_out,
-																		NumericGetDatum(v->val.numeric))), &i))
+	if (!sync_numeric_text_to_int53(sync_jsonb_number_text(v), &i))
 		raise_field(path, "must be an integer within +-(2^53-1)");
 	if (i < min || i > max)
 		raise_field(path, "is out of range [" INT64_FORMAT ", " INT64_FORMAT "]", min, max);
@@ -226,6 +219,17 @@ static int64
 get_int(JsonbContainer *obj, const char *base, const char *key, int64 min, int64 max)
 {
 	return as_int(need(obj, base, key), path_key(base, key), min, max);
+}
+
+/* Optional integer: *present tells; absent gives 0 (the zeroed struct's value). */
+static int64
+get_opt_int(JsonbContainer *obj, const char *base, const char *key, int64 min, int64 max,
+			bool *present)
+{
+	JsonbValue *v = member(obj, key);
+
+	*present = (v != NULL);
+	return v ? as_int(v, path_key(base, key), min, max) : 0;
 }
 
 #define I32_MIN ((int64) PG_INT32_MIN)
@@ -268,6 +272,20 @@ get_bytes(JsonbContainer *obj, const char *base, const char *key)
 	return as_bytes(need(obj, base, key), path_key(base, key));
 }
 
+/* Optional bytes: *present (when the struct has such a flag) tells; absent gives none. */
+static SspBytes
+get_opt_bytes(JsonbContainer *obj, const char *base, const char *key, bool *present)
+{
+	JsonbValue *v = member(obj, key);
+	SspBytes	b = {NULL, 0};
+
+	if (present)
+		*present = (v != NULL);
+	if (v)
+		b = as_bytes(v, path_key(base, key));
+	return b;
+}
+
 /* A json-typed field given as a JSON value, re-serialized compact. */
 static SspStr
 as_json_text(JsonbValue *v)
@@ -279,6 +297,19 @@ as_json_text(JsonbValue *v)
 	sync_jsonb_append_compact(&buf, v);
 	s.ptr = buf.data;
 	s.len = (uint32) buf.len;
+	return s;
+}
+
+/* Optional json-typed field: *present tells; absent gives none (any JSON value is accepted). */
+static SspStr
+get_opt_json(JsonbContainer *obj, const char *key, bool *present)
+{
+	JsonbValue *v = member(obj, key);
+	SspStr		s = {NULL, 0};
+
+	*present = (v != NULL);
+	if (v)
+		s = as_json_text(v);
 	return s;
 }
 
@@ -307,43 +338,155 @@ static const char *const result_status_names[] = {NULL, "applied", "conflict", "
 static const char *const sub_status_names[] = {NULL, "active", "revoked", "reset"};
 static const char *const media_names[] = {NULL, "rows", "sqlite"};
 
+/*
+ * A document array read element by element: its container, size and path.  Every list in a
+ * document (frames, operations, results, columns, blocks, ...) is read through this, so each
+ * element is checked and named in errors the same way.
+ */
+typedef struct DocArray
+{
+	JsonbContainer *arr;
+	int			n;
+	char	   *path;
+} DocArray;
+
+static DocArray
+as_array(JsonbValue *v, char *path)
+{
+	DocArray	a;
+
+	if (!is_array(v))
+		raise_field(path, "must be a JSON array");
+	a.arr = v->val.binary.data;
+	a.n = JsonContainerSize(a.arr);
+	a.path = path;
+	return a;
+}
+
+/* Array member `key` of obj (required). */
+static DocArray
+get_array(JsonbContainer *obj, const char *base, const char *key)
+{
+	return as_array(need(obj, base, key), path_key(base, key));
+}
+
+static JsonbValue *
+elem(const DocArray *a, int i)
+{
+	return getIthJsonbValueFromContainer(a->arr, i);
+}
+
+/* Element i, which must be an object; *path gets the element's path. */
+static JsonbContainer *
+elem_object(const DocArray *a, int i, char **path)
+{
+	*path = path_index(a->path, i);
+	return need_object(elem(a, i), *path);
+}
+
+static DocArray
+elem_array(const DocArray *a, int i)
+{
+	return as_array(elem(a, i), path_index(a->path, i));
+}
+
+static SspStr
+elem_str(const DocArray *a, int i)
+{
+	return as_str(elem(a, i), path_index(a->path, i));
+}
+
+/* Reads one element object (named `path` in errors) into the C element at `out`. */
+typedef void (*ObjectReader) (JsonbContainer *obj, const char *path, void *out);
+
+/*
+ * Array member `key` of obj whose elements are objects (frames, operations, results, ...):
+ * each is read by `read`, in order, into a zeroed C array of elem_size-byte elements (never
+ * NULL); *n gets the count.
+ */
+static void *
+get_objects(JsonbContainer *obj, const char *base, const char *key, Size elem_size,
+			ObjectReader read, int *n)
+{
+	DocArray	a = get_array(obj, base, key);
+	char	   *elems = palloc0(elem_size * Max(a.n, 1));
+	int			i;
+
+	for (i = 0; i < a.n; i++)
+	{
+		char	   *q;
+		JsonbContainer *o = elem_object(&a, i, &q);
+
+		read(o, q, elems + i * elem_size);
+	}
+	*n = a.n;
+	return elems;
+}
+
+/*
+ * An object member read as a map, pair by pair (scopes, effectiveScopes): its iterator, size and
+ * path.  Both map shapes of a document are read through this.
+ */
+typedef struct DocMap
+{
+	JsonbIterator *it;
+	int			n;
+	char	   *path;
+} DocMap;
+
+static DocMap
+get_map(JsonbContainer *obj, const char *base, const char *key)
+{
+	DocMap		m;
+	JsonbContainer *c = get_object(obj, base, key);
+
+	m.it = JsonbIteratorInit(c);
+	m.n = JsonContainerSize(c);
+	m.path = path_key(base, key);
+	return m;
+}
+
+/* The next pair: false at the end; else its key, its value and the value's path. */
+static bool
+next_pair(DocMap *m, SspStr *k, JsonbValue *v, char **vpath)
+{
+	JsonbIteratorToken tok;
+
+	while ((tok = JsonbIteratorNext(&m->it, v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			*k = as_str(v, m->path);	/* a key is always a string */
+		else if (tok == WJB_VALUE)
+		{
+			*vpath = path_key(m->path, k->ptr);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* {key: [str, ...]} */
 static SspScopeMap
 get_scope_map(JsonbContainer *obj, const char *base, const char *key)
 {
-	char	   *path = path_key(base, key);
-	JsonbContainer *m = need_object(need(obj, base, key), path);
-	SspScopeMap map = {0, NULL};
-	JsonbIterator *it = JsonbIteratorInit(m);
+	DocMap		m = get_map(obj, base, key);
+	SspScopeMap map = {0, ELEMS(SspScopeEntry, m.n)};
+	SspStr		k;
 	JsonbValue	v;
-	JsonbIteratorToken tok;
-	int			n = JsonContainerSize(m);
-	int			i = -1;
+	char	   *vpath;
 
-	map.entries = palloc0(sizeof(SspScopeEntry) * Max(n, 1));
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	while (next_pair(&m, &k, &v, &vpath))
 	{
-		if (tok == WJB_KEY)
-		{
-			i++;
-			map.entries[i].key.ptr = pnstrdup(v.val.string.val, v.val.string.len);
-			map.entries[i].key.len = (uint32) v.val.string.len;
-		}
-		else if (tok == WJB_VALUE)
-		{
-			char	   *vpath = path_key(path, map.entries[i].key.ptr);
-			JsonbContainer *arr = need_array(&v, vpath);
-			int			k,
-						nv = JsonContainerSize(arr);
+		SspScopeEntry *e = &map.entries[map.n++];
+		DocArray	vals = as_array(&v, vpath);
+		int			i;
 
-			map.entries[i].nvalues = (uint32) nv;
-			map.entries[i].values = palloc0(sizeof(SspStr) * Max(nv, 1));
-			for (k = 0; k < nv; k++)
-				map.entries[i].values[k] = as_str(getIthJsonbValueFromContainer(arr, k),
-												  path_index(vpath, k));
-		}
+		e->key = k;
+		e->nvalues = (uint32) vals.n;
+		e->values = ELEMS(SspStr, vals.n);
+		for (i = 0; i < vals.n; i++)
+			e->values[i] = elem_str(&vals, i);
 	}
-	map.n = (uint32) (i + 1);
 	return map;
 }
 
@@ -351,44 +494,20 @@ get_scope_map(JsonbContainer *obj, const char *base, const char *key)
 static SspStrMap
 get_str_map(JsonbContainer *obj, const char *base, const char *key)
 {
-	char	   *path = path_key(base, key);
-	JsonbContainer *m = need_object(need(obj, base, key), path);
-	SspStrMap	map = {0, NULL};
-	JsonbIterator *it = JsonbIteratorInit(m);
+	DocMap		m = get_map(obj, base, key);
+	SspStrMap	map = {0, ELEMS(SspStrPair, m.n)};
+	SspStr		k;
 	JsonbValue	v;
-	JsonbIteratorToken tok;
-	int			i = -1;
+	char	   *vpath;
 
-	map.entries = palloc0(sizeof(SspStrPair) * Max(JsonContainerSize(m), 1));
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	while (next_pair(&m, &k, &v, &vpath))
 	{
-		if (tok == WJB_KEY)
-		{
-			i++;
-			map.entries[i].key.ptr = pnstrdup(v.val.string.val, v.val.string.len);
-			map.entries[i].key.len = (uint32) v.val.string.len;
-		}
-		else if (tok == WJB_VALUE)
-			map.entries[i].value = as_str(&v, path_key(path, map.entries[i].key.ptr));
+		SspStrPair *e = &map.entries[map.n++];
+
+		e->key = k;
+		e->value = as_str(&v, vpath);
 	}
-	map.n = (uint32) (i + 1);
 	return map;
-}
-
-/* Array member `key` of obj: its container and size. */
-static JsonbContainer *
-get_array(JsonbContainer *obj, const char *base, const char *key, int *n)
-{
-	JsonbContainer *a = need_array(need(obj, base, key), path_key(base, key));
-
-	*n = JsonContainerSize(a);
-	return a;
-}
-
-static JsonbContainer *
-ith_object(JsonbContainer *arr, int i, const char *path)
-{
-	return need_object(getIthJsonbValueFromContainer(arr, i), path);
 }
 
 /* ---------------------------------------------------------------- debug_encode: frames */
@@ -414,9 +533,78 @@ frame_type_of(const char *name, const char *path)
 	raise_field(path, "names an unknown frame type \"%s\"", name);
 }
 
+/* operations[i] of a push commit */
 static void
-build_frame(JsonbContainer *fo, const char *p, SspFrame *f)
+read_push_op(JsonbContainer *oo, const char *op_p, void *out)
 {
+	SspPushOp  *op = out;
+
+	op->table = get_str(oo, op_p, "table");
+	op->row_id = get_str(oo, op_p, "rowId");
+	op->op = get_enum(oo, op_p, "op", op_names, lengthof(op_names));
+	op->base_version = get_opt_int(oo, op_p, "baseVersion", I64_MIN, I64_MAX,
+								   &op->has_base_version);
+	op->payload = get_opt_bytes(oo, op_p, "payload", &op->has_payload);
+}
+
+/* results[i] of a push result */
+static void
+read_op_result(JsonbContainer *ro, const char *q, void *out)
+{
+	SspOpResult *o = out;
+
+	o->op_index = (int32) get_int(ro, q, "opIndex", I32_MIN, I32_MAX);
+	o->status = get_enum(ro, q, "status", result_status_names, lengthof(result_status_names));
+	if (o->status == SSP_RESULT_CONFLICT || o->status == SSP_RESULT_ERROR)
+	{
+		o->code = get_str(ro, q, "code");
+		o->message = get_str(ro, q, "message");
+	}
+	if (o->status == SSP_RESULT_CONFLICT)
+	{
+		o->server_version = get_int(ro, q, "serverVersion", I64_MIN, I64_MAX);
+		o->server_row = get_bytes(ro, q, "serverRow");
+		/* no presence flag: absent stays empty */
+		o->conflict_columns = get_opt_bytes(ro, q, "conflictColumns", NULL);
+	}
+	if (o->status == SSP_RESULT_ERROR)
+		o->retryable = get_bool(ro, q, "retryable", false, true);
+}
+
+/* entries[i] of push result details; "detailsJson" is accepted for "details" */
+static void
+read_details_entry(JsonbContainer *eo, const char *q, void *out)
+{
+	SspDetailsEntry *e = out;
+	JsonbValue *v = member(eo, "details");
+
+	if (v == NULL)
+		v = member(eo, "detailsJson");
+	if (v == NULL)
+		raise_field(path_key(q, "details"), "is required");
+	e->op_index = (int32) get_int(eo, q, "opIndex", I32_MIN, I32_MAX);
+	e->details_json = v->type == jbvString ? as_str(v, q) : as_json_text(v);
+}
+
+/* changes[i] of a commit */
+static void
+read_change(JsonbContainer *co, const char *q, void *out)
+{
+	SspChange  *ch = out;
+
+	ch->table_index = (uint16) get_int(co, q, "tableIndex", 0, 65535);
+	ch->row_id = get_str(co, q, "rowId");
+	ch->op = get_enum(co, q, "op", op_names, lengthof(op_names));
+	ch->row_version = get_opt_int(co, q, "rowVersion", I64_MIN, I64_MAX, &ch->has_row_version);
+	ch->scopes = get_str_map(co, q, "scopes");
+	ch->row = get_opt_bytes(co, q, "row", &ch->has_row);
+}
+
+/* frames[i] of a message */
+static void
+build_frame(JsonbContainer *fo, const char *p, void *out)
+{
+	SspFrame   *f = out;
 	SspStr		type = get_str(fo, p, "type");
 	bool		present;
 	int			i,
@@ -446,34 +634,10 @@ build_frame(JsonbContainer *fo, const char *p, SspFrame *f)
 		case SSP_FRAME_PUSH_COMMIT:
 			{
 				SspPushCommit *c = &f->push_commit;
-				JsonbContainer *ops;
-				char	   *opath = path_key(p, "operations");
 
 				c->client_commit_id = get_str(fo, p, "clientCommitId");
-				ops = get_array(fo, p, "operations", &n);
+				c->ops = get_objects(fo, p, "operations", sizeof(SspPushOp), read_push_op, &n);
 				c->nops = (uint32) n;
-				c->ops = palloc0(sizeof(SspPushOp) * Max(n, 1));
-				for (i = 0; i < n; i++)
-				{
-					char	   *op_p = path_index(opath, i);
-					JsonbContainer *oo = ith_object(ops, i, op_p);
-					SspPushOp  *op = &c->ops[i];
-					JsonbValue *bv;
-
-					op->table = get_str(oo, op_p, "table");
-					op->row_id = get_str(oo, op_p, "rowId");
-					op->op = get_enum(oo, op_p, "op", op_names, lengthof(op_names));
-					if ((bv = member(oo, "baseVersion")) != NULL)
-					{
-						op->has_base_version = true;
-						op->base_version = as_int(bv, path_key(op_p, "baseVersion"), I64_MIN, I64_MAX);
-					}
-					if (member(oo, "payload"))
-					{
-						op->has_payload = true;
-						op->payload = get_bytes(oo, op_p, "payload");
-					}
-				}
 				break;
 			}
 		case SSP_FRAME_PULL_HEADER:
@@ -489,41 +653,25 @@ build_frame(JsonbContainer *fo, const char *p, SspFrame *f)
 		case SSP_FRAME_SUBSCRIPTION:
 			{
 				SspSubscription *s = &f->subscription;
-				JsonbValue *v;
 
 				s->id = get_str(fo, p, "id");
 				s->table = get_str(fo, p, "table");
 				s->scopes = get_scope_map(fo, p, "scopes");
-				if ((v = member(fo, "params")) != NULL)
-				{
-					s->has_params = true;
-					s->params = as_json_text(v);
-				}
+				s->params = get_opt_json(fo, "params", &s->has_params);
 				s->cursor = get_int(fo, p, "cursor", I64_MIN, I64_MAX);
-				if ((v = member(fo, "bootstrapState")) != NULL)
-				{
-					s->has_bootstrap_state = true;
-					s->bootstrap_state = as_json_text(v);
-				}
+				s->bootstrap_state = get_opt_json(fo, "bootstrapState", &s->has_bootstrap_state);
 				break;
 			}
 		case SSP_FRAME_RESP_HEADER:
 			{
 				SspRespHeader *h = &f->resp_header;
-				JsonbValue *v;
 
-				if ((v = member(fo, "requiredSchemaVersion")) != NULL)
-				{
-					h->has_required_schema_version = true;
-					h->required_schema_version = (int32) as_int(v, path_key(p, "requiredSchemaVersion"),
-																I32_MIN, I32_MAX);
-				}
-				if ((v = member(fo, "latestSchemaVersion")) != NULL)
-				{
-					h->has_latest_schema_version = true;
-					h->latest_schema_version = (int32) as_int(v, path_key(p, "latestSchemaVersion"),
-															  I32_MIN, I32_MAX);
-				}
+				h->required_schema_version = (int32) get_opt_int(fo, p, "requiredSchemaVersion",
+																 I32_MIN, I32_MAX,
+																 &h->has_required_schema_version);
+				h->latest_schema_version = (int32) get_opt_int(fo, p, "latestSchemaVersion",
+															   I32_MIN, I32_MAX,
+															   &h->has_latest_schema_version);
 				h->log_epoch = get_opt_str(fo, p, "logEpoch", &present);
 				h->reset_required = get_bool(fo, p, "resetRequired", false, false);
 				break;
@@ -535,68 +683,22 @@ build_frame(JsonbContainer *fo, const char *p, SspFrame *f)
 		case SSP_FRAME_PUSH_RESULT:
 			{
 				SspPushResult *r = &f->push_result;
-				JsonbContainer *res;
-				char	   *rpath = path_key(p, "results");
-				JsonbValue *v;
 
 				r->client_commit_id = get_str(fo, p, "clientCommitId");
 				r->status = get_enum(fo, p, "status", push_status_names, lengthof(push_status_names));
-				if ((v = member(fo, "commitSeq")) != NULL)
-				{
-					r->has_commit_seq = true;
-					r->commit_seq = as_int(v, path_key(p, "commitSeq"), I64_MIN, I64_MAX);
-				}
-				res = get_array(fo, p, "results", &n);
+				r->commit_seq = get_opt_int(fo, p, "commitSeq", I64_MIN, I64_MAX, &r->has_commit_seq);
+				r->results = get_objects(fo, p, "results", sizeof(SspOpResult), read_op_result, &n);
 				r->nresults = (uint32) n;
-				r->results = palloc0(sizeof(SspOpResult) * Max(n, 1));
-				for (i = 0; i < n; i++)
-				{
-					char	   *q = path_index(rpath, i);
-					JsonbContainer *ro = ith_object(res, i, q);
-					SspOpResult *o = &r->results[i];
-
-					o->op_index = (int32) get_int(ro, q, "opIndex", I32_MIN, I32_MAX);
-					o->status = get_enum(ro, q, "status", result_status_names, lengthof(result_status_names));
-					if (o->status == SSP_RESULT_CONFLICT || o->status == SSP_RESULT_ERROR)
-					{
-						o->code = get_str(ro, q, "code");
-						o->message = get_str(ro, q, "message");
-					}
-					if (o->status == SSP_RESULT_CONFLICT)
-					{
-						o->server_version = get_int(ro, q, "serverVersion", I64_MIN, I64_MAX);
-						o->server_row = get_bytes(ro, q, "serverRow");
-						if (member(ro, "conflictColumns"))
-							o->conflict_columns = get_bytes(ro, q, "conflictColumns");
-					}
-					if (o->status == SSP_RESULT_ERROR)
-						o->retryable = get_bool(ro, q, "retryable", false, true);
-				}
 				break;
 			}
 		case SSP_FRAME_PUSH_RESULT_DETAILS:
 			{
 				SspPushResultDetails *d = &f->push_result_details;
-				JsonbContainer *ents;
-				char	   *epath = path_key(p, "entries");
 
 				d->client_commit_id = get_str(fo, p, "clientCommitId");
-				ents = get_array(fo, p, "entries", &n);
+				d->entries = get_objects(fo, p, "entries", sizeof(SspDetailsEntry),
+										 read_details_entry, &n);
 				d->nentries = (uint32) n;
-				d->entries = palloc0(sizeof(SspDetailsEntry) * Max(n, 1));
-				for (i = 0; i < n; i++)
-				{
-					char	   *q = path_index(epath, i);
-					JsonbContainer *eo = ith_object(ents, i, q);
-					JsonbValue *v = member(eo, "details");
-
-					if (v == NULL)
-						v = member(eo, "detailsJson");
-					if (v == NULL)
-						raise_field(path_key(q, "details"), "is required");
-					d->entries[i].op_index = (int32) get_int(eo, q, "opIndex", I32_MIN, I32_MAX);
-					d->entries[i].details_json = v->type == jbvString ? as_str(v, q) : as_json_text(v);
-				}
 				break;
 			}
 		case SSP_FRAME_SUB_START:
@@ -613,50 +715,23 @@ build_frame(JsonbContainer *fo, const char *p, SspFrame *f)
 		case SSP_FRAME_COMMIT:
 			{
 				SspCommit  *c = &f->commit;
-				JsonbContainer *tabs;
-				JsonbContainer *chs;
-				char	   *tpath = path_key(p, "tables");
-				char	   *cpath = path_key(p, "changes");
+				DocArray	tabs;
 
 				c->commit_seq = get_int(fo, p, "commitSeq", I64_MIN, I64_MAX);
 				c->created_at_ms = get_int(fo, p, "createdAtMs", I64_MIN, I64_MAX);
 				c->actor_id = get_str(fo, p, "actorId");
-				tabs = get_array(fo, p, "tables", &n);
-				c->ntables = (uint32) n;
-				c->tables = palloc0(sizeof(SspStr) * Max(n, 1));
-				for (i = 0; i < n; i++)
-					c->tables[i] = as_str(getIthJsonbValueFromContainer(tabs, i), path_index(tpath, i));
-				chs = get_array(fo, p, "changes", &n);
+				tabs = get_array(fo, p, "tables");
+				c->ntables = (uint32) tabs.n;
+				c->tables = ELEMS(SspStr, tabs.n);
+				for (i = 0; i < tabs.n; i++)
+					c->tables[i] = elem_str(&tabs, i);
+				c->changes = get_objects(fo, p, "changes", sizeof(SspChange), read_change, &n);
 				c->nchanges = (uint32) n;
-				c->changes = palloc0(sizeof(SspChange) * Max(n, 1));
-				for (i = 0; i < n; i++)
-				{
-					char	   *q = path_index(cpath, i);
-					JsonbContainer *co = ith_object(chs, i, q);
-					SspChange  *ch = &c->changes[i];
-					JsonbValue *v;
-
-					ch->table_index = (uint16) get_int(co, q, "tableIndex", 0, 65535);
-					ch->row_id = get_str(co, q, "rowId");
-					ch->op = get_enum(co, q, "op", op_names, lengthof(op_names));
-					if ((v = member(co, "rowVersion")) != NULL)
-					{
-						ch->has_row_version = true;
-						ch->row_version = as_int(v, path_key(q, "rowVersion"), I64_MIN, I64_MAX);
-					}
-					ch->scopes = get_str_map(co, q, "scopes");
-					if (member(co, "row"))
-					{
-						ch->has_row = true;
-						ch->row = get_bytes(co, q, "row");
-					}
-				}
 				break;
 			}
 		case SSP_FRAME_SEGMENT_REF:
 			{
 				SspSegmentRef *r = &f->segment_ref;
-				JsonbValue *v;
 
 				r->segment_id = get_str(fo, p, "segmentId");
 				r->media_type = get_enum(fo, p, "mediaType", media_names, lengthof(media_names));
@@ -668,48 +743,53 @@ build_frame(JsonbContainer *fo, const char *p, SspFrame *f)
 				r->row_cursor = get_opt_str(fo, p, "rowCursor", &r->has_row_cursor);
 				r->next_row_cursor = get_opt_str(fo, p, "nextRowCursor", &r->has_next_row_cursor);
 				r->url = get_opt_str(fo, p, "url", &r->has_url);
-				if ((v = member(fo, "urlExpiresAtMs")) != NULL)
-				{
-					r->has_url_expires_at_ms = true;
-					r->url_expires_at_ms = as_int(v, path_key(p, "urlExpiresAtMs"), I64_MIN, I64_MAX);
-				}
+				r->url_expires_at_ms = get_opt_int(fo, p, "urlExpiresAtMs", I64_MIN, I64_MAX,
+												   &r->has_url_expires_at_ms);
 				break;
 			}
 		case SSP_FRAME_SEGMENT_INLINE:
 			f->segment_inline.payload = get_bytes(fo, p, "payload");
 			break;
 		case SSP_FRAME_SUB_END:
-			{
-				JsonbValue *v;
-
-				f->sub_end.next_cursor = get_int(fo, p, "nextCursor", I64_MIN, I64_MAX);
-				if ((v = member(fo, "bootstrapState")) != NULL)
-				{
-					f->sub_end.has_bootstrap_state = true;
-					f->sub_end.bootstrap_state = as_json_text(v);
-				}
-				break;
-			}
+			f->sub_end.next_cursor = get_int(fo, p, "nextCursor", I64_MIN, I64_MAX);
+			f->sub_end.bootstrap_state = get_opt_json(fo, "bootstrapState",
+													  &f->sub_end.has_bootstrap_state);
+			break;
 		case SSP_FRAME_ERROR:
 			{
 				SspErrorFrame *e = &f->error;
-				JsonbValue *v;
 
 				e->code = get_str(fo, p, "code");
 				e->message = get_str(fo, p, "message");
 				e->category = get_str(fo, p, "category");
 				e->retryable = get_bool(fo, p, "retryable", false, true);
 				e->recommended_action = get_str(fo, p, "recommendedAction");
-				if ((v = member(fo, "details")) != NULL)
-				{
-					e->has_details = true;
-					e->details = as_json_text(v);
-				}
+				e->details = get_opt_json(fo, "details", &e->has_details);
 				break;
 			}
 		default:
 			raise_field(path_key(p, "type"), "cannot be encoded");
 	}
+}
+
+/* ---------------------------------------------------------------- debug_encode: output */
+
+/* The encoder's output as a bytea (messages and segments alike); a refusal raises its code. */
+static bytea *
+encoded_bytea(bool ok, SspBuf *out, const SspError *err)
+{
+	bytea	   *result;
+
+	if (!ok)
+	{
+		ssp_buf_free(out);
+		raise_codec_error(err);
+	}
+	result = (bytea *) palloc(VARHDRSZ + out->len);
+	SET_VARSIZE(result, VARHDRSZ + out->len);
+	memcpy(VARDATA(result), out->data, out->len);
+	ssp_buf_free(out);
+	return result;
 }
 
 /* ---------------------------------------------------------------- debug_encode: segments */
@@ -734,13 +814,12 @@ static bytea *
 encode_segment(JsonbContainer *doc)
 {
 	SspSegment	seg;
-	JsonbContainer *cols;
-	JsonbContainer *blocks;
-	int			i,
-				n;
+	DocArray	cols;
+	DocArray	blocks;
+	int			i;
 	SspBuf		out;
 	SspError	err;
-	bytea	   *result;
+	bool		ok;
 	char	   *table;
 
 	memset(&seg, 0, sizeof(seg));
@@ -748,15 +827,16 @@ encode_segment(JsonbContainer *doc)
 	seg.table = get_str(doc, "", "table");
 	table = (char *) seg.table.ptr;
 	seg.schema_version = (int32) get_int(doc, "", "schemaVersion", I32_MIN, I32_MAX);
-	cols = get_array(doc, "", "columns", &n);
-	if (n > 65535)
-		raise_field("columns", "has more than 65535 entries");
-	seg.ncolumns = (uint16) n;
-	seg.columns = palloc0(sizeof(SspColumn) * Max(n, 1));
-	for (i = 0; i < n; i++)
+	/* not get_objects: the count bound is checked before any element, as it always was */
+	cols = get_array(doc, "", "columns");
+	if (cols.n > 65535)
+		raise_field(cols.path, "has more than 65535 entries");
+	seg.ncolumns = (uint16) cols.n;
+	seg.columns = ELEMS(SspColumn, cols.n);
+	for (i = 0; i < cols.n; i++)
 	{
-		char	   *q = path_index("columns", i);
-		JsonbContainer *co = ith_object(cols, i, q);
+		char	   *q;
+		JsonbContainer *co = elem_object(&cols, i, &q);
 		SspStr		name = get_str(co, q, "name");
 
 		seg.columns[i].name = name.ptr;
@@ -765,26 +845,23 @@ encode_segment(JsonbContainer *doc)
 		seg.columns[i].nullable = get_bool(co, q, "nullable", false, true);
 	}
 
-	blocks = get_array(doc, "", "blocks", &n);
-	seg.nblocks = (uint32) n;
-	seg.blocks = palloc0(sizeof(SspSegmentBlock) * Max(n, 1));
-	for (i = 0; i < n; i++)
+	blocks = get_array(doc, "", "blocks");
+	seg.nblocks = (uint32) blocks.n;
+	seg.blocks = ELEMS(SspSegmentBlock, blocks.n);
+	for (i = 0; i < blocks.n; i++)
 	{
-		char	   *bpath = path_index("blocks", i);
-		JsonbContainer *blk = need_array(getIthJsonbValueFromContainer(blocks, i), bpath);
-		int			r,
-					nrows = JsonContainerSize(blk);
+		DocArray	blk = elem_array(&blocks, i);
+		int			r;
 
-		seg.blocks[i].nrows = (uint32) nrows;
-		seg.blocks[i].rows = palloc0(sizeof(SspSegmentRow) * Max(nrows, 1));
-		for (r = 0; r < nrows; r++)
+		seg.blocks[i].nrows = (uint32) blk.n;
+		seg.blocks[i].rows = ELEMS(SspSegmentRow, blk.n);
+		for (r = 0; r < blk.n; r++)
 		{
-			char	   *rpath = path_index(bpath, r);
-			JsonbContainer *ro = ith_object(blk, r, rpath);
+			char	   *rpath;
+			JsonbContainer *ro = elem_object(&blk, r, &rpath);
 			SspSegmentRow *row = &seg.blocks[i].rows[r];
-			char	   *vpath = path_key(rpath, "values");
-			JsonbContainer *vo = need_object(need(ro, rpath, "values"), vpath);
-			SspValue   *vals = palloc0(sizeof(SspValue) * Max(seg.ncolumns, 1));
+			JsonbContainer *vo = get_object(ro, rpath, "values");
+			SspValue   *vals = ELEMS(SspValue, seg.ncolumns);
 			SspBuf		rowbuf;
 			int			c;
 
@@ -813,16 +890,8 @@ encode_segment(JsonbContainer *doc)
 	}
 
 	ssp_buf_init(&out);
-	if (!ssp_segment_encode(&seg, &out, &err))
-	{
-		ssp_buf_free(&out);
-		raise_codec_error(&err);
-	}
-	result = (bytea *) palloc(VARHDRSZ + out.len);
-	SET_VARSIZE(result, VARHDRSZ + out.len);
-	memcpy(VARDATA(result), out.data, out.len);
-	ssp_buf_free(&out);
-	return result;
+	ok = ssp_segment_encode(&seg, &out, &err);
+	return encoded_bytea(ok, &out, &err);
 }
 
 /* ---------------------------------------------------------------- debug_encode */
@@ -834,13 +903,11 @@ syncular_debug_encode(PG_FUNCTION_ARGS)
 	JsonbContainer *root = &doc->root;
 	SspStr		magic;
 	SspMessage	msg;
-	JsonbContainer *frames;
 	SspStr		kind;
-	int			i,
-				n;
+	int			n;
 	SspBuf		out;
 	SspError	err;
-	bytea	   *result;
+	bool		ok;
 
 	if (!JB_ROOT_IS_OBJECT(doc) || JB_ROOT_IS_SCALAR(doc))
 		raise_field("(document)", "must be a JSON object");
@@ -860,25 +927,10 @@ syncular_debug_encode(PG_FUNCTION_ARGS)
 	else
 		raise_field("msgKind", "must be \"request\" or \"response\"");
 
-	frames = get_array(root, "", "frames", &n);
+	msg.frames = get_objects(root, "", "frames", sizeof(SspFrame), build_frame, &n);
 	msg.nframes = (uint32) n;
-	msg.frames = palloc0(sizeof(SspFrame) * Max(n, 1));
-	for (i = 0; i < n; i++)
-	{
-		char	   *p = path_index("frames", i);
-
-		build_frame(ith_object(frames, i, p), p, &msg.frames[i]);
-	}
 
 	ssp_buf_init(&out);
-	if (!ssp_encode_message(&msg, &out, &err))
-	{
-		ssp_buf_free(&out);
-		raise_codec_error(&err);
-	}
-	result = (bytea *) palloc(VARHDRSZ + out.len);
-	SET_VARSIZE(result, VARHDRSZ + out.len);
-	memcpy(VARDATA(result), out.data, out.len);
-	ssp_buf_free(&out);
-	PG_RETURN_BYTEA_P(result);
+	ok = ssp_encode_message(&msg, &out, &err);
+	PG_RETURN_BYTEA_P(encoded_bytea(ok, &out, &err));
 }

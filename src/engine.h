@@ -103,14 +103,13 @@ extern const SyncErrorInfo *sync_error_info(const char *code);
  */
 extern void sync_raise(const char *code, const char *message, const char *details_json) pg_attribute_noreturn();
 
-/* The errdetail text of sync_raise: {"code": code, "details": details_json}. */
+/* The errdetail text of sync_raise, palloc'd: {"code": code, "details": details_json}
+ * (details omitted when NULL). */
 extern char *sync_error_detail_json(const char *code, const char *details_json);
 
 /* ---------------------------------------------------------------- settings (syncular.c) */
 
 extern int	sync_max_operations_per_request;	/* GUC syncular.max_operations_per_request */
-/* {"code": code, "details": details_json} as palloc'd text (details omitted when NULL). */
-extern char *sync_error_detail_json(const char *code, const char *details_json);
 
 /* ---------------------------------------------------------------- scopes (scopes.c) */
 

@@ -34,6 +34,7 @@
 #include "utils/snapmgr.h"
 
 #include "engine.h"
+#include "storage.h"
 #include "rowjson.h"
 #include "rules.h"
 
@@ -355,18 +356,11 @@ run_validator(Oid fn, int nargs, Datum *args, bool *nulls, const char *table, Js
 		bool		isnull;
 
 		(void) call_hook(fn, nargs, args, nulls, &isnull);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		sync_subxact_release(cxt, owner);
 	}
 	PG_CATCH();
 	{
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		edata = sync_subxact_rollback(cxt, owner);
 		ok = false;
 	}
 	PG_END_TRY();

@@ -225,6 +225,19 @@ add_evidence(PushState *st)
 	return e;
 }
 
+/* Evidence for operation op_index on row row_id of table ti; the caller adds the rest. */
+static SyncOpEvidence *
+new_evidence(PushState *st, int32 op_index, uint8 op, int ti, const char *row_id)
+{
+	SyncOpEvidence *e = add_evidence(st);
+
+	e->op_index = op_index;
+	e->op = op;
+	e->table_index = ti;
+	e->row_id = row_id;
+	return e;
+}
+
 /* ---------------------------------------------------------------- helpers */
 
 /* A column value as a scope value string; NULL when absent, NULL, empty or not renderable. */
@@ -381,6 +394,20 @@ encode_full(const SyncTable *t, const SspValue *vals, size_t *len)
 	return b.data;
 }
 
+/* The values of a stored row's payload; a payload that does not decode is an internal error. */
+static SspValue *
+decode_stored(const SyncTable *t, const SyncStoredRow *stored)
+{
+	SspValue   *vals = palloc0(sizeof(SspValue) * t->ncolumns);
+	SspError	err;
+
+	if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
+							 (const uint8 *) VARDATA_ANY(stored->payload),
+							 VARSIZE_ANY_EXHDR(stored->payload), vals, &err))
+		internal_error("stored payload");
+	return vals;
+}
+
 /* blobId of each non-NULL blob_ref value of a row. */
 static int
 collect_blob_ids(const SyncTable *t, const SspValue *vals, char ***ids_out)
@@ -467,6 +494,69 @@ crdt_merge(SyncRound *round, const SyncTable *t, int c, const SspValue *stored,
 	return ok;
 }
 
+/* ---------------------------------------------------------------- row writes */
+
+/*
+ * The write of an upserted row: the row (with its row-scope entries), its blob references when
+ * blob_refs, then the change record.  A class 23 error raised meanwhile is charged to op_index.
+ */
+static void
+write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 version,
+		  char *scopes_json, uint8 *payload, size_t payload_len, bytea *cvblob,
+		  const SspValue *row, bool blob_refs)
+{
+	const SyncTable *t = &st->schema->tables[ti];
+
+	st->writing_op = op_index;
+	sync_storage_row_upsert(st->schema, ti, st->round->partition, row_id, version, scopes_json,
+							payload, payload_len,
+							cvblob ? (const uint8 *) VARDATA(cvblob) : NULL,
+							cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, row);
+	if (blob_refs && table_has_blob_refs(t))
+	{
+		char	  **ids;
+		int			nids = collect_blob_ids(t, row, &ids);
+
+		sync_storage_blob_refs_replace(t->name, st->round->partition, row_id, nids, ids);
+	}
+	st->writing_op = -1;
+	add_change(st, t->name, row_id, SSP_OP_UPSERT, true, version, scopes_json, payload,
+			   payload_len);
+}
+
+/*
+ * Update a stored row to `merged` at next_version with column versions cv (an update op, or a
+ * reference's SET NULL): the row validator on the evidence, then the write, keeping the stored
+ * scopes.  blob_refs as for write_row.  false with st->reject filled when the validator refuses.
+ */
+static bool
+update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
+			  const SyncStoredRow *stored, const SspValue *stored_vals, SspValue *merged,
+			  const int64 *cv, int64 next_version, bool blob_refs, MemoryContext cxt)
+{
+	const SyncTable *t = &st->schema->tables[ti];
+	SyncOpReject hook = {0};
+	size_t		payload_len;
+	uint8	   *payload = encode_full(t, merged, &payload_len);
+	bytea	   *cvblob = encode_column_versions(t, cv);
+	SyncOpEvidence *ev = new_evidence(st, op_index, SSP_OP_UPSERT, ti, row_id);
+
+	ev->row = merged;
+	ev->stored = stored_vals;
+	ev->has_stored_version = true;
+	ev->stored_version = stored->server_version;
+	ev->has_next_version = true;
+	ev->next_version = next_version;
+	if (!validate_row(st->round, st, ev, &hook, cxt))
+	{
+		set_reject(&st->reject, op_index, &hook);
+		return false;
+	}
+	write_row(st, op_index, ti, row_id, next_version, jsonb_text(stored->scopes), payload,
+			  payload_len, cvblob, merged, blob_refs);
+	return true;
+}
+
 /* ---------------------------------------------------------------- one operation */
 
 /*
@@ -484,7 +574,6 @@ delete_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 	OpRecord   *rej = &st->reject;
 	SyncOpReject hook = {0};
 	SspValue   *stored_vals;
-	SspError	err;
 	SyncOpEvidence *ev;
 
 	if (!sync_scopes_authorize_write(round->allowed, t, stored_scopes))
@@ -499,16 +588,8 @@ delete_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 					  false);
 			return false;
 		}
-	stored_vals = palloc0(sizeof(SspValue) * t->ncolumns);
-	if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
-							 (const uint8 *) VARDATA_ANY(stored->payload),
-							 VARSIZE_ANY_EXHDR(stored->payload), stored_vals, &err))
-		internal_error("stored payload");
-	ev = add_evidence(st);
-	ev->op_index = op_index;
-	ev->op = SSP_OP_DELETE;
-	ev->table_index = ti;
-	ev->row_id = row_id;
+	stored_vals = decode_stored(t, stored);
+	ev = new_evidence(st, op_index, SSP_OP_DELETE, ti, row_id);
 	ev->stored = stored_vals;
 	ev->has_stored_version = true;
 	ev->stored_version = stored->server_version;
@@ -574,11 +655,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 	{
 		if (!stored.found)
 		{
-			ev = add_evidence(st);
-			ev->op_index = i;
-			ev->op = SSP_OP_DELETE;
-			ev->table_index = ti;
-			ev->row_id = row_id;
+			(void) new_evidence(st, i, SSP_OP_DELETE, ti, row_id);
 			return true;		/* absent row: applied, no change, no authorization */
 		}
 		return delete_stored(st, i, ti, row_id, &stored, &stored_scopes, op_cxt);
@@ -627,13 +704,10 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 		/* -------------------------------------------- update */
 		if (stored.found)
 		{
-			SspValue   *stored_vals = palloc0(sizeof(SspValue) * t->ncolumns);
+			SspValue   *stored_vals;
 			SspValue   *merged = palloc0(sizeof(SspValue) * t->ncolumns);
 			int64	   *cv;
 			int64		next_version;
-			uint8	   *payload;
-			size_t		payload_len;
-			bytea	   *cvblob;
 
 			if (!sync_scopes_authorize_write(round->allowed, t, &stored_scopes))
 			{
@@ -688,10 +762,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				}
 			}
 
-			if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
-									 (const uint8 *) VARDATA_ANY(stored.payload),
-									 VARSIZE_ANY_EXHDR(stored.payload), stored_vals, &err))
-				internal_error("stored payload");
+			stored_vals = decode_stored(t, &stored);
 			next_version = stored.server_version + 1;
 			for (int c = 0; c < t->ncolumns; c++)
 			{
@@ -708,45 +779,8 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				if (vals[c].present && c != t->pk_index)
 					cv[c] = next_version;
 			}
-			payload = encode_full(t, merged, &payload_len);
-			cvblob = encode_column_versions(t, cv);
-
-			ev = add_evidence(st);
-			ev->op_index = i;
-			ev->op = SSP_OP_UPSERT;
-			ev->table_index = ti;
-			ev->row_id = row_id;
-			ev->row = merged;
-			ev->stored = stored_vals;
-			ev->has_stored_version = true;
-			ev->stored_version = stored.server_version;
-			ev->has_next_version = true;
-			ev->next_version = next_version;
-			if (!validate_row(round, st, ev, &hook, op_cxt))
-			{
-				set_reject(rej, i, &hook);
-				return false;
-			}
-			{
-				char	   *scopes_json = jsonb_text(stored.scopes);
-
-				st->writing_op = i;
-				sync_storage_row_upsert(schema, ti, round->partition, row_id, next_version,
-										scopes_json, payload, payload_len,
-										cvblob ? (const uint8 *) VARDATA(cvblob) : NULL,
-										cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, merged);
-				if (table_has_blob_refs(t))
-				{
-					char	  **ids;
-					int			nids = collect_blob_ids(t, merged, &ids);
-
-					sync_storage_blob_refs_replace(t->name, round->partition, row_id, nids, ids);
-				}
-				st->writing_op = -1;
-				add_change(st, t->name, row_id, SSP_OP_UPSERT, true, next_version, scopes_json,
-						   payload, payload_len);
-			}
-			return true;
+			return update_stored(st, i, ti, row_id, &stored, stored_vals, merged, cv,
+								 next_version, true, op_cxt);
 		}
 
 		/* -------------------------------------------- absent row: authorize before disclosing */
@@ -831,11 +865,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 			payload = encode_full(t, vals, &payload_len);
 			scopes_json = sync_row_scopes_json(&pscopes);
 
-			ev = add_evidence(st);
-			ev->op_index = i;
-			ev->op = SSP_OP_UPSERT;
-			ev->table_index = ti;
-			ev->row_id = row_id;
+			ev = new_evidence(st, i, SSP_OP_UPSERT, ti, row_id);
 			ev->row = vals;
 			ev->has_next_version = true;
 			ev->next_version = 1;
@@ -844,21 +874,11 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				set_reject(rej, i, &hook);
 				return false;
 			}
+			/* the tombstone clear is inside this op's write window, as the row write is */
 			st->writing_op = i;
 			if (!tomb_absent)
 				sync_storage_tombstone_clear(t->name, round->partition, row_id);
-			sync_storage_row_upsert(schema, ti, round->partition, row_id, 1, scopes_json,
-									payload, payload_len, NULL, 0, vals);
-			if (table_has_blob_refs(t))
-			{
-				char	  **ids;
-				int			nids = collect_blob_ids(t, vals, &ids);
-
-				sync_storage_blob_refs_replace(t->name, round->partition, row_id, nids, ids);
-			}
-			st->writing_op = -1;
-			add_change(st, t->name, row_id, SSP_OP_UPSERT, true, 1, scopes_json, payload,
-					   payload_len);
+			write_row(st, i, ti, row_id, 1, scopes_json, payload, payload_len, NULL, vals, true);
 			return true;
 		}
 	}
@@ -897,19 +917,12 @@ sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_
 	SyncRound  *round = st->round;
 	SyncSchema *schema = st->schema;
 	const SyncTable *t = &schema->tables[table_index];
-	SyncOpReject hook = {0};
 	SyncStoredRow stored;
 	SyncRowScopes scopes;
 	SspValue   *stored_vals;
 	SspValue   *merged;
-	SspError	err;
 	int64	   *cv;
 	int64		next_version;
-	uint8	   *payload;
-	size_t		payload_len;
-	bytea	   *cvblob;
-	char	   *scopes_json;
-	SyncOpEvidence *ev;
 	char	   *id = pstrdup(row_id);
 
 	sync_storage_row_get(schema, table_index, round->partition, id, &stored);
@@ -923,12 +936,8 @@ sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_
 		record_to_hook(&st->reject, reject);
 		return false;
 	}
-	stored_vals = palloc0(sizeof(SspValue) * t->ncolumns);
+	stored_vals = decode_stored(t, &stored);
 	merged = palloc0(sizeof(SspValue) * t->ncolumns);
-	if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
-							 (const uint8 *) VARDATA_ANY(stored.payload),
-							 VARSIZE_ANY_EXHDR(stored.payload), stored_vals, &err))
-		internal_error("stored payload");
 	if (stored_vals[column].is_null)
 		return true;			/* nothing to clear */
 	next_version = stored.server_version + 1;
@@ -942,35 +951,13 @@ sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_
 	merged[column].present = true;
 	merged[column].is_null = true;
 	cv[column] = next_version;	/* only the reference column's version moves */
-	payload = encode_full(t, merged, &payload_len);
-	cvblob = encode_column_versions(t, cv);
-
-	ev = add_evidence(st);
-	ev->op_index = origin;
-	ev->op = SSP_OP_UPSERT;
-	ev->table_index = table_index;
-	ev->row_id = id;
-	ev->row = merged;
-	ev->stored = stored_vals;
-	ev->has_stored_version = true;
-	ev->stored_version = stored.server_version;
-	ev->has_next_version = true;
-	ev->next_version = next_version;
-	if (!validate_row(round, st, ev, &hook, cxt))
+	/* no blob-ref re-sync: a reference column (a primary-key type) is never a blob_ref */
+	if (!update_stored(st, origin, table_index, id, &stored, stored_vals, merged, cv,
+					   next_version, false, cxt))
 	{
-		set_reject(&st->reject, origin, &hook);
 		record_to_hook(&st->reject, reject);
 		return false;
 	}
-	scopes_json = jsonb_text(stored.scopes);
-	st->writing_op = origin;
-	sync_storage_row_upsert(schema, table_index, round->partition, id, next_version,
-							scopes_json, payload, payload_len,
-							cvblob ? (const uint8 *) VARDATA(cvblob) : NULL,
-							cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, merged);
-	st->writing_op = -1;
-	add_change(st, t->name, id, SSP_OP_UPSERT, true, next_version, scopes_json, payload,
-			   payload_len);
 	return true;
 }
 
@@ -1442,16 +1429,9 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
 		int32		writing = st.writing_op;
 		bool		planning = st.planning;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		ErrorData  *edata = sync_subxact_rollback(cxt, owner);
 
 		if (writing >= 0 && ERRCODE_TO_CATEGORY(edata->sqlerrcode) ==
 			ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)

@@ -49,11 +49,21 @@ extern void sync_push_value(JsonbParseState **ps, JsonbIteratorToken tok, const 
 extern void sync_push_json_text(JsonbParseState **ps, JsonbIteratorToken tok,
 								const char *s, size_t len);
 
+/* numeric_out text of a jsonb number (never exponent notation). */
+extern char *sync_jsonb_number_text(JsonbValue *jv);
+
 /* Parse numeric_out text as an integer within +-(2^53-1) ("12.000" counts as 12). */
 extern bool sync_numeric_text_to_int53(const char *s, int64 *out);
 
 /* Decode standard base64 (whitespace ignored) into *out (palloc'd); -1 when invalid. */
 extern int	sync_base64_decode(const char *s, int len, char **out);
+
+/*
+ * Append a printf-style message to buf (the retry loop appendStringInfoVA needs); the one
+ * formatter behind sync_raise_column and debug.c's field errors.
+ */
+extern void sync_append_vformat(StringInfo buf, const char *fmt, va_list args)
+			pg_attribute_printf(2, 0);
 
 /* Raise `code` with details {"table": table, "column": column} (column may be NULL). */
 extern void sync_raise_column(const char *code, const char *table, const char *column,

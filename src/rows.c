@@ -41,6 +41,24 @@ append_json_string(StringInfo buf, const char *s)
 }
 
 void
+sync_append_vformat(StringInfo buf, const char *fmt, va_list args)
+{
+	/* appendStringInfoVA consumes its va_list and may ask for a retry with more room */
+	for (;;)
+	{
+		va_list		copy;
+		int			needed;
+
+		va_copy(copy, args);
+		needed = appendStringInfoVA(buf, fmt, copy);
+		va_end(copy);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(buf, needed);
+	}
+}
+
+void
 sync_raise_column(const char *code, const char *table, const char *column, const char *fmt,...)
 {
 	StringInfoData msg;
@@ -48,17 +66,9 @@ sync_raise_column(const char *code, const char *table, const char *column, const
 	va_list		args;
 
 	initStringInfo(&msg);
-	for (;;)
-	{
-		int			needed;
-
-		va_start(args, fmt);
-		needed = appendStringInfoVA(&msg, fmt, args);
-		va_end(args);
-		if (needed == 0)
-			break;
-		enlargeStringInfo(&msg, needed);
-	}
+	va_start(args, fmt);
+	sync_append_vformat(&msg, fmt, args);
+	va_end(args);
 
 	initStringInfo(&details);
 	appendStringInfoString(&details, "{\"table\":");
@@ -111,8 +121,7 @@ append_jsonb_scalar(StringInfo out, JsonbValue *v)
 			appendStringInfoString(out, v->val.boolean ? "true" : "false");
 			break;
 		case jbvNumeric:
-			appendStringInfoString(out, DatumGetCString(DirectFunctionCall1(numeric_out,
-																			 NumericGetDatum(v->val.numeric))));
+			appendStringInfoString(out, sync_jsonb_number_text(v));
 			break;
 		case jbvString:
 			{
@@ -218,9 +227,9 @@ jsonb_type_label(JsonbValue *jv)
 	}
 }
 
-/* Numeric text of a jsonb number (never exponent notation). */
-static char *
-numeric_text(JsonbValue *jv)
+/* Numeric text of a jsonb number (never exponent notation); debug.c uses it too. */
+char *
+sync_jsonb_number_text(JsonbValue *jv)
 {
 	return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(jv->val.numeric)));
 }
@@ -365,7 +374,7 @@ sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
 					sync_raise_column("sync.invalid_request", table, cname,
 									  "column \"%s\" of table \"%s\" is an integer column, got a JSON %s",
 									  cname, table, jsonb_type_label(jv));
-				if (!sync_numeric_text_to_int53(numeric_text(jv), &v))
+				if (!sync_numeric_text_to_int53(sync_jsonb_number_text(jv), &v))
 					sync_raise_column("sync.invalid_request", table, cname,
 									  "column \"%s\" of table \"%s\" needs an integer within +-(2^53-1)",
 									  cname, table);
@@ -383,7 +392,7 @@ sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
 					sync_raise_column("sync.invalid_request", table, cname,
 									  "column \"%s\" of table \"%s\" is a float column, got a JSON %s",
 									  cname, table, jsonb_type_label(jv));
-				txt = numeric_text(jv);
+				txt = sync_jsonb_number_text(jv);
 				errno = 0;
 				d = strtod(txt, &end);
 				if (*end != '\0' || isinf(d) || isnan(d))

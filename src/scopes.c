@@ -26,6 +26,7 @@
 #include "utils/resowner.h"
 
 #include "engine.h"
+#include "storage.h"
 
 /* Order of values and keys: UTF-16 code units (the wire's map-key order). */
 static int
@@ -217,20 +218,12 @@ sync_scopes_resolve(SyncRound *round)
 				ok = true;
 			}
 		}
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
+		sync_subxact_release(caller, owner);
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = sync_subxact_rollback(caller, owner);
 
-		MemoryContextSwitchTo(caller);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
 		/* a cancel or shutdown is not a resolver failure */
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)

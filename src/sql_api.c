@@ -21,6 +21,7 @@
 #include "utils/resowner.h"
 
 #include "engine.h"
+#include "storage.h"
 
 #define SYNC_CONTENT_TYPE "application/vnd.syncular.sync.v2"
 
@@ -218,9 +219,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 									text_to_cstring(PG_GETARG_TEXT_PP(1)),
 									text_to_cstring(PG_GETARG_TEXT_PP(2)),
 									false);
-			ReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(caller);
-			CurrentResourceOwner = owner;
+			sync_subxact_release(caller, owner);
 		}
 		PG_CATCH();
 		{
@@ -228,12 +227,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 			const SyncErrorInfo *e;
 			char	   *details;
 
-			MemoryContextSwitchTo(caller);
-			edata = CopyErrorData();
-			FlushErrorState();
-			RollbackAndReleaseCurrentSubTransaction();
-			MemoryContextSwitchTo(caller);
-			CurrentResourceOwner = owner;
+			edata = sync_subxact_rollback(caller, owner);
 			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
 				ReThrowError(edata);

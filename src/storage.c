@@ -157,6 +157,40 @@ static const StaticPlan static_sql[P_COUNT] = {
 
 static SPIPlanPtr plans[P_COUNT];
 
+/*
+ * Per-table statements that follow the compiled schema: one entry per schema table, in
+ * TopMemoryContext, all dropped (free_entry frees one entry's plans) when the schema
+ * generation changes.  The row statements and the reference statements each keep one.
+ */
+typedef struct PlanCache
+{
+	Size		entry_size;
+	void		(*free_entry) (void *entry);
+	char	   *entries;
+	int			n;
+	uint64		generation;
+} PlanCache;
+
+/* Entry table_index for the current schema generation (zeroed when new). */
+static void *
+plan_cache_entry(PlanCache *c, const SyncSchema *schema, int table_index)
+{
+	if (c->entries == NULL || c->generation != schema->generation)
+	{
+		if (c->entries != NULL)
+		{
+			for (int i = 0; i < c->n; i++)
+				c->free_entry(c->entries + i * c->entry_size);
+			pfree(c->entries);
+		}
+		c->entries = MemoryContextAllocZero(TopMemoryContext,
+											c->entry_size * Max(schema->ntables, 1));
+		c->n = schema->ntables;
+		c->generation = schema->generation;
+	}
+	return c->entries + table_index * c->entry_size;
+}
+
 typedef struct TablePlans
 {
 	SPIPlanPtr	get;
@@ -164,9 +198,20 @@ typedef struct TablePlans
 	SPIPlanPtr	del;
 } TablePlans;
 
-static TablePlans *tplans = NULL;	/* in TopMemoryContext, one per schema table */
-static int	ntplans = 0;
-static uint64 tplans_generation = 0;
+static void
+free_table_plans(void *entry)
+{
+	TablePlans *tp = entry;
+
+	if (tp->get)
+		SPI_freeplan(tp->get);
+	if (tp->upsert)
+		SPI_freeplan(tp->upsert);
+	if (tp->del)
+		SPI_freeplan(tp->del);
+}
+
+static PlanCache table_plan_cache = {sizeof(TablePlans), free_table_plans};
 
 static SPIPlanPtr
 prepare(const char *sql, int nargs, Oid *types)
@@ -220,6 +265,20 @@ done(void)
 	}
 }
 
+/*
+ * A lookup of at most one row.  true: the row is in SPI_tuptable for get_*(0, ...) and the
+ * caller calls done() once it has read it; false: no row, nothing left to release.
+ */
+static bool
+run_row(SPIPlanPtr plan, Datum *values, bool read_only)
+{
+	run_keep(plan, values, NULL, read_only, 1);
+	if (SPI_processed == 1)
+		return true;
+	done();
+	return false;
+}
+
 static uint64
 run(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only, long count)
 {
@@ -263,6 +322,35 @@ get_text(int row, int col)
 	text	   *t = get_varlena(row, col, &isnull);
 
 	return isnull ? NULL : text_to_cstring(t);
+}
+
+/* ---------------------------------------------------------------- internal subtransactions */
+
+/*
+ * The two ends of an internal subtransaction begun (BeginInternalSubTransaction) in memory
+ * context cxt under resource owner owner, for every caller that runs code it may survive.
+ */
+void
+sync_subxact_release(MemoryContext cxt, ResourceOwner owner)
+{
+	ReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+}
+
+/* In the PG_CATCH: the error, copied into cxt and cleared, with the subtransaction rolled back. */
+ErrorData *
+sync_subxact_rollback(MemoryContext cxt, ResourceOwner owner)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(cxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return edata;
 }
 
 /* ---------------------------------------------------------------- per-table statements */
@@ -392,34 +480,17 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 static TablePlans *
 table_plans(const SyncSchema *schema, int table_index)
 {
-	if (tplans == NULL || tplans_generation != schema->generation)
-	{
-		if (tplans != NULL)
-		{
-			for (int i = 0; i < ntplans; i++)
-			{
-				if (tplans[i].get)
-					SPI_freeplan(tplans[i].get);
-				if (tplans[i].upsert)
-					SPI_freeplan(tplans[i].upsert);
-				if (tplans[i].del)
-					SPI_freeplan(tplans[i].del);
-			}
-			pfree(tplans);
-		}
-		tplans = MemoryContextAllocZero(TopMemoryContext,
-										sizeof(TablePlans) * Max(schema->ntables, 1));
-		ntplans = schema->ntables;
-		tplans_generation = schema->generation;
-	}
-	if (tplans[table_index].get == NULL)
-	{
-		TablePlans	tp = {0};
+	TablePlans *tp = plan_cache_entry(&table_plan_cache, schema, table_index);
 
-		build_table_plans(&schema->tables[table_index], &tp);
-		tplans[table_index] = tp;
+	if (tp->get == NULL)
+	{
+		TablePlans	built = {0};
+
+		/* built aside: a failure half-way leaves the entry empty, to be built again */
+		build_table_plans(&schema->tables[table_index], &built);
+		*tp = built;
 	}
-	return &tplans[table_index];
+	return tp;
 }
 
 /* ---------------------------------------------------------------- registry and partitions */
@@ -443,10 +514,11 @@ sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write
 		}
 		done();
 	}
-	run_keep(static_plan(P_EPOCH_SELECT), v, NULL, !can_write, 1);
-	if (SPI_processed == 1)
+	if (run_row(static_plan(P_EPOCH_SELECT), v, !can_write))
+	{
 		epoch = get_text(0, 1);
-	done();
+		done();
+	}
 	return epoch;
 }
 
@@ -498,15 +570,17 @@ sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq
 	bool		isnull;
 
 	v[0] = text_datum(partition);
-	run_keep(static_plan(P_SEQS), v, NULL, true, 1);
-	*max_seq = 0;
-	*horizon_seq = 0;
-	if (SPI_processed == 1)
+	if (run_row(static_plan(P_SEQS), v, true))
 	{
 		*max_seq = get_int8(0, 1, &isnull);
 		*horizon_seq = get_int8(0, 2, &isnull);
+		done();
 	}
-	done();
+	else
+	{
+		*max_seq = 0;
+		*horizon_seq = 0;
+	}
 }
 
 /* ---------------------------------------------------------------- client records */
@@ -520,12 +594,8 @@ sync_storage_client_get(const char *partition, const char *client_id, char **act
 
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
-	run_keep(static_plan(P_CLIENT_GET), v, NULL, false, 1);
-	if (SPI_processed != 1)
-	{
-		done();
+	if (!run_row(static_plan(P_CLIENT_GET), v, false))
 		return false;
-	}
 	*actor_id = get_text(0, 1);
 	*cursor = get_int8(0, 2, &isnull);
 	done();
@@ -569,12 +639,8 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
-	run_keep(static_plan(P_RESULT_GET), v, NULL, false, 1);
-	if (SPI_processed != 1)
-	{
-		done();
+	if (!run_row(static_plan(P_RESULT_GET), v, false))
 		return NULL;
-	}
 	j = get_varlena(0, 1, &isnull);
 	done();
 	return isnull ? NULL : j;
@@ -606,12 +672,8 @@ sync_storage_row_get(const SyncSchema *schema, int table_index, const char *part
 	memset(out, 0, sizeof(*out));
 	v[0] = text_datum(partition);
 	v[1] = text_datum(row_id);
-	run_keep(tp->get, v, NULL, false, 1);
-	if (SPI_processed != 1)
-	{
-		done();
+	if (!run_row(tp->get, v, false))
 		return false;
-	}
 	out->found = true;
 	out->server_version = get_int8(0, 1, &isnull);
 	out->scopes = get_varlena(0, 2, &isnull);
@@ -687,20 +749,12 @@ json_projection(const char *text, uint32 len, bool *isnull)
 	{
 		result = DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
 		*isnull = false;
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
+		sync_subxact_release(caller, owner);
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = sync_subxact_rollback(caller, owner);
 
-		MemoryContextSwitchTo(caller);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(caller);
-		CurrentResourceOwner = owner;
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
 			ReThrowError(edata);
 		FreeErrorData(edata);
@@ -824,12 +878,8 @@ sync_storage_tombstone_get(const char *table, const char *partition, const char 
 	v[0] = text_datum(partition);
 	v[1] = text_datum(table);
 	v[2] = text_datum(row_id);
-	run_keep(static_plan(P_TOMBSTONE_GET), v, NULL, false, 1);
-	if (SPI_processed != 1)
-	{
-		done();
+	if (!run_row(static_plan(P_TOMBSTONE_GET), v, false))
 		return false;
-	}
 	*commit_seq = get_int8(0, 1, &isnull);
 	*delete_scopes = get_varlena(0, 2, &isnull);
 	done();
@@ -872,9 +922,19 @@ typedef struct RefPlans
 	SPIPlanPtr *plans;			/* one per reference of the table */
 } RefPlans;
 
-static RefPlans *refplans = NULL;	/* in TopMemoryContext, one per schema table */
-static int	nrefplans = 0;
-static uint64 refplans_generation = 0;
+static void
+free_ref_plans(void *entry)
+{
+	RefPlans   *rp = entry;
+
+	for (int k = 0; k < rp->n; k++)
+		if (rp->plans[k])
+			SPI_freeplan(rp->plans[k]);
+	if (rp->plans)
+		pfree(rp->plans);
+}
+
+static PlanCache ref_plan_cache = {sizeof(RefPlans), free_ref_plans};
 
 /* The projection can answer the lookup: a materialized column compared in its SQL type. */
 static bool
@@ -891,35 +951,17 @@ reference_plan(const SyncSchema *schema, int child_index, int ref_index)
 {
 	const SyncTable *t = &schema->tables[child_index];
 	const SyncReference *r = &t->references[ref_index];
+	RefPlans   *rp = plan_cache_entry(&ref_plan_cache, schema, child_index);
 	StringInfoData sql;
 
-	if (refplans == NULL || refplans_generation != schema->generation)
+	if (rp->plans == NULL)
 	{
-		if (refplans != NULL)
-		{
-			for (int i = 0; i < nrefplans; i++)
-			{
-				for (int k = 0; k < refplans[i].n; k++)
-					if (refplans[i].plans[k])
-						SPI_freeplan(refplans[i].plans[k]);
-				if (refplans[i].plans)
-					pfree(refplans[i].plans);
-			}
-			pfree(refplans);
-		}
-		refplans = MemoryContextAllocZero(TopMemoryContext,
-										  sizeof(RefPlans) * Max(schema->ntables, 1));
-		nrefplans = schema->ntables;
-		refplans_generation = schema->generation;
-	}
-	if (refplans[child_index].plans == NULL)
-	{
-		refplans[child_index].plans =
+		rp->plans =
 			MemoryContextAllocZero(TopMemoryContext, sizeof(SPIPlanPtr) * Max(t->nreferences, 1));
-		refplans[child_index].n = t->nreferences;
+		rp->n = t->nreferences;
 	}
-	if (refplans[child_index].plans[ref_index] != NULL)
-		return refplans[child_index].plans[ref_index];
+	if (rp->plans[ref_index] != NULL)
+		return rp->plans[ref_index];
 
 	initStringInfo(&sql);
 	if (reference_projected(t, r->column_index))
@@ -933,9 +975,8 @@ reference_plan(const SyncSchema *schema, int child_index, int ref_index)
 						 "SELECT _sync_row_id, _sync_payload FROM %s WHERE _sync_partition = $1 "
 						 "ORDER BY _sync_row_id COLLATE \"C\"",
 						 t->qualified);
-	refplans[child_index].plans[ref_index] =
-		prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTOID, INT8OID});
-	return refplans[child_index].plans[ref_index];
+	rp->plans[ref_index] = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTOID, INT8OID});
+	return rp->plans[ref_index];
 }
 
 int

@@ -6,6 +6,7 @@
 #define SYNCULAR_STORAGE_H
 
 #include "engine.h"
+#include "utils/resowner.h"
 
 typedef struct SyncStoredRow
 {
@@ -67,5 +68,13 @@ extern void sync_storage_change_insert(const char *partition, int64 commit_seq, 
 									   const char *scopes_json,
 									   const uint8 *payload, size_t payload_len);
 extern void sync_storage_notify_commit(const char *partition, int64 commit_seq);
+
+/*
+ * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and
+ * get the error (copied into cxt); either way cxt and owner are current again.  What to
+ * re-throw stays the caller's decision.
+ */
+extern void sync_subxact_release(MemoryContext cxt, ResourceOwner owner);
+extern ErrorData *sync_subxact_rollback(MemoryContext cxt, ResourceOwner owner);
 
 #endif							/* SYNCULAR_STORAGE_H */

@@ -16,6 +16,42 @@ typedef struct J
 	bool        first;
 } J;
 
+/*
+ * Value primitives: the one spelling of each JSON form, shared by the object
+ * members (k_*) and by segment column values (render_value).
+ */
+static void
+put_int(SspBuf *b, int64_t v)
+{
+	ssp_buf_printf(b, "%lld", (long long) v);
+}
+
+static void
+put_bool(SspBuf *b, bool v)
+{
+	if (v)
+		ssp_buf_append(b, "true", 4);
+	else
+		ssp_buf_append(b, "false", 5);
+}
+
+/* bytes render as a JSON string of standard base64 */
+static void
+put_b64(SspBuf *b, const uint8_t *p, size_t len)
+{
+	ssp_put_u8(b, '"');
+	ssp_base64_encode(b, p, len);
+	ssp_put_u8(b, '"');
+}
+
+/* ',' before every element of an array or object but the first */
+static void
+sep(SspBuf *b, uint32_t i)
+{
+	if (i)
+		ssp_put_u8(b, ',');
+}
+
 static void
 key(J *j, const char *k)
 {
@@ -41,6 +77,22 @@ close_obj(J *j)
 	ssp_put_u8(j->b, '}');
 }
 
+/* element i of an array of objects: its separator, then a fresh object */
+static void
+elem_obj(J *o, SspBuf *b, uint32_t i)
+{
+	sep(b, i);
+	open_obj(o, b);
+}
+
+/* "k":[ ; the caller writes the elements (sep / elem_obj) and the ']' */
+static void
+k_arr(J *j, const char *k)
+{
+	key(j, k);
+	ssp_put_u8(j->b, '[');
+}
+
 static void
 k_str(J *j, const char *k, const SspStr *s)
 {
@@ -59,26 +111,21 @@ static void
 k_int(J *j, const char *k, int64_t v)
 {
 	key(j, k);
-	ssp_buf_printf(j->b, "%lld", (long long) v);
+	put_int(j->b, v);
 }
 
 static void
 k_bool(J *j, const char *k, bool v)
 {
 	key(j, k);
-	if (v)
-		ssp_buf_append(j->b, "true", 4);
-	else
-		ssp_buf_append(j->b, "false", 5);
+	put_bool(j->b, v);
 }
 
 static void
 k_b64(J *j, const char *k, const SspBytes *v)
 {
 	key(j, k);
-	ssp_put_u8(j->b, '"');
-	ssp_base64_encode(j->b, v->ptr, v->len);
-	ssp_put_u8(j->b, '"');
+	put_b64(j->b, v->ptr, v->len);
 }
 
 /* json-typed field: the raw text is valid JSON, so it embeds as a value */
@@ -98,14 +145,12 @@ k_scope_map(J *j, const char *k, const SspScopeMap *m)
 	ssp_put_u8(b, '{');
 	for (uint32_t i = 0; i < m->n; i++)
 	{
-		if (i)
-			ssp_put_u8(b, ',');
+		sep(b, i);
 		ssp_json_escape(b, m->entries[i].key.ptr, m->entries[i].key.len);
 		ssp_buf_append(b, ":[", 2);
 		for (uint32_t v = 0; v < m->entries[i].nvalues; v++)
 		{
-			if (v)
-				ssp_put_u8(b, ',');
+			sep(b, v);
 			ssp_json_escape(b, m->entries[i].values[v].ptr, m->entries[i].values[v].len);
 		}
 		ssp_put_u8(b, ']');
@@ -122,8 +167,7 @@ k_str_map(J *j, const char *k, const SspStrMap *m)
 	ssp_put_u8(b, '{');
 	for (uint32_t i = 0; i < m->n; i++)
 	{
-		if (i)
-			ssp_put_u8(b, ',');
+		sep(b, i);
 		ssp_json_escape(b, m->entries[i].key.ptr, m->entries[i].key.len);
 		ssp_put_u8(b, ':');
 		ssp_json_escape(b, m->entries[i].value.ptr, m->entries[i].value.len);
@@ -165,16 +209,13 @@ render_frame_body(J *j, uint16_t wire, const SspFrame *f)
 				const SspPushCommit *c = &f->push_commit;
 
 				k_str(j, "clientCommitId", &c->client_commit_id);
-				key(j, "operations");
-				ssp_put_u8(b, '[');
+				k_arr(j, "operations");
 				for (uint32_t i = 0; i < c->nops; i++)
 				{
 					const SspPushOp *op = &c->ops[i];
 					J           o;
 
-					if (i)
-						ssp_put_u8(b, ',');
-					open_obj(&o, b);
+					elem_obj(&o, b, i);
 					k_str(&o, "table", &op->table);
 					k_str(&o, "rowId", &op->row_id);
 					k_lit(&o, "op", enum_name(op->op, op_names, 2));
@@ -234,16 +275,13 @@ render_frame_body(J *j, uint16_t wire, const SspFrame *f)
 				k_lit(j, "status", enum_name(p->status, push_names, 3));
 				if (p->has_commit_seq)
 					k_int(j, "commitSeq", p->commit_seq);
-				key(j, "results");
-				ssp_put_u8(b, '[');
+				k_arr(j, "results");
 				for (uint32_t i = 0; i < p->nresults; i++)
 				{
 					const SspOpResult *r = &p->results[i];
 					J           o;
 
-					if (i)
-						ssp_put_u8(b, ',');
-					open_obj(&o, b);
+					elem_obj(&o, b, i);
 					k_int(&o, "opIndex", r->op_index);
 					k_lit(&o, "status", enum_name(r->status, result_names, 3));
 					if (r->status == SSP_RESULT_CONFLICT)
@@ -271,15 +309,12 @@ render_frame_body(J *j, uint16_t wire, const SspFrame *f)
 				const SspPushResultDetails *d = &f->push_result_details;
 
 				k_str(j, "clientCommitId", &d->client_commit_id);
-				key(j, "entries");
-				ssp_put_u8(b, '[');
+				k_arr(j, "entries");
 				for (uint32_t i = 0; i < d->nentries; i++)
 				{
 					J           o;
 
-					if (i)
-						ssp_put_u8(b, ',');
-					open_obj(&o, b);
+					elem_obj(&o, b, i);
 					k_int(&o, "opIndex", d->entries[i].op_index);
 					k_json(&o, "details", &d->entries[i].details_json);
 					close_obj(&o);
@@ -305,25 +340,20 @@ render_frame_body(J *j, uint16_t wire, const SspFrame *f)
 				k_int(j, "commitSeq", c->commit_seq);
 				k_int(j, "createdAtMs", c->created_at_ms);
 				k_str(j, "actorId", &c->actor_id);
-				key(j, "tables");
-				ssp_put_u8(b, '[');
+				k_arr(j, "tables");
 				for (uint32_t i = 0; i < c->ntables; i++)
 				{
-					if (i)
-						ssp_put_u8(b, ',');
+					sep(b, i);
 					ssp_json_escape(b, c->tables[i].ptr, c->tables[i].len);
 				}
 				ssp_put_u8(b, ']');
-				key(j, "changes");
-				ssp_put_u8(b, '[');
+				k_arr(j, "changes");
 				for (uint32_t i = 0; i < c->nchanges; i++)
 				{
 					const SspChange *ch = &c->changes[i];
 					J           o;
 
-					if (i)
-						ssp_put_u8(b, ',');
-					open_obj(&o, b);
+					elem_obj(&o, b, i);
 					k_int(&o, "tableIndex", ch->table_index);
 					k_str(&o, "rowId", &ch->row_id);
 					k_lit(&o, "op", enum_name(ch->op, op_names, 2));
@@ -415,18 +445,25 @@ ssp_render_message(const SspMessage *msg, SspBuf *out, SspError *err)
 	k_lit(&j, "magic", "SSP2");
 	k_int(&j, "wireVersion", msg->wire_version);
 	k_lit(&j, "msgKind", msg->kind == SSP_KIND_REQUEST ? "request" : "response");
-	key(&j, "frames");
-	ssp_put_u8(out, '[');
+	k_arr(&j, "frames");
 	for (uint32_t i = 0; i < msg->nframes; i++)
 	{
-		if (i)
-			ssp_put_u8(out, ',');
+		sep(out, i);
 		if (!ssp_render_frame(msg->wire_version, &msg->frames[i], out, err))
 			return false;
 	}
 	ssp_put_u8(out, ']');
 	close_obj(&j);
 	return out->oom ? ssp_oom(err) : true;
+}
+
+/* A column's name as a string: name_len 0 means NUL-terminated (see SspColumn) */
+static SspStr
+col_name(const SspColumn *c)
+{
+	SspStr      nm = {c->name, c->name_len ? c->name_len : (uint32_t) strlen(c->name)};
+
+	return nm;
 }
 
 /* One column value; blob_ref renders as its parsed JSON object
@@ -445,25 +482,20 @@ render_value(SspBuf *b, const SspColumn *c, const SspValue *v)
 			ssp_json_escape(b, v->str.ptr, v->str.len);
 			break;
 		case SSP_COL_INTEGER:
-			ssp_buf_printf(b, "%lld", (long long) v->i);
+			put_int(b, v->i);
 			break;
 		case SSP_COL_FLOAT:
 			ssp_render_double(b, v->f);
 			break;
 		case SSP_COL_BOOLEAN:
-			if (v->b)
-				ssp_buf_append(b, "true", 4);
-			else
-				ssp_buf_append(b, "false", 5);
+			put_bool(b, v->b);
 			break;
 		case SSP_COL_JSON:
 		case SSP_COL_BLOB_REF:
 			ssp_buf_append(b, v->str.ptr, v->str.len);
 			break;
 		default:                /* bytes, crdt */
-			ssp_put_u8(b, '"');
-			ssp_base64_encode(b, v->bytes.ptr, v->bytes.len);
-			ssp_put_u8(b, '"');
+			put_b64(b, v->bytes.ptr, v->bytes.len);
 			break;
 	}
 }
@@ -478,34 +510,29 @@ ssp_render_segment(const SspSegment *seg, SspBuf *out, SspError *err)
 	k_int(&j, "formatVersion", seg->format_version);
 	k_str(&j, "table", &seg->table);
 	k_int(&j, "schemaVersion", seg->schema_version);
-	key(&j, "columns");
-	ssp_put_u8(out, '[');
+	k_arr(&j, "columns");
 	for (uint16_t i = 0; i < seg->ncolumns; i++)
 	{
 		const SspColumn *c = &seg->columns[i];
 		const char *tn = ssp_column_type_name(c->type);
-		SspStr      nm = {c->name, c->name_len ? c->name_len : (uint32_t) strlen(c->name)};
+		SspStr      nm = col_name(c);
 		J           o;
 
 		if (tn == NULL)
 			return ssp_fail(err, SSP_ERR_INTERNAL, "bad column type tag %u", c->type);
-		if (i)
-			ssp_put_u8(out, ',');
-		open_obj(&o, out);
+		elem_obj(&o, out, i);
 		k_str(&o, "name", &nm);
 		k_lit(&o, "type", tn);
 		k_bool(&o, "nullable", c->nullable);
 		close_obj(&o);
 	}
 	ssp_put_u8(out, ']');
-	key(&j, "blocks");
-	ssp_put_u8(out, '[');
+	k_arr(&j, "blocks");
 	for (uint32_t bi = 0; bi < seg->nblocks; bi++)
 	{
 		const SspSegmentBlock *blk = &seg->blocks[bi];
 
-		if (bi)
-			ssp_put_u8(out, ',');
+		sep(out, bi);
 		ssp_put_u8(out, '[');
 		for (uint32_t ri = 0; ri < blk->nrows; ri++)
 		{
@@ -514,20 +541,17 @@ ssp_render_segment(const SspSegment *seg, SspBuf *out, SspError *err)
 
 			if (row->values == NULL)
 				return ssp_fail(err, SSP_ERR_INTERNAL, "segment row without decoded values");
-			if (ri)
-				ssp_put_u8(out, ',');
-			open_obj(&o, out);
+			elem_obj(&o, out, ri);
 			k_int(&o, "serverVersion", row->server_version);
 			key(&o, "values");
 			ssp_put_u8(out, '{');
 			for (uint16_t c = 0; c < seg->ncolumns; c++)
 			{
 				const SspColumn *col = &seg->columns[c];
+				SspStr      nm = col_name(col);
 
-				if (c)
-					ssp_put_u8(out, ',');
-				ssp_json_escape(out, col->name,
-								col->name_len ? col->name_len : strlen(col->name));
+				sep(out, c);
+				ssp_json_escape(out, nm.ptr, nm.len);
 				ssp_put_u8(out, ':');
 				render_value(out, col, &row->values[c]);
 			}

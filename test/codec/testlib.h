@@ -1,6 +1,7 @@
 /*
- * testlib.h — tiny TAP helpers and a JSON deep-equality check shared by the
- * codec test programs (header-only; each test is one translation unit).
+ * testlib.h — tiny TAP helpers, the NOTES test table and a JSON deep-equality
+ * check shared by the codec test programs (header-only; each test is one
+ * translation unit).
  */
 #ifndef SSP_TESTLIB_H
 #define SSP_TESTLIB_H
@@ -49,6 +50,21 @@ tap_done(void)
 	printf("1..%d\n", tap_n);
 	return tap_failed ? 1 : 0;
 }
+
+/* The NOTES test table of the golden vectors (WF §4.1), plus doc (crdt?)
+ * for the wire-3 push vectors: one definition for the unit checks and the
+ * vector runner, so both test the same table. */
+static const SspColumn notes_cols[] = {
+	{"id", SSP_COL_STRING, false, 0},
+	{"title", SSP_COL_STRING, true, 0},
+	{"body", SSP_COL_STRING, false, 0},
+	{"count", SSP_COL_INTEGER, true, 0},
+	{"score", SSP_COL_FLOAT, false, 0},
+	{"done", SSP_COL_BOOLEAN, false, 0},
+	{"meta", SSP_COL_JSON, true, 0},
+	{"blob", SSP_COL_BYTES, true, 0},
+	{"doc", SSP_COL_CRDT, true, 0},
+};
 
 /* Deep equality: objects compared as key sets (order independent),
  * arrays in order, numbers by value, strings by decoded bytes.  With

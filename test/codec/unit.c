@@ -152,18 +152,6 @@ test_json(void)
 	tap_ok(!json_text_equal("{\"a\":\"x\"}", 9, "{\"a\":\"y\"}", 9), "deep-equal: string value differs");
 }
 
-static const SspColumn notes[] = {
-	{"id", SSP_COL_STRING, false, 0},
-	{"title", SSP_COL_STRING, true, 0},
-	{"body", SSP_COL_STRING, false, 0},
-	{"count", SSP_COL_INTEGER, true, 0},
-	{"score", SSP_COL_FLOAT, false, 0},
-	{"done", SSP_COL_BOOLEAN, false, 0},
-	{"meta", SSP_COL_JSON, true, 0},
-	{"blob", SSP_COL_BYTES, true, 0},
-	{"doc", SSP_COL_CRDT, true, 0},
-};
-
 static void
 test_i64(void)
 {
@@ -196,7 +184,7 @@ static bool
 sparse_err(const uint8_t *p, size_t n, const char *needle)
 {
 	SspError    err = {0};
-	bool        ok = ssp_row_decode_sparse(NULL, notes, 9, 0, p, n, NULL, &err);
+	bool        ok = ssp_row_decode_sparse(NULL, notes_cols, 9, 0, p, n, NULL, &err);
 
 	if (ok)
 		return false;
@@ -221,11 +209,11 @@ test_sparse(void)
 	uint8_t     t[sizeof(good)];
 
 	ssp_buf_init(&b);
-	tap_ok(ssp_row_decode_sparse(a, notes, 9, 0, good, sizeof(good), v, &err) &&
+	tap_ok(ssp_row_decode_sparse(a, notes_cols, 9, 0, good, sizeof(good), v, &err) &&
 		   v[0].present && !v[0].is_null && v[0].str.len == 3 && v[1].present && v[1].is_null &&
 		   !v[2].present && v[6].present && !v[6].is_null && !v[8].present,
 		   "sparse: decode presence/null/value states");
-	tap_ok(ssp_row_encode_sparse(notes, 9, 0, v, &b, &err) &&
+	tap_ok(ssp_row_encode_sparse(notes_cols, 9, 0, v, &b, &err) &&
 		   hexdiff(b.data, b.len, good, sizeof(good)), "sparse: re-encode identical");
 	ssp_buf_free(&b);
 	ssp_arena_free(a);
@@ -287,8 +275,8 @@ test_rows(void)
 	in[7].bytes = B("");
 	in[8].bytes = B("\x01\x02\xfe");
 	ssp_buf_init(&b);
-	tap_ok(ssp_row_encode_full(notes, 9, in, &b, &err), "row: full encode");
-	tap_ok(ssp_row_decode_full(a, notes, 9, b.data, b.len, out, &err) &&
+	tap_ok(ssp_row_encode_full(notes_cols, 9, in, &b, &err), "row: full encode");
+	tap_ok(ssp_row_decode_full(a, notes_cols, 9, b.data, b.len, out, &err) &&
 		   out[0].str.len == 4 && memcmp(out[0].str.ptr, "pk\0x", 5) == 0 &&
 		   out[1].is_null && !out[2].is_null && out[2].str.len == 0 &&
 		   out[3].i == -7 && (memcpy(&got, &out[4].f, 8), got == nanbits) && out[5].b &&
@@ -298,17 +286,17 @@ test_rows(void)
 		SspBuf      r;
 
 		ssp_buf_init(&r);
-		tap_ok(ssp_render_pk(&notes[0], &out[0], &r, &err) && r.len == 4, "pk: string as-is");
+		tap_ok(ssp_render_pk(&notes_cols[0], &out[0], &r, &err) && r.len == 4, "pk: string as-is");
 		ssp_buf_reset(&r);
-		tap_ok(ssp_render_pk(&notes[3], &out[3], &r, &err) && r.len == 2 && memcmp(r.data, "-7", 2) == 0,
+		tap_ok(ssp_render_pk(&notes_cols[3], &out[3], &r, &err) && r.len == 2 && memcmp(r.data, "-7", 2) == 0,
 			   "pk: integer decimal");
 		ssp_buf_reset(&r);
-		tap_ok(ssp_render_pk(&notes[5], &out[5], &r, &err) && r.len == 4 && memcmp(r.data, "true", 4) == 0,
+		tap_ok(ssp_render_pk(&notes_cols[5], &out[5], &r, &err) && r.len == 4 && memcmp(r.data, "true", 4) == 0,
 			   "pk: boolean");
 		ssp_buf_reset(&r);
-		tap_ok(ssp_render_pk(&notes[6], &out[6], &r, &err) && r.len == 13, "pk: json raw text");
-		tap_ok(!ssp_render_pk(&notes[4], &out[4], &r, &err), "pk: float refused");
-		tap_ok(!ssp_render_pk(&notes[1], &out[1], &r, &err), "pk: NULL refused");
+		tap_ok(ssp_render_pk(&notes_cols[6], &out[6], &r, &err) && r.len == 13, "pk: json raw text");
+		tap_ok(!ssp_render_pk(&notes_cols[4], &out[4], &r, &err), "pk: float refused");
+		tap_ok(!ssp_render_pk(&notes_cols[1], &out[1], &r, &err), "pk: NULL refused");
 		ssp_buf_free(&r);
 	}
 	/* padding bit in the full-row bitmap (9 cols = 2 bytes, bit 9 padding) */
@@ -317,20 +305,20 @@ test_rows(void)
 
 		memcpy(c, b.data, b.len);
 		c[1] |= 0x02;
-		tap_ok(!ssp_row_decode_full(NULL, notes, 9, c, b.len, NULL, &err), "row: padding bit rejected");
+		tap_ok(!ssp_row_decode_full(NULL, notes_cols, 9, c, b.len, NULL, &err), "row: padding bit rejected");
 		c[1] &= (uint8_t) ~0x02;
 		c[0] |= 0x01;           /* null on id */
-		tap_ok(!ssp_row_decode_full(NULL, notes, 9, c, b.len, NULL, &err), "row: null on non-nullable rejected");
+		tap_ok(!ssp_row_decode_full(NULL, notes_cols, 9, c, b.len, NULL, &err), "row: null on non-nullable rejected");
 		free(c);
 	}
 	/* encoder refuses bad values */
 	in[1].is_null = false;
 	in[1].str = S("\xC0\x80");
 	ssp_buf_reset(&b);
-	tap_ok(!ssp_row_encode_full(notes, 9, in, &b, &err), "row: encoder refuses invalid UTF-8");
+	tap_ok(!ssp_row_encode_full(notes_cols, 9, in, &b, &err), "row: encoder refuses invalid UTF-8");
 	in[1].is_null = true;
 	in[0].is_null = true;
-	tap_ok(!ssp_row_encode_full(notes, 9, in, &b, &err), "row: encoder refuses NULL on non-nullable");
+	tap_ok(!ssp_row_encode_full(notes_cols, 9, in, &b, &err), "row: encoder refuses NULL on non-nullable");
 	ssp_buf_free(&b);
 	ssp_arena_free(a);
 
@@ -627,8 +615,8 @@ fx_init(Fx *x, uint16_t wire)
 	v[6].str = S("{\"k\": true}");
 	v[7].bytes = B("\x00\x01");
 	v[8].is_null = true;
-	ssp_row_encode_full(notes, 9, v, &x->row, &err);
-	ssp_segment_begin(&w, &x->segbuf, "notes", 5, 1, notes, 9, &err);
+	ssp_row_encode_full(notes_cols, 9, v, &x->row, &err);
+	ssp_segment_begin(&w, &x->segbuf, "notes", 5, 1, notes_cols, 9, &err);
 	ssp_segment_add_values(&w, 7, v, &err);
 	ssp_segment_finish(&w, &err);
 

@@ -60,20 +60,6 @@ jstr(const SspJson *o, const char *k)
 	return v && v->kind == SSP_JSON_STRING ? v->text.ptr : NULL;
 }
 
-/* The NOTES test table of the golden vectors (WF §4.1), plus doc (crdt?)
- * for the wire-3 push vectors. */
-static const SspColumn notes_cols[] = {
-	{"id", SSP_COL_STRING, false, 0},
-	{"title", SSP_COL_STRING, true, 0},
-	{"body", SSP_COL_STRING, false, 0},
-	{"count", SSP_COL_INTEGER, true, 0},
-	{"score", SSP_COL_FLOAT, false, 0},
-	{"done", SSP_COL_BOOLEAN, false, 0},
-	{"meta", SSP_COL_JSON, true, 0},
-	{"blob", SSP_COL_BYTES, true, 0},
-	{"doc", SSP_COL_CRDT, true, 0},
-};
-
 /* Decode a row blob against NOTES and re-encode it. */
 static void
 check_row(const char *label, const SspBytes *row, bool sparse, uint32_t ncols)
