@@ -144,6 +144,9 @@ SELECT pg_temp.try(jsonb_set(:'base'::jsonb, '{tables,1,references,0,parentTable
 SELECT pg_temp.try(jsonb_set(:'base'::jsonb, '{tables,1,references,0,column}', '"nope"'));
 SELECT pg_temp.try(jsonb_set(:'base'::jsonb, '{tables,1,references,0,column}', '"n"'));
 SELECT pg_temp.try(jsonb_set(:'base'::jsonb, '{tables,1,references,0,column}', '"owner_id"'));
+-- SET NULL on a (nullable) scope column would clear the row's scope: refused
+SELECT pg_temp.try(jsonb_set(jsonb_set(:'base'::jsonb, '{tables,1,references,0,column}', '"owner_id"'),
+                             '{tables,1,columns,2,nullable}', 'true'));
 SELECT pg_temp.try(jsonb_set(:'base'::jsonb, '{tables,1,references,0,onDelete}', to_jsonb(o))) AS on_delete, o
   FROM unnest(ARRAY['no action', 'set default', 'setnull', '']) o;
 SELECT pg_temp.try(jsonb_set(:'base'::jsonb, '{tables,1,references}', :'base'::jsonb -> 'tables' -> 1 -> 'references' || '[{"column": "list_id", "parentTable": "lists"}]'));

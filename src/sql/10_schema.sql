@@ -445,6 +445,13 @@ BEGIN
         PERFORM syncular._schema_invalid('ON DELETE SET NULL needs a nullable column', 'reference_set_null',
                                          tname, rcol, jsonb_build_object('parentTable', rparent));
       END IF;
+      -- a cascaded SET NULL keeps the row's stored scopes, so it must never clear a scope column
+      IF ondel = 'set_null' AND EXISTS (SELECT 1 FROM jsonb_array_elements(t -> 'scopes') e
+                                         WHERE e ->> 'column' = rcol) THEN
+        PERFORM syncular._schema_invalid('ON DELETE SET NULL cannot clear a scope column',
+                                         'reference_set_null_scope', tname, rcol,
+                                         jsonb_build_object('parentTable', rparent));
+      END IF;
       refs := refs || jsonb_build_array(jsonb_build_object(
                 'column', rcol, 'columnIndex', rcol_idx, 'parentTable', rparent, 'onDelete', ondel));
     END LOOP;
