@@ -2,7 +2,7 @@
 # Runs inside pg_virtualenv (PGHOST/PGPORT/PGUSER point at the throwaway cluster).
 set -euo pipefail
 demodir=${DEMO_DIR:-$(cd "$(dirname "$0")" && pwd)}
-ir_file="$SYNCULAR_IR/quickstart-todos.ir.json"
+ir_file="${SYNCULAR_IR:-/nonexistent}/quickstart-todos.ir.json"
 if [ ! -f "$ir_file" ]; then
   echo "(../shared/ir absent: using the project's own todos IR, demo/todos.ir.json)"
   ir_file="$demodir/todos.ir.json"

@@ -53,16 +53,20 @@ INSERT INTO demo.requests
     FROM jsonb_array_elements(pg_read_file(:'vecdir' || '/request/manifest.json')::jsonb->'invalid') c;
 \else
 \echo (../shared/vectors absent: replaying requests built by the demo itself)
+SELECT syncular.pull('vectors', 'actor-1', 'client-a', '[]') IS NOT NULL AS epoch_acquired \gset
+SELECT log_epoch AS epoch FROM syncular.sync_partition_registry WHERE partition = 'vectors' \gset
 INSERT INTO demo.requests VALUES
-  ('built/pull', 'header + pull + one subscription', syncular.debug_encode('{"magic": "SSP2", "wireVersion": 2, "msgKind": "request", "frames": [
-     {"type": "REQ_HEADER", "clientId": "client-a", "schemaVersion": 1},
-     {"type": "PULL_HEADER", "limitCommits": 0, "limitSnapshotRows": 0, "maxSnapshotPages": 0, "accept": 3},
-     {"type": "SUBSCRIPTION", "id": "sub-notes", "table": "notes", "scopes": {"project": ["p1"]}, "cursor": -1}]}')),
-  ('built/push', 'one commit of two upserts', syncular.debug_encode(jsonb_build_object('magic', 'SSP2', 'wireVersion', 2, 'msgKind', 'request', 'frames', jsonb_build_array(
-     '{"type": "REQ_HEADER", "clientId": "client-a", "schemaVersion": 1}'::jsonb,
+  ('built/1-push', 'one commit of two upserts (wire 2: full rows)', syncular.debug_encode(jsonb_build_object('magic', 'SSP2', 'wireVersion', 2, 'msgKind', 'request', 'frames', jsonb_build_array(
+     jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'client-a', 'schemaVersion', 1, 'logEpoch', :'epoch'),
      jsonb_build_object('type', 'PUSH_COMMIT', 'clientCommitId', 'c-0001', 'operations', jsonb_build_array(
        jsonb_build_object('table', 'tasks', 'rowId', 'task-1', 'op', 'upsert', 'payload',
-         encode(syncular.encode_row('tasks', '{"id": "task-1", "project": "p1", "title": "write the demo"}'), 'base64'))))))));
+         encode(syncular.encode_row('tasks', '{"id": "task-1", "project": "p1", "title": "write the demo"}'), 'base64')),
+       jsonb_build_object('table', 'tasks', 'rowId', 'task-2', 'op', 'upsert', 'payload',
+         encode(syncular.encode_row('tasks', '{"id": "task-2", "project": "p1", "title": "ship it"}'), 'base64')))))))),
+  ('built/2-pull', 'header + pull + one subscription (wire 3)', syncular.debug_encode(jsonb_build_object('magic', 'SSP2', 'wireVersion', 3, 'msgKind', 'request', 'frames', jsonb_build_array(
+     jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'client-a', 'schemaVersion', 1, 'logEpoch', :'epoch'),
+     '{"type": "PULL_HEADER", "limitCommits": 0, "limitSnapshotRows": 0, "maxSnapshotPages": 0, "accept": 3}'::jsonb,
+     '{"type": "SUBSCRIPTION", "id": "sub-tasks", "table": "tasks", "scopes": {"project": ["p1"]}, "cursor": -1}'::jsonb))));
 \endif
 
 CREATE FUNCTION demo.replay() RETURNS void LANGUAGE plpgsql AS $$
@@ -89,6 +93,9 @@ BEGIN
     END;
     PERFORM demo.say(format('  ← as sent (wire %s): HTTP %s %s', coalesce(doc->>'wireVersion', '?'), http.status,
       CASE WHEN http.status = 200 THEN '' ELSE convert_from(http.body, 'UTF8') END));
+    IF http.status = 200 THEN
+      PERFORM demo.describe(syncular.debug_render(http.body), '  ←');
+    END IF;
     CONTINUE WHEN doc IS NULL OR (doc->>'wireVersion')::int >= 2;
     -- lifted to wire 3: the partition's epoch, sparse rows with the scope column
     SELECT log_epoch INTO epoch FROM syncular.sync_partition_registry WHERE partition = 'vectors';

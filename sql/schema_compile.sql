@@ -29,6 +29,11 @@ $$;
 -- the shared typegen IRs ($SYNCULAR_IR), or the same IRs inline when it is not set
 \getenv ir_dir SYNCULAR_IR
 \if :{?ir_dir}
+\set have_ir `test -f ":ir_dir/quickstart-todos.ir.json" -a -f ":ir_dir/swift-notes.ir.json" && echo true || echo false`
+\else
+\set have_ir false
+\endif
+\if :have_ir
 \set todos_ir `cat :ir_dir/quickstart-todos.ir.json`
 \set notes_ir `cat :ir_dir/swift-notes.ir.json`
 \else
