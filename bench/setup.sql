@@ -43,9 +43,16 @@ BEGIN
   END IF;
   RETURN e;
 END $$;
-CREATE FUNCTION bench.push(part text, n int) RETURNS int LANGUAGE plpgsql AS $$
-DECLARE rows jsonb := bench.rows(n); ops jsonb;
+-- n rows with sequential ids r<first> .. r<first+n-1> (the bootstrap fixture: distinct rows)
+CREATE FUNCTION bench.seq_rows(first int, n int) RETURNS jsonb LANGUAGE sql VOLATILE AS $$
+  SELECT jsonb_agg(jsonb_build_object('id', 'r' || lpad(g::text, 7, '0'), 'list_id', 'l1',
+                   'title', md5(g::text), 'qty', g % 100, 'done', false))
+    FROM generate_series(first, first + n - 1) g
+$$;
+CREATE FUNCTION bench.push(part text, n int, rows jsonb DEFAULT NULL) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE ops jsonb;
 BEGIN
+  rows := coalesce(rows, bench.rows(n));
   SELECT jsonb_agg(jsonb_build_object('table', 'items', 'rowId', r->>'id', 'op', 'upsert',
            'payload', encode(syncular.encode_sparse_row('items', r), 'base64')))
     INTO ops FROM jsonb_array_elements(rows) r;

@@ -280,6 +280,14 @@ done:
 
 /* ---------------------------------------------------------------- incremental */
 
+/*
+ * The LATERAL probes (LIMIT 1 / OFFSET 0 keep them from being flattened) look every commit up
+ * by key: with stale statistics (a partition just filled) a flattened join became a nested loop
+ * filtering the whole partition per commit, quadratic in the window (bench/README.md).  The
+ * commit probe asks for the first commit_seq >= the candidate in key order (then checks
+ * equality): only the primary key yields that order, so the planner cannot pick
+ * sync_commits_by_time with a filter instead.
+ */
 #define WINDOW_SQL \
 	"WITH cand AS (" \
 	" SELECT DISTINCT cs.commit_seq FROM syncular.sync_change_scopes cs" \
@@ -289,9 +297,16 @@ done:
 	" SELECT c.commit_seq, cm.created_at_ms, cm.actor_id, ch.row_id, ch.op, ch.row_version," \
 	"        ch.scopes, ch.payload" \
 	"   FROM cand c" \
-	"   LEFT JOIN syncular.sync_commits cm ON cm.partition = $1 AND cm.commit_seq = c.commit_seq" \
-	"   LEFT JOIN syncular.sync_changes ch ON ch.partition = $1 AND ch.commit_seq = c.commit_seq" \
-	"                                     AND ch.tbl = $2" \
+	"   LEFT JOIN LATERAL (SELECT z.created_at_ms, z.actor_id" \
+	"                        FROM (SELECT m.commit_seq, m.created_at_ms, m.actor_id" \
+	"                                FROM syncular.sync_commits m" \
+	"                               WHERE m.partition = $1 AND m.commit_seq >= c.commit_seq" \
+	"                               ORDER BY m.commit_seq LIMIT 1) z" \
+	"                       WHERE z.commit_seq = c.commit_seq) cm ON true" \
+	"   LEFT JOIN LATERAL (SELECT x.idx, x.row_id, x.op, x.row_version, x.scopes, x.payload" \
+	"                        FROM syncular.sync_changes x" \
+	"                       WHERE x.partition = $1 AND x.commit_seq = c.commit_seq AND x.tbl = $2" \
+	"                       ORDER BY x.idx OFFSET 0) ch ON true" \
 	"  ORDER BY c.commit_seq, ch.idx"
 
 /* stored scopes (jsonb object of strings) -> map */
@@ -524,8 +539,22 @@ scan_sql(const SyncTable *t)
 		"         WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = ANY($4)"
 		"           AND ($5::text IS NULL OR s.row_id COLLATE \"C\" > $5::text COLLATE \"C\")"
 		"         ORDER BY 1 LIMIT $6) k"
-		"  LEFT JOIN %s t ON t._sync_partition = $1"
-		"                AND t._sync_row_id = (k.row_id COLLATE \"default\")"
+		/*
+		 * One primary-key probe per row id.  The LATERAL ... LIMIT 1 keeps the subquery from
+		 * being flattened into a join: with stale statistics (a partition just filled) the
+		 * planner otherwise picked a nested loop filtering the whole partition per row id,
+		 * quadratic in the page size (56 s for a 12k-row page in bench/).  The probe asks for the
+		 * first row id >= the candidate in key order (then checks equality): only the primary
+		 * key yields that order, so no user index on (partition, ...) is used with a filter.
+		 */
+		"  LEFT JOIN LATERAL (SELECT z._sync_server_version, z._sync_scopes, z._sync_payload"
+		"                       FROM (SELECT r._sync_row_id, r._sync_server_version, r._sync_scopes,"
+		"                                    r._sync_payload"
+		"                               FROM %s r"
+		"                              WHERE r._sync_partition = $1"
+		"                                AND r._sync_row_id >= (k.row_id COLLATE \"default\")"
+		"                              ORDER BY r._sync_row_id LIMIT 1) z"
+		"                      WHERE z._sync_row_id = (k.row_id COLLATE \"default\")) t ON true"
 		" ORDER BY k.row_id",
 		t->qualified);
 }
