@@ -239,6 +239,7 @@ typedef struct SyncCommitState
 	SyncOpEvidence *ops;
 } SyncCommitState;
 
+extern bool sync_has_row_validator(SyncSchema *schema, int ti);
 /* §6.7 per-table row validator: false + *reject to refuse.  Runs before the row write. */
 extern bool sync_validate_row(SyncRound *round, SyncCommitState *state,
 							  const SyncOpEvidence *op, SyncOpReject *reject);

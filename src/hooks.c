@@ -414,6 +414,13 @@ reject_fixed(SyncOpReject *reject, int32 op_index, const char *message)
 
 /* ---------------------------------------------------------------- the seams */
 
+/* Whether table ti has a row validator (its SQL may write rows push.c has read ahead). */
+bool
+sync_has_row_validator(SyncSchema *schema, int ti)
+{
+	return OidIsValid(row_validator_of(schema, ti));
+}
+
 bool
 sync_validate_row(SyncRound *round, SyncCommitState *state, const SyncOpEvidence *op,
 				  SyncOpReject *reject)

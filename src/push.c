@@ -118,6 +118,10 @@ typedef struct PushState
 	bool		planning;		/* inside the reaction planner / enqueue */
 	int64		created_at_ms;	/* set when commit_seq is allocated */
 	OpRecord	reject;			/* the terminating record when rejected */
+	/* read-ahead of the client ops' rows (prefetch_rows); NULL when not done */
+	bool	   *pre_valid;		/* per client op: pre_rows[i] / pre_tombs[i] answer it */
+	SyncStoredRow *pre_rows;
+	SyncTombstone *pre_tombs;
 } PushState;
 
 /* The PushState a SyncCommitState is embedded in (rules.h services get the latter). */
@@ -557,6 +561,144 @@ update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 	return true;
 }
 
+/* ---------------------------------------------------------------- read-ahead */
+
+typedef struct PrefetchKey
+{
+	int			ti;
+	const char *row_id;
+	int32		op;
+} PrefetchKey;
+
+static int
+prefetch_key_cmp(const void *a, const void *b)
+{
+	const PrefetchKey *x = a;
+	const PrefetchKey *y = b;
+	int			c;
+
+	if (x->ti != y->ti)
+		return x->ti < y->ti ? -1 : 1;
+	c = strcmp(x->row_id, y->row_id);
+	if (c != 0)
+		return c;
+	return x->op < y->op ? -1 : (x->op > y->op ? 1 : 0);
+}
+
+/* The table index of a client op, as apply_op resolves it (-1: unknown). */
+static int
+op_table_index(const SyncSchema *schema, const SspPushOp *op)
+{
+	return (strlen(op->table.ptr) == op->table.len)
+		? sync_schema_table_index((SyncSchema *) schema, op->table.ptr) : -1;
+}
+
+/*
+ * Read every client op's stored row (and tombstone) ahead, one statement per table, instead of
+ * one or two statements per op.  An entry answers what apply_op's own read would return at its
+ * turn, so only ops no earlier write can have changed use one:
+ *   - the first op naming a row (a later op on the same row reads it at its turn, seeing the
+ *     commit's staged state);
+ *   - only when no table of the commit has a row validator, trigger or rewrite rule (their SQL
+ *     could write any row between the read-ahead and an op's turn).
+ * Rows of operations references.c appends are read one by one, as before.  Results live in the
+ * commit's memory context.
+ */
+static void
+prefetch_rows(PushState *st)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	const SspPushCommit *commit = st->commit;
+	SyncSchema *schema = st->schema;
+	int			n = (int) commit->nops;
+	PrefetchKey *keys;
+	int			nkeys = 0;
+	bool	   *seen;
+
+	if (n == 0 || st->round->allowed == NULL || st->round->allowed->failed)
+		return;					/* every op is refused before its read */
+	keys = palloc(sizeof(PrefetchKey) * n);
+	seen = palloc0(sizeof(bool) * Max(schema->ntables, 1));
+	for (int i = 0; i < n; i++)
+	{
+		const SspPushOp *op = &commit->ops[i];
+		int			ti = op_table_index(schema, op);
+
+		if (ti < 0 || strlen(op->row_id.ptr) != op->row_id.len)
+			continue;			/* refused before its read */
+		if (!seen[ti])
+		{
+			bool		plain;
+
+			seen[ti] = true;
+			plain = sync_storage_table_plain(schema, ti) &&
+				!sync_has_row_validator(schema, ti);
+			MemoryContextSwitchTo(cxt);	/* the validator lookup may run SPI */
+			if (!plain)
+				return;
+		}
+		keys[nkeys].ti = ti;
+		keys[nkeys].row_id = pnstrdup(op->row_id.ptr, op->row_id.len);
+		keys[nkeys].op = i;
+		nkeys++;
+	}
+	if (nkeys == 0)
+		return;
+	qsort(keys, nkeys, sizeof(PrefetchKey), prefetch_key_cmp);
+
+	st->pre_valid = palloc0(sizeof(bool) * n);
+	st->pre_rows = palloc0(sizeof(SyncStoredRow) * n);
+	st->pre_tombs = palloc0(sizeof(SyncTombstone) * n);
+	for (int k = 0; k < nkeys;)
+	{
+		int			ti = keys[k].ti;
+		int			m = 0;
+		const char **ids = palloc(sizeof(char *) * nkeys);
+		int32	   *ops = palloc(sizeof(int32) * nkeys);
+		SyncStoredRow *rows;
+		SyncTombstone *tombs;
+
+		for (; k < nkeys && keys[k].ti == ti; k++)
+		{
+			/* keys are sorted by (table, row, op): the first op of each row only */
+			if (m > 0 && strcmp(ids[m - 1], keys[k].row_id) == 0)
+				continue;
+			ids[m] = keys[k].row_id;
+			ops[m] = keys[k].op;
+			m++;
+		}
+		rows = palloc(sizeof(SyncStoredRow) * m);
+		tombs = palloc(sizeof(SyncTombstone) * m);
+		sync_storage_rows_prefetch(schema, ti, st->round->partition, m, ids, rows, tombs);
+		MemoryContextSwitchTo(cxt);
+		for (int j = 0; j < m; j++)
+		{
+			st->pre_valid[ops[j]] = true;
+			st->pre_rows[ops[j]] = rows[j];
+			st->pre_tombs[ops[j]] = tombs[j];
+		}
+	}
+}
+
+/*
+ * Op i's stored row: its read-ahead entry when it has one (*tomb then points at the tombstone
+ * read with it), else read now (*tomb NULL: read the tombstone now too when needed).
+ */
+static void
+op_row_get(PushState *st, int32 i, int ti, const char *row_id, SyncStoredRow *out,
+		   SyncTombstone **tomb)
+{
+	if (st->pre_valid != NULL && st->pre_valid[i])
+	{
+		st->pre_valid[i] = false;	/* one use */
+		*out = st->pre_rows[i];
+		*tomb = &st->pre_tombs[i];
+		return;
+	}
+	*tomb = NULL;
+	sync_storage_row_get(st->schema, ti, st->round->partition, row_id, out);
+}
+
 /* ---------------------------------------------------------------- one operation */
 
 /*
@@ -622,12 +764,12 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 	int			ti;
 	char	   *row_id;
 	SyncStoredRow stored;
+	SyncTombstone *pre_tomb;
 	SyncRowScopes stored_scopes;
 	SyncOpEvidence *ev;
 
 	/* common steps */
-	ti = (strlen(op->table.ptr) == op->table.len)
-		? sync_schema_table_index(schema, op->table.ptr) : -1;
+	ti = op_table_index(schema, op);
 	if (ti < 0)
 	{
 		set_error(rej, i, "sync.unknown_table", "the operation names a table that is not served",
@@ -646,7 +788,7 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 		return false;
 	}
 	row_id = pnstrdup(op->row_id.ptr, op->row_id.len);
-	sync_storage_row_get(schema, ti, round->partition, row_id, &stored);
+	op_row_get(st, i, ti, row_id, &stored, &pre_tomb);
 	if (stored.found)
 		sync_row_scopes_from_jsonb(stored.scopes, &stored_scopes);
 
@@ -812,9 +954,19 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				int64		tomb_seq;
 				Jsonb	   *tomb_scopes = NULL;
 
+				bool		tomb_found;
+
 				tomb_absent = true;
-				if (sync_storage_tombstone_get(t->name, round->partition, row_id, &tomb_seq,
-											   &tomb_scopes))
+				if (pre_tomb != NULL)
+				{
+					tomb_found = pre_tomb->found;
+					tomb_seq = pre_tomb->commit_seq;
+					tomb_scopes = pre_tomb->delete_scopes;
+				}
+				else
+					tomb_found = sync_storage_tombstone_get(t->name, round->partition, row_id,
+															&tomb_seq, &tomb_scopes);
+				if (tomb_found)
 				{
 					bool		ok_tomb = authorized;
 
@@ -1348,6 +1500,8 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	{
 		int32		terminated_at = -1;
 
+		prefetch_rows(&st);
+		MemoryContextSwitchTo(cxt);
 		for (uint32 i = 0; i < commit->nops; i++)
 		{
 			CHECK_FOR_INTERRUPTS();
@@ -1387,13 +1541,31 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 			sync_storage_commit_insert(round->partition, seq, round->client_id,
 									   st.client_commit_id, round->actor_id, now,
 									   (int64) round->schema->version);
-			for (int c = 0; c < st.nchanges; c++)
+			/*
+			 * the changes, their scope index entries and tombstones: one statement per
+			 * SYNC_CHANGES_PER_STATEMENT changes instead of one per change (same rows, same
+			 * point of the commit)
+			 */
+			for (int first = 0; first < st.nchanges; first += SYNC_CHANGES_PER_STATEMENT)
 			{
-				PendingChange *pc = &st.changes[c];
+				int			n = Min(st.nchanges - first, SYNC_CHANGES_PER_STATEMENT);
+				SyncChangeRow *rows = palloc(sizeof(SyncChangeRow) * n);
 
-				sync_storage_change_insert(round->partition, seq, c, pc->table, pc->row_id,
-										   pc->op, pc->has_version, pc->version,
-										   pc->scopes_json, pc->payload, pc->payload_len);
+				for (int k = 0; k < n; k++)
+				{
+					PendingChange *pc = &st.changes[first + k];
+
+					rows[k].table = pc->table;
+					rows[k].row_id = pc->row_id;
+					rows[k].op = pc->op;
+					rows[k].has_version = pc->has_version;
+					rows[k].row_version = pc->version;
+					rows[k].scopes_json = pc->scopes_json;
+					rows[k].payload = pc->payload;
+					rows[k].payload_len = pc->payload_len;
+				}
+				sync_storage_changes_insert(round->partition, seq, first, n, rows);
+				pfree(rows);
 			}
 			/* the planner sees every row of the commit and enqueues in this transaction */
 			st.planning = true;

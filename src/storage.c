@@ -25,6 +25,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/syscache.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "access/htup_details.h"
 
 #include "engine.h"
 #include "rules.h"
@@ -49,7 +53,7 @@ enum
 	P_TOMBSTONE_CLEAR,
 	P_BLOBS_REPLACE,
 	P_COMMIT_INSERT,
-	P_CHANGE_INSERT,
+	P_CHANGES_INSERT,
 	P_COUNT
 };
 
@@ -142,17 +146,32 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
 		"actor_id, created_at_ms, writer_version) VALUES ($1, $2, $3, $4, $5, $6, $7)",
 	7, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID}},
-	[P_CHANGE_INSERT] = {
-		"WITH c AS (INSERT INTO syncular.sync_changes "
+	[P_CHANGES_INSERT] = {
+		/*
+		 * A commit's changes (parallel arrays, one element per change): their sync_changes rows,
+		 * their scope index entries and the tombstones of deletes, one statement for many
+		 * changes instead of one per change.
+		 * DISTINCT ON: a commit can delete the same row twice (delete, re-insert, delete) and
+		 * ON CONFLICT DO UPDATE may not touch one row twice in a statement; every tombstone of
+		 * the commit carries the same commit_seq, so one per row is the same end state.
+		 */
+		"WITH x AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($3::int4[]), "
+		" pg_catalog.unnest($4::text[]), pg_catalog.unnest($5::text[]), "
+		" pg_catalog.unnest($6::int2[]), pg_catalog.unnest($7::int8[]), "
+		" pg_catalog.unnest($8::jsonb[]), pg_catalog.unnest($9::bytea[])) "
+		" AS x(idx, tbl, row_id, op, row_version, scopes, payload)), "
+		"c AS (INSERT INTO syncular.sync_changes "
 		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)), "
+		" SELECT $1, $2, x.idx, x.tbl, x.row_id, x.op, x.row_version, x.scopes, x.payload "
+		" FROM x), "
 		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-		" SELECT $1, $4, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($8::jsonb) e "
+		" SELECT $1, x.tbl, e.key, e.value, $2 FROM x, pg_catalog.jsonb_each_text(x.scopes) e "
 		" ON CONFLICT DO NOTHING) "
 		"INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, commit_seq) "
-		"SELECT $1, $4, $5, $2 WHERE $6 = 2 "
+		"SELECT DISTINCT ON (x.tbl, x.row_id) $1, x.tbl, x.row_id, $2 FROM x WHERE x.op = 2 "
 		"ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq",
-	9, {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, INT2OID, INT8OID, TEXTOID, BYTEAOID}},
+	9, {TEXTOID, INT8OID, INT4ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT2ARRAYOID, INT8ARRAYOID,
+	JSONBARRAYOID, BYTEAARRAYOID}},
 };
 
 static SPIPlanPtr plans[P_COUNT];
@@ -196,6 +215,7 @@ typedef struct TablePlans
 	SPIPlanPtr	get;
 	SPIPlanPtr	upsert;
 	SPIPlanPtr	del;
+	SPIPlanPtr	prefetch;		/* many rows (+ tombstones) by id, one statement */
 } TablePlans;
 
 static void
@@ -209,6 +229,8 @@ free_table_plans(void *entry)
 		SPI_freeplan(tp->upsert);
 	if (tp->del)
 		SPI_freeplan(tp->del);
+	if (tp->prefetch)
+		SPI_freeplan(tp->prefetch);
 }
 
 static PlanCache table_plan_cache = {sizeof(TablePlans), free_table_plans};
@@ -412,6 +434,30 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 					 "WHERE _sync_partition = $1 AND _sync_row_id = $2",
 					 t->qualified);
 	tp->get = prepare(sql.data, 2, (Oid[]) {TEXTOID, TEXTOID});
+
+	/*
+	 * read-ahead of a commit's rows: every id with its stored row or, when absent, its
+	 * tombstone (the same answers as get and P_TOMBSTONE_GET), so a multi-op commit reads its
+	 * rows in one statement per table instead of one or two per operation.  LATERAL ... LIMIT 1
+	 * keeps every read a key probe even in the generic plan (a flattened join hashed the whole
+	 * partition).
+	 */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "SELECT i.n, r._sync_server_version, r._sync_scopes, r._sync_payload, "
+					 "r._sync_column_versions, tb.commit_seq, tb.scopes, r.found IS NOT NULL "
+					 "FROM pg_catalog.unnest($2::text[]) WITH ORDINALITY AS i(id, n) "
+					 "LEFT JOIN LATERAL (SELECT true AS found, x._sync_server_version, x._sync_scopes, "
+					 " x._sync_payload, x._sync_column_versions FROM %s x "
+					 " WHERE x._sync_partition = $1 AND x._sync_row_id = i.id LIMIT 1) r ON true "
+					 "LEFT JOIN LATERAL (SELECT t.commit_seq, "
+					 " (SELECT c.scopes FROM syncular.sync_changes c WHERE c.partition = t.partition "
+					 "  AND c.commit_seq = t.commit_seq AND c.tbl = t.tbl AND c.row_id = t.row_id "
+					 "  AND c.op = 2 ORDER BY c.idx DESC LIMIT 1) AS scopes "
+					 " FROM syncular.sync_tombstones t WHERE r.found IS NULL "
+					 " AND t.partition = $1 AND t.tbl = $3 AND t.row_id = i.id LIMIT 1) tb ON true",
+					 t->qualified);
+	tp->prefetch = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
 
 	/* upsert + row-scope index sync, one statement */
 	nargs = 7 + (t->materialize ? t->ncolumns : 0);
@@ -681,6 +727,82 @@ sync_storage_row_get(const SyncSchema *schema, int table_index, const char *part
 	out->column_versions = get_varlena(0, 4, &isnull);
 	done();
 	return true;
+}
+
+/*
+ * False when a write to the table may write other rows too: it has triggers (including the
+ * RI triggers of a foreign key) or rewrite rules, or cannot be found.  Catalog caches only.
+ */
+bool
+sync_storage_table_plain(const SyncSchema *schema, int table_index)
+{
+	Oid			nsp = schema->app_schema
+		? get_namespace_oid(schema->app_schema, true) : InvalidOid;
+	Oid			rel;
+	HeapTuple	tup;
+	bool		plain;
+
+	if (!OidIsValid(nsp))
+		return false;
+	rel = get_relname_relid(schema->tables[table_index].name, nsp);
+	if (!OidIsValid(rel))
+		return false;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	plain = !((Form_pg_class) GETSTRUCT(tup))->relhastriggers &&
+		!((Form_pg_class) GETSTRUCT(tup))->relhasrules;
+	ReleaseSysCache(tup);
+	return plain;
+}
+
+/*
+ * The stored row (or, when absent, the tombstone) of each of n row ids of one table in one
+ * statement; out[k] / tombs[k] answer row_ids[k] as sync_storage_row_get and
+ * sync_storage_tombstone_get would at this moment.  Results are copied into the caller's
+ * memory context.
+ */
+void
+sync_storage_rows_prefetch(const SyncSchema *schema, int table_index, const char *partition,
+						   int n, const char **row_ids, SyncStoredRow *out,
+						   SyncTombstone *tombs)
+{
+	TablePlans *tp = table_plans(schema, table_index);
+	Datum		v[3];
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+
+	memset(out, 0, sizeof(SyncStoredRow) * n);
+	memset(tombs, 0, sizeof(SyncTombstone) * n);
+	for (int k = 0; k < n; k++)
+		elems[k] = text_datum(row_ids[k]);
+	v[0] = text_datum(partition);
+	v[1] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+	v[2] = text_datum(schema->tables[table_index].name);
+	run_keep(tp->prefetch, v, NULL, false, 0);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		int64		k = get_int8((int) r, 1, &isnull) - 1;
+
+		if (isnull || k < 0 || k >= n)
+			elog(ERROR, "syncular: row read-ahead returned an unknown ordinal");
+		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 8,
+									   &isnull)))
+		{
+			out[k].found = true;
+			out[k].server_version = get_int8((int) r, 2, &isnull);
+			out[k].scopes = get_varlena((int) r, 3, &isnull);
+			out[k].payload = get_varlena((int) r, 4, &isnull);
+			out[k].column_versions = get_varlena((int) r, 5, &isnull);
+			continue;
+		}
+		tombs[k].commit_seq = get_int8((int) r, 6, &isnull);
+		if (isnull)
+			continue;
+		tombs[k].found = true;
+		tombs[k].delete_scopes = get_varlena((int) r, 7, &isnull);
+	}
+	done();
 }
 
 /*
@@ -1094,33 +1216,55 @@ sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *
 	run(static_plan(P_COMMIT_INSERT), v, NULL, false, 0);
 }
 
+/*
+ * Append n changes of a commit, numbered idx first_idx .. first_idx + n - 1 (their sync_changes
+ * rows, scope index entries and the tombstones of deletes), in one statement.
+ */
 void
-sync_storage_change_insert(const char *partition, int64 commit_seq, int32 idx,
-						   const char *table, const char *row_id, int16 op,
-						   bool has_version, int64 row_version, const char *scopes_json,
-						   const uint8 *payload, size_t payload_len)
+sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first_idx, int n,
+							const SyncChangeRow *changes)
 {
 	Datum		v[9];
-	char		n[10] = "         ";
+	Datum	   *idx = palloc(sizeof(Datum) * n);
+	Datum	   *tbl = palloc(sizeof(Datum) * n);
+	Datum	   *row = palloc(sizeof(Datum) * n);
+	Datum	   *op = palloc(sizeof(Datum) * n);
+	Datum	   *ver = palloc(sizeof(Datum) * n);
+	bool	   *ver_null = palloc(sizeof(bool) * n);
+	Datum	   *scopes = palloc(sizeof(Datum) * n);
+	Datum	   *payload = palloc(sizeof(Datum) * n);
+	bool	   *payload_null = palloc(sizeof(bool) * n);
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
 
+	for (int k = 0; k < n; k++)
+	{
+		const SyncChangeRow *c = &changes[k];
+
+		idx[k] = Int32GetDatum(first_idx + k);
+		tbl[k] = text_datum(c->table);
+		row[k] = text_datum(c->row_id);
+		op[k] = Int16GetDatum(c->op);
+		ver[k] = Int64GetDatum(c->row_version);
+		ver_null[k] = !c->has_version;
+		/* jsonb_in, as the $8::jsonb cast of the one-change statement does */
+		scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(c->scopes_json));
+		payload_null[k] = c->payload == NULL;
+		payload[k] = c->payload ? PointerGetDatum(make_bytea(c->payload, c->payload_len))
+			: (Datum) 0;
+	}
 	v[0] = text_datum(partition);
 	v[1] = Int64GetDatum(commit_seq);
-	v[2] = Int32GetDatum(idx);
-	v[3] = text_datum(table);
-	v[4] = text_datum(row_id);
-	v[5] = Int16GetDatum(op);
-	v[6] = Int64GetDatum(row_version);
-	if (!has_version)
-		n[6] = 'n';
-	v[7] = text_datum(scopes_json);
-	if (payload != NULL)
-		v[8] = PointerGetDatum(make_bytea(payload, payload_len));
-	else
-	{
-		v[8] = (Datum) 0;
-		n[8] = 'n';
-	}
-	run(static_plan(P_CHANGE_INSERT), v, n, false, 0);
+	v[2] = PointerGetDatum(construct_array(idx, n, INT4OID, 4, true, TYPALIGN_INT));
+	v[3] = PointerGetDatum(construct_array(tbl, n, TEXTOID, -1, false, TYPALIGN_INT));
+	v[4] = PointerGetDatum(construct_array(row, n, TEXTOID, -1, false, TYPALIGN_INT));
+	v[5] = PointerGetDatum(construct_array(op, n, INT2OID, 2, true, TYPALIGN_SHORT));
+	v[6] = PointerGetDatum(construct_md_array(ver, ver_null, 1, dims, lbs, INT8OID, 8,
+											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	v[7] = PointerGetDatum(construct_array(scopes, n, JSONBOID, -1, false, TYPALIGN_INT));
+	v[8] = PointerGetDatum(construct_md_array(payload, payload_null, 1, dims, lbs, BYTEAOID, -1,
+											  false, TYPALIGN_INT));
+	run(static_plan(P_CHANGES_INSERT), v, NULL, false, 0);
 }
 
 /* NOTIFY syncular_commit, payload base64url(partition) ":" commit_seq (sent at commit). */

@@ -17,6 +17,14 @@ typedef struct SyncStoredRow
 	bytea	   *column_versions;	/* NULL when no column is above version 1 */
 } SyncStoredRow;
 
+/* A tombstone as sync_storage_tombstone_get answers it (found = false: none). */
+typedef struct SyncTombstone
+{
+	bool		found;
+	int64		commit_seq;
+	Jsonb	   *delete_scopes;
+} SyncTombstone;
+
 /* registry and partitions */
 extern char *sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write);
 extern void sync_storage_registry_touch(const char *partition, int64 now_ms);
@@ -41,6 +49,10 @@ extern bool sync_storage_push_result_insert(const char *partition, const char *c
 /* rows */
 extern bool sync_storage_row_get(const SyncSchema *schema, int table_index,
 								 const char *partition, const char *row_id, SyncStoredRow *out);
+extern bool sync_storage_table_plain(const SyncSchema *schema, int table_index);
+extern void sync_storage_rows_prefetch(const SyncSchema *schema, int table_index,
+									   const char *partition, int n, const char **row_ids,
+									   SyncStoredRow *out, SyncTombstone *tombs);
 extern void sync_storage_row_upsert(const SyncSchema *schema, int table_index,
 									const char *partition, const char *row_id,
 									int64 server_version, const char *scopes_json,
@@ -62,11 +74,24 @@ extern void sync_storage_commit_insert(const char *partition, int64 commit_seq,
 									   const char *client_id, const char *client_commit_id,
 									   const char *actor_id, int64 created_at_ms,
 									   int64 writer_version);
-extern void sync_storage_change_insert(const char *partition, int64 commit_seq, int32 idx,
-									   const char *table, const char *row_id, int16 op,
-									   bool has_version, int64 row_version,
-									   const char *scopes_json,
-									   const uint8 *payload, size_t payload_len);
+/* One change for sync_storage_changes_insert. */
+typedef struct SyncChangeRow
+{
+	const char *table;
+	const char *row_id;
+	int16		op;
+	bool		has_version;
+	int64		row_version;
+	const char *scopes_json;
+	const uint8 *payload;		/* NULL: no payload (a delete) */
+	size_t		payload_len;
+} SyncChangeRow;
+
+/* at most this many changes per sync_storage_changes_insert statement */
+#define SYNC_CHANGES_PER_STATEMENT 4096
+
+extern void sync_storage_changes_insert(const char *partition, int64 commit_seq,
+										int32 first_idx, int n, const SyncChangeRow *changes);
 extern void sync_storage_notify_commit(const char *partition, int64 commit_seq);
 
 /*
