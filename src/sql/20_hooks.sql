@@ -2,26 +2,39 @@
 --
 -- Hooks are plain SQL-callable functions registered by regprocedure in syncular.sync_settings.
 
-CREATE FUNCTION syncular.set_scope_resolver(fn regprocedure) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+-- Raises sync.storage.hook_signature unless fn is a plain function with exactly these argument
+-- types and this return type (and, when strict_ok is false, not STRICT).
+CREATE FUNCTION syncular._check_hook_signature(hook text, fn regprocedure, argtypes regtype[],
+                                               rettype regtype, strict_ok boolean, expected text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   p pg_proc%ROWTYPE;
 BEGIN
+  SELECT * INTO p FROM pg_proc WHERE oid = fn;
+  IF NOT FOUND
+     OR p.prokind <> 'f'
+     OR p.proretset
+     OR p.prorettype <> rettype
+     OR p.pronargs <> cardinality(argtypes)
+     -- compare as oidvector: oidvector::oid[] has lower bound 0 and never equals an ARRAY[...]
+     OR p.proargtypes <> array_to_string(argtypes::oid[], ' ')::oidvector
+     OR p.provariadic <> 0
+     OR (p.proisstrict AND NOT strict_ok) THEN
+    PERFORM syncular._raise('sync.storage.hook_signature',
+      format('a %s must be a function %s', replace(hook, '_', ' '), expected),
+      jsonb_build_object('hook', hook, 'function', fn::text, 'expected', expected));
+  END IF;
+END
+$$;
+COMMENT ON FUNCTION syncular._check_hook_signature(text, regprocedure, regtype[], regtype, boolean, text) IS
+  'Internal. Checks a hook function in pg_proc: a plain function (prokind f, not set-returning, not variadic) whose input argument types are exactly argtypes (names are free) and whose return type is rettype; when strict_ok is false it must not be STRICT. Raises sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) otherwise.';
+
+CREATE FUNCTION syncular.set_scope_resolver(fn regprocedure) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
   IF fn IS NOT NULL THEN
-    SELECT * INTO p FROM pg_proc WHERE oid = fn;
-    IF NOT FOUND
-       OR p.prokind <> 'f'
-       OR p.proretset
-       OR p.prorettype <> 'jsonb'::regtype
-       OR p.pronargs <> 3
-       -- compare as text: oidvector::oid[] has lower bound 0, so array equality would fail
-       OR p.proargtypes::text <> concat_ws(' ', 'text'::regtype::oid, 'text'::regtype::oid, 'text'::regtype::oid)
-       OR p.provariadic <> 0 THEN
-      PERFORM syncular._raise('sync.storage.hook_signature',
-        'a scope resolver must be a function (text, text, text) RETURNS jsonb',
-        jsonb_build_object('hook', 'scope_resolver', 'function', fn::text,
-                           'expected', '(text, text, text) RETURNS jsonb'));
-    END IF;
+    PERFORM syncular._check_hook_signature('scope_resolver', fn,
+      ARRAY['text', 'text', 'text']::regtype[], 'jsonb'::regtype, true, '(text, text, text) RETURNS jsonb');
   END IF;
   -- the singleton row may not exist yet (ensure_schema not called): app_schema stays NULL
   INSERT INTO syncular.sync_settings AS s (id, scope_resolver) VALUES (1, fn)

@@ -16,33 +16,6 @@ $$;
 COMMENT ON FUNCTION syncular._compact_json(jsonb) IS
   'Internal. The compact JSON text of j: jsonb''s rendering (object keys in jsonb order, numbers as stored) with no whitespace outside strings, e.g. {"a":[1,"x, y"]}. Used for the byte limits of reaction payloads (push-and-pull.md §2.8) and rejection details (§2.4). NULL for NULL; raises nothing.';
 
--- Raises sync.storage.hook_signature unless fn is a plain function with exactly these argument
--- types and this return type (and, when strict_ok is false, not STRICT).
-CREATE FUNCTION syncular._check_hook_signature(hook text, fn regprocedure, argtypes regtype[],
-                                               rettype regtype, strict_ok boolean, expected text)
-RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  p pg_proc%ROWTYPE;
-BEGIN
-  SELECT * INTO p FROM pg_proc WHERE oid = fn;
-  IF NOT FOUND
-     OR p.prokind <> 'f'
-     OR p.proretset
-     OR p.prorettype <> rettype
-     OR p.pronargs <> cardinality(argtypes)
-     -- compare as oidvector: oidvector::oid[] has lower bound 0 and never equals an ARRAY[...]
-     OR p.proargtypes <> array_to_string(argtypes::oid[], ' ')::oidvector
-     OR p.provariadic <> 0
-     OR (p.proisstrict AND NOT strict_ok) THEN
-    PERFORM syncular._raise('sync.storage.hook_signature',
-      format('a %s must be a function %s', replace(hook, '_', ' '), expected),
-      jsonb_build_object('hook', hook, 'function', fn::text, 'expected', expected));
-  END IF;
-END
-$$;
-COMMENT ON FUNCTION syncular._check_hook_signature(text, regprocedure, regtype[], regtype, boolean, text) IS
-  'Internal. Checks a hook function in pg_proc: a plain function (prokind f, not set-returning, not variadic) whose input argument types are exactly argtypes (names are free) and whose return type is rettype; when strict_ok is false it must not be STRICT. Raises sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) otherwise.';
-
 -- Touches the settings singleton so that every backend's compiled-schema cache reloads.
 CREATE FUNCTION syncular._touch_settings() RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $$

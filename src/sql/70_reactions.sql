@@ -60,6 +60,30 @@ $$;
 COMMENT ON FUNCTION syncular._reaction_int(jsonb, bigint, bigint) IS
   'Internal. The integer value of v when v is a JSON number with an integral value in lo..hi (1.0 counts as 1), else NULL. Raises nothing.';
 
+-- The string member `field` of reaction record number idx: present, a JSON string, non-empty,
+-- at most max_bytes of UTF-8; otherwise sync.storage.invalid_reaction naming the field.
+CREATE FUNCTION syncular._reaction_text(idx integer, rec jsonb, field text, max_bytes integer)
+RETURNS text LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  v     jsonb := rec -> field;
+  t     text;
+  bytes integer;
+BEGIN
+  IF v IS NULL THEN PERFORM syncular._invalid_reaction(idx, field, 'missing'); END IF;
+  IF jsonb_typeof(v) <> 'string' THEN PERFORM syncular._invalid_reaction(idx, field, 'not_string'); END IF;
+  t := v #>> '{}';
+  IF t = '' THEN PERFORM syncular._invalid_reaction(idx, field, 'empty'); END IF;
+  bytes := octet_length(convert_to(t, 'UTF8'));
+  IF bytes > max_bytes THEN
+    PERFORM syncular._invalid_reaction(idx, field, 'too_long',
+                                       jsonb_build_object('bytes', bytes, 'limit', max_bytes));
+  END IF;
+  RETURN t;
+END
+$$;
+COMMENT ON FUNCTION syncular._reaction_text(integer, jsonb, text, integer) IS
+  'Internal. The string member field of reaction record idx (push-and-pull.md §2.8): present, a JSON string, non-empty, at most max_bytes UTF-8 bytes. Raises sync.storage.invalid_reaction (SQLSTATE 22023; details {index, field, reason (missing, not_string, empty, too_long), bytes?, limit?}) otherwise.';
+
 CREATE FUNCTION syncular._enqueue_reactions(partition text, client_id text, client_commit_id text,
                                             commit_seq bigint, records jsonb, now_ms bigint DEFAULT NULL)
 RETURNS integer
@@ -111,29 +135,13 @@ BEGIN
     END LOOP;
 
     -- key: non-empty string, <= 256 bytes, unique within the commit
-    v := rec -> 'key';
-    IF v IS NULL THEN PERFORM syncular._invalid_reaction(i, 'key', 'missing'); END IF;
-    IF jsonb_typeof(v) <> 'string' THEN PERFORM syncular._invalid_reaction(i, 'key', 'not_string'); END IF;
-    r_key := v #>> '{}';
-    IF r_key = '' THEN PERFORM syncular._invalid_reaction(i, 'key', 'empty'); END IF;
-    bytes := octet_length(convert_to(r_key, 'UTF8'));
-    IF bytes > 256 THEN
-      PERFORM syncular._invalid_reaction(i, 'key', 'too_long', jsonb_build_object('bytes', bytes, 'limit', 256));
-    END IF;
+    r_key := syncular._reaction_text(i, rec, 'key', 256);
     IF r_key = ANY (keys) THEN
       PERFORM syncular._invalid_reaction(i, 'key', 'duplicate');
     END IF;
 
     -- type: non-empty string, <= 128 bytes
-    v := rec -> 'type';
-    IF v IS NULL THEN PERFORM syncular._invalid_reaction(i, 'type', 'missing'); END IF;
-    IF jsonb_typeof(v) <> 'string' THEN PERFORM syncular._invalid_reaction(i, 'type', 'not_string'); END IF;
-    r_type := v #>> '{}';
-    IF r_type = '' THEN PERFORM syncular._invalid_reaction(i, 'type', 'empty'); END IF;
-    bytes := octet_length(convert_to(r_type, 'UTF8'));
-    IF bytes > 128 THEN
-      PERFORM syncular._invalid_reaction(i, 'type', 'too_long', jsonb_build_object('bytes', bytes, 'limit', 128));
-    END IF;
+    r_type := syncular._reaction_text(i, rec, 'type', 128);
 
     -- version: positive i32
     v := rec -> 'version';
