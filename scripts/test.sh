@@ -7,10 +7,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 bash scripts/setup.sh
 
-export SYNCULAR_VECTORS=${SYNCULAR_VECTORS:-$root/../shared/vectors}
-export SYNCULAR_IR=${SYNCULAR_IR:-$root/../shared/ir}
-[ -d "$SYNCULAR_VECTORS" ] && SYNCULAR_VECTORS=$(cd "$SYNCULAR_VECTORS" && pwd) || echo "(../shared/vectors absent: vector checks skip)"
-[ -d "$SYNCULAR_IR" ] && SYNCULAR_IR=$(cd "$SYNCULAR_IR" && pwd) || unset SYNCULAR_IR
+. scripts/shared-env.sh
 
 echo "==> codec conformance (standalone)"
 make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS"
