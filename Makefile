@@ -1,6 +1,6 @@
 # syncular — PGXS build.  `make && make install`, then `make installcheck` against a running server.
 EXTENSION   = syncular
-EXTVERSION  = 0.1.0
+EXTVERSION  = 0.2.0
 MODULE_big  = syncular
 
 CODEC_SRCS  = $(sort $(wildcard src/codec/*.c))
@@ -10,7 +10,7 @@ OBJS        = $(ENGINE_SRCS:.c=.o) $(CODEC_SRCS:.c=.o)
 # The install script is built from one file per concern under src/sql/, in name order.
 SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
 DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
-DATA        = $(wildcard upgrade/$(EXTENSION)--*--*.sql)
+DATA        = upgrade/$(EXTENSION)--0.1.0.sql $(wildcard upgrade/$(EXTENSION)--*--*.sql)
 
 REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --load-extension=$(EXTENSION)

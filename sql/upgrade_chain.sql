@@ -1,0 +1,78 @@
+-- upgrade_chain: install 0.1.0, fill it (schema, hooks, commits, clients), ALTER EXTENSION
+-- syncular UPDATE along the shipped upgrade scripts, check that data, hooks and rounds survive,
+-- and that the upgraded catalog is exactly a fresh install of the current version (the same
+-- functions, tables, columns, indexes, privileges and comments).  Works in private databases.
+SELECT current_database() AS orig_db \gset
+SET client_min_messages = warning;
+CREATE DATABASE syncular_t_upgrade;
+CREATE DATABASE syncular_t_upgrade_fresh;
+\c syncular_t_upgrade
+SET client_min_messages = warning;
+CREATE EXTENSION syncular VERSION '0.1.0';
+SELECT extversion FROM pg_extension WHERE extname = 'syncular';
+SELECT syncular.ensure_schema('{"version": 1, "tables": [
+  {"name": "todos", "primaryKey": "id", "columns": [
+     {"name": "id", "type": "string", "nullable": false},
+     {"name": "list_id", "type": "string", "nullable": false},
+     {"name": "title", "type": "string", "nullable": true}],
+   "scopes": ["list:{list_id}"]}]}'::jsonb, '[]'::jsonb, 'public') ->> 'action' AS schema_action;
+CREATE FUNCTION public.resolve(actor text, part text, client text) RETURNS jsonb
+  LANGUAGE sql STABLE AS $$ SELECT '{"list_id": ["l1"]}'::jsonb $$;
+SELECT syncular.set_scope_resolver('public.resolve(text,text,text)');
+CREATE FUNCTION public.validate_todo(op text, tbl text, row_id text, new_row jsonb, stored_row jsonb,
+                                     actor_id text, partition text)
+RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+  IF op = 'upsert' AND new_row ->> 'title' = 'forbidden' THEN
+    RAISE EXCEPTION 'no' USING ERRCODE = 'SY001',
+      DETAIL = '{"code": "app.forbidden_title", "message": "not this title"}';
+  END IF;
+END $$;
+SELECT syncular.set_row_validator('todos', 'public.validate_todo(text,text,text,jsonb,jsonb,text,text)');
+SELECT r ->> 'status' AS status, r ->> 'commitSeq' AS commit_seq
+  FROM jsonb_array_elements(syncular.push('p1', 'u1', 'c1', '[
+    {"clientCommitId": "a", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t1", "list_id": "l1", "title": "one"}}]},
+    {"clientCommitId": "b", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t2", "list_id": "l1", "title": "two"}}]}]')) r;
+
+-- the update
+ALTER EXTENSION syncular UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'syncular';
+
+-- data, hooks and rounds survive: the cached replay, the validator, a new commit, a pull
+SELECT id, list_id, title FROM public.todos ORDER BY id;
+SELECT scope_resolver FROM syncular.sync_settings;
+SELECT r ->> 'status' AS status, r ->> 'commitSeq' AS commit_seq, r -> 'results' -> 0 ->> 'code' AS code
+  FROM jsonb_array_elements(syncular.push('p1', 'u1', 'c1', '[
+    {"clientCommitId": "b", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t2", "list_id": "l1", "title": "two"}}]},
+    {"clientCommitId": "c", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t3", "list_id": "l1", "title": "forbidden"}}]},
+    {"clientCommitId": "d", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t3", "list_id": "l1", "title": "three"}}]}]')) r;
+SELECT s ->> 'status' AS status, jsonb_array_length(s -> 'rows') AS rows
+  FROM jsonb_array_elements(syncular.pull('p1', 'u1', 'c2',
+         '[{"id": "s1", "table": "todos", "scopes": {"list_id": ["l1"]}}]')) s;
+
+-- the upgraded catalog equals a fresh install
+\set ECHO none
+\i sql/upgrade_catalog.psql
+\set upgraded :cat
+\c syncular_t_upgrade_fresh
+SET client_min_messages = warning;
+CREATE EXTENSION syncular;
+\i sql/upgrade_catalog.psql
+\set ECHO all
+SELECT 'only after upgrade: ' || x AS difference
+  FROM (SELECT jsonb_array_elements_text(:'upgraded'::jsonb) EXCEPT SELECT jsonb_array_elements_text(:'cat'::jsonb)) d(x)
+UNION ALL
+SELECT 'only in a fresh install: ' || x
+  FROM (SELECT jsonb_array_elements_text(:'cat'::jsonb) EXCEPT SELECT jsonb_array_elements_text(:'upgraded'::jsonb)) d(x)
+ORDER BY 1;
+SELECT jsonb_array_length(:'cat'::jsonb) > 300 AS described;
+
+\c :orig_db
+SET client_min_messages = warning;
+DROP DATABASE syncular_t_upgrade;
+DROP DATABASE syncular_t_upgrade_fresh;
