@@ -272,25 +272,35 @@ sync_scopes_allows(const SyncAllowed *allowed, const char *var, const char *valu
 }
 
 /*
- * sync_scopes_effective — requested ∩ allowed for one subscription (§3.2 steps 4-5).
- * Revoked when resolution failed, when a requested key has no allowed value, or when the
- * result is empty.  Keys come out sorted (the requested map is sorted by the decoder); value
- * lists sorted (UTF-16 order) and de-duplicated.
+ * sync_scopes_effective — what one subscription to `table` may receive.
+ *
+ * Requested variables (§3.2 steps 4-5): requested ∩ allowed; revoked when resolution failed,
+ * when a requested key has no allowed value, or when nothing was requested.  Then this project's
+ * read rule, stricter than the reference: every other declared variable of the table is
+ * restricted to the grant's values ("*": any value), and a declared variable the grant allows
+ * nothing of (absent, null or an empty list) revokes the subscription, since the actor could
+ * write no row of the table either (§3.4 step 3: all declared keys are required).  Keys come out
+ * sorted within each part (the requested map is sorted by the decoder, the table's variables
+ * follow declaration order); value lists sorted (UTF-16 order) and de-duplicated.
  */
 SyncEffective *
-sync_scopes_effective(const SyncAllowed *allowed, const SspScopeMap *requested)
+sync_scopes_effective(const SyncAllowed *allowed, const SyncTable *table,
+					  const SspScopeMap *requested)
 {
 	SyncEffective *e = palloc0(sizeof(SyncEffective));
 	uint32		n = requested->n;
+	int			cap;
 
-	if (allowed == NULL || allowed->failed || n == 0)
+	if (allowed == NULL || allowed->failed || table == NULL || n == 0)
 	{
 		e->revoked = true;
 		return e;
 	}
-	e->vars = palloc0(sizeof(char *) * n);
-	e->nvalues = palloc0(sizeof(int) * n);
-	e->values = palloc0(sizeof(char **) * n);
+	cap = (int) n + table->nscopes;
+	e->vars = palloc0(sizeof(char *) * cap);
+	e->any = palloc0(sizeof(bool) * cap);
+	e->nvalues = palloc0(sizeof(int) * cap);
+	e->values = palloc0(sizeof(char **) * cap);
 	for (uint32 i = 0; i < n; i++)
 	{
 		const SspScopeEntry *req = &requested->entries[i];
@@ -320,6 +330,37 @@ sync_scopes_effective(const SyncAllowed *allowed, const SspScopeMap *requested)
 		}
 	}
 	e->nvars = (int) n;
+	e->nall = (int) n;
+
+	/* the grant restriction on the declared variables the subscription did not request */
+	for (int s = 0; s < table->nscopes; s++)
+	{
+		const char *var = table->scopes[s].variable;
+		bool		seen = false;
+		int			ai;
+		int			k = e->nall;
+
+		for (int i = 0; i < e->nall && !seen; i++)
+			seen = strcmp(e->vars[i], var) == 0;
+		if (seen)
+			continue;
+		ai = allowed_index(allowed, var);
+		if (ai < 0 || (!allowed->any[ai] && allowed->nvalues[ai] == 0))
+		{
+			e->revoked = true;
+			return e;
+		}
+		e->vars[k] = pstrdup(var);
+		e->any[k] = allowed->any[ai];
+		if (!e->any[k])
+		{
+			e->nvalues[k] = allowed->nvalues[ai];	/* sorted, de-duplicated */
+			e->values[k] = palloc(sizeof(char *) * e->nvalues[k]);
+			for (int v = 0; v < e->nvalues[k]; v++)
+				e->values[k][v] = pstrdup(allowed->values[ai][v]);
+		}
+		e->nall++;
+	}
 	return e;
 }
 
@@ -363,7 +404,13 @@ append_json_string(StringInfo buf, const char *s)
 	appendStringInfoChar(buf, '"');
 }
 
-/* Canonical JSON of an effective map: keys and values in UTF-16 order, no whitespace. */
+/*
+ * Canonical JSON of an effective map: keys and values in UTF-16 order, no whitespace.  Only the
+ * requested entries [0, nvars): the map the wire echoes.  The grant restriction on unrequested
+ * variables is not part of it, so a digest does not bind it; this server publishes no segments
+ * (every bootstrap page is built for the puller in its own round), and a segment store added
+ * later must bind the restriction as well before sharing pages between actors.
+ */
 char *
 sync_effective_json(const SyncEffective *effective)
 {
@@ -432,24 +479,29 @@ sync_scope_digest(const SyncEffective *effective)
 }
 
 /*
- * Matching rule (§3.2): for every effective key, the stored scope value is in that key's list.
- * A stored map that is not an object, or lacks a key, does not match.
+ * Matching rule (§3.2) under this project's read rule: for every declared variable of the
+ * subscription's table (every entry of `effective`, requested or not), the stored scope value is
+ * present, non-empty and in that entry's list, or the entry allows any value.  A stored map that
+ * is not an object, or lacks a declared variable, does not match (a write to that row would be
+ * denied too, §3.4 step 2).
  */
 bool
 sync_scopes_match(const SyncEffective *effective, Jsonb *stored_scopes)
 {
-	if (effective == NULL || effective->revoked || stored_scopes == NULL ||
-		!JB_ROOT_IS_OBJECT(stored_scopes))
+	if (effective == NULL || effective->revoked || effective->nvars == 0 ||
+		stored_scopes == NULL || !JB_ROOT_IS_OBJECT(stored_scopes))
 		return false;
-	for (int i = 0; i < effective->nvars; i++)
+	for (int i = 0; i < effective->nall; i++)
 	{
 		JsonbValue	v;
 		bool		found = false;
 
 		if (getKeyJsonValueFromContainer(&stored_scopes->root, effective->vars[i],
 										 strlen(effective->vars[i]), &v) == NULL ||
-			v.type != jbvString)
+			v.type != jbvString || v.val.string.len == 0)
 			return false;
+		if (effective->any[i])
+			continue;
 		for (int k = 0; k < effective->nvalues[i]; k++)
 		{
 			const char *want = effective->values[i][k];
