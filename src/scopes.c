@@ -23,6 +23,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/regproc.h"
 #include "utils/resowner.h"
 
 #include "engine.h"
@@ -163,9 +164,27 @@ allowed_from_jsonb(const SyncSchema *schema, Jsonb *jb, SyncAllowed *a)
 }
 
 /*
+ * Say in the server log why resolution failed (it fails closed: every subscription of the round
+ * revoked, every write forbidden).  WARNING, with the actor and partition; the reason never
+ * reaches the sync client, whose response only shows the revocation or sync.forbidden.
+ */
+static void
+log_resolver_failure(const SyncRound *round, Oid fn, const char *reason, const ErrorData *edata)
+{
+	ereport(WARNING,
+			(errmsg("syncular: the scope resolver failed for actor \"%s\" in partition \"%s\": %s",
+					round->actor_id, round->partition, reason),
+			 edata && edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 errhint("Resolver %s: every subscription of the round is revoked and every write "
+					 "forbidden. Hooks run with search_path = pg_catalog, pg_temp: schema-qualify "
+					 "what the resolver reads.",
+					 OidIsValid(fn) ? format_procedure(fn) : "(none registered)")));
+}
+
+/*
  * sync_scopes_resolve — the allowed scopes of the round's actor, resolved at most once per round
- * (memoized in round->allowed).  Never raises for a resolver failure (fails closed); raises
- * sync.invalid_subscription for an undeclared variable.
+ * (memoized in round->allowed).  Never raises for a resolver failure (fails closed, with a
+ * WARNING in the server log); raises sync.invalid_subscription for an undeclared variable.
  */
 SyncAllowed *
 sync_scopes_resolve(SyncRound *round)
@@ -175,7 +194,9 @@ sync_scopes_resolve(SyncRound *round)
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	Jsonb	   *result = NULL;
-	bool		ok = false;
+	volatile bool ok = false;
+	const char *volatile reason = NULL;
+	ErrorData  *volatile failure = NULL;
 
 	if (round->allowed != NULL)
 		return round->allowed;
@@ -185,6 +206,7 @@ sync_scopes_resolve(SyncRound *round)
 	fn = round->schema ? round->schema->scope_resolver : InvalidOid;
 	if (!OidIsValid(fn))
 	{
+		log_resolver_failure(round, fn, "no scope resolver is registered", NULL);
 		a->failed = true;
 		return a;
 	}
@@ -197,8 +219,11 @@ sync_scopes_resolve(SyncRound *round)
 		LOCAL_FCINFO(fcinfo, 3);
 		FmgrInfo	flinfo;
 
-		if (pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) == ACLCHECK_OK &&
-			get_func_rettype(fn) == JSONBOID)
+		if (pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+			reason = psprintf("role \"%s\" may not execute it", GetUserNameFromId(GetUserId(), false));
+		else if (get_func_rettype(fn) != JSONBOID)
+			reason = "it does not return jsonb";
+		else
 		{
 			fmgr_info(fn, &flinfo);
 			InitFunctionCallInfoData(*fcinfo, &flinfo, 3, DEFAULT_COLLATION_OID, NULL, NULL);
@@ -217,6 +242,8 @@ sync_scopes_resolve(SyncRound *round)
 				MemoryContextSwitchTo(old);
 				ok = true;
 			}
+			else
+				reason = "it returned NULL";
 		}
 		sync_subxact_release(caller, owner);
 	}
@@ -228,15 +255,26 @@ sync_scopes_resolve(SyncRound *round)
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
 			ReThrowError(edata);
-		FreeErrorData(edata);
+		reason = psprintf("it raised SQLSTATE %s: %s", unpack_sql_state(edata->sqlerrcode),
+						  edata->message ? edata->message : "(no message)");
+		failure = edata;
 		ok = false;
 	}
 	PG_END_TRY();
 
-	if (!ok || result == NULL || !allowed_from_jsonb(round->schema, result, a))
+	if (ok && !allowed_from_jsonb(round->schema, result, a))
+	{
+		ok = false;
+		reason = "it returned something that is not an object of variable -> array of scalar "
+			"values, a single value or \"*\"";
+	}
+	if (!ok)
 	{
 		SyncAllowed *failed = palloc0(sizeof(SyncAllowed));
 
+		log_resolver_failure(round, fn, reason ? reason : "unknown failure", failure);
+		if (failure)
+			FreeErrorData(failure);
 		failed->failed = true;
 		round->allowed = failed;
 		return failed;
