@@ -23,6 +23,7 @@
 
 #include "access/xact.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
 #include "utils/json.h"
@@ -118,6 +119,44 @@ jsonb_safe_text(const char *s, size_t len)
 }
 
 /*
+ * False when jsonb_in surely accepts the (jsonb_safe_text) rendering: a UTF-8 database (every \u
+ * escape left is representable) and no number with an exponent or more than 1000 digits
+ * (numeric's range is the only other refusal).
+ */
+static bool
+may_be_refused(const char *s)
+{
+	bool		in_string = false;
+	int			digits = 0;
+
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return true;
+	for (; *s; s++)
+	{
+		if (in_string)
+		{
+			if (*s == '\\' && s[1])
+				s++;
+			else if (*s == '"')
+				in_string = false;
+			continue;
+		}
+		if (*s == '"')
+			in_string = true;
+		else if ((*s == 'e' || *s == 'E') && digits > 0)
+			return true;		/* an exponent (the e of true / false follows no digit) */
+		else if (*s >= '0' && *s <= '9')
+		{
+			if (++digits > 1000)
+				return true;
+			continue;
+		}
+		digits = 0;
+	}
+	return false;
+}
+
+/*
  * jsonb_in over the rendering, guarded: after jsonb_safe_text the only refusals left are values
  * jsonb truly cannot hold (a number beyond numeric's range, a \u escape the database encoding
  * cannot represent).  Those raise sync.invalid_request with the SQLSTATE in the details, not a
@@ -131,6 +170,9 @@ rendering_to_jsonb(const char *text)
 	Datum		result = (Datum) 0;
 	ErrorData  *volatile refused = NULL;
 
+	/* the common case needs no subtransaction; a parallel worker may not start one */
+	if (!may_be_refused(text) || IsInParallelMode())
+		return DirectFunctionCall1(jsonb_in, CStringGetDatum(text));
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
