@@ -26,12 +26,21 @@ SELECT * FROM gw.fanout(2);
 -- a duplicate or late notification: nothing new
 SELECT * FROM gw.fanout(2);
 SELECT * FROM gw.fanout(1);
+-- a cursor beyond the log (a bogus or restored cursor) cannot be bridged: catchup-required
+SELECT conn, action, reason, next_cursor FROM syncular.realtime_fanout('p1', 2,
+  (SELECT jsonb_agg(jsonb_build_object('conn', conn, 'cursor', 99, 'registration', registration))
+     FROM gw.sockets WHERE conn = 3));
 
 -- cursor-contiguous: C missed the notification of commit 3; the one for commit 4 bridges the
 -- gap from C's cursor (2) in one section, commits in order, a delete without a row
 SELECT sim.queue('W', 'w-3', '[{"row": {"id": "t2", "title": "screws"}}]');
 SELECT sim.queue('W', 'w-4', '[{"ins": {"id": "t3", "list_id": "l2", "title": "glue"}}, {"del": "t2"}]');
 SELECT * FROM sim.sync('W');
+-- (a resolver answer the engine refuses, here a variable the schema does not declare, fails
+-- that socket's grant closed: a wake-up for it, never an error for the whole call)
+INSERT INTO public.grants VALUES ('u3', 'nope', 'x');
+SELECT * FROM gw.fanout(4);
+DELETE FROM public.grants WHERE var = 'nope';
 SELECT * FROM gw.fanout(4);
 
 -- several subscriptions and tables: A adds l2 and the counters of l1 (a socket round: the

@@ -97,6 +97,7 @@ typedef struct Fanout
 	const char *partition;
 	SyncSchema *schema;
 	char	   *epoch;
+	int64		max_seq;		/* the partition's max commit_seq */
 	int64		upper;			/* u: min(commit_seq, max_seq) */
 	int64		window_lo;		/* commits in (window_lo, upper] are read completely */
 	int			nchanges;
@@ -720,6 +721,8 @@ decide_early(Fanout *f, RtConn *c, const char *gate, int64 horizon)
 		decide(c, "wake", "catchup-required", c->cursor);
 	else if (c->nsubs == 0)
 		decide(c, "none", NULL, Max(c->cursor, u));
+	else if (c->cursor > f->max_seq)
+		decide(c, "wake", "catchup-required", c->cursor);	/* from the future: bootstrap */
 	else if (u <= c->cursor)
 		decide(c, "none", NULL, c->cursor);
 	else if (c->cursor < 0)
@@ -811,6 +814,7 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 		if (nconns > 0)
 			gate = gate_refusal(&f);
 	}
+	f.max_seq = max_seq;
 	f.upper = Min(commit_seq, max_seq);
 
 	for (int i = 0; i < nconns; i++)

@@ -11,12 +11,14 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "common/hashfn.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "engine.h"
 #include "realtime.h"
+#include "storage.h"
 
 #define GRANT_CACHE_MAX_ENTRIES 100000
 
@@ -74,6 +76,46 @@ cache_reset(void)
 }
 
 /*
+ * sync_scopes_resolve, as a round calls it, in a subtransaction: a resolver answer the engine
+ * raises for (a variable the schema does not declare: sync.invalid_subscription in a round) must
+ * not fail the fanout of every other socket; that socket's grant fails closed instead.
+ */
+static SyncAllowed *
+resolve_or_fail(SyncSchema *schema, const char *partition, const char *actor, const char *client)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	SyncRound	round;
+	SyncAllowed *allowed = NULL;
+
+	memset(&round, 0, sizeof(round));
+	round.schema = schema;
+	round.partition = partition;
+	round.actor_id = actor;
+	round.client_id = client;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		allowed = sync_scopes_resolve(&round);
+		sync_subxact_release(cxt, owner);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = sync_subxact_rollback(cxt, owner);
+
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		allowed = palloc0(sizeof(SyncAllowed));
+		allowed->failed = true;
+	}
+	PG_END_TRY();
+	return allowed;
+}
+
+/*
  * The grant of (partition, actor, client) now, or as resolved within the last
  * syncular.realtime_grant_cache_ms.  Allocated in the caller's context when not cached.
  */
@@ -82,7 +124,6 @@ sync_realtime_grant(SyncSchema *schema, const char *partition, const char *actor
 					const char *client, int64 now_ms)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	SyncRound	round;
 	SyncAllowed *allowed;
 	char	   *key = NULL;
 	uint64		hash = 0;
@@ -101,12 +142,7 @@ sync_realtime_grant(SyncSchema *schema, const char *partition, const char *actor
 			return e->allowed;
 	}
 
-	memset(&round, 0, sizeof(round));
-	round.schema = schema;
-	round.partition = partition;
-	round.actor_id = actor;
-	round.client_id = client;
-	allowed = sync_scopes_resolve(&round);
+	allowed = resolve_or_fail(schema, partition, actor, client);
 	MemoryContextSwitchTo(cxt);
 	if (sync_realtime_grant_cache_ms <= 0)
 		return allowed;
