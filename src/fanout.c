@@ -163,54 +163,6 @@ member_container(JsonbContainer *obj, const char *key, bool array, int index, co
 	return v.val.binary.data;
 }
 
-static int
-cmp_entry(const void *a, const void *b)
-{
-	const SspScopeEntry *x = a;
-	const SspScopeEntry *y = b;
-
-	return ssp_utf16_cmp(x->key.ptr, x->key.len, y->key.ptr, y->key.len);
-}
-
-/* {var: [string, ...]} -> a scope map (keys sorted, as decoded); false when not that shape */
-static bool
-scope_map(JsonbContainer *obj, SspScopeMap *out)
-{
-	JsonbIterator *it = JsonbIteratorInit(obj);
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	int			n = 0;
-
-	out->entries = palloc0(sizeof(SspScopeEntry) * Max(JsonContainerSize(obj), 1));
-	(void) JsonbIteratorNext(&it, &v, true);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) == WJB_KEY)
-	{
-		SspScopeEntry *e = &out->entries[n++];
-		JsonbContainer *arr;
-
-		e->key.ptr = pnstrdup(v.val.string.val, v.val.string.len);
-		e->key.len = (uint32) v.val.string.len;
-		(void) JsonbIteratorNext(&it, &v, true);
-		if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
-			return false;
-		arr = v.val.binary.data;
-		e->nvalues = (uint32) JsonContainerSize(arr);
-		e->values = palloc0(sizeof(SspStr) * Max(e->nvalues, 1));
-		for (uint32 k = 0; k < e->nvalues; k++)
-		{
-			JsonbValue *x = getIthJsonbValueFromContainer(arr, k);
-
-			if (x == NULL || x->type != jbvString || x->val.string.len == 0)
-				return false;
-			e->values[k].ptr = pnstrdup(x->val.string.val, x->val.string.len);
-			e->values[k].len = (uint32) x->val.string.len;
-		}
-	}
-	out->n = (uint32) n;
-	qsort(out->entries, n, sizeof(SspScopeEntry), cmp_entry);
-	return true;
-}
-
 /* the registered effective scopes as the engine's struct */
 static SyncEffective *
 effective_from_map(const SspScopeMap *m)
@@ -245,12 +197,12 @@ parse_sub(Fanout *f, JsonbContainer *obj, int index, RtSub *s)
 								 member_text(obj, "table", index, "registration.subscriptions.table"));
 	if (s->table == NULL)
 		malformed(index, "registration.subscriptions.table");
-	if (!scope_map(member_container(obj, "scopes", false, index, "registration.subscriptions.scopes"),
+	if (!sync_realtime_scope_map(member_container(obj, "scopes", false, index, "registration.subscriptions.scopes"),
 				   &s->requested))
 		malformed(index, "registration.subscriptions.scopes");
 	s->effective_obj = member_container(obj, "effective", false, index,
 										"registration.subscriptions.effective");
-	if (!scope_map(s->effective_obj, &eff) || eff.n == 0)
+	if (!sync_realtime_scope_map(s->effective_obj, &eff) || eff.n == 0)
 		malformed(index, "registration.subscriptions.effective");
 	s->effective_json = sync_effective_json(effective_from_map(&eff));
 	s->group_key = psprintf("%s\x1f%s", s->table->name, s->effective_json);
@@ -508,7 +460,7 @@ match_groups(Fanout *f, RtConn *conns, int nconns)
 		g = &f->groups[f->ngroups];
 		subs[i]->group = f->ngroups++;
 		g->table = subs[i]->table;
-		(void) scope_map(subs[i]->effective_obj, &eff);
+		(void) sync_realtime_scope_map(subs[i]->effective_obj, &eff);
 		g->effective = effective_from_map(&eff);
 		g->match = palloc(sizeof(int) * Max(f->nchanges, 1));
 		for (int c = 0; c < f->nchanges; c++)

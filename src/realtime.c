@@ -130,57 +130,46 @@ cmp_entry(const void *a, const void *b)
 	return ssp_utf16_cmp(x->key.ptr, x->key.len, y->key.ptr, y->key.len);
 }
 
-static SspStr
-mkstr(char *s)
-{
-	SspStr		r;
-
-	r.ptr = s;
-	r.len = (uint32) strlen(s);
-	return r;
-}
-
 /*
- * A stored requested-scopes object {var: [string, ...]} as the decoder would give it (keys
- * sorted); false when it is not of that shape.
+ * {var: [non-empty string, ...]} -> a scope map as the decoder gives it (keys sorted, values in
+ * list order); false when obj is not of that shape.  Reads persisted subscriptions here and
+ * registrations in fanout.c.
  */
-static bool
-requested_map(JsonbContainer *obj, SspScopeMap *out)
+bool
+sync_realtime_scope_map(JsonbContainer *obj, SspScopeMap *out)
 {
 	JsonbIterator *it;
 	JsonbValue	v;
-	JsonbIteratorToken tok;
-	int			cap = JsonContainerSize(obj);
 	int			n = 0;
 
+	out->n = 0;
 	if (!JsonContainerIsObject(obj))
 		return false;
-	out->entries = palloc0(sizeof(SspScopeEntry) * Max(cap, 1));
+	out->entries = palloc0(sizeof(SspScopeEntry) * Max(JsonContainerSize(obj), 1));
 	it = JsonbIteratorInit(obj);
 	(void) JsonbIteratorNext(&it, &v, true);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_END_OBJECT && tok != WJB_DONE)
+	while (JsonbIteratorNext(&it, &v, true) == WJB_KEY)
 	{
-		SspScopeEntry *e = &out->entries[n];
+		SspScopeEntry *e = &out->entries[n++];
 		JsonbContainer *arr;
-		int			m;
 
-		e->key = mkstr(pnstrdup(v.val.string.val, v.val.string.len));
-		tok = JsonbIteratorNext(&it, &v, true);
+		e->key.ptr = pnstrdup(v.val.string.val, v.val.string.len);
+		e->key.len = (uint32) v.val.string.len;
+		(void) JsonbIteratorNext(&it, &v, true);
 		if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
 			return false;
 		arr = v.val.binary.data;
-		m = JsonContainerSize(arr);
-		e->values = palloc0(sizeof(SspStr) * Max(m, 1));
-		for (int i = 0; i < m; i++)
+		e->nvalues = (uint32) JsonContainerSize(arr);
+		e->values = palloc0(sizeof(SspStr) * Max(e->nvalues, 1));
+		for (uint32 k = 0; k < e->nvalues; k++)
 		{
-			JsonbValue *x = getIthJsonbValueFromContainer(arr, i);
+			JsonbValue *x = getIthJsonbValueFromContainer(arr, k);
 
-			if (x == NULL || x->type != jbvString)
+			if (x == NULL || x->type != jbvString || x->val.string.len == 0)
 				return false;
-			e->values[i] = mkstr(pnstrdup(x->val.string.val, x->val.string.len));
+			e->values[k].ptr = pnstrdup(x->val.string.val, x->val.string.len);
+			e->values[k].len = (uint32) x->val.string.len;
 		}
-		e->nvalues = (uint32) m;
-		n++;
 	}
 	out->n = (uint32) n;
 	qsort(out->entries, n, sizeof(SspScopeEntry), cmp_entry);
@@ -258,7 +247,7 @@ register_subscription(Registration *r, SyncRound *round, JsonbContainer *sub, in
 		getKeyJsonValueFromContainer(sub, "table", 5, &table) == NULL ||
 		table.type != jbvString ||
 		getKeyJsonValueFromContainer(sub, "scopes", 6, &scopes) == NULL ||
-		scopes.type != jbvBinary || !requested_map(scopes.val.binary.data, &requested))
+		scopes.type != jbvBinary || !sync_realtime_scope_map(scopes.val.binary.data, &requested))
 		return false;
 	t = sync_schema_table(r->schema, pnstrdup(table.val.string.val, table.val.string.len));
 	if (t == NULL)

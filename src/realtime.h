@@ -13,6 +13,9 @@ extern int	sync_realtime_max_window_commits;	/* syncular.realtime_max_window_com
 extern int	sync_realtime_max_window_changes;	/* syncular.realtime_max_window_changes */
 extern int	sync_realtime_grant_cache_ms;	/* syncular.realtime_grant_cache_ms */
 
+/* realtime.c: {var: [string, ...]} as a decoded scope map (keys sorted); false if not that shape */
+extern bool sync_realtime_scope_map(JsonbContainer *obj, SspScopeMap *out);
+
 /* realtime_grants.c: the live grant of a socket (cached per backend when the setting allows) */
 extern SyncAllowed *sync_realtime_grant(SyncSchema *schema, const char *partition,
 										const char *actor, const char *client, int64 now_ms);
