@@ -180,6 +180,12 @@ SELECT * FROM syncular.realtime_fanout('p9', 1,
   jsonb_build_array(jsonb_build_object('conn', 5, 'cursor', 0,
     'registration', (SELECT registration FROM gw.sockets WHERE conn = 3) || '{"partition": "p9"}')));
 
+-- a registration made before the partition had an epoch (on a standby) is reset-required
+SELECT conn, action, reason, next_cursor FROM syncular.realtime_fanout('p1', 17,
+  (SELECT jsonb_agg(jsonb_build_object('conn', conn, 'cursor', cursor,
+                                       'registration', registration || '{"logEpoch": ""}'))
+     FROM gw.sockets WHERE conn = 3));
+
 -- bad input: a clear catalogue error naming the element and field, never a crash
 SELECT pg_temp.try($$SELECT count(*) FROM syncular.realtime_fanout('p1', 1, '{"conn": 1}')$$);
 SELECT pg_temp.try($$SELECT count(*) FROM syncular.realtime_fanout('p1', 1, '[1]')$$);

@@ -214,6 +214,7 @@ parse_conn(Fanout *f, JsonbValue *el, int index, RtConn *c)
 	JsonbContainer *obj,
 			   *reg,
 			   *subs;
+	JsonbValue	ev;
 	int64		v;
 
 	if (el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data))
@@ -229,7 +230,10 @@ parse_conn(Fanout *f, JsonbValue *el, int index, RtConn *c)
 		malformed(index, "registration.partition");
 	c->actor = member_text(reg, "actorId", index, "registration.actorId");
 	c->client = member_text(reg, "clientId", index, "registration.clientId");
-	c->epoch = member_text(reg, "logEpoch", index, "registration.logEpoch");
+	/* empty: registered on a standby before the partition had an epoch (then reset-required) */
+	if (member(reg, "logEpoch", &ev) == NULL || ev.type != jbvString)
+		malformed(index, "registration.logEpoch");
+	c->epoch = pnstrdup(ev.val.string.val, ev.val.string.len);
 	v = member_int(reg, "schemaVersion", index, "registration.schemaVersion");
 	if (v < 1 || v > INT_MAX)
 		malformed(index, "registration.schemaVersion");
