@@ -64,10 +64,11 @@ SET client_min_messages = warning;
 CREATE EXTENSION syncular;
 \i sql/upgrade_catalog.psql
 \set ECHO all
-SELECT 'only after upgrade: ' || x AS difference
+-- one line per differing object: its first line (the whole text is in the .psql query)
+SELECT left('only after upgrade: ' || split_part(x, E'\n', 1), 200) AS difference
   FROM (SELECT jsonb_array_elements_text(:'upgraded'::jsonb) EXCEPT SELECT jsonb_array_elements_text(:'cat'::jsonb)) d(x)
 UNION ALL
-SELECT 'only in a fresh install: ' || x
+SELECT left('only in a fresh install: ' || split_part(x, E'\n', 1), 200)
   FROM (SELECT jsonb_array_elements_text(:'cat'::jsonb) EXCEPT SELECT jsonb_array_elements_text(:'upgraded'::jsonb)) d(x)
 ORDER BY 1;
 SELECT jsonb_array_length(:'cat'::jsonb) > 300 AS described;

@@ -169,8 +169,10 @@ effective_from_map(const SspScopeMap *m)
 {
 	SyncEffective *e = palloc0(sizeof(SyncEffective));
 
-	e->nvars = (int) m->n;
+	/* the registered (requested ∩ allowed) keys only: a prefilter, a superset of the live rule */
+	e->nvars = e->nall = (int) m->n;
 	e->vars = palloc0(sizeof(char *) * Max(m->n, 1));
+	e->any = palloc0(sizeof(bool) * Max(m->n, 1));
 	e->nvalues = palloc0(sizeof(int) * Max(m->n, 1));
 	e->values = palloc0(sizeof(char **) * Max(m->n, 1));
 	for (uint32 i = 0; i < m->n; i++)
@@ -610,7 +612,7 @@ build_delta(Fanout *f, RtConn *c)
 		RtSub		   *sub = &c->subs[s];
 		ScopeGroup	   *g = &f->groups[sub->group];
 
-		eff[s] = sync_scopes_effective(c->allowed, &sub->requested);
+		eff[s] = sync_scopes_effective(c->allowed, sub->table, &sub->requested);
 		if (eff[s]->revoked || eff[s]->nvars == 0 ||
 			strcmp(sync_effective_json(eff[s]), sub->effective_json) != 0)
 		{

@@ -255,7 +255,7 @@ register_subscription(Registration *r, SyncRound *round, JsonbContainer *sub, in
 	/* the grant is resolved once per registration (memoized in round->allowed) */
 	sync_scopes_resolve(round);
 	MemoryContextSwitchTo(cxt);
-	e = sync_scopes_effective(round->allowed, &requested);
+	e = sync_scopes_effective(round->allowed, t, &requested);
 	if (e->revoked || e->nvars == 0)
 		return false;
 
