@@ -28,7 +28,7 @@ SELECT string_agg(format('(%L, %L, %L)', name, boot_val,
 \c
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
-SELECT plan(41);
+SELECT plan(42);
 
 CREATE TEMP TABLE guc (name text PRIMARY KEY, boot_val text NOT NULL, val text NOT NULL);
 INSERT INTO guc VALUES :gucs;
@@ -98,6 +98,8 @@ SET ROLE gateway;
 SELECT throws_ok($$SELECT syncular.handle((SELECT b FROM public.tap_req WHERE k = 'over_cap'), 'p1', 'u1')$$,
   '54000', NULL, 'the op cap the gateway gave the placeholder is not in force: sync.too_many_operations');
 RESET ROLE;
+SELECT is((SELECT count(*) FROM syncular.sync_clients WHERE client_id = 'c1'), 0::bigint,
+  'the refused round left no client record (its clientId claim rolled back with it)');
 SELECT is(syncular.declare_checkpoint('p1', 'cp', 1) ->> 'state', 'declared',
   'the superuser declares a checkpoint: a backfill is pending');
 SET ROLE gateway;
