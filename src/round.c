@@ -328,9 +328,9 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	if (strncmp(round->client_id, RESERVED_CLIENT_PREFIX, strlen(RESERVED_CLIENT_PREFIX)) == 0)
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
 	/*
-	 * Bind the clientId before anything is written (§3.3 step 5.5): a concurrent first round of
-	 * the same clientId by another actor waits for this one and is then refused.  A hot
-	 * standby cannot write: it only reads the binding.
+	 * Bind the clientId before anything is written (push-and-pull.md §1.3, §3.3 step 5.5): a
+	 * concurrent first round of the same clientId by another actor waits for this one and is
+	 * then refused.  A hot standby cannot write: it only reads the binding.
 	 */
 	if (can_write)
 		known_client = sync_storage_client_claim(partition, round->client_id, actor_id,

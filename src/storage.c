@@ -661,9 +661,12 @@ sync_storage_client_get(const char *partition, const char *client_id, char **act
 }
 
 /*
- * Claim the clientId for actor_id at the start of a round (push-and-pull.md §1.3, §3.3 step 5.5):
+ * Claim the clientId for actor_id at the start of a round (push-and-pull.md §1.3, §3.3 step 5):
  * insert the client record unless one exists, then read the binding in a new statement, which
- * sees a record a concurrent round committed while the insert waited for it.  Returns true when
+ * (READ COMMITTED) sees a record a concurrent round committed while the insert waited for it;
+ * under REPEATABLE READ the insert itself fails with a serialization error (40001, retryable).
+ * No row lock is kept: the binding never changes once written, and a lock taken here before
+ * the partition lock would invert rotate_log_epoch's lock order.  Returns true when
  * the record existed before this round (*bound_actor and *cursor are its values); false when
  * this round created it (bound to actor_id, cursor -1).  The caller compares *bound_actor.
  * A record deleted between the two statements (rotate_log_epoch) is claimed again.
