@@ -12,6 +12,17 @@ bash scripts/setup.sh
 echo "==> codec conformance (standalone)"
 make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS"
 
+echo "==> codec fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-10}s per target)"
+fuzz_probe=$(mktemp -d)
+if command -v clang >/dev/null &&
+   echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }' |
+     clang -x c -fsanitize=fuzzer,address,undefined -o "$fuzz_probe/probe" - 2>/dev/null; then
+  make -s -C test/fuzz run FUZZ_SECONDS="${FUZZ_SECONDS:-10}" WORK="$fuzz_probe/work"
+else
+  echo "skip: clang with libFuzzer is not installed"
+fi
+rm -rf "$fuzz_probe"
+
 echo "==> pg_regress, isolation and pgTAP on a throwaway cluster"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "

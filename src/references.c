@@ -51,7 +51,7 @@ sync_references_define_gucs(void)
 							"more is rejected with sync.reference_violation (reason cascade_limit).",
 							&sync_max_cascade_operations_per_commit,
 							1000, 0, INT_MAX,
-							PGC_USERSET, 0,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 }
 

@@ -181,6 +181,19 @@ validate_subscriptions(SyncSchema *schema, const SspFrame **subs, int nsubs)
 }
 
 /*
+ * The client record at the end of the round (push-and-pull.md §1.3).  The binding was claimed at
+ * the start; only a rotate_log_epoch that deleted the record mid-round (the procedure form
+ * commits between pushes) lets another actor claim it meanwhile: refuse then, never rebind.
+ */
+static void
+client_record(SyncRound *round, int64 cursor, const char *subscriptions)
+{
+	if (!sync_storage_client_upsert(round->partition, round->client_id, round->actor_id,
+									round->wire_version, cursor, subscriptions, sync_now_ms()))
+		sync_raise("sync.invalid_client_id", "the clientId is bound to another actor", NULL);
+}
+
+/*
  * Serve one round.  `nonatomic`: the procedure form outside a transaction block; every pushed
  * commit is then committed on its own (the partition lock is released between commits).
  */
@@ -314,8 +327,18 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	round->client_id = pnstrdup(hdr->client_id.ptr, hdr->client_id.len);
 	if (strncmp(round->client_id, RESERVED_CLIENT_PREFIX, strlen(RESERVED_CLIENT_PREFIX)) == 0)
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
-	known_client = sync_storage_client_get(partition, round->client_id, &bound_actor,
-										   &prev_cursor);
+	/*
+	 * Bind the clientId before anything is written (push-and-pull.md §1.3, §3.3 step 5.5): a
+	 * concurrent first round of the same clientId by another actor waits for this one and is
+	 * then refused.  A hot standby cannot write: it only reads the binding.
+	 */
+	if (can_write)
+		known_client = sync_storage_client_claim(partition, round->client_id, actor_id,
+												 round->wire_version, round->now_ms,
+												 &bound_actor, &prev_cursor);
+	else
+		known_client = sync_storage_client_get(partition, round->client_id, &bound_actor,
+											   &prev_cursor);
 	if (known_client && strcmp(bound_actor, actor_id) != 0)
 		sync_raise("sync.invalid_client_id", "the clientId is bound to another actor", NULL);
 	if (total_ops > sync_max_operations_per_request)
@@ -383,13 +406,10 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 		if (!any_active)
 			cursor = known_client ? prev_cursor : -1;
 		if (can_write)
-			sync_storage_client_upsert(partition, round->client_id, actor_id,
-									   round->wire_version, cursor,
-									   subscriptions_json(subs, nsubs), sync_now_ms());
+			client_record(round, cursor, subscriptions_json(subs, nsubs));
 	}
 	else if (can_write)
-		sync_storage_client_upsert(partition, round->client_id, actor_id, round->wire_version,
-								   known_client ? prev_cursor : -1, NULL, sync_now_ms());
+		client_record(round, known_client ? prev_cursor : -1, NULL);
 
 finish:
 	if (can_write)

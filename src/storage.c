@@ -46,6 +46,7 @@ enum
 	P_SEQ_NEXT,
 	P_SEQS,
 	P_CLIENT_GET,
+	P_CLIENT_CLAIM,
 	P_CLIENT_UPSERT,
 	P_RESULT_GET,
 	P_RESULT_INSERT,
@@ -105,15 +106,26 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"SELECT c.actor_id, c.cursor FROM syncular.sync_clients c "
 		"WHERE c.partition = $1 AND c.client_id = $2",
 	2, {TEXTOID, TEXTOID}},
+	[P_CLIENT_CLAIM] = {
+		/*
+		 * The binding is claimed before the round writes anything: a concurrent first round of
+		 * the same clientId waits here on the uncommitted key until this transaction ends.
+		 */
+		"INSERT INTO syncular.sync_clients "
+		"(partition, client_id, actor_id, wire_version, cursor, subscriptions, updated_at_ms) "
+		"VALUES ($1, $2, $3, $4, -1, '[]'::jsonb, $5) "
+		"ON CONFLICT (partition, client_id) DO NOTHING",
+	5, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID}},
 	[P_CLIENT_UPSERT] = {
+		/* the binding never changes: a record bound to another actor is left alone */
 		"INSERT INTO syncular.sync_clients AS c "
 		"(partition, client_id, actor_id, wire_version, cursor, subscriptions, updated_at_ms) "
 		"VALUES ($1, $2, $3, $4, $5, COALESCE($6::jsonb, '[]'::jsonb), $7) "
 		"ON CONFLICT (partition, client_id) DO UPDATE SET "
-		"actor_id = EXCLUDED.actor_id, wire_version = EXCLUDED.wire_version, "
-		"cursor = EXCLUDED.cursor, "
+		"wire_version = EXCLUDED.wire_version, cursor = EXCLUDED.cursor, "
 		"subscriptions = CASE WHEN $6 IS NULL THEN c.subscriptions ELSE EXCLUDED.subscriptions END, "
-		"updated_at_ms = EXCLUDED.updated_at_ms",
+		"updated_at_ms = EXCLUDED.updated_at_ms "
+		"WHERE c.actor_id = EXCLUDED.actor_id",
 	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
 	[P_RESULT_GET] = {
 		"SELECT r.result FROM syncular.sync_push_results r "
@@ -648,7 +660,48 @@ sync_storage_client_get(const char *partition, const char *client_id, char **act
 	return true;
 }
 
-void
+/*
+ * Claim the clientId for actor_id at the start of a round (push-and-pull.md §1.3, §3.3 step 5):
+ * insert the client record unless one exists, then read the binding in a new statement, which
+ * (READ COMMITTED) sees a record a concurrent round committed while the insert waited for it;
+ * under REPEATABLE READ the insert itself fails with a serialization error (40001, retryable).
+ * No row lock is kept: the binding never changes once written, and a lock taken here before
+ * the partition lock would invert rotate_log_epoch's lock order.  Returns true when
+ * the record existed before this round (*bound_actor and *cursor are its values); false when
+ * this round created it (bound to actor_id, cursor -1).  The caller compares *bound_actor.
+ * A record deleted between the two statements (rotate_log_epoch) is claimed again.
+ */
+bool
+sync_storage_client_claim(const char *partition, const char *client_id, const char *actor_id,
+						  int wire_version, int64 now_ms, char **bound_actor, int64 *cursor)
+{
+	Datum		v[5];
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	v[2] = text_datum(actor_id);
+	v[3] = Int32GetDatum(wire_version);
+	v[4] = Int64GetDatum(now_ms);
+	for (int attempt = 0; attempt < 3; attempt++)
+	{
+		if (run(static_plan(P_CLIENT_CLAIM), v, NULL, false, 0) == 1)
+		{
+			*bound_actor = pstrdup(actor_id);
+			*cursor = -1;
+			return false;
+		}
+		if (sync_storage_client_get(partition, client_id, bound_actor, cursor))
+			return true;
+	}
+	elog(ERROR, "syncular: the client record keeps disappearing while it is claimed");
+	return false;				/* not reached */
+}
+
+/*
+ * Write the round's client record.  false: the record is bound to another actor (it was
+ * deleted and claimed by another actor since this round claimed it); nothing was written.
+ */
+bool
 sync_storage_client_upsert(const char *partition, const char *client_id, const char *actor_id,
 						   int wire_version, int64 cursor, const char *subscriptions_json,
 						   int64 now_ms)
@@ -669,7 +722,7 @@ sync_storage_client_upsert(const char *partition, const char *client_id, const c
 		n[5] = 'n';
 	}
 	v[6] = Int64GetDatum(now_ms);
-	run(static_plan(P_CLIENT_UPSERT), v, n, false, 0);
+	return run(static_plan(P_CLIENT_UPSERT), v, n, false, 0) == 1;
 }
 
 /* ---------------------------------------------------------------- idempotency records */

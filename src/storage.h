@@ -35,7 +35,10 @@ extern void sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 
 /* client records */
 extern bool sync_storage_client_get(const char *partition, const char *client_id,
 									char **actor_id, int64 *cursor);
-extern void sync_storage_client_upsert(const char *partition, const char *client_id,
+extern bool sync_storage_client_claim(const char *partition, const char *client_id,
+									  const char *actor_id, int wire_version, int64 now_ms,
+									  char **bound_actor, int64 *cursor);
+extern bool sync_storage_client_upsert(const char *partition, const char *client_id,
 									   const char *actor_id, int wire_version, int64 cursor,
 									   const char *subscriptions_json, int64 now_ms);
 

@@ -49,6 +49,14 @@ codec_free(void *ptr)
 		pfree(ptr);
 }
 
+/*
+ * Every syncular.* setting is PGC_SUSET: the operation caps and the checkpoint declarations are
+ * the operator's (a declaration lets a session serve past a pending backfill, RFC 0007 §4.4), so
+ * a role that only has EXECUTE on the serving surface must not change them.  The operator lets a
+ * role set one with GRANT SET ON PARAMETER (PostgreSQL 15) or sets it for the role with ALTER ROLE
+ * ... SET.  A value a role without that privilege gave the placeholder before this library was
+ * loaded is dropped with a WARNING when the variable is defined here.
+ */
 void
 _PG_init(void)
 {
@@ -58,7 +66,7 @@ _PG_init(void)
 							"fails with sync.too_many_operations and nothing is applied.",
 							&sync_max_operations_per_request,
 							500, 1, INT_MAX,
-							PGC_USERSET, 0,
+							PGC_SUSET, 0,
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("syncular.checkpoints",
 							   "Backfill checkpoints this session declares (RFC 0007).",
@@ -66,7 +74,7 @@ _PG_init(void)
 							   "session serve past a pending checkpoint only when it declares it.",
 							   &sync_declared_checkpoints,
 							   "",
-							   PGC_USERSET, 0,
+							   PGC_SUSET, 0,
 							   NULL, NULL, NULL);
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();

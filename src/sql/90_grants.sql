@@ -32,6 +32,11 @@
 --   -- a monitoring role
 --   GRANT SELECT ON syncular.partitions, syncular.clients, syncular.commits TO monitoring;
 --
+-- Settings: every syncular.* GUC (operation caps, request limits, checkpoint declarations) is
+-- PGC_SUSET; EXECUTE on the surface gives no right to change them.  A superuser grants one with
+-- GRANT SET ON PARAMETER syncular.checkpoints TO sync_gateway, or stores a value for a role with
+-- ALTER ROLE sync_gateway SET syncular.checkpoints = '[...]' (README "Security").
+--
 -- Hooks (scope resolver, validators) run inside the SECURITY DEFINER round as the extension
 -- owner; write them with a fixed search_path like any definer-called code.
 
