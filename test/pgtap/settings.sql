@@ -54,7 +54,7 @@ SELECT is(array_agg(set_config(name, val, false) = val), array_agg(true),
 RESET ROLE;
 LOAD 'syncular';
 SELECT is(array_agg(name), NULL, 'after LOAD, no setting keeps the gateway''s placeholder value')
-  FROM guc WHERE current_setting(name) <> boot_val;
+  FROM guc WHERE (SELECT s.setting FROM pg_settings s WHERE s.name = guc.name) <> boot_val;
 SELECT is(array_agg(name), NULL, 'every syncular.* setting is superuser-settable (PGC_SUSET)')
   FROM pg_settings WHERE name LIKE 'syncular.%' AND context <> 'superuser';
 SELECT is((SELECT array_agg(name ORDER BY name) FROM pg_settings WHERE name LIKE 'syncular.%'),
@@ -121,14 +121,14 @@ BEGIN
     WHEN 'function' THEN
       EXECUTE format('CREATE FUNCTION %I.f_%s() RETURNS text LANGUAGE sql SET %s = %L AS %L',
                      'tap_' || current_user, md5(name), name, val,
-                     format('SELECT current_setting(%L)', name));
+                     format('SELECT setting FROM pg_catalog.pg_settings WHERE name = %L', name));
       EXECUTE format('SELECT %I.f_%s()', 'tap_' || current_user, md5(name)) INTO val;
       RETURN 'created, call sees ' || val;
     WHEN 'alter_role' THEN
       EXECUTE format('ALTER ROLE %I SET %s = %L', current_user, name, val);
       RETURN 'stored';
   END CASE;
-  RETURN 'set, now ' || current_setting(name);
+  RETURN 'set, now ' || (SELECT s.setting FROM pg_settings s WHERE s.name = attempt.name);
 EXCEPTION WHEN insufficient_privilege THEN
   IF SQLERRM LIKE 'permission denied to set parameter%' THEN
     RETURN NULL;
@@ -148,7 +148,7 @@ SELECT is(array_agg(format('%s %s: %s', h.how, g.name, r.res)) FILTER (WHERE r.r
   LEFT JOIN LATERAL (SELECT pg_temp.attempt(h.how, g.name, g.val) AS res) r ON true
  GROUP BY h.how ORDER BY h.how;
 SELECT is(array_agg(name), NULL, 'and every setting still has its default')
-  FROM guc WHERE current_setting(name) <> boot_val;
+  FROM guc WHERE (SELECT s.setting FROM pg_settings s WHERE s.name = guc.name) <> boot_val;
 RESET ROLE;
 SELECT is((SELECT count(*) FROM pg_db_role_setting WHERE setrole = 'gateway'::regrole), 0::bigint,
   'ALTER ROLE gateway SET stored nothing');
