@@ -41,6 +41,13 @@ typedef struct SyncReference
 	char	   *on_delete;		/* "restrict" | "cascade" | "set_null" */
 } SyncReference;
 
+/* A declared index of a materialized table: its columns after _sync_partition. */
+typedef struct SyncIndex
+{
+	int			ncolumns;
+	int		   *column_index;
+} SyncIndex;
+
 typedef struct SyncTable
 {
 	char	   *name;
@@ -54,6 +61,8 @@ typedef struct SyncTable
 	SyncScope  *scopes;
 	int			nreferences;
 	SyncReference *references;
+	int			nindexes;		/* declared indexes (materialized tables only) */
+	SyncIndex  *indexes;
 } SyncTable;
 
 typedef struct SyncSchema
