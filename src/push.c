@@ -701,6 +701,9 @@ update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 
 /* ---------------------------------------------------------------- read-ahead */
 
+/* Row ids per read-ahead statement. */
+#define PREFETCH_CHUNK 64
+
 typedef struct PrefetchKey
 {
 	int			ti;
@@ -807,8 +810,16 @@ prefetch_rows(PushState *st)
 		}
 		rows = palloc(sizeof(SyncStoredRow) * m);
 		tombs = palloc(sizeof(SyncTombstone) * m);
-		sync_storage_rows_prefetch(schema, ti, st->round->partition, m, ids, rows, tombs);
-		MemoryContextSwitchTo(cxt);
+		/*
+		 * PREFETCH_CHUNK ids per statement: SPI's result holds at most that many stored rows
+		 * at a time next to their copies (which the commit keeps, as its own reads would)
+		 */
+		for (int j = 0; j < m; j += PREFETCH_CHUNK)
+		{
+			sync_storage_rows_prefetch(schema, ti, st->round->partition, Min(PREFETCH_CHUNK, m - j),
+									   ids + j, rows + j, tombs + j);
+			MemoryContextSwitchTo(cxt);
+		}
 		for (int j = 0; j < m; j++)
 		{
 			st->pre_valid[ops[j]] = true;
