@@ -398,6 +398,9 @@ encode_full(const SyncTable *t, const SspValue *vals, size_t *len)
 	if (!ssp_row_encode_full(t->codec_columns, t->ncolumns, vals, &b, &err))
 		internal_error("row encode");
 	*len = b.len;
+	/* the buffer grew by doubling: give the slack back, the commit keeps the row until it ends */
+	if (b.cap > b.len + 1024)
+		b.data = repalloc(b.data, Max(b.len, 1));
 	return b.data;
 }
 
