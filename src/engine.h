@@ -41,6 +41,13 @@ typedef struct SyncReference
 	char	   *on_delete;		/* "restrict" | "cascade" | "set_null" */
 } SyncReference;
 
+/* A declared index of a materialized table: its columns after _sync_partition. */
+typedef struct SyncIndex
+{
+	int			ncolumns;
+	int		   *column_index;
+} SyncIndex;
+
 typedef struct SyncTable
 {
 	char	   *name;
@@ -54,6 +61,8 @@ typedef struct SyncTable
 	SyncScope  *scopes;
 	int			nreferences;
 	SyncReference *references;
+	int			nindexes;		/* declared indexes (materialized tables only) */
+	SyncIndex  *indexes;
 } SyncTable;
 
 typedef struct SyncSchema
@@ -110,6 +119,24 @@ extern char *sync_error_detail_json(const char *code, const char *details_json);
 /* ---------------------------------------------------------------- settings (syncular.c) */
 
 extern int	sync_max_operations_per_request;	/* GUC syncular.max_operations_per_request */
+extern int	sync_max_request_bytes;	/* GUC syncular.max_request_bytes */
+extern int	sync_max_subscriptions_per_request;	/* GUC syncular.max_subscriptions_per_request */
+extern int	sync_max_response_bytes;	/* GUC syncular.max_response_bytes */
+extern int	sync_max_row_bytes;		/* GUC syncular.max_row_bytes */
+
+/*
+ * Fixed key maxima (bytes), checked before a row is written so that no btree entry can pass
+ * PostgreSQL's index-tuple limit (~2.7 kB on 8 kB pages): a rowId, one scope value, one
+ * blob_ref id, and the values of one declared index or reference column together.  Identifiers
+ * a request carries (partition, clientId, clientCommitId) are bounded by SYNC_MAX_ID_BYTES.
+ */
+#define SYNC_MAX_ROW_ID_BYTES		1024
+#define SYNC_MAX_SCOPE_VALUE_BYTES	1024
+#define SYNC_MAX_INDEX_KEY_BYTES	1536
+#define SYNC_MAX_ID_BYTES			256
+
+/* Raise sync.invalid_request (not retryable) when a request is over syncular.max_request_bytes. */
+extern void sync_check_request_bytes(Size request_bytes);
 
 /* ---------------------------------------------------------------- scopes (scopes.c) */
 
@@ -176,6 +203,9 @@ typedef struct SyncRound
 	bool		nonatomic;		/* procedure form outside a transaction block */
 	bool		has_pull;		/* the request carries a PULL_HEADER */
 	char	   *gate_token;		/* gate.c: {storedSchemaVersion, logEpoch} read at entry */
+	/* pull.c: the response budget (syncular.max_response_bytes), see pull.c "Budget" */
+	bool		data_delivered;	/* a bootstrap row or a commit is in the response */
+	bool		budget_spent;	/* an item did not fit: later sections carry no data */
 } SyncRound;
 
 /*

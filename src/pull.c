@@ -38,6 +38,28 @@
  *
  * Bounds: a response section holds at most maxSnapshotPages * limitSnapshotRows rows, or
  * limitCommits changes plus one commit; round.c clamps those values.
+ *
+ * Budget (syncular.max_response_bytes = B): row data enters the response one item at a time, a
+ * bootstrap row (into the page being built) or an incremental COMMIT frame, and an item is
+ * added only when the response length, the page built so far, the item and the page's framing
+ * together stay <= B.  The round's first item is always added, so every round makes progress
+ * even when a single row or commit is larger than B.  The first item that does not fit ends its
+ * section and spends the budget:
+ *   - a bootstrap ends at that page boundary: the page holds the rows added so far (a section's
+ *     first page is sent even when empty, §4.7), SUB_END carries the resume token at the last
+ *     row read, and the client continues from it next round;
+ *   - an incremental section ends at its last delivered commit (nextCursor = that commit, or
+ *     the request cursor when none was delivered; commits are never split);
+ *   - every later section of the round carries no data: a bootstrap sends one empty page and
+ *     its resume token (unchanged when resumed, row cursor null when fresh), an incremental
+ *     section no commits with nextCursor = its cursor; revoked and reset sections are as usual.
+ * So the row data never passes B except for a single oversized first item; what is added past
+ * it is framing only (SUB_START/SUB_END, empty pages), bounded per subscription, and the
+ * number of subscriptions is bounded by syncular.max_subscriptions_per_request.  A response
+ * whose budget was spent always carries a resume token or a commit, so the client pulls again
+ * (§4.5: "clients pull again whenever a response contained commits").  Rows are read through
+ * SPI portals PULL_FETCH_ROWS at a time, so SPI never holds more than one such batch, plus the
+ * current commit's changes (incremental) or the current page (bootstrap).
  */
 #include "postgres.h"
 
@@ -50,6 +72,11 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
+
+/* Rows per SPI_cursor_fetch: what SPI holds at once is one batch, never a whole page/window. */
+#define PULL_FETCH_ROWS 256
+/* A segment's framing beyond its row records: frame header, block headers, terminator. */
+#define SEGMENT_SLACK 64
 
 /* ---------------------------------------------------------------- output helpers */
 
@@ -81,6 +108,23 @@ write_frame(PullCtx *pc, const SspFrame *f)
 	if (!ssp_write_frame(pc->round->out, pc->round->wire_version, f, &err))
 		raise_codec("writing a response frame", &err);
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * May `pending` more bytes of row data enter the response (see "Budget" above)?  Spends the
+ * budget (round->budget_spent) when they may not.
+ */
+static bool
+budget_allows(SyncRound *round, size_t pending)
+{
+	if (round->budget_spent)
+		return false;
+	if (!round->data_delivered)
+		return true;			/* the round's first item always goes */
+	if (round->out->len + pending <= (size_t) sync_max_response_bytes)
+		return true;
+	round->budget_spent = true;
+	return false;
 }
 
 static SspStr
@@ -349,21 +393,30 @@ sync_pull_stored_scopes(Jsonb *scopes)
 	return m;
 }
 
-/* One candidate commit of the window, with its matching changes. */
+/* One candidate commit of the window, with its matching changes (copied out of SPI). */
 typedef struct WindowCommit
 {
 	int64		seq;
+	bool		live;			/* the commit row exists (not pruned) */
 	int64		created_at_ms;
 	char	   *actor_id;
 	int			nchanges;
+	int			maxchanges;
 	SspChange  *changes;
 } WindowCommit;
 
-static void
+/*
+ * Encode wc's COMMIT frame into a scratch buffer and append it to the response when the budget
+ * allows (see "Budget" above).  false when it was held back.
+ */
+static bool
 write_commit(PullCtx *pc, const WindowCommit *wc)
 {
 	SspFrame	f;
 	SspStr		table = pc->sub->table;
+	SspBuf		frame;
+	SspError	err;
+	bool		fits;
 
 	memset(&f, 0, sizeof(f));
 	f.type = SSP_FRAME_COMMIT;
@@ -374,76 +427,129 @@ write_commit(PullCtx *pc, const WindowCommit *wc)
 	f.commit.tables = &table;
 	f.commit.nchanges = (uint32) wc->nchanges;
 	f.commit.changes = wc->changes;
-	write_frame(pc, &f);
+	ssp_buf_init(&frame);
+	if (!ssp_write_frame(&frame, pc->round->wire_version, &f, &err))
+		raise_codec("writing a commit frame", &err);
+	fits = budget_allows(pc->round, frame.len);
+	if (fits)
+	{
+		MemoryContext old = MemoryContextSwitchTo(pc->outer);
+
+		if (!ssp_buf_append(pc->round->out, frame.data, frame.len))
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		MemoryContextSwitchTo(old);
+		pc->round->data_delivered = true;
+	}
+	ssp_buf_free(&frame);
+	return fits;
+}
+
+/* Start wc from the first tuple of its commit (columns 1-3). */
+static void
+begin_commit(HeapTuple tup, TupleDesc td, WindowCommit *wc)
+{
+	bool		isnull;
+	Datum		d;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->seq = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
+	d = SPI_getbinval(tup, td, 2, &isnull);
+	wc->live = !isnull;
+	if (!wc->live)
+		return;
+	wc->created_at_ms = DatumGetInt64(d);
+	wc->actor_id = TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull));
 }
 
 /*
- * Read tuptable rows [*pos, end of this commit) into wc, keeping only the changes that match
- * the effective scopes.  Returns false when the commit row itself is gone (pruned).
+ * Add one tuple's change to wc when it belongs to this table and matches the effective scopes.
+ * Everything is copied into the current (per-commit) context: the tuple table is freed after
+ * each fetch, and a commit's changes may span fetches.
  */
-static bool
-read_commit(PullCtx *pc, SPITupleTable *tt, uint64 ntuples, uint64 *pos, WindowCommit *wc)
+static void
+add_window_change(PullCtx *pc, HeapTuple tup, TupleDesc td, WindowCommit *wc)
 {
-	TupleDesc	td = tt->tupdesc;
 	bool		isnull;
-	uint64		start = *pos;
-	uint64		end = start;
-	bool		have_commit;
+	Datum		d;
+	Jsonb	   *scopes;
+	SspChange  *ch;
+	int16		op;
 
-	wc->seq = DatumGetInt64(SPI_getbinval(tt->vals[start], td, 1, &isnull));
-	while (end < ntuples &&
-		   DatumGetInt64(SPI_getbinval(tt->vals[end], td, 1, &isnull)) == wc->seq)
-		end++;
-	*pos = end;
+	if (!wc->live)
+		return;
+	d = SPI_getbinval(tup, td, 4, &isnull);
+	if (isnull)
+		return;					/* a candidate without a change of this table */
+	scopes = DatumGetJsonbPCopy(SPI_getbinval(tup, td, 7, &isnull));
+	if (isnull || !sync_scopes_match(pc->effective, scopes))
+		return;
 
-	wc->nchanges = 0;
-	wc->changes = palloc0(sizeof(SspChange) * (end - start));
-	(void) SPI_getbinval(tt->vals[start], td, 2, &isnull);
-	have_commit = !isnull;
-	if (!have_commit)
-		return false;
-	wc->created_at_ms = DatumGetInt64(SPI_getbinval(tt->vals[start], td, 2, &isnull));
-	wc->actor_id = TextDatumGetCString(SPI_getbinval(tt->vals[start], td, 3, &isnull));
-
-	for (uint64 r = start; r < end; r++)
+	if (wc->nchanges == wc->maxchanges)
 	{
-		HeapTuple	tup = tt->vals[r];
-		Datum		d;
-		Jsonb	   *scopes;
-		SspChange  *ch;
-		int16		op;
-
-		d = SPI_getbinval(tup, td, 4, &isnull);
-		if (isnull)
-			continue;			/* a candidate without a change of this table */
-		scopes = DatumGetJsonbP(SPI_getbinval(tup, td, 7, &isnull));
-		if (isnull || !sync_scopes_match(pc->effective, scopes))
-			continue;
-
-		ch = &wc->changes[wc->nchanges++];
-		ch->table_index = 0;
-		ch->row_id = mkstr(TextDatumGetCString(d));
-		op = DatumGetInt16(SPI_getbinval(tup, td, 5, &isnull));
-		ch->op = (uint8) op;
-		ch->scopes = sync_pull_stored_scopes(scopes);
-		if (op == SSP_OP_UPSERT)
-		{
-			bytea	   *payload;
-
-			ch->has_row_version = true;
-			ch->row_version = DatumGetInt64(SPI_getbinval(tup, td, 6, &isnull));
-			if (isnull)
-				sync_raise("sync.internal_error", "pull: a stored upsert change has no row version", NULL);
-			d = SPI_getbinval(tup, td, 8, &isnull);
-			if (isnull)
-				sync_raise("sync.internal_error", "pull: a stored upsert change has no payload", NULL);
-			payload = DatumGetByteaPP(d);
-			ch->has_row = true;
-			ch->row.ptr = (const uint8_t *) VARDATA_ANY(payload);
-			ch->row.len = (uint32) VARSIZE_ANY_EXHDR(payload);
-		}
+		wc->maxchanges = Max(16, wc->maxchanges * 2);
+		wc->changes = wc->changes
+			? repalloc(wc->changes, sizeof(SspChange) * wc->maxchanges)
+			: palloc(sizeof(SspChange) * wc->maxchanges);
 	}
-	return true;
+	ch = &wc->changes[wc->nchanges++];
+	memset(ch, 0, sizeof(*ch));
+	ch->table_index = 0;
+	ch->row_id = mkstr(TextDatumGetCString(d));
+	op = DatumGetInt16(SPI_getbinval(tup, td, 5, &isnull));
+	ch->op = (uint8) op;
+	ch->scopes = sync_pull_stored_scopes(scopes);
+	if (op == SSP_OP_UPSERT)
+	{
+		bytea	   *payload;
+
+		ch->has_row_version = true;
+		ch->row_version = DatumGetInt64(SPI_getbinval(tup, td, 6, &isnull));
+		if (isnull)
+			sync_raise("sync.internal_error", "pull: a stored upsert change has no row version", NULL);
+		d = SPI_getbinval(tup, td, 8, &isnull);
+		if (isnull)
+			sync_raise("sync.internal_error", "pull: a stored upsert change has no payload", NULL);
+		payload = DatumGetByteaPCopy(d);
+		ch->has_row = true;
+		ch->row.ptr = (const uint8_t *) VARDATA_ANY(payload);
+		ch->row.len = (uint32) VARSIZE_ANY_EXHDR(payload);
+	}
+}
+
+/* The window's running totals (§3.6 rules plus the response budget). */
+typedef struct WindowState
+{
+	int64		limit;
+	int64		matched;		/* matching changes read (look-ahead) */
+	int64		delivered;		/* changes delivered */
+	int64		ncommits;		/* commits delivered */
+	int64		last_delivered;
+	bool		stopped;		/* a commit was held back */
+	bool		saturated;		/* stop reading: look-ahead passed limitCommits, or budget */
+} WindowState;
+
+static void
+finish_commit(PullCtx *pc, const WindowCommit *wc, WindowState *ws)
+{
+	if (!wc->live || wc->nchanges == 0)
+		return;
+	ws->matched += wc->nchanges;
+	if (!ws->stopped && (ws->ncommits == 0 ||
+						 (ws->delivered < ws->limit && ws->delivered + wc->nchanges <= ws->limit)))
+	{
+		if (write_commit(pc, wc))
+		{
+			ws->delivered += wc->nchanges;
+			ws->ncommits++;
+			ws->last_delivered = wc->seq;
+		}
+		else
+			ws->stopped = ws->saturated = true;	/* the budget is spent: read no further */
+	}
+	else
+		ws->stopped = true;
+	if (ws->matched > ws->limit)
+		ws->saturated = true;
 }
 
 static void
@@ -451,20 +557,25 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 {
 	SyncRound  *round = pc->round;
 	int64		cursor = pc->sub->cursor;
-	int64		limit = round->limit_commits;
-	int64		batch = Max(64, limit + 1);
+	int64		batch = Max(64, (int64) round->limit_commits + 1);
 	int64		after = cursor;
-	int64		matched = 0;	/* matching changes read (look-ahead) */
-	int64		delivered = 0;	/* changes delivered */
-	int64		ncommits = 0;	/* commits delivered */
-	int64		last_delivered = cursor;
-	bool		stopped = false;	/* a commit was held back */
-	bool		saturated = false;	/* the look-ahead passed limitCommits */
+	WindowState ws;
 	Oid			argtypes[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, INT8OID, INT8OID};
 	Datum		args[7];
 	SPIPlanPtr	plan = get_plan(WINDOW_SQL, 7, argtypes);
 
+	memset(&ws, 0, sizeof(ws));
+	ws.limit = round->limit_commits;
+	ws.last_delivered = cursor;
 	write_sub_start(pc, SSP_SUB_ACTIVE, "", false);
+	result->active = true;
+	if (round->budget_spent)
+	{
+		/* no room left in this response: no commits, the cursor stays (Budget) */
+		result->next_cursor = cursor;
+		write_sub_end(pc, cursor, NULL);
+		return;
+	}
 
 	args[0] = CStringGetTextDatum(round->partition);
 	args[1] = CStringGetTextDatum(pc->table->name);
@@ -473,63 +584,70 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 	args[5] = Int64GetDatum(round->max_seq);
 	args[6] = Int64GetDatum(batch);
 
-	while (!saturated && after < round->max_seq)
+	while (!ws.saturated && after < round->max_seq)
 	{
-		int			rc;
-		uint64		n,
-					pos = 0,
-					ncand = 0;
-		SPITupleTable *tt;
+		Portal		portal;
+		uint64		ncand = 0;
+		bool		have = false;
+		WindowCommit wc;
 
 		args[4] = Int64GetDatum(after);
-		rc = SPI_execute_plan(plan, args, NULL, true, 0);
-		if (rc != SPI_OK_SELECT)
-			elog(ERROR, "syncular pull: commit window read failed: %s", SPI_result_code_string(rc));
-		tt = SPI_tuptable;
-		n = SPI_processed;
-		if (n == 0)
+		/* a portal, fetched in batches: never the whole window as one SPI result */
+		portal = SPI_cursor_open(NULL, plan, args, NULL, true);
+		if (portal == NULL)
+			elog(ERROR, "syncular pull: commit window read failed: %s",
+				 SPI_result_code_string(SPI_result));
+		while (!ws.saturated)
 		{
-			SPI_freetuptable(tt);
-			break;
-		}
+			SPITupleTable *tt;
+			uint64		n;
 
-		while (pos < n && !saturated)
-		{
-			MemoryContext old = MemoryContextSwitchTo(pc->work);
-			WindowCommit wc;
-			bool		live = read_commit(pc, tt, n, &pos, &wc);
-
-			ncand++;
-			after = wc.seq;
-			if (live && wc.nchanges > 0)
+			SPI_cursor_fetch(portal, true, PULL_FETCH_ROWS);
+			tt = SPI_tuptable;
+			n = SPI_processed;
+			for (uint64 r = 0; r < n && !ws.saturated; r++)
 			{
-				matched += wc.nchanges;
-				if (!stopped && (ncommits == 0 ||
-								 (delivered < limit && delivered + wc.nchanges <= limit)))
+				HeapTuple	tup = tt->vals[r];
+				bool		isnull;
+				int64		seq = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
+				MemoryContext old;
+
+				if (!have || seq != wc.seq)
 				{
-					write_commit(pc, &wc);
-					delivered += wc.nchanges;
-					ncommits++;
-					last_delivered = wc.seq;
+					if (have)
+					{
+						finish_commit(pc, &wc, &ws);
+						MemoryContextReset(pc->work);
+						if (ws.saturated)
+							break;
+					}
+					old = MemoryContextSwitchTo(pc->work);
+					begin_commit(tup, tt->tupdesc, &wc);
+					MemoryContextSwitchTo(old);
+					have = true;
+					ncand++;
+					after = seq;
 				}
-				else
-					stopped = true;
-				if (matched > limit)
-					saturated = true;
+				old = MemoryContextSwitchTo(pc->work);
+				add_window_change(pc, tup, tt->tupdesc, &wc);
+				MemoryContextSwitchTo(old);
 			}
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(pc->work);
+			SPI_freetuptable(tt);
+			if (n == 0)
+				break;
 		}
-		SPI_freetuptable(tt);
+		if (have && !ws.saturated)
+			finish_commit(pc, &wc, &ws);
+		MemoryContextReset(pc->work);
+		SPI_cursor_close(portal);
 		if (ncand < (uint64) batch)
 			break;				/* the window is exhausted */
 	}
 
-	result->active = true;
-	if (!saturated && !stopped)
+	if (!ws.saturated && !ws.stopped)
 		result->next_cursor = Max(cursor, round->max_seq);
 	else
-		result->next_cursor = Max(cursor, last_delivered);
+		result->next_cursor = Max(cursor, ws.last_delivered);
 	write_sub_end(pc, result->next_cursor, NULL);
 }
 
@@ -582,15 +700,97 @@ resume_token_json(const char *table, int64 as_of, const char *row_cursor)
 	return b.data;
 }
 
+/*
+ * Fill one page: rows after `cursor` (keyset), at most `limit`, while the budget allows.  The
+ * page's last row read is left in *cursor (rows that are gone or out of scope advance it too).
+ * Returns the rows added; *scanned: the rows read; *more: a row past the page exists; *full:
+ * the budget stopped it.
+ */
+static uint64
+fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
+		  SspSegmentWriter *w, SspBuf *seg, StringInfo cursor, uint64 *scanned_out,
+		  bool *more, bool *full)
+{
+	SyncRound  *round = pc->round;
+	Portal		portal;
+	uint64		scanned = 0;
+	uint64		added = 0;
+	SspError	err;
+
+	*more = *full = false;
+	portal = SPI_cursor_open(NULL, plan, args, nulls, true);
+	if (portal == NULL)
+		elog(ERROR, "syncular pull: row scan failed: %s", SPI_result_code_string(SPI_result));
+	while (!*more && !*full)
+	{
+		SPITupleTable *tt;
+		uint64		n;
+
+		SPI_cursor_fetch(portal, true, PULL_FETCH_ROWS);
+		tt = SPI_tuptable;
+		n = SPI_processed;
+		for (uint64 r = 0; r < n; r++)
+		{
+			HeapTuple	tup = tt->vals[r];
+			TupleDesc	td = tt->tupdesc;
+			bool		isnull;
+			Datum		d;
+			text	   *id;
+
+			if (scanned == (uint64) limit)
+			{
+				*more = true;	/* the look-ahead row: this page is full */
+				break;
+			}
+			d = SPI_getbinval(tup, td, 3, &isnull);
+			if (!isnull && sync_scopes_match(pc->effective, DatumGetJsonbP(d)))
+			{
+				int64		sv = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
+				Datum		raw = SPI_getbinval(tup, td, 4, &isnull);
+				bytea	   *payload;
+				size_t		len;
+
+				if (isnull)
+					sync_raise("sync.internal_error", "pull: a stored row has no payload", NULL);
+				payload = DatumGetByteaPP(raw);
+				len = VARSIZE_ANY_EXHDR(payload);
+				if (!budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
+				{
+					*full = true;
+					break;
+				}
+				if (!ssp_segment_add_row(w, sv, (const uint8_t *) VARDATA_ANY(payload), len, &err))
+					raise_codec("adding a row to a rows segment", &err);
+				round->data_delivered = true;
+				added++;
+				if ((Pointer) payload != DatumGetPointer(raw))
+					pfree(payload);
+			}
+			/* this row is read: the next page (or the resume token) starts after it */
+			id = DatumGetTextPP(SPI_getbinval(tup, td, 1, &isnull));
+			resetStringInfo(cursor);
+			appendBinaryStringInfo(cursor, VARDATA_ANY(id), VARSIZE_ANY_EXHDR(id));
+			scanned++;
+		}
+		SPI_freetuptable(tt);
+		if (n == 0)
+			break;
+	}
+	SPI_cursor_close(portal);
+	*scanned_out = scanned;
+	return added;
+}
+
 static void
 pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 {
 	SyncRound  *round = pc->round;
 	SyncTable  *t = pc->table;
 	int64		pin = resume ? resume->as_of : round->max_seq;
-	char	   *after = resume ? resume->row_cursor : NULL;
 	int64		limit = round->limit_snapshot_rows;
 	bool		complete = false;
+	bool		have_cursor = resume && resume->row_cursor;
+	StringInfoData cursor;
 	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
 	Datum		args[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
@@ -598,6 +798,9 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 
 	write_sub_start(pc, SSP_SUB_ACTIVE, "", true);
 
+	initStringInfo(&cursor);
+	if (have_cursor)
+		appendStringInfoString(&cursor, resume->row_cursor);
 	args[0] = CStringGetTextDatum(round->partition);
 	args[1] = CStringGetTextDatum(t->name);
 	args[2] = CStringGetTextDatum(pc->effective->vars[0]);
@@ -606,20 +809,18 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 
 	for (int page = 0; page < round->max_snapshot_pages; page++)
 	{
-		int			rc;
-		uint64		n,
-					take;
-		SPITupleTable *tt;
-		TupleDesc	td;
 		SspBuf		seg;
 		SspSegmentWriter w;
 		SspError	err;
 		SspFrame	f;
 		MemoryContext old;
+		bool		more = false;
+		bool		full = round->budget_spent;	/* no room: one empty page (Budget) */
+		uint64		added = 0;
 
-		if (after)
+		if (have_cursor)
 		{
-			args[4] = CStringGetTextDatum(after);
+			args[4] = CStringGetTextDatum(cursor.data);
 			nulls[4] = ' ';
 		}
 		else
@@ -627,71 +828,49 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 			args[4] = (Datum) 0;
 			nulls[4] = 'n';
 		}
-		rc = SPI_execute_plan(plan, args, nulls, true, 0);
-		if (rc != SPI_OK_SELECT)
-			elog(ERROR, "syncular pull: row scan failed: %s", SPI_result_code_string(rc));
-		tt = SPI_tuptable;
-		td = tt->tupdesc;
-		n = SPI_processed;
-		take = Min(n, (uint64) limit);
 
 		old = MemoryContextSwitchTo(pc->work);
 		ssp_buf_init(&seg);
 		if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), round->schema->version,
 							   t->codec_columns, (uint16) t->ncolumns, &err))
 			raise_codec("starting a rows segment", &err);
-		for (uint64 r = 0; r < take; r++)
+		if (!full)
 		{
-			HeapTuple	tup = tt->vals[r];
-			bool		isnull;
-			Datum		d;
-			int64		sv;
-			bytea	   *payload;
+			uint64		scanned;
 
-			d = SPI_getbinval(tup, td, 3, &isnull);
-			if (isnull)
-				continue;		/* the row is gone; the keyset still advances */
-			if (!sync_scopes_match(pc->effective, DatumGetJsonbP(d)))
-				continue;
-			sv = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
-			payload = DatumGetByteaPP(SPI_getbinval(tup, td, 4, &isnull));
-			if (isnull)
-				sync_raise("sync.internal_error", "pull: a stored row has no payload", NULL);
-			if (!ssp_segment_add_row(&w, sv, (const uint8_t *) VARDATA_ANY(payload),
-									 VARSIZE_ANY_EXHDR(payload), &err))
-				raise_codec("adding a row to a rows segment", &err);
+			added = fill_page(pc, plan, args, nulls, limit, &w, &seg, &cursor, &scanned,
+							  &more, &full);
+			have_cursor = have_cursor || scanned > 0;
 		}
 		if (!ssp_segment_finish(&w, &err))
 			raise_codec("finishing a rows segment", &err);
 
-		memset(&f, 0, sizeof(f));
-		f.type = SSP_FRAME_SEGMENT_INLINE;
-		f.segment_inline.payload.ptr = seg.data;
-		f.segment_inline.payload.len = (uint32) seg.len;
-		write_frame(pc, &f);
+		/* a page is sent when it has rows, and a section's first page always (§4.7) */
+		if (page == 0 || added > 0)
+		{
+			memset(&f, 0, sizeof(f));
+			f.type = SSP_FRAME_SEGMENT_INLINE;
+			f.segment_inline.payload.ptr = seg.data;
+			f.segment_inline.payload.len = (uint32) seg.len;
+			write_frame(pc, &f);
+		}
 		ssp_buf_free(&seg);
 		MemoryContextSwitchTo(old);
+		MemoryContextReset(pc->work);
 
-		if (n <= (uint64) limit)
+		if (!more && !full)
 		{
 			complete = true;
-			SPI_freetuptable(tt);
-			MemoryContextReset(pc->work);
 			break;
 		}
-		/* more rows: the next page starts after the last row of this one */
-		{
-			bool		isnull;
-
-			after = TextDatumGetCString(SPI_getbinval(tt->vals[take - 1], td, 1, &isnull));
-		}
-		SPI_freetuptable(tt);
-		MemoryContextReset(pc->work);
+		if (full)
+			break;				/* the budget is spent: resume from the cursor next round */
 	}
 
 	result->active = true;
 	result->next_cursor = pin;
-	write_sub_end(pc, pin, complete ? NULL : resume_token_json(t->name, pin, after));
+	write_sub_end(pc, pin, complete ? NULL :
+				  resume_token_json(t->name, pin, have_cursor ? cursor.data : NULL));
 }
 
 /* ---------------------------------------------------------------- entry point */

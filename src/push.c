@@ -21,7 +21,10 @@
  *   6. write PUSH_RESULT (+ PUSH_RESULT_DETAILS) into round->out.
  * A SQLSTATE class 23 error raised by a row write becomes a durable rejection
  * sync.constraint_violation at that opIndex (logged at LOG with a fixed text: the database
- * message names the constraint); any other error rolls the commit back and raises
+ * message names the constraint).  Sizes are checked before a row is written
+ * (syncular.max_row_bytes, the key maxima of engine.h) and reject the commit durably with
+ * sync.invalid_request; a 54000 (program_limit_exceeded) that still escapes a row write is
+ * the same durable rejection.  Any other error rolls the commit back and raises
  * sync.internal_error (the original is logged, never returned).  Rejection details are stored
  * and sent in the codec's normalized form; details that break the PUSH_RESULT_DETAILS rules are
  * dropped.
@@ -395,6 +398,9 @@ encode_full(const SyncTable *t, const SspValue *vals, size_t *len)
 	if (!ssp_row_encode_full(t->codec_columns, t->ncolumns, vals, &b, &err))
 		internal_error("row encode");
 	*len = b.len;
+	/* the buffer grew by doubling: give the slack back, the commit keeps the row until it ends */
+	if (b.cap > b.len + 1024)
+		b.data = repalloc(b.data, Max(b.len, 1));
 	return b.data;
 }
 
@@ -451,6 +457,137 @@ table_has_blob_refs(const SyncTable *t)
 	for (int i = 0; i < t->ncolumns; i++)
 		if (t->columns[i].type == SSP_COL_BLOB_REF)
 			return true;
+	return false;
+}
+
+/* ---------------------------------------------------------------- size limits */
+
+/*
+ * A size rejection: sync.invalid_request at op_index, not retryable, durable like every
+ * commit rejection; the limit and the size go in the message (PUSH_RESULT_DETAILS admits only
+ * fieldPaths, reason, requiredAction and references, WF §3.4).
+ */
+static void
+set_size_reject(OpRecord *rec, int32 op_index, const char *reason, const char *what,
+				size_t bytes, size_t max, const char *field)
+{
+	SyncOpReject r = {0};
+	StringInfoData d;
+
+	initStringInfo(&d);
+	appendStringInfoChar(&d, '{');
+	if (field != NULL)
+	{
+		appendStringInfoString(&d, "\"fieldPaths\":[");
+		escape_json(&d, field);
+		appendStringInfoString(&d, "],");
+	}
+	appendStringInfoString(&d, "\"reason\":");
+	escape_json(&d, reason);
+	appendStringInfoChar(&d, '}');
+	r.op_index = op_index;
+	r.code = "sync.invalid_request";
+	r.message = psprintf("%s is %zu bytes, at most %zu are accepted", what, bytes, max);
+	r.retryable = false;
+	r.details_json = d.data;
+	set_reject(rec, op_index, &r);
+}
+
+/* Bytes a value occupies in an index key (text, json text, bytes; 8 for the scalars). */
+static size_t
+value_key_bytes(const SyncColumn *c, const SspValue *v)
+{
+	if (!v->present || v->is_null)
+		return 0;
+	switch (c->type)
+	{
+		case SSP_COL_STRING:
+		case SSP_COL_JSON:
+		case SSP_COL_BLOB_REF:
+			return v->str.len;
+		case SSP_COL_BYTES:
+		case SSP_COL_CRDT:
+			return v->bytes.len;
+		default:
+			return 8;
+	}
+}
+
+/*
+ * The key maxima of engine.h for the row that is about to be written (`row`: every column
+ * present), checked before the write: a value over PostgreSQL's btree limit would fail the
+ * whole round on every retry.  Scope values only for an insert (an update keeps the stored
+ * scopes).  false with st->reject filled.
+ */
+static bool
+check_row_keys(PushState *st, int32 op_index, const SyncTable *t, const SspValue *row,
+			   bool insert)
+{
+	OpRecord   *rej = &st->reject;
+
+	for (int s = 0; insert && s < t->nscopes; s++)
+	{
+		const SyncScope *sc = &t->scopes[s];
+		size_t		n = value_key_bytes(&t->columns[sc->column_index], &row[sc->column_index]);
+
+		if (n > SYNC_MAX_SCOPE_VALUE_BYTES)
+		{
+			set_size_reject(rej, op_index, "key_too_large", "a scope value", n,
+							SYNC_MAX_SCOPE_VALUE_BYTES, sc->column);
+			return false;
+		}
+	}
+	for (int x = 0; x < t->nindexes; x++)
+	{
+		const SyncIndex *ix = &t->indexes[x];
+		size_t		n = 0;
+
+		for (int k = 0; k < ix->ncolumns; k++)
+			n += value_key_bytes(&t->columns[ix->column_index[k]], &row[ix->column_index[k]]);
+		if (n > SYNC_MAX_INDEX_KEY_BYTES)
+		{
+			set_size_reject(rej, op_index, "key_too_large", "the key of a declared index", n,
+							SYNC_MAX_INDEX_KEY_BYTES,
+							ix->ncolumns > 0 ? t->columns[ix->column_index[0]].name : NULL);
+			return false;
+		}
+	}
+	for (int r = 0; t->materialize && r < t->nreferences; r++)
+	{
+		int			c = t->references[r].column_index;
+		size_t		n = value_key_bytes(&t->columns[c], &row[c]);
+
+		if (n > SYNC_MAX_INDEX_KEY_BYTES)
+		{
+			set_size_reject(rej, op_index, "key_too_large", "a reference column value", n,
+							SYNC_MAX_INDEX_KEY_BYTES, t->columns[c].name);
+			return false;
+		}
+	}
+	if (table_has_blob_refs(t))
+	{
+		char	  **ids;
+		int			nids = collect_blob_ids(t, row, &ids);
+
+		for (int k = 0; k < nids; k++)
+			if (strlen(ids[k]) > SYNC_MAX_ROW_ID_BYTES)
+			{
+				set_size_reject(rej, op_index, "key_too_large", "a blobId",
+								strlen(ids[k]), SYNC_MAX_ROW_ID_BYTES, NULL);
+				return false;
+			}
+	}
+	return true;
+}
+
+/* syncular.max_row_bytes on the full row about to be written. */
+static bool
+check_row_bytes(PushState *st, int32 op_index, size_t payload_len)
+{
+	if (payload_len <= (size_t) sync_max_row_bytes)
+		return true;
+	set_size_reject(&st->reject, op_index, "row_too_large", "the row", payload_len,
+					(size_t) sync_max_row_bytes, NULL);
 	return false;
 }
 
@@ -543,8 +680,12 @@ update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 	size_t		payload_len;
 	uint8	   *payload = encode_full(t, merged, &payload_len);
 	bytea	   *cvblob = encode_column_versions(t, cv);
-	SyncOpEvidence *ev = new_evidence(st, op_index, SSP_OP_UPSERT, ti, row_id);
+	SyncOpEvidence *ev;
 
+	if (!check_row_bytes(st, op_index, payload_len) ||
+		!check_row_keys(st, op_index, t, merged, false))
+		return false;
+	ev = new_evidence(st, op_index, SSP_OP_UPSERT, ti, row_id);
 	ev->row = merged;
 	ev->stored = stored_vals;
 	ev->has_stored_version = true;
@@ -562,6 +703,9 @@ update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 }
 
 /* ---------------------------------------------------------------- read-ahead */
+
+/* Row ids per read-ahead statement. */
+#define PREFETCH_CHUNK 64
 
 typedef struct PrefetchKey
 {
@@ -669,8 +813,16 @@ prefetch_rows(PushState *st)
 		}
 		rows = palloc(sizeof(SyncStoredRow) * m);
 		tombs = palloc(sizeof(SyncTombstone) * m);
-		sync_storage_rows_prefetch(schema, ti, st->round->partition, m, ids, rows, tombs);
-		MemoryContextSwitchTo(cxt);
+		/*
+		 * PREFETCH_CHUNK ids per statement: SPI's result holds at most that many stored rows
+		 * at a time next to their copies (which the commit keeps, as its own reads would)
+		 */
+		for (int j = 0; j < m; j += PREFETCH_CHUNK)
+		{
+			sync_storage_rows_prefetch(schema, ti, st->round->partition, Min(PREFETCH_CHUNK, m - j),
+									   ids + j, rows + j, tombs + j);
+			MemoryContextSwitchTo(cxt);
+		}
 		for (int j = 0; j < m; j++)
 		{
 			st->pre_valid[ops[j]] = true;
@@ -787,6 +939,13 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 		set_error(rej, i, "sync.invalid_request", "rowId must not contain U+0000", false);
 		return false;
 	}
+	if (op->row_id.len > SYNC_MAX_ROW_ID_BYTES)
+	{
+		/* checked before any read: the key could not be stored anywhere */
+		set_size_reject(rej, i, "key_too_large", "the rowId", op->row_id.len,
+						SYNC_MAX_ROW_ID_BYTES, t->columns[t->pk_index].name);
+		return false;
+	}
 	row_id = pnstrdup(op->row_id.ptr, op->row_id.len);
 	op_row_get(st, i, ti, row_id, &stored, &pre_tomb);
 	if (stored.found)
@@ -816,6 +975,8 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 			set_error(rej, i, "sync.invalid_request", "an upsert needs a payload", false);
 			return false;
 		}
+		if (!check_row_bytes(st, i, op->payload.len))
+			return false;		/* before it is decoded */
 		if (round->wire_version >= 3)
 			ok = ssp_row_decode_sparse(ssp_arena_new(), t->codec_columns, t->ncolumns,
 									   t->pk_index, op->payload.ptr, op->payload.len, vals, &err);
@@ -1015,6 +1176,8 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 					vals[c] = merged;
 				}
 			payload = encode_full(t, vals, &payload_len);
+			if (!check_row_bytes(st, i, payload_len) || !check_row_keys(st, i, t, vals, true))
+				return false;
 			scopes_json = sync_row_scopes_json(&pscopes);
 
 			ev = new_evidence(st, i, SSP_OP_UPSERT, ti, row_id);
@@ -1614,6 +1777,23 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 							st.client_commit_id, writing, unpack_sql_state(edata->sqlerrcode))));
 			set_error(&st.reject, writing, "sync.constraint_violation",
 					  "write violates a relational constraint", false);
+			rejected = true;
+			FreeErrorData(edata);
+		}
+		else if (writing >= 0 && edata->sqlerrcode == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+		{
+			/*
+			 * A size limit of the row write (an index entry past the btree maximum, a value
+			 * past a type's limit): the same data fails the same way on every retry, so it is
+			 * a durable rejection of this commit, not a round failure.  The subtransaction is
+			 * already rolled back.
+			 */
+			ereport(LOG,
+					(errmsg("syncular: commit \"%s\" rejected at opIndex %d: the row exceeds a storage limit: %s",
+							st.client_commit_id, writing, edata->message)));
+			set_error(&st.reject, writing, "sync.invalid_request",
+					  "the row exceeds a storage limit", false);
+			st.reject.details_json = pstrdup("{\"reason\":\"value_too_large\"}");
 			rejected = true;
 			FreeErrorData(edata);
 		}

@@ -194,6 +194,29 @@ client_record(SyncRound *round, int64 cursor, const char *subscriptions)
 }
 
 /*
+ * syncular.max_request_bytes: checked on the byte count alone, before anything is decoded
+ * (and by the SQL entry points before the argument is copied).
+ */
+void
+sync_check_request_bytes(Size request_bytes)
+{
+	if (request_bytes > (Size) sync_max_request_bytes)
+		sync_raise("sync.invalid_request", "the request is larger than the server accepts",
+				   psprintf("{\"maxRequestBytes\": %d, \"requestBytes\": " UINT64_FORMAT "}",
+							sync_max_request_bytes, (uint64) request_bytes));
+}
+
+/* An identifier that becomes part of a btree key (SYNC_MAX_ID_BYTES). */
+static void
+check_id_bytes(const char *what, size_t len)
+{
+	if (len > SYNC_MAX_ID_BYTES)
+		sync_raise("sync.invalid_request", psprintf("%s is too long", what),
+				   psprintf("{\"field\": \"%s\", \"maxBytes\": %d, \"bytes\": %zu}",
+							what, SYNC_MAX_ID_BYTES, len));
+}
+
+/*
  * Serve one round.  `nonatomic`: the procedure form outside a transaction block; every pushed
  * commit is then committed on its own (the partition lock is released between commits).
  */
@@ -227,6 +250,8 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 
 	if (partition[0] == '\0' || actor_id[0] == '\0')
 		sync_raise("sync.invalid_request", "partition and actor_id must be non-empty", NULL);
+	sync_check_request_bytes(VARSIZE_ANY_EXHDR(request));
+	check_id_bytes("partition", strlen(partition));
 
 	/* 1. decode */
 	memset(&msg, 0, sizeof(msg));
@@ -272,6 +297,10 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	}
 	if (hdr == NULL)
 		sync_raise("sync.invalid_request", "the request has no REQ_HEADER", NULL);
+	if (nsubs > sync_max_subscriptions_per_request)
+		sync_raise("sync.invalid_request", "the request carries too many subscriptions",
+				   psprintf("{\"maxSubscriptions\": %d, \"subscriptions\": %d}",
+							sync_max_subscriptions_per_request, nsubs));
 
 	/* 2. the compiled schema */
 	round = palloc0(sizeof(SyncRound));
@@ -324,6 +353,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	}
 	if (has_nul(&hdr->client_id))
 		sync_raise("sync.invalid_request", "clientId must not contain U+0000", NULL);
+	check_id_bytes("clientId", hdr->client_id.len);
 	round->client_id = pnstrdup(hdr->client_id.ptr, hdr->client_id.len);
 	if (strncmp(round->client_id, RESERVED_CLIENT_PREFIX, strlen(RESERVED_CLIENT_PREFIX)) == 0)
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
@@ -349,8 +379,12 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 		sync_raise("sync.invalid_request",
 				   "PULL_HEADER.accept must allow inline or external rows segments", NULL);
 	for (int i = 0; i < ncommits; i++)
+	{
 		if (has_nul(&commits[i]->push_commit.client_commit_id))
 			sync_raise("sync.invalid_request", "clientCommitId must not contain U+0000", NULL);
+		/* the idempotency key: a longer one could not be stored, not even as a rejection */
+		check_id_bytes("clientCommitId", commits[i]->push_commit.client_commit_id.len);
+	}
 	validate_subscriptions(round->schema, subs, nsubs);
 	sync_scopes_resolve(round);
 	MemoryContextSwitchTo(rcxt);

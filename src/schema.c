@@ -214,6 +214,31 @@ build_schema(Jsonb *compiled, Oid resolver, Oid validator, Oid planner)
 			if (r->on_delete == NULL)
 				r->on_delete = pstrdup("restrict");
 		}
+
+		/* declared indexes: push.c bounds their key bytes (SYNC_MAX_INDEX_KEY_BYTES) */
+		arr = jb_array(tj, "indexes", &n);
+		t->nindexes = t->materialize ? n : 0;
+		t->indexes = palloc0(sizeof(SyncIndex) * Max(t->nindexes, 1));
+		for (int xi = 0; xi < t->nindexes; xi++)
+		{
+			JsonbContainer *xj = jb_item_object(arr, xi);
+			SyncIndex  *ix = &t->indexes[xi];
+			int			nc;
+			JsonbContainer *cols = jb_array(xj, "columns", &nc);
+
+			ix->column_index = palloc0(sizeof(int) * Max(nc, 1));
+			for (int k = 0; k < nc; k++)
+			{
+				JsonbValue *cv = getIthJsonbValueFromContainer(cols, k);
+
+				if (cv == NULL || cv->type != jbvString)
+					schema_corrupt("index column");
+				for (int ci = 0; ci < t->ncolumns; ci++)
+					if (strlen(t->columns[ci].name) == (size_t) cv->val.string.len &&
+						memcmp(t->columns[ci].name, cv->val.string.val, cv->val.string.len) == 0)
+						ix->column_index[ix->ncolumns++] = ci;
+			}
+		}
 	}
 
 	/* the sorted, de-duplicated union of scope variables */

@@ -10,6 +10,7 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "funcapi.h"
@@ -31,6 +32,8 @@ args_or_raise(FunctionCallInfo fcinfo)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		sync_raise("sync.invalid_request", "request, partition and actor_id must not be NULL",
 				   NULL);
+	/* syncular.max_request_bytes, before the argument is detoasted or copied */
+	sync_check_request_bytes(toast_raw_datum_size(PG_GETARG_DATUM(0)) - VARHDRSZ);
 }
 
 PG_FUNCTION_INFO_V1(syncular_handle);

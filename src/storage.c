@@ -330,6 +330,26 @@ text_datum(const char *s)
 	return PointerGetDatum(cstring_to_text(s));
 }
 
+/*
+ * A short-lived context for a write's argument datums (copies of row payloads and values):
+ * deleted right after the statement, so a commit of many large rows does not keep a copy of
+ * each until it ends.
+ */
+static MemoryContext
+scratch_begin(void)
+{
+	return MemoryContextSwitchTo(AllocSetContextCreate(CurrentMemoryContext, "syncular write args",
+													   ALLOCSET_DEFAULT_SIZES));
+}
+
+static void
+scratch_end(MemoryContext caller)
+{
+	MemoryContext scratch = MemoryContextSwitchTo(caller);
+
+	MemoryContextDelete(scratch);
+}
+
 /* Copy a varlena result column out of the SPI tuple, detoasted, in the current context. */
 static void *
 get_varlena(int row, int col, bool *isnull)
@@ -1000,6 +1020,7 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 	const SyncTable *t = &schema->tables[table_index];
 	TablePlans *tp = table_plans(schema, table_index);
 	int			nargs = 7 + (t->materialize ? t->ncolumns : 0);
+	MemoryContext caller = scratch_begin();
 	Datum	   *v = palloc(sizeof(Datum) * nargs);
 	char	   *n = palloc(nargs + 1);
 
@@ -1028,6 +1049,7 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 				n[7 + i] = 'n';
 		}
 	run(tp->upsert, v, n, false, 0);
+	scratch_end(caller);
 }
 
 void
@@ -1278,6 +1300,7 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 							const SyncChangeRow *changes)
 {
 	Datum		v[9];
+	MemoryContext caller = scratch_begin();
 	Datum	   *idx = palloc(sizeof(Datum) * n);
 	Datum	   *tbl = palloc(sizeof(Datum) * n);
 	Datum	   *row = palloc(sizeof(Datum) * n);
@@ -1318,6 +1341,7 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 	v[8] = PointerGetDatum(construct_md_array(payload, payload_null, 1, dims, lbs, BYTEAOID, -1,
 											  false, TYPALIGN_INT));
 	run(static_plan(P_CHANGES_INSERT), v, NULL, false, 0);
+	scratch_end(caller);
 }
 
 /* NOTIFY syncular_commit, payload base64url(partition) ":" commit_seq (sent at commit). */

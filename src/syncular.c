@@ -19,6 +19,16 @@ void		_PG_init(void);
 /* syncular.max_operations_per_request: total operations over every PUSH_COMMIT of a request. */
 int			sync_max_operations_per_request = 500;
 
+/*
+ * Per-request resource limits (README "Security"; docs/settings.md).  PGC_SUSET: a superuser
+ * or a role granted SET on the parameter may change them, a gateway role with EXECUTE only may
+ * not.  Bytes are plain byte counts (GUC_UNIT_BYTE, so '8MB' is accepted).
+ */
+int			sync_max_request_bytes = 8 * 1024 * 1024;
+int			sync_max_subscriptions_per_request = 100;
+int			sync_max_response_bytes = 16 * 1024 * 1024;
+int			sync_max_row_bytes = 1024 * 1024;
+
 /* syncular.checkpoints: the backfill checkpoints this session declares (JSON array text). */
 char	   *sync_declared_checkpoints = NULL;
 
@@ -76,6 +86,39 @@ _PG_init(void)
 							   "",
 							   PGC_SUSET, 0,
 							   NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.max_request_bytes",
+							"Maximum size of one sync request, in bytes.",
+							"Checked before the request is decoded; a larger request fails with "
+							"sync.invalid_request (details maxRequestBytes, requestBytes).",
+							&sync_max_request_bytes,
+							8 * 1024 * 1024, 1024, (int) MaxAllocSize,
+							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.max_subscriptions_per_request",
+							"Maximum number of SUBSCRIPTION frames in one sync request.",
+							"A request with more fails with sync.invalid_request (details "
+							"maxSubscriptions, subscriptions) before any subscription is read.",
+							&sync_max_subscriptions_per_request,
+							100, 1, 100000,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.max_response_bytes",
+							"Budget for the row data of one sync response, in bytes.",
+							"Bootstrap pages and incremental commits stop at the budget: a "
+							"bootstrap hands out its resume token, an incremental section its "
+							"last delivered commit; the client continues in the next round.",
+							&sync_max_response_bytes,
+							16 * 1024 * 1024, 64 * 1024, (int) (MaxAllocSize / 2),
+							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.max_row_bytes",
+							"Maximum size of one pushed row payload, in bytes.",
+							"An operation whose payload (or the full row it produces) is larger "
+							"rejects its commit durably with sync.invalid_request.",
+							&sync_max_row_bytes,
+							1024 * 1024, 1024, (int) (MaxAllocSize / 4),
+							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
 	MarkGUCPrefixReserved("syncular");
