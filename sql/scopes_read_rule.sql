@@ -133,8 +133,8 @@ SELECT pg_temp.round('twoproj', '[{"id": "s", "table": "tasks", "scopes": {"org"
 -- every org granted, only project pa: the pa rows of both requested orgs
 SELECT pg_temp.round('pastar', '[{"id": "s", "table": "tasks", "scopes": {"org": ["o2", "o1"]}, "cursor": -1}]');
 -- paging over filtered rows: one row per page, two pages.  The candidates of org o1 are a1, b1,
--- c1; the second page's only candidate (b1) is filtered out, the page is still sent (empty) and
--- the keyset cursor moves past it
+-- c1; the second page's only candidate (b1) is filtered out: no empty page is sent, and the
+-- resume token's keyset cursor still moves past it
 SELECT pg_temp.round('pa', '[{"id": "s", "table": "tasks", "scopes": {"org": ["o1"]}, "cursor": -1}]',
                      '{"rows": 1, "pages": 2}');
 -- resuming from that token delivers c1 and completes
