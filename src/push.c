@@ -865,6 +865,12 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 
 				if (!v->present)
 					continue;
+				/* wire 2 strips every scope column from the update set (SPEC v2 §3.4 rule 5) */
+				if (round->wire_version < 3)
+				{
+					vals[sc->column_index].present = false;
+					continue;
+				}
 				old = sync_row_scopes_lookup(&stored_scopes, sc->variable);
 				now = scope_text(&t->codec_columns[sc->column_index], v);
 				if (old == NULL || now == NULL || strcmp(old, now) != 0)
@@ -874,14 +880,31 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 					return false;
 				}
 			}
-			if (op->has_base_version && op->base_version > stored.server_version)
+			if (op->has_base_version && round->wire_version < 3)
+			{
+				/* wire 2 compares row versions: any other base is a conflict (SPEC v2 §6.2) */
+				if (op->base_version != stored.server_version)
+				{
+					uint32		blen;
+					uint8	   *bitmap = new_bitmap(t, &blen);
+
+					/* kept with the stored result; the wire-2 record carries no bitmap */
+					for (int c = 0; c < t->ncolumns; c++)
+						if (vals[c].present && c != t->pk_index &&
+							t->columns[c].type != SSP_COL_CRDT)
+							bitmap[c / 8] |= (uint8) (1 << (c % 8));
+					set_conflict(rej, i, &stored, bitmap, blen);
+					return false;
+				}
+			}
+			else if (op->has_base_version && op->base_version > stored.server_version)
 			{
 				set_error(rej, i, "sync.invalid_request",
 						  "baseVersion is ahead of the server version", false);
 				return false;
 			}
 			cv = column_versions(t, &stored);
-			if (op->has_base_version)
+			if (op->has_base_version && round->wire_version >= 3)
 			{
 				uint32		blen;
 				uint8	   *bitmap = new_bitmap(t, &blen);
@@ -949,7 +972,8 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				set_error(rej, i, "sync.row_missing", "the row does not exist", false);
 				return false;
 			}
-			if (!op->has_base_version)
+			/* wire 2 has no delete precedence: an unversioned upsert inserts (SPEC v2 §6.2) */
+			if (!op->has_base_version && round->wire_version >= 3)
 			{
 				int64		tomb_seq;
 				Jsonb	   *tomb_scopes = NULL;
