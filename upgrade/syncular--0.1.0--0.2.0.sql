@@ -1,2 +1,408 @@
 -- syncular 0.1.0 -> 0.2.0 (ALTER EXTENSION syncular UPDATE TO '0.2.0').
 \echo Use "ALTER EXTENSION syncular UPDATE TO '0.2.0'" to load this file. \quit
+
+-- ---------------------------------------------------------------------------------------------
+-- syncular._raise with an errhint; schema registration errors say what to do;
+-- syncular.unregister_schema (src/sql/05_errors.sql, 10_schema.sql, 12_unregister.sql).
+CREATE FUNCTION syncular._raise(code text, message text, details jsonb, hint text)
+RETURNS void LANGUAGE C VOLATILE AS 'MODULE_PATHNAME', 'syncular_raise';
+COMMENT ON FUNCTION syncular._raise(text, text, jsonb, text) IS
+'Internal. syncular._raise(code, message, details) with an errhint (NULL = none): what the operator can do '
+'about the error. Used by schema registration.';
+
+CREATE FUNCTION syncular._schema_change_hint() RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT 'A registered schema changes only by an append-only bump: raise its version (schemaVersion '
+         'or version) and only add tables, retire tables or append nullable columns. To discard the '
+         'registration instead (test data), SELECT syncular.unregister_schema(<app schema>, '
+         'drop_tables => true) and ensure_schema again.'
+$$;
+COMMENT ON FUNCTION syncular._schema_change_hint() IS
+  'Internal. The errhint text of sync.storage.stored_layout_mismatch and sync.storage.schema_not_append_only raised by ensure_schema: how to change a registered schema (an append-only version bump) or discard it (syncular.unregister_schema).';
+
+CREATE OR REPLACE FUNCTION syncular._verify_stored_layouts(compiled jsonb, stored jsonb) RETURNS void
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  t     jsonb;
+  st    jsonb;
+  c     jsonb;
+  s     jsonb;
+  n     integer;
+  k     text;
+  names text[] := '{}';
+BEGIN
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+    names := names || (t ->> 'name');
+    st := stored -> (t ->> 'name');
+    IF st IS NULL OR jsonb_typeof(st) <> 'array' THEN
+      st := '[]';
+    END IF;
+    n := greatest(jsonb_array_length(t -> 'columns'), jsonb_array_length(st));
+    FOR i IN 0 .. n - 1 LOOP
+      c := t -> 'columns' -> i;
+      s := st -> i;
+      IF NOT syncular._layout_entry_equal(c, s) THEN
+        PERFORM syncular._raise('sync.storage.stored_layout_mismatch',
+          'stored schema layouts disagree with the configured schema at the same version',
+          jsonb_build_object('phase', 'storage_migration', 'table', t ->> 'name',
+                             'column', coalesce(c ->> 'name', s ->> 'name', '')),
+          syncular._schema_change_hint());
+      END IF;
+    END LOOP;
+  END LOOP;
+  FOR k IN SELECT key FROM jsonb_each(stored) ORDER BY key LOOP
+    IF NOT (k = ANY (names)) THEN
+      PERFORM syncular._raise('sync.storage.stored_layout_mismatch',
+        'stored schema layouts disagree with the configured schema at the same version',
+        jsonb_build_object('phase', 'storage_migration', 'table', k),
+        syncular._schema_change_hint());
+    END IF;
+  END LOOP;
+END
+$$;
+COMMENT ON FUNCTION syncular._verify_stored_layouts(jsonb, jsonb) IS
+  'Internal. Same-version check of the stored layouts (jsonb object) against a compiled schema: per configured table in order, positions 0..max(n)-1 must agree in name, type and nullable, then no stored table may be unconfigured. Raises sync.storage.stored_layout_mismatch (SQLSTATE 55000) with details {phase: "storage_migration", table, column} or {phase, table}. barrier-rfc0007.md §6.1.';
+
+CREATE OR REPLACE FUNCTION syncular._ensure_schema(ir jsonb, checkpoints jsonb, app_schema text, caller_schema text)
+RETURNS jsonb
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  compiled     jsonb;
+  version      integer;
+  registered   text;
+  prev_comp    jsonb;
+  target       text;
+  stored_ver   bigint;
+  stored_txt   text;
+  stored       jsonb;
+  t            jsonb;
+  tname        text;
+  old_layout   jsonb;
+  new_cols     jsonb;
+  old_n        integer;
+  new_n        integer;
+  phys_cols    text[];
+  mat          boolean;
+  backfill     jsonb;
+  added        text[];
+  dropped      text[] := '{}';
+  created      text[] := '{}';
+  altered      text[] := '{}';
+  rewrites     jsonb := '[]';   -- [{table, old, new, backfill}]
+  rw           jsonb;
+  rewritten    bigint := 0;
+  new_names    text[];
+  k            text;
+  c            jsonb;
+  i            integer;
+BEGIN
+  IF checkpoints IS NULL OR jsonb_typeof(checkpoints) <> 'array' THEN
+    PERFORM syncular._schema_invalid('checkpoints must be a JSON array', 'checkpoints');
+  END IF;
+
+  -- compile first (pure): an invalid schema is refused without taking the migration lock
+  compiled := syncular._compile_schema(ir, NULL);
+  version := (compiled ->> 'version')::integer;
+  SELECT array_agg(e ->> 'name' ORDER BY n) INTO new_names
+    FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY AS x(e, n);
+  new_names := coalesce(new_names, '{}');
+
+  -- the migration lock, then every read that plans the work (decision: re-read under the lock)
+  -- (a hot standby cannot take it and cannot write either: it only verifies the replicated marker;
+  -- a create or bump there fails on its first write as a read-only transaction)
+  IF NOT pg_is_in_recovery() THEN
+    LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE;
+  END IF;
+  PERFORM syncular._checkpoint_barrier(checkpoints, version);
+
+  SELECT s.app_schema, s.compiled INTO registered, prev_comp FROM syncular.sync_settings s WHERE s.id = 1;
+  SELECT m.schema_version, m.layouts INTO stored_ver, stored_txt FROM syncular.sync_schema_meta m WHERE m.id = 1;
+
+  -- the app schema: explicit, else the registered one, else the caller's current_schema()
+  IF registered IS NOT NULL AND app_schema IS NOT NULL AND app_schema <> registered THEN
+    PERFORM syncular._raise('sync.storage.schema_invalid',
+      'a different app schema is already registered in this database',
+      jsonb_build_object('rule', 'app_schema', 'registeredSchema', registered, 'appSchema', app_schema),
+      format('One app schema per database: pass app_schema => %L (or omit it), or undo the '
+             'registration first with SELECT syncular.unregister_schema(%L).', registered, registered));
+  END IF;
+  target := coalesce(app_schema, registered, caller_schema);
+  IF target IS NULL THEN
+    PERFORM syncular._schema_invalid('no app schema: pass app_schema or set a search_path', 'app_schema');
+  END IF;
+  IF target IN ('syncular', 'pg_catalog', 'information_schema') OR starts_with(target, 'pg_') THEN
+    PERFORM syncular._schema_invalid('the app schema cannot be a system or extension schema', 'app_schema',
+                                     NULL, NULL, jsonb_build_object('appSchema', target));
+  END IF;
+  IF NOT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = target) THEN
+    PERFORM syncular._schema_invalid('the app schema does not exist', 'app_schema', NULL, NULL,
+                                     jsonb_build_object('appSchema', target));
+  END IF;
+  compiled := jsonb_set(compiled, '{appSchema}', to_jsonb(target));
+
+  -- ---- stored newer: refuse
+  IF stored_ver IS NOT NULL AND stored_ver > version THEN
+    PERFORM syncular._raise('sync.storage.schema_newer',
+      'stored schema version is newer than the schema being ensured',
+      jsonb_build_object('phase', 'storage_migration', 'storedSchemaVersion', stored_ver, 'runningSchemaVersion', version),
+      format('This database already serves schema version %s: deploy that IR (or a newer one). '
+             'Versions never go back; to start over, SELECT syncular.unregister_schema(%L).',
+             stored_ver, target));
+  END IF;
+
+  -- ---- same version: verify only, no writes
+  IF stored_ver IS NOT NULL AND stored_ver = version THEN
+    PERFORM syncular._verify_stored_layouts(compiled, syncular._parse_layouts(stored_txt));
+    PERFORM syncular._check_physical_layout(compiled);
+    RETURN jsonb_build_object('schemaVersion', version, 'action', 'verified', 'appSchema', target,
+                              'tables', to_jsonb(new_names));
+  END IF;
+
+  -- ---- no marker: create everything
+  IF stored_ver IS NULL THEN
+    FOREACH tname IN ARRAY new_names LOOP
+      IF to_regclass(format('%I.%I', target, tname)) IS NOT NULL THEN
+        PERFORM syncular._raise('sync.storage.schema_invalid',
+          'a synced table to create already exists in the app schema',
+          jsonb_build_object('table', tname, 'rule', 'table_exists'),
+          format('ensure_schema creates its synced tables: drop or rename %I.%I (a table kept by '
+                 'syncular.unregister_schema or DROP EXTENSION), or register into another app_schema.',
+                 target, tname));
+      END IF;
+    END LOOP;
+    FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+      PERFORM syncular._create_synced_table(target, t);
+    END LOOP;
+    PERFORM syncular._create_indexes(target, compiled);
+    INSERT INTO syncular.sync_settings AS s (id, app_schema, compiled) VALUES (1, target, compiled)
+      ON CONFLICT (id) DO UPDATE SET app_schema = EXCLUDED.app_schema, compiled = EXCLUDED.compiled;
+    INSERT INTO syncular.sync_schema_meta AS m (id, schema_version, layouts)
+      VALUES (1, version, syncular._layouts_text(compiled))
+      ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version, layouts = EXCLUDED.layouts;
+    PERFORM syncular._install_checkpoints(checkpoints, version);
+    RETURN jsonb_build_object('schemaVersion', version, 'action', 'created', 'appSchema', target,
+                              'tables', to_jsonb(new_names));
+  END IF;
+
+  -- ---- stored older: the append-only bump, planned completely before any DDL
+  stored := syncular._parse_layouts(stored_txt);
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+    tname := t ->> 'name';
+    IF NOT stored ? tname THEN
+      IF to_regclass(format('%I.%I', target, tname)) IS NOT NULL THEN
+        PERFORM syncular._raise('sync.storage.schema_invalid',
+          'a synced table to create already exists in the app schema',
+          jsonb_build_object('table', tname, 'rule', 'table_exists'),
+          format('ensure_schema creates its synced tables: drop or rename %I.%I (a table kept by '
+                 'syncular.unregister_schema or DROP EXTENSION), or register into another app_schema.',
+                 target, tname));
+      END IF;
+      created := created || tname;
+      CONTINUE;
+    END IF;
+    old_layout := CASE WHEN jsonb_typeof(stored -> tname) = 'array' THEN stored -> tname ELSE '[]' END;
+    new_cols := t -> 'columns';
+    old_n := jsonb_array_length(old_layout);
+    new_n := jsonb_array_length(new_cols);
+    FOR i IN 0 .. greatest(old_n, new_n) - 1 LOOP
+      IF i >= new_n THEN
+        PERFORM syncular._raise('sync.storage.schema_not_append_only',
+          'schema change is not append-only: the stored layout must be a prefix of the new one',
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', old_layout -> i ->> 'name', 'reason', 'column_removed'),
+          syncular._schema_change_hint());
+      ELSIF i < old_n AND NOT syncular._layout_entry_equal(old_layout -> i, new_cols -> i) THEN
+        PERFORM syncular._raise('sync.storage.schema_not_append_only',
+          'schema change is not append-only: the stored layout must be a prefix of the new one',
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', coalesce(new_cols -> i ->> 'name', ''),
+                             'reason', 'column_changed'),
+          syncular._schema_change_hint());
+      ELSIF i >= old_n AND NOT (new_cols -> i -> 'nullable')::text::boolean THEN
+        PERFORM syncular._raise('sync.storage.schema_not_append_only',
+          'schema change is not append-only: appended columns must be nullable',
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', new_cols -> i ->> 'name',
+                             'reason', 'appended_column_not_nullable'),
+          syncular._schema_change_hint());
+      END IF;
+    END LOOP;
+  END LOOP;
+
+  -- 1. retired tables (stored, no longer in the schema)
+  FOR k IN SELECT key FROM jsonb_each(stored) ORDER BY key LOOP
+    IF NOT (k = ANY (new_names)) THEN
+      DELETE FROM syncular.sync_row_scopes WHERE tbl = k;
+      DELETE FROM syncular.sync_blob_refs WHERE tbl = k;
+      EXECUTE format('DROP TABLE IF EXISTS %I.%I', target, k);
+      dropped := dropped || k;
+    END IF;
+  END LOOP;
+
+  -- 2. tables kept: drop owned indexes, add/drop projection columns, plan the row rewrite
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+    tname := t ->> 'name';
+    CONTINUE WHEN tname = ANY (created);
+    IF to_regclass(format('%I.%I', target, tname)) IS NULL THEN
+      created := created || tname;     -- stored but physically missing: create it afresh
+      CONTINUE;
+    END IF;
+    old_layout := CASE WHEN jsonb_typeof(stored -> tname) = 'array' THEN stored -> tname ELSE '[]' END;
+    old_n := jsonb_array_length(old_layout);
+    new_n := jsonb_array_length(t -> 'columns');
+    mat := (t -> 'materialize')::text::boolean;
+    SELECT array_agg(a.attname::text) INTO phys_cols
+      FROM pg_attribute a
+     WHERE a.attrelid = format('%I.%I', target, tname)::regclass AND a.attnum > 0 AND NOT a.attisdropped;
+
+    PERFORM syncular._drop_owned_indexes(target, tname,
+              ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(t -> 'indexes') e));
+    IF NOT ('_sync_column_versions' = ANY (phys_cols)) THEN
+      EXECUTE format('ALTER TABLE %I.%I ADD COLUMN _sync_column_versions bytea', target, tname);
+    END IF;
+
+    backfill := '[]';
+    added := '{}';
+    IF mat THEN
+      FOR i IN 0 .. new_n - 1 LOOP
+        c := t -> 'columns' -> i;
+        IF NOT ((c ->> 'name') = ANY (phys_cols)) THEN
+          EXECUTE format('ALTER TABLE %I.%I ADD COLUMN %I %s', target, tname, c ->> 'name',
+                         syncular._pg_type(c ->> 'type'));
+          added := added || (c ->> 'name');
+          IF i < old_n THEN   -- an existing value (materialize turned on): backfill it
+            backfill := backfill || jsonb_build_array(jsonb_build_object('name', c ->> 'name',
+                                                                         'type', c ->> 'type'));
+          END IF;
+        END IF;
+      END LOOP;
+    ELSE
+      -- materialize turned off: drop the stale projection (the payload is the truth)
+      FOR i IN 0 .. old_n - 1 LOOP
+        IF (old_layout -> i ->> 'name') = ANY (phys_cols)
+           AND NOT starts_with(old_layout -> i ->> 'name', '_sync') THEN
+          EXECUTE format('ALTER TABLE %I.%I DROP COLUMN %I', target, tname, old_layout -> i ->> 'name');
+          added := added || ('-' || (old_layout -> i ->> 'name'));
+        END IF;
+      END LOOP;
+    END IF;
+    IF new_n > old_n OR jsonb_array_length(backfill) > 0 OR cardinality(added) > 0 THEN
+      altered := altered || tname;
+    END IF;
+    IF new_n > old_n OR jsonb_array_length(backfill) > 0 THEN
+      rewrites := rewrites || jsonb_build_array(jsonb_build_object('table', tname, 'old', old_n,
+                                                                   'new', new_n, 'backfill', backfill));
+    END IF;
+  END LOOP;
+
+  -- 3. new tables
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
+    IF (t ->> 'name') = ANY (created) THEN
+      PERFORM syncular._create_synced_table(target, t);
+    END IF;
+  END LOOP;
+
+  -- 4. the compiled schema first: decode_row reads it for the backfill
+  INSERT INTO syncular.sync_settings AS s (id, app_schema, compiled) VALUES (1, target, compiled)
+    ON CONFLICT (id) DO UPDATE SET app_schema = EXCLUDED.app_schema, compiled = EXCLUDED.compiled;
+
+  -- 5. payload re-encoding and projection backfill
+  FOR rw IN SELECT value FROM jsonb_array_elements(rewrites) WITH ORDINALITY ORDER BY ordinality LOOP
+    rewritten := rewritten + syncular._rewrite_rows(target, rw ->> 'table', (rw ->> 'old')::int,
+                                                    (rw ->> 'new')::int, rw -> 'backfill');
+  END LOOP;
+
+  -- 6. indexes (after the data, so unique indexes check the backfilled projection once)
+  PERFORM syncular._create_indexes(target, compiled);
+
+  -- 7. the marker, then the RFC 0007 declarations
+  INSERT INTO syncular.sync_schema_meta AS m (id, schema_version, layouts)
+    VALUES (1, version, syncular._layouts_text(compiled))
+    ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version, layouts = EXCLUDED.layouts;
+  PERFORM syncular._install_checkpoints(checkpoints, version);
+
+  RETURN jsonb_build_object('schemaVersion', version, 'action', 'migrated', 'appSchema', target,
+                            'previousSchemaVersion', stored_ver,
+                            'tables', to_jsonb(new_names),
+                            'created', to_jsonb(created), 'dropped', to_jsonb(dropped),
+                            'altered', to_jsonb(altered), 'rewrittenRows', rewritten);
+END
+$$;
+COMMENT ON FUNCTION syncular._ensure_schema(jsonb, jsonb, text, text) IS
+  'Internal body of syncular.ensure_schema; caller_schema is the caller''s current_schema(). See syncular.ensure_schema.';
+
+CREATE FUNCTION syncular.unregister_schema(app_schema text, drop_tables boolean DEFAULT false)
+RETURNS jsonb
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  registered  text;
+  compiled    jsonb;
+  version     bigint;
+  tables      text[];
+  tname       text;
+  dropped     text[] := '{}';
+  kept        text[] := '{}';
+  partitions  bigint;
+  commits     bigint;
+BEGIN
+  -- the same lock as ensure_schema and every push: no round runs while the state goes
+  LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE;
+  SELECT s.app_schema, s.compiled INTO registered, compiled FROM syncular.sync_settings s WHERE s.id = 1;
+  IF registered IS NULL THEN
+    PERFORM syncular._raise('sync.storage.schema_not_registered', 'no app schema is registered',
+      jsonb_build_object('appSchema', app_schema),
+      'Nothing to undo: ensure_schema has not registered a schema in this database.');
+  END IF;
+  -- the guard: the caller names the schema being discarded
+  IF app_schema IS DISTINCT FROM registered THEN
+    PERFORM syncular._raise('sync.storage.schema_invalid',
+      'unregister_schema names a schema that is not the registered one',
+      jsonb_build_object('rule', 'app_schema', 'registeredSchema', registered, 'appSchema', app_schema),
+      format('Name the registered app schema to confirm: SELECT syncular.unregister_schema(%L).',
+             registered));
+  END IF;
+  SELECT m.schema_version INTO version FROM syncular.sync_schema_meta m WHERE m.id = 1;
+  SELECT coalesce(array_agg(e ->> 'name' ORDER BY n), '{}') INTO tables
+    FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY AS x(e, n);
+  SELECT count(*) INTO partitions FROM syncular.sync_partitions;
+  SELECT count(*) INTO commits FROM syncular.sync_commits;
+
+  -- the log, the per-partition state and the registration: a fresh install's catalog.  The
+  -- partition registry goes too, so a returning client sees a new log epoch and resets.
+  TRUNCATE syncular.sync_changes, syncular.sync_change_scopes, syncular.sync_commits,
+           syncular.sync_row_scopes, syncular.sync_push_results, syncular.sync_reactions,
+           syncular.sync_clients, syncular.sync_blob_refs, syncular.sync_tombstones,
+           syncular.sync_backfill_checkpoints, syncular.sync_writer_fence,
+           syncular.sync_partition_registry, syncular.sync_partitions,
+           syncular.sync_schema_meta, syncular.sync_row_validators, syncular.sync_settings;
+
+  FOREACH tname IN ARRAY tables LOOP
+    IF to_regclass(format('%I.%I', registered, tname)) IS NULL THEN
+      CONTINUE;
+    ELSIF drop_tables THEN
+      EXECUTE format('DROP TABLE %I.%I', registered, tname);
+      dropped := dropped || tname;
+    ELSE
+      kept := kept || tname;
+    END IF;
+  END LOOP;
+
+  RETURN jsonb_build_object('appSchema', registered, 'schemaVersion', version,
+                            'droppedTables', to_jsonb(dropped), 'keptTables', to_jsonb(kept),
+                            'partitions', partitions, 'commits', commits);
+END
+$$;
+COMMENT ON FUNCTION syncular.unregister_schema(text, boolean) IS
+$$Undoes syncular.ensure_schema without dropping the extension (e.g. a test registration): afterwards the database is as after CREATE EXTENSION syncular and ensure_schema registers afresh.
+Arguments: app_schema = the registered app schema, named to confirm (the guard against a stray call); drop_tables = also DROP TABLE every synced table of the registration (RESTRICT: a dependent view or foreign key fails the call and nothing is undone); false (default) keeps them as plain tables with their _sync_* columns, and a later ensure_schema of the same table names then refuses with sync.storage.schema_invalid (rule table_exists) until they are dropped or renamed.
+Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE (waits for running pushes and ensure_schema), then empties every catalog table of 00_catalog.sql: the registration and compiled schema (sync_settings, sync_schema_meta), the hooks (scope resolver, validators, reaction planner), the log (commits, changes, scope indexes, tombstones, idempotency records), reactions, client records, RFC 0007 checkpoints and writer fences, partition counters and log epochs (a returning client gets a new epoch and resets, SPEC §2.1). Hook functions, the app schema and the extension stay. In the caller's transaction: a ROLLBACK undoes it.
+Returns {appSchema, schemaVersion, droppedTables, keptTables, partitions, commits} (partitions and commits discarded).
+Errors: sync.storage.schema_not_registered (55000) when nothing is registered; sync.storage.schema_invalid (22023; details {rule: "app_schema", registeredSchema, appSchema}) when app_schema is not the registered schema; both with an errhint. Owner-only (EXECUTE revoked from PUBLIC).$$;
+
+COMMENT ON FUNCTION syncular.ensure_schema(jsonb, jsonb, text) IS
+$$Registers, verifies or migrates the app's synced tables (data-model-and-storage.md §2, §6, §7, §8; docs/compiled-schema.md).
+Arguments: ir = schema IR, typegen (irVersion 1: schemaVersion, tables[{name, primaryKey, columns[{name, type, nullable, crdtType?, encrypted?}], scopes[{pattern, variable, column}], indexes?, references?[{column, parentTable, onDelete}], materialize?}]) or the plain server shape (version, scopes as "prefix:{variable}" or {pattern, column}); checkpoints = JSON array of RFC 0007 backfill-checkpoint declarations (accepted; installed by the barrier code); app_schema = schema holding the synced tables (default: the registered one, else the caller's current_schema()); one app schema per database.
+Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE, then reads the marker: none -> creates every table and index and writes sync_schema_meta and sync_settings ("created"); same version -> verifies the stored layouts, writes nothing ("verified"); older -> append-only bump in the caller's transaction: retired tables dropped, new tables created, nullable columns added, sync_ix_* indexes rebuilt, payloads re-encoded with trailing NULLs (batches of 500), projection backfilled when materialize was turned on ("migrated").
+Returns {schemaVersion, action, appSchema, tables[, previousSchemaVersion, created, dropped, altered, rewrittenRows]}.
+Errors: sync.storage.schema_invalid (22023; details {table?, column?, rule}), sync.storage.checkpoint_incomplete (55000; {phase: "backfill_checkpoint", partition, name}), sync.storage.schema_newer (55000; {phase: "storage_migration", storedSchemaVersion, runningSchemaVersion}), sync.storage.schema_not_append_only (22023; {phase: "storage_migration", table, column, reason}), sync.storage.stored_layout_mismatch (55000; {phase: "storage_migration", table, column} | {phase, table}), sync.storage.physical_layout_mismatch (55000; {phase: "storage_migration", table, reason, ...}); DDL errors of PostgreSQL pass through. A refused second, different registration (another app_schema, a changed layout at the same version, a non-append-only change, an older version, a table left in the way) carries an errhint with the way out: an append-only version bump, the registered app_schema, or syncular.unregister_schema.$$;
+
+REVOKE EXECUTE ON FUNCTION syncular._raise(text, text, jsonb, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION syncular._schema_change_hint() FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION syncular.unregister_schema(text, boolean) FROM PUBLIC;

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(224);
+SELECT plan(230);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -25,6 +25,8 @@ INSERT INTO spec VALUES
   ( 1, 'error_catalog',              '{}',                                                     'setof record', false, NULL),
   -- 10 schema
   ( 2, 'ensure_schema',              '{jsonb,jsonb,text}',                                     'jsonb',        false, NULL),
+  -- 12 unregister
+  (35, 'unregister_schema',          '{text,boolean}',                                         'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 20/25 hooks
   ( 3, 'set_scope_resolver',         '{regprocedure}',                                         'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
   ( 4, 'set_row_validator',          '{text,regprocedure}',                                    'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
@@ -75,10 +77,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 34 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 35 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 34 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 35 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
