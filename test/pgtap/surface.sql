@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(230);
+SELECT plan(231);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -132,6 +132,13 @@ SELECT ok(obj_description(to_regclass('syncular.' || v), 'pg_class') IS NOT NULL
   FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
 SELECT ok(NOT has_table_privilege('public', 'syncular.' || v, 'SELECT'), 'PUBLIC cannot SELECT syncular.' || v)
   FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
+
+-- every catalog table and view says what it holds (\dt+ / \dv+ syncular.*)
+SELECT is_empty(
+  $$SELECT c.relname::text FROM pg_class c
+     WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
+       AND obj_description(c.oid, 'pg_class') IS NULL$$,
+  'every table and view of schema syncular has a COMMENT');
 
 SELECT * FROM finish();
 ROLLBACK;
