@@ -523,7 +523,7 @@ frame_type_of(const char *name, const char *path)
 	};
 	int			i;
 
-	for (i = 0; i < lengthof(types); i++)
+	for (i = 0; i < (int) lengthof(types); i++)
 	{
 		const char *n = ssp_frame_name(types[i]);
 

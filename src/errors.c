@@ -133,7 +133,7 @@ sync_error_info(const char *code)
 
 	if (!ready)
 	{
-		for (int i = 0; i < lengthof(catalogue); i++)
+		for (int i = 0; i < (int) lengthof(catalogue); i++)
 		{
 			resolved[i] = catalogue[i];
 			resolved[i].sqlstate = sqlstate_for(&catalogue[i]);
@@ -142,7 +142,7 @@ sync_error_info(const char *code)
 	}
 	if (code == NULL)
 		return NULL;
-	for (int i = 0; i < lengthof(resolved); i++)
+	for (int i = 0; i < (int) lengthof(resolved); i++)
 		if (strcmp(resolved[i].code, code) == 0)
 			return &resolved[i];
 	return NULL;
@@ -232,7 +232,7 @@ syncular_error_catalog(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	(void) sync_error_info(NULL);	/* resolve SQLSTATEs */
-	for (int i = 0; i < lengthof(catalogue); i++)
+	for (int i = 0; i < (int) lengthof(catalogue); i++)
 	{
 		const SyncErrorInfo *e = sync_error_info(catalogue[i].code);
 		Datum		values[6];

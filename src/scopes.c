@@ -174,8 +174,8 @@ sync_scopes_resolve(SyncRound *round)
 	Oid			fn;
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	Jsonb	   *result = NULL;
-	bool		ok = false;
+	Jsonb	   *volatile result = NULL;	/* volatile: set inside PG_TRY */
+	volatile bool ok = false;
 
 	if (round->allowed != NULL)
 		return round->allowed;
