@@ -110,7 +110,7 @@ for area, rs in areas:
             sig = f'syncular.{r["name"]}({r["args_full"]})'
             if r['result'] is not None:
                 sig += f'\n  RETURNS {r["result"]}'
-            L.append('```sql\n' + sig + '\n```\n')
+            L.append('```sql runnable=false\n' + sig + '\n```\n')
             L.append(f'- Kind: {r["kind"]} ({r["lang"]})')
             L.append(f'- Volatility: {r["volatility"]}')
             L.append(f'- Security: {"SECURITY DEFINER" if r["secdef"] else "SECURITY INVOKER"}')

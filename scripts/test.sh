@@ -13,7 +13,9 @@ echo "==> codec conformance (standalone)"
 codec_log=$(mktemp /tmp/syncular-codec.XXXXXX)
 make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS" | tee "$codec_log"
 
-echo "==> pg_regress, isolation and pgTAP on a throwaway cluster"
+echo "==> pg_regress, isolation, pgTAP and the doc blocks on a throwaway cluster"
+docs_log=$(mktemp /tmp/syncular-docs.XXXXXX)
+chmod a+rw "$docs_log"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   set -e
@@ -24,6 +26,9 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   fi
   createdb syncular_tap
   PGDATABASE=syncular_tap pg_prove --ext .sql -r test/pgtap || status=1
+  echo '==> every sql block of README.md and docs/*.md (scripts/check-docs.sh)'
+  bash scripts/check-docs.sh > $docs_log || status=1
+  grep -v ': ok\$' $docs_log || true
   exit \$status
 "
 
@@ -35,5 +40,8 @@ if grep -q 'skipping codec_vectors' results/codec_vectors.out 2>/dev/null; then
   echo "pg_regress codec_vectors: SKIPPED (golden vectors absent)"
   skips=$((skips + 1))
 fi
-rm -f "$codec_log"
+docs_skipped=$(sed -n 's/^doc blocks: .*, \([0-9]*\) skipped, .*/\1/p' "$docs_log")
+sed -n 's/^doc blocks: /doc blocks: /p' "$docs_log"
+if [ "${docs_skipped:-0}" -gt 0 ]; then skips=$((skips + 1)); fi
+rm -f "$codec_log" "$docs_log"
 echo "all suites passed; $skips skipped part(s) listed above"

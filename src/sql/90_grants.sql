@@ -18,14 +18,17 @@
 --
 --   -- a stateless gateway role: serve rounds
 --   GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO sync_gateway;
---   GRANT EXECUTE ON FUNCTION syncular.handle_http(...)         TO sync_gateway;   -- see \df syncular.handle_http
+--   GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text) TO sync_gateway;
 --
 --   -- backend jobs writing synced data from SQL
 --   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;
---   GRANT EXECUTE ON FUNCTION syncular.pull(text, text, text, jsonb) TO app_jobs;
+--   GRANT EXECUTE ON FUNCTION syncular.pull(text, text, text, jsonb, jsonb) TO app_jobs;
 --
 --   -- a monitoring role
---   GRANT SELECT ON syncular.partitions, syncular.clients, syncular.commits TO monitoring;
+--   GRANT SELECT ON syncular.partitions, syncular.clients, syncular.commits, syncular.reactions
+--     TO monitoring;
+--
+-- (README "Security" carries the same statements; the doc check runs them.)
 --
 -- Hooks (scope resolver, validators) run inside the SECURITY DEFINER round as the extension
 -- owner; write them with a fixed search_path like any definer-called code.
