@@ -442,3 +442,113 @@ COMMENT ON TABLE syncular.sync_settings IS
 'The registration (singleton id 1): the app schema holding the synced tables, the compiled schema the C engine reads (docs/compiled-schema.md), and the hooks: scope resolver, commit validator, reaction planner. Written by ensure_schema and the set_* functions; emptied by unregister_schema.';
 COMMENT ON TABLE syncular.sync_row_validators IS
 'The row validator of each synced table (docs/hooks.md), registered with syncular.set_row_validator.';
+
+-- ---------------------------------------------------------------------------------------------
+-- COMMENTs of the public surface cite public SPEC sections.
+COMMENT ON FUNCTION syncular.error_catalog() IS
+'The Syncular error catalogue as this extension uses it (SPEC §10, plus the host storage codes sync.storage.*): one row per code '
+'with category, retryable, recommendedAction, HTTP status (NULL for host sync.storage.* codes, which never travel '
+'on the wire) and the SQLSTATE used when the code is raised. Never raises.';
+COMMENT ON FUNCTION syncular.ensure_schema(jsonb, jsonb, text) IS
+$$Registers, verifies or migrates the app's synced tables (SPEC §2.4 schema IR, §7.4 schema bumps; docs/compiled-schema.md).
+Arguments: ir = schema IR, typegen (irVersion 1: schemaVersion, tables[{name, primaryKey, columns[{name, type, nullable, crdtType?, encrypted?}], scopes[{pattern, variable, column}], indexes?, references?[{column, parentTable, onDelete}], materialize?}]) or the plain server shape (version, scopes as "prefix:{variable}" or {pattern, column}); checkpoints = JSON array of RFC 0007 backfill-checkpoint declarations (accepted; installed by the barrier code); app_schema = schema holding the synced tables (default: the registered one, else the caller's current_schema()); one app schema per database.
+Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE, then reads the marker: none -> creates every table and index and writes sync_schema_meta and sync_settings ("created"); same version -> verifies the stored layouts, writes nothing ("verified"); older -> append-only bump in the caller's transaction: retired tables dropped, new tables created, nullable columns added, sync_ix_* indexes rebuilt, payloads re-encoded with trailing NULLs (batches of 500), projection backfilled when materialize was turned on ("migrated").
+Returns {schemaVersion, action, appSchema, tables[, previousSchemaVersion, created, dropped, altered, rewrittenRows]}.
+Errors: sync.storage.schema_invalid (22023; details {table?, column?, rule}), sync.storage.checkpoint_incomplete (55000; {phase: "backfill_checkpoint", partition, name}), sync.storage.schema_newer (55000; {phase: "storage_migration", storedSchemaVersion, runningSchemaVersion}), sync.storage.schema_not_append_only (22023; {phase: "storage_migration", table, column, reason}), sync.storage.stored_layout_mismatch (55000; {phase: "storage_migration", table, column} | {phase, table}), sync.storage.physical_layout_mismatch (55000; {phase: "storage_migration", table, reason, ...}); DDL errors of PostgreSQL pass through. A refused second, different registration (another app_schema, a changed layout at the same version, a non-append-only change, an older version, a table left in the way) carries an errhint with the way out: an append-only version bump, the registered app_schema, or syncular.unregister_schema.$$;
+COMMENT ON FUNCTION syncular.set_scope_resolver(regprocedure) IS
+$$Registers the scope resolver (SPEC §3.2), or unregisters it when fn is NULL.
+fn must be a plain function (text, text, text) RETURNS jsonb, called as (actor_id, partition, client_id) and returning the allowed scopes {variable: [values] | "*"}; it runs in the push/pull transaction.
+Stored in syncular.sync_settings.scope_resolver (the singleton row is created when absent). Owner-only.
+Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a set-returning or variadic function.$$;
+COMMENT ON FUNCTION syncular.set_row_validator(text, regprocedure) IS
+$$Registers the §6.7 row validator of one synced table (SPEC §6.7; docs/hooks.md), replacing any previous one, or unregisters it when fn is NULL.
+tbl must name a table of the compiled schema (syncular.sync_settings.compiled); fn must be a plain, non-STRICT function (op text, tbl text, row_id text, new_row jsonb, stored_row jsonb, actor_id text, partition text) RETURNS void (argument names are free). The engine calls it in the push transaction, before the row write, with op 'upsert' or 'delete', the row that will persist (NULL for a delete) and the stored row (NULL for an insert), both as syncular.decode_row JSON; it rejects with RAISE ... USING ERRCODE = 'SY001' (see syncular._validator_rejection).
+Stored in syncular.sync_row_validators; rewrites the sync_settings row so that cached hooks reload. Owner-only.
+Errors: sync.unknown_table (SQLSTATE 42P01; details {table}) when tbl is NULL, no schema is registered or the table is not in it (also when unregistering); sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a STRICT function, a procedure, an aggregate, a window, set-returning or variadic function.$$;
+COMMENT ON FUNCTION syncular.set_commit_validator(regprocedure) IS
+$$Registers the §6.8 whole-commit validator (SPEC §6.8; docs/hooks.md), or unregisters it when fn is NULL.
+fn must be a plain function (operations jsonb, client_id text, client_commit_id text, actor_id text, partition text) RETURNS void (argument names are free). The engine calls it once per new commit, after every operation and the reference pass, before the append, in the push transaction; operations is the ordered evidence [{opIndex, op, table, rowId, row, stored, storedServerVersion, nextServerVersion}] (docs/hooks.md). It rejects with RAISE ... USING ERRCODE = 'SY001', DETAIL = '{"code": ..., "opIndex": n}' (see syncular._validator_rejection).
+Stored in syncular.sync_settings.commit_validator (the singleton row is created when absent). Owner-only.
+Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a window, set-returning or variadic function.$$;
+COMMENT ON FUNCTION syncular.set_reaction_planner(regprocedure) IS
+$$Registers the §6.9 reaction planner (SPEC §6.9; docs/hooks.md), or unregisters it when fn is NULL.
+fn must be a plain function (operations jsonb, client_id text, client_commit_id text, actor_id text, partition text) RETURNS jsonb (argument names are free), called like the commit validator but only for a new commit that passed every validator; it returns a JSON array of reaction records [{key, type, version, payload, maxAttempts?}] (or NULL / [] for none), which the engine hands to syncular._enqueue_reactions in the same transaction. Any error it raises, or an invalid record, aborts the commit as a server failure (sync.internal_error, nothing persisted).
+Stored in syncular.sync_settings.reaction_planner (the singleton row is created when absent). Owner-only.
+Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a window, set-returning or variadic function.$$;
+COMMENT ON FUNCTION syncular.handle(bytea, text, text) IS
+'Serves one Syncular sync round (SSP2 request bytes in, SSP2 response bytes out) inside the calling transaction. '
+'request: an SSP2 request message, wire version 2 or 3 (the response uses the same version). '
+'partition: the tenant the host authenticated the caller into; actor_id: the authenticated actor. '
+'Pushes (SPEC §6) run one subtransaction per commit and lock the partition row until the '
+'caller''s transaction ends; pulls (§4) read one snapshot taken after the pushes. Applied commits NOTIFY '
+'syncular_commit with payload base64url(partition) || '':'' || commit_seq, delivered at commit. '
+'Protocol outcomes (schema floor, epoch reset, rejected commits, conflicts, revoked or reset subscriptions) are '
+'encoded in the response. Request-level failures are raised with DETAIL {"code": ..., "details": ...}: '
+'sync.invalid_request (22023: undecodable message, response-kind message, wire version 1, pushes without '
+'logEpoch, accept without bit 0 or 1, NULL arguments), sync.empty_commit (22023), '
+'sync.invalid_client_id (22023: reserved ["remote-command", prefix or clientId bound to another actor), '
+'sync.too_many_operations (54000: more than syncular.max_operations_per_request operations), '
+'sync.invalid_subscription (22023: duplicate id, undeclared key, ''*'' value, resolver key outside the schema), '
+'sync.unknown_table (42P01: subscription table not served), sync.schema_not_ready (55000: no schema '
+'registered), sync.internal_error (XX000: unexpected failure; fixed message, the cause goes to the server log). '
+'SECURITY DEFINER with search_path = pg_catalog, pg_temp: a role needs only EXECUTE (see 90_grants.sql); hooks run '
+'as the extension owner and must qualify the names they use.';
+COMMENT ON FUNCTION syncular.handle_http(bytea, text, text, text) IS
+'POST /sync as one row (SPEC §1.1): runs syncular.handle in a subtransaction and returns exactly what the '
+'HTTP endpoint answers. Success: 200, application/vnd.syncular.sync.v2, the SSP2 response. A content_type whose '
+'part before '';'' is not application/vnd.syncular.sync.v2: 415 with a sync.invalid_request JSON body. A catalogue '
+'error raised by the round: its catalogue HTTP status (SPEC §10) and the JSON body {code, category, retryable, '
+'recommendedAction, message, details?}, nothing written. Any other error: 500 sync.internal_error with a fixed '
+'message (the database text goes to the server log only). Query cancellation is re-raised. SECURITY DEFINER like '
+'syncular.handle.';
+COMMENT ON FUNCTION syncular.prune(text, jsonb) IS
+$$Prunes one partition's commit log (SPEC §4.6). Nothing prunes automatically: schedule it (hourly to daily).
+retention (JSON object, all keys optional, non-negative integers): activeWindowMs (default 1209600000 = 14 d; clients updated within it hold the floor at their minimum cursor, a cursor of -1 holds everything), forceAgeMs (default 2592000000 = 30 d; commits created before now - forceAgeMs may be pruned regardless of cursors), minRetainedCommits (default 1000; the newest commits always kept), pushResultsOlderThanMs (absent by default = never; when set, also deletes the sync_push_results of commits still in the log created before now - value, before the log is cut), nowMs (clock override, for tests and replays).
+target = min(max(floor, forcedSeq), maxSeq - minRetainedCommits); horizon = max(old horizon, target, 0); deletes sync_commits, sync_changes, sync_change_scopes and sync_tombstones with commit_seq <= horizon. With no active client the floor is maxSeq. Locks the sync_partitions row, then the registry row (FOR UPDATE). Safe to repeat.
+Returns {previousHorizonSeq, horizonSeq, removedCommits[, removedPushResults]}.
+Errors: sync.storage.partition_unregistered (SQLSTATE 42704; details {partition}); sync.storage.invalid_limit (22023; details {key} for an unknown key, {key, value} for a bad value, {value} when retention is not an object).$$;
+COMMENT ON FUNCTION syncular.rotate_log_epoch(text) IS
+$$Rotates a partition's log epoch, e.g. after a backup restore and before traffic resumes (SPEC §2.1, §4.6).
+Under the partition lock (sync_partitions row, then registry row, FOR UPDATE): sets a new random epoch (gen_random_uuid()::text), epoch_required = true, and deletes every sync_clients row of the partition; clients then reset and re-bootstrap. Returns the new epoch.
+Errors: sync.storage.partition_unregistered (SQLSTATE 42704; details {partition}) for a partition without a registry row.$$;
+COMMENT ON VIEW syncular.partitions IS
+  'Read-only. One row per known partition (counter row and/or registry row): max_commit_seq, horizon_seq (0 when the partition never pushed), log_epoch and last_authenticated_at_ms (NULL when unregistered), clients = number of client records. SPEC §4.6.';
+COMMENT ON VIEW syncular.clients IS
+  'Read-only. The client records (SPEC §4.5) plus behind_horizon: true when 0 <= cursor < the partition''s horizon_seq (its next pull resets with sync.cursor_expired).';
+COMMENT ON VIEW syncular.commits IS
+  'Read-only. The commit log (SPEC §2.1; table sync_commits) with changes = number of sync_changes rows and tables = the distinct tables they touch.';
+COMMENT ON FUNCTION syncular.claim_reactions(text, text, integer, bigint, bigint) IS
+$$Claims due reactions of a partition for a worker (SPEC §6.9, delivery): in one statement, a FOR UPDATE SKIP LOCKED CTE picks up to "limit" rows that are pending with available_at_ms <= now, or leased with lease_expires_at_ms <= now (an expired lease), in (available_at_ms, created_at_ms, idempotency_key) order, skipping rows another transaction holds; each becomes status leased, lease_owner = owner, lease_expires_at_ms = now + lease_ms, attempts + 1 (every claim counts as an attempt).
+Arguments: owner = the worker's lease identity (non-empty); limit 1..1000 (default 10); lease_ms 1..2^53-1 ms (default 30,000); now_ms = epoch ms (NULL = wall clock).
+Returns the claimed rows (sync_reactions columns, after the update) in claim order. Concurrent claimers never receive the same row while its lease is live. SECURITY DEFINER; grant EXECUTE to a worker role.
+Errors: sync.storage.invalid_limit (SQLSTATE 22023; details {argument, value, min, max}) for limit or lease_ms; sync.storage.invalid_reaction (22023; details {argument: "owner"}) for a NULL or empty owner.$$;
+COMMENT ON FUNCTION syncular.renew_reaction_lease(text, text, text, bigint, bigint) IS
+$$Extends a worker's lease (SPEC §6.9): when the row is leased and lease_owner = owner, sets lease_expires_at_ms = now + lease_ms and returns true; otherwise (another owner reclaimed it, it was completed, failed or dead-lettered, or it does not exist) changes nothing and returns false. A lease that expired but was not reclaimed yet is still the owner's and can be renewed.
+Arguments: lease_ms 1..2^53-1 ms (default 30,000); now_ms = epoch ms (NULL = wall clock). SECURITY DEFINER; grant EXECUTE to a worker role.
+Errors: sync.storage.invalid_limit (SQLSTATE 22023; details {argument, value, min, max}) for lease_ms.$$;
+COMMENT ON FUNCTION syncular.complete_reaction(text, text, text, bigint) IS
+$$Marks a delivered reaction completed (SPEC §6.9): only when the row is leased and lease_owner = owner (the current lease holder; an expired lease not yet reclaimed still counts). Sets status completed, completed_at_ms = now, clears lease_owner and lease_expires_at_ms, returns true; otherwise changes nothing and returns false (a stale owner after a reclaim, a row already completed, pending or dead-lettered, an unknown key).
+now_ms = epoch ms (NULL = wall clock). SECURITY DEFINER; grant EXECUTE to a worker role. Raises nothing of its own.$$;
+COMMENT ON FUNCTION syncular.fail_reaction(text, text, text, jsonb, boolean, bigint, bigint, bigint) IS
+$$Records a failed delivery (SPEC §6.9): only when the row is leased and lease_owner = owner. Stores failure in last_failure (as given, NULL included) and clears the lease; then, when permanent is true or attempts >= max_attempts, status dead-letter with available_at_ms = now (the dead-letter time, which prune_reactions ages); otherwise status pending with available_at_ms = now + min(base_ms * 2^(attempts - 1), cap_ms), where attempts counts the claims so far (1 after the first claim: base_ms, then 2*base_ms, 4*base_ms, ... up to cap_ms).
+Arguments: failure = any JSON the worker wants to keep (e.g. {"message": ...}); permanent (default false); base_ms 0..2^53-1 (default 1,000); cap_ms 0..2^53-1 (default 300,000); now_ms = epoch ms (NULL = wall clock).
+Returns the new status ('pending' or 'dead-letter'), or NULL when the caller is not the current lease owner (nothing changes). SECURITY DEFINER; grant EXECUTE to a worker role.
+Errors: sync.storage.invalid_limit (SQLSTATE 22023; details {argument, value, min, max}) for base_ms or cap_ms.$$;
+COMMENT ON FUNCTION syncular.retry_dead_letter_reaction(text, text, bigint) IS
+$$Operator action (SPEC §6.9, dead letters): a dead-letter row becomes pending again with attempts 0 and available_at_ms = now (claimable at once); last_failure is kept until the next failure. Returns true when a dead-letter row was moved, false otherwise (unknown key, or a row in another status: nothing changes).
+now_ms = epoch ms (NULL = wall clock). Owner-only. Raises nothing of its own.$$;
+COMMENT ON FUNCTION syncular.prune_reactions(text, bigint, bigint, integer, bigint) IS
+$$Operator maintenance (SPEC §6.9, pruning): deletes, in one bounded pass, completed rows with completed_at_ms < now - completed_older_than_ms (oldest first), then, with the rest of the budget, dead-letter rows dead-lettered before now - dead_letter_older_than_ms (available_at_ms, oldest first); at most max_rows in total. Rows locked by another transaction are skipped (FOR UPDATE SKIP LOCKED); pending and leased rows are never touched. Reactions are independent of the commit log and survive its pruning.
+Arguments: completed_older_than_ms 0..2^53-1 (default 30 days = 2,592,000,000); dead_letter_older_than_ms 0..2^53-1 (default 90 days = 7,776,000,000); max_rows 1..100,000 (default 1,000); now_ms = epoch ms (NULL = wall clock).
+Returns the number of rows deleted; call again while it returns max_rows. Owner-only.
+Errors: sync.storage.invalid_limit (SQLSTATE 22023; details {argument, value, min, max}).$$;
+COMMENT ON VIEW syncular.reactions IS
+  'Read-only. The durable reactions (SPEC §6.9; sync_reactions) with key = the planner''s record key (element 3 of the idempotency key) and due = claimable now by the wall clock (pending and available, or leased with an expired lease). Times in epoch ms; for a dead-letter row available_at_ms is the time it was dead-lettered. Owner-only until granted.';
+COMMENT ON FUNCTION syncular.syncular_writer_fence() IS
+'Trigger function of sync_commits_writer_fence (BEFORE INSERT on syncular.sync_commits; RFC 0007 writer fence): '
+'refuses a commit whose writer_version is NULL or below '
+'sync_writer_fence.required_writer_version for its partition, raising sync.storage.writer_fence_rejected '
+'(SQLSTATE P0001, message = the code, DETAIL {"code": "sync.storage.writer_fence_rejected", "details": '
+'{"partition", "writerVersion", "requiredWriterVersion"}}, the catalogue form). Partitions without a fence row are '
+'not fenced. Through the engine: raised as is by syncular.handle / syncular.push / CALL syncular.sync; '
+'syncular.handle_http answers 500 sync.internal_error with a fixed message.';

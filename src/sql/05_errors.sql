@@ -11,7 +11,7 @@ CREATE FUNCTION syncular.error_catalog(
   OUT http_status integer, OUT sqlstate text)
 RETURNS SETOF record LANGUAGE C STABLE AS 'MODULE_PATHNAME', 'syncular_error_catalog';
 COMMENT ON FUNCTION syncular.error_catalog() IS
-'The Syncular error catalogue as this extension uses it (shared/reference/errors.md §3 and §4): one row per code '
+'The Syncular error catalogue as this extension uses it (SPEC §10, plus the host storage codes sync.storage.*): one row per code '
 'with category, retryable, recommendedAction, HTTP status (NULL for host sync.storage.* codes, which never travel '
 'on the wire) and the SQLSTATE used when the code is raised. Never raises.';
 
