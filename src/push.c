@@ -1413,7 +1413,11 @@ write_outcome(SyncRound *round, const SspPushCommit *commit, const CommitOutcome
 		if (r->status == SSP_RESULT_APPLIED)
 			continue;
 		res[i].code.ptr = r->code;
-		res[i].code.len = strlen(r->code);
+		/* the wire-2 catalogue has no declared references: their FK-like rejection is the
+		 * constraint code it lists for unique/FK/not-null failures (SPEC v2 §10.2) */
+		if (round->wire_version < 3 && strcmp(r->code, "sync.reference_violation") == 0)
+			res[i].code.ptr = "sync.constraint_violation";
+		res[i].code.len = strlen(res[i].code.ptr);
 		res[i].message.ptr = r->message;
 		res[i].message.len = strlen(r->message);
 		if (r->status == SSP_RESULT_CONFLICT)
