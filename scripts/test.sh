@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the standalone codec conformance suite, pg_regress and isolation specs
-# (`make installcheck`) and pgTAP (`pg_prove`), against a throwaway cluster made by pg_virtualenv.
+# (`make installcheck`), pgTAP (`pg_prove`) and every SQL block of the docs (check-docs.sh),
+# against a throwaway cluster made by pg_virtualenv; ends with a summary that counts the skips.
 # Golden vectors are read from ../shared/vectors when present (SYNCULAR_VECTORS overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
