@@ -43,3 +43,7 @@ bench:
 
 fuzz:
 	$(MAKE) -C test/fuzz run
+
+# PGXS tracks no header dependencies: rebuild every object when a header changes (a stale
+# object built against an older struct layout crashes the backend).
+$(ENGINE_SRCS:.c=.o) $(CODEC_SRCS:.c=.o): $(wildcard src/*.h src/codec/*.h)

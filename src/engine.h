@@ -124,12 +124,22 @@ typedef struct SyncAllowed
 	char	 ***values;
 } SyncAllowed;
 
-/* Effective scopes of one subscription: sorted keys, sorted de-duplicated values. */
+/*
+ * What one subscription may receive: every declared scope variable of its table with the values
+ * a row may hold there.  Entries [0, nvars) are the requested variables, sorted: requested ∩
+ * allowed, the effective map echoed in SUB_START (§3.2, §4.4) and hashed by the scope digest
+ * (§3.5).  Entries [nvars, nall) are the table's other declared variables, which the
+ * subscription did not request: the grant's values there, or any value (`any`) when the grant
+ * says "*".  A row matches when its stored value of every entry is allowed (this project's read
+ * rule: reads never exceed what the same actor may write, §3.4).  Values sorted, de-duplicated.
+ */
 typedef struct SyncEffective
 {
 	bool		revoked;
-	int			nvars;
+	int			nvars;			/* requested variables (the echoed effective map) */
+	int			nall;			/* every declared variable of the table (>= nvars) */
 	char	  **vars;
+	bool	   *any;			/* "*" granted (only for entries >= nvars) */
 	int		   *nvalues;
 	char	 ***values;
 } SyncEffective;
@@ -187,7 +197,9 @@ extern bool sync_scopes_allows(const SyncAllowed *allowed, const char *var, cons
 extern char *sync_scope_digest(const SyncEffective *effective);	/* lowercase sha256 hex of canonical JSON */
 extern bool sync_scopes_match(const SyncEffective *effective, Jsonb *stored_scopes);
 
-extern SyncEffective *sync_scopes_effective(const SyncAllowed *allowed, const SspScopeMap *requested);
+/* The subscription's effective scopes and grant restriction on `table` (§3.2, read rule). */
+extern SyncEffective *sync_scopes_effective(const SyncAllowed *allowed, const SyncTable *table,
+											const SspScopeMap *requested);
 /* Write authorization (§3.4): every declared variable of `table` has an allowed value. */
 extern bool sync_scopes_authorize_write(const SyncAllowed *allowed, const SyncTable *table,
 										const SyncRowScopes *scopes);

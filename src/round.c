@@ -333,7 +333,9 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	MemoryContextSwitchTo(rcxt);
 	effective = palloc0(sizeof(SyncEffective *) * Max(nsubs, 1));
 	for (int i = 0; i < nsubs; i++)
-		effective[i] = sync_scopes_effective(round->allowed, &subs[i]->subscription.scopes);
+		effective[i] = sync_scopes_effective(round->allowed,
+											 sync_schema_table(round->schema, subs[i]->subscription.table.ptr),
+											 &subs[i]->subscription.scopes);
 
 	/* 6. stream: header, push results, sections */
 	write_resp_header(round, false, false);

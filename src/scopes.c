@@ -23,6 +23,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/regproc.h"
 #include "utils/resowner.h"
 
 #include "engine.h"
@@ -163,9 +164,27 @@ allowed_from_jsonb(const SyncSchema *schema, Jsonb *jb, SyncAllowed *a)
 }
 
 /*
+ * Say in the server log why resolution failed (it fails closed: every subscription of the round
+ * revoked, every write forbidden).  WARNING, with the actor and partition; the reason never
+ * reaches the sync client, whose response only shows the revocation or sync.forbidden.
+ */
+static void
+log_resolver_failure(const SyncRound *round, Oid fn, const char *reason, const ErrorData *edata)
+{
+	ereport(WARNING,
+			(errmsg("syncular: the scope resolver failed for actor \"%s\" in partition \"%s\": %s",
+					round->actor_id, round->partition, reason),
+			 edata && edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 errhint("Resolver %s: every subscription of the round is revoked and every write "
+					 "forbidden. Hooks run with search_path = pg_catalog, pg_temp: schema-qualify "
+					 "what the resolver reads.",
+					 OidIsValid(fn) ? format_procedure(fn) : "(none registered)")));
+}
+
+/*
  * sync_scopes_resolve — the allowed scopes of the round's actor, resolved at most once per round
- * (memoized in round->allowed).  Never raises for a resolver failure (fails closed); raises
- * sync.invalid_subscription for an undeclared variable.
+ * (memoized in round->allowed).  Never raises for a resolver failure (fails closed, with a
+ * WARNING in the server log); raises sync.invalid_subscription for an undeclared variable.
  */
 SyncAllowed *
 sync_scopes_resolve(SyncRound *round)
@@ -176,6 +195,8 @@ sync_scopes_resolve(SyncRound *round)
 	ResourceOwner owner = CurrentResourceOwner;
 	Jsonb	   *volatile result = NULL;	/* volatile: set inside PG_TRY */
 	volatile bool ok = false;
+	const char *volatile reason = NULL;
+	ErrorData  *volatile failure = NULL;
 
 	if (round->allowed != NULL)
 		return round->allowed;
@@ -185,6 +206,7 @@ sync_scopes_resolve(SyncRound *round)
 	fn = round->schema ? round->schema->scope_resolver : InvalidOid;
 	if (!OidIsValid(fn))
 	{
+		log_resolver_failure(round, fn, "no scope resolver is registered", NULL);
 		a->failed = true;
 		return a;
 	}
@@ -197,8 +219,11 @@ sync_scopes_resolve(SyncRound *round)
 		LOCAL_FCINFO(fcinfo, 3);
 		FmgrInfo	flinfo;
 
-		if (pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) == ACLCHECK_OK &&
-			get_func_rettype(fn) == JSONBOID)
+		if (pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
+			reason = psprintf("role \"%s\" may not execute it", GetUserNameFromId(GetUserId(), false));
+		else if (get_func_rettype(fn) != JSONBOID)
+			reason = "it does not return jsonb";
+		else
 		{
 			fmgr_info(fn, &flinfo);
 			InitFunctionCallInfoData(*fcinfo, &flinfo, 3, DEFAULT_COLLATION_OID, NULL, NULL);
@@ -217,6 +242,8 @@ sync_scopes_resolve(SyncRound *round)
 				MemoryContextSwitchTo(old);
 				ok = true;
 			}
+			else
+				reason = "it returned NULL";
 		}
 		sync_subxact_release(caller, owner);
 	}
@@ -228,15 +255,26 @@ sync_scopes_resolve(SyncRound *round)
 		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
 			ReThrowError(edata);
-		FreeErrorData(edata);
+		reason = psprintf("it raised SQLSTATE %s: %s", unpack_sql_state(edata->sqlerrcode),
+						  edata->message ? edata->message : "(no message)");
+		failure = edata;
 		ok = false;
 	}
 	PG_END_TRY();
 
-	if (!ok || result == NULL || !allowed_from_jsonb(round->schema, result, a))
+	if (ok && !allowed_from_jsonb(round->schema, result, a))
+	{
+		ok = false;
+		reason = "it returned something that is not an object of variable -> array of scalar "
+			"values, a single value or \"*\"";
+	}
+	if (!ok)
 	{
 		SyncAllowed *failed = palloc0(sizeof(SyncAllowed));
 
+		log_resolver_failure(round, fn, reason ? reason : "unknown failure", failure);
+		if (failure)
+			FreeErrorData(failure);
 		failed->failed = true;
 		round->allowed = failed;
 		return failed;
@@ -272,25 +310,35 @@ sync_scopes_allows(const SyncAllowed *allowed, const char *var, const char *valu
 }
 
 /*
- * sync_scopes_effective — requested ∩ allowed for one subscription (§3.2 steps 4-5).
- * Revoked when resolution failed, when a requested key has no allowed value, or when the
- * result is empty.  Keys come out sorted (the requested map is sorted by the decoder); value
- * lists sorted (UTF-16 order) and de-duplicated.
+ * sync_scopes_effective — what one subscription to `table` may receive.
+ *
+ * Requested variables (§3.2 steps 4-5): requested ∩ allowed; revoked when resolution failed,
+ * when a requested key has no allowed value, or when nothing was requested.  Then this project's
+ * read rule, stricter than the reference: every other declared variable of the table is
+ * restricted to the grant's values ("*": any value), and a declared variable the grant allows
+ * nothing of (absent, null or an empty list) revokes the subscription, since the actor could
+ * write no row of the table either (§3.4 step 3: all declared keys are required).  Keys come out
+ * sorted within each part (the requested map is sorted by the decoder, the table's variables
+ * follow declaration order); value lists sorted (UTF-16 order) and de-duplicated.
  */
 SyncEffective *
-sync_scopes_effective(const SyncAllowed *allowed, const SspScopeMap *requested)
+sync_scopes_effective(const SyncAllowed *allowed, const SyncTable *table,
+					  const SspScopeMap *requested)
 {
 	SyncEffective *e = palloc0(sizeof(SyncEffective));
 	uint32		n = requested->n;
+	int			cap;
 
-	if (allowed == NULL || allowed->failed || n == 0)
+	if (allowed == NULL || allowed->failed || table == NULL || n == 0)
 	{
 		e->revoked = true;
 		return e;
 	}
-	e->vars = palloc0(sizeof(char *) * n);
-	e->nvalues = palloc0(sizeof(int) * n);
-	e->values = palloc0(sizeof(char **) * n);
+	cap = (int) n + table->nscopes;
+	e->vars = palloc0(sizeof(char *) * cap);
+	e->any = palloc0(sizeof(bool) * cap);
+	e->nvalues = palloc0(sizeof(int) * cap);
+	e->values = palloc0(sizeof(char **) * cap);
 	for (uint32 i = 0; i < n; i++)
 	{
 		const SspScopeEntry *req = &requested->entries[i];
@@ -320,6 +368,37 @@ sync_scopes_effective(const SyncAllowed *allowed, const SspScopeMap *requested)
 		}
 	}
 	e->nvars = (int) n;
+	e->nall = (int) n;
+
+	/* the grant restriction on the declared variables the subscription did not request */
+	for (int s = 0; s < table->nscopes; s++)
+	{
+		const char *var = table->scopes[s].variable;
+		bool		seen = false;
+		int			ai;
+		int			k = e->nall;
+
+		for (int i = 0; i < e->nall && !seen; i++)
+			seen = strcmp(e->vars[i], var) == 0;
+		if (seen)
+			continue;
+		ai = allowed_index(allowed, var);
+		if (ai < 0 || (!allowed->any[ai] && allowed->nvalues[ai] == 0))
+		{
+			e->revoked = true;
+			return e;
+		}
+		e->vars[k] = pstrdup(var);
+		e->any[k] = allowed->any[ai];
+		if (!e->any[k])
+		{
+			e->nvalues[k] = allowed->nvalues[ai];	/* sorted, de-duplicated */
+			e->values[k] = palloc(sizeof(char *) * e->nvalues[k]);
+			for (int v = 0; v < e->nvalues[k]; v++)
+				e->values[k][v] = pstrdup(allowed->values[ai][v]);
+		}
+		e->nall++;
+	}
 	return e;
 }
 
@@ -363,7 +442,13 @@ append_json_string(StringInfo buf, const char *s)
 	appendStringInfoChar(buf, '"');
 }
 
-/* Canonical JSON of an effective map: keys and values in UTF-16 order, no whitespace. */
+/*
+ * Canonical JSON of an effective map: keys and values in UTF-16 order, no whitespace.  Only the
+ * requested entries [0, nvars): the map the wire echoes.  The grant restriction on unrequested
+ * variables is not part of it, so a digest does not bind it; this server publishes no segments
+ * (every bootstrap page is built for the puller in its own round), and a segment store added
+ * later must bind the restriction as well before sharing pages between actors.
+ */
 char *
 sync_effective_json(const SyncEffective *effective)
 {
@@ -432,24 +517,29 @@ sync_scope_digest(const SyncEffective *effective)
 }
 
 /*
- * Matching rule (§3.2): for every effective key, the stored scope value is in that key's list.
- * A stored map that is not an object, or lacks a key, does not match.
+ * Matching rule (§3.2) under this project's read rule: for every declared variable of the
+ * subscription's table (every entry of `effective`, requested or not), the stored scope value is
+ * present, non-empty and in that entry's list, or the entry allows any value.  A stored map that
+ * is not an object, or lacks a declared variable, does not match (a write to that row would be
+ * denied too, §3.4 step 2).
  */
 bool
 sync_scopes_match(const SyncEffective *effective, Jsonb *stored_scopes)
 {
-	if (effective == NULL || effective->revoked || stored_scopes == NULL ||
-		!JB_ROOT_IS_OBJECT(stored_scopes))
+	if (effective == NULL || effective->revoked || effective->nvars == 0 ||
+		stored_scopes == NULL || !JB_ROOT_IS_OBJECT(stored_scopes))
 		return false;
-	for (int i = 0; i < effective->nvars; i++)
+	for (int i = 0; i < effective->nall; i++)
 	{
 		JsonbValue	v;
 		bool		found = false;
 
 		if (getKeyJsonValueFromContainer(&stored_scopes->root, effective->vars[i],
 										 strlen(effective->vars[i]), &v) == NULL ||
-			v.type != jbvString)
+			v.type != jbvString || v.val.string.len == 0)
 			return false;
+		if (effective->any[i])
+			continue;
 		for (int k = 0; k < effective->nvalues[i]; k++)
 		{
 			const char *want = effective->values[i][k];

@@ -552,3 +552,20 @@ COMMENT ON FUNCTION syncular.syncular_writer_fence() IS
 '{"partition", "writerVersion", "requiredWriterVersion"}}, the catalogue form). Partitions without a fence row are '
 'not fenced. Through the engine: raised as is by syncular.handle / syncular.push / CALL syncular.sync; '
 'syncular.handle_http answers 500 sync.internal_error with a fixed message.';
+
+-- COMMENTs merged from main (scope read rule, debug_render escapes).
+COMMENT ON FUNCTION syncular.set_scope_resolver(regprocedure) IS
+$$Registers the scope resolver (SPEC §3.2), or unregisters it when fn is NULL.
+fn must be a plain function (text, text, text) RETURNS jsonb, called as (actor_id, partition, client_id) and returning the allowed scopes {variable: [values] | "*"}; it runs in the push/pull transaction.
+Stored in syncular.sync_settings.scope_resolver (the singleton row is created when absent). Owner-only.
+Reads and writes obey one rule: a row is written (§3.4) or delivered to a subscription only when its value of every scope variable its table declares is allowed (a variable missing from the map, null or [] allows nothing; a declared variable allowing nothing revokes the subscription).
+At run time a resolver that raises, returns NULL or another shape, or is not executable (or no resolver at all) fails closed: every subscription of the round revoked, every write sync.forbidden; one WARNING per round names the actor, the partition and the reason (never in the response).
+Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a set-returning or variadic function.$$;
+COMMENT ON FUNCTION syncular.debug_render(bytea) IS
+'Canonical JSON rendering (SPEC §11) of an SSP2 request or response, or of an SSG2 rows segment (detected '
+'by its magic). Bytes are base64, json-typed fields are parsed JSON values. Bytes that do not decode raise '
+'the decode error''s catalogue code (sync.invalid_request, or sync.empty_commit) in DETAIL. A string (str field, '
+'json-typed field, key) holding U+0000 or a lone UTF-16 surrogate, which jsonb cannot store, renders with its '
+'escape kept as text: U+0000 reads back as the six characters \u0000 (its backslash escaped). A value jsonb '
+'cannot hold at all (a number beyond numeric''s range) raises sync.invalid_request (SQLSTATE 22023) with details '
+'{"sqlstate": <the jsonb_in SQLSTATE>}.';
