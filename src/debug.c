@@ -167,7 +167,7 @@ rendering_to_jsonb(const char *text)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	Datum		result = (Datum) 0;
+	volatile Datum result = (Datum) 0;	/* volatile: set inside PG_TRY */
 	ErrorData  *volatile refused = NULL;
 
 	/* the common case needs no subtransaction; a parallel worker may not start one */
