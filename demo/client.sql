@@ -30,6 +30,14 @@ CREATE TABLE demo.transcript (n serial, line text);
 
 CREATE FUNCTION demo.say(line text) RETURNS void LANGUAGE sql AS
 $$ INSERT INTO demo.transcript(line) VALUES (line) $$;
+-- A demo claim that must hold: 'ok: <what>', else an error (psql ON_ERROR_STOP: the demo exits 3).
+CREATE FUNCTION demo.check(ok boolean, what text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  IF ok IS NOT TRUE THEN
+    RAISE EXCEPTION 'demo check failed: %', what;
+  END IF;
+  RETURN 'ok: ' || what;
+END $$;
 
 -- A push payload as a row object: sparse at wire 3, full before; its size when it does not
 -- decode against the registered table (e.g. a vector written for another layout).
@@ -43,9 +51,10 @@ EXCEPTION WHEN OTHERS THEN
   RETURN format('(%s-byte row for another layout)', length(payload));
 END $$;
 
--- One line per frame of a rendered message.
-CREATE FUNCTION demo.describe(msg jsonb, arrow text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE f jsonb; ch jsonb; r jsonb; seg jsonb; blk jsonb; line text;
+-- One line per frame of a rendered message.  req: the request a response answers (a conflict's
+-- serverRow is decoded with the table of the operation it names).
+CREATE FUNCTION demo.describe(msg jsonb, arrow text, req jsonb DEFAULT NULL) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE f jsonb; ch jsonb; r jsonb; seg jsonb; blk jsonb; line text; tbl text;
 BEGIN
   FOR f IN SELECT * FROM jsonb_array_elements(msg->'frames') LOOP
     line := arrow || ' ' || rpad(f->>'type', 19);
@@ -77,6 +86,20 @@ BEGIN
         IF r->>'status' <> 'applied' THEN
           line := line || format(' | op %s %s %s "%s"%s', r->>'opIndex', r->>'status', r->>'code',
                                  r->>'message', coalesce(' serverVersion=' || (r->>'serverVersion'), ''));
+          IF r->>'status' = 'conflict' THEN
+            SELECT c->'operations'->(r->>'opIndex')::int->>'table' INTO tbl
+              FROM jsonb_array_elements(req->'frames') c
+             WHERE c->>'type' = 'PUSH_COMMIT' AND c->>'clientCommitId' = f->>'clientCommitId';
+            line := line || format(' serverRow=%s conflictColumns=%s',
+              CASE WHEN tbl IS NULL THEN r->>'serverRow'
+                   ELSE syncular.decode_row(tbl, decode(r->>'serverRow', 'base64'))::text END,
+              coalesce((SELECT string_agg(col->>'name', ',' ORDER BY i)
+                          FROM syncular.sync_settings s,
+                               jsonb_array_elements((SELECT t->'columns' FROM jsonb_array_elements(s.compiled->'tables') t
+                                                      WHERE t->>'name' = tbl)) WITH ORDINALITY x(col, i)
+                         WHERE get_byte(decode(r->>'conflictColumns', 'base64'), ((i - 1) / 8)::int)
+                               & (1 << ((i - 1) % 8)::int) <> 0), '-'));
+          END IF;
         END IF;
       END LOOP;
     WHEN 'SUB_START' THEN
@@ -162,7 +185,7 @@ BEGIN
     RETURN NULL;
   END IF;
   resp := syncular.debug_render(http.body);
-  PERFORM demo.describe(resp, '  ←');
+  PERFORM demo.describe(resp, '  ←', req);
 
   -- apply the response like an SDK does
   FOR f IN SELECT * FROM jsonb_array_elements(resp->'frames') LOOP

@@ -77,9 +77,12 @@ SELECT line FROM demo.transcript ORDER BY n;
 
 \echo
 \echo ── write rules: what the server kept ─────────────────────────────────────
-SELECT (SELECT f FROM jsonb_array_elements(:'first_answer'::jsonb) f WHERE f ->> 'type' = 'PUSH_RESULT')
-     = (SELECT f FROM jsonb_array_elements(:'second_answer'::jsonb) f WHERE f ->> 'type' = 'PUSH_RESULT')
-       AS "retry got the same PUSH_RESULT";
+SELECT demo.check(
+         (SELECT f FROM jsonb_array_elements(:'first_answer'::jsonb) f WHERE f ->> 'type' = 'PUSH_RESULT')
+       = (SELECT f FROM jsonb_array_elements(:'second_answer'::jsonb) f WHERE f ->> 'type' = 'PUSH_RESULT')
+         AND (SELECT f ->> 'status' FROM jsonb_array_elements(:'second_answer'::jsonb) f
+               WHERE f ->> 'type' = 'PUSH_RESULT') = 'rejected',
+         'the retry of B-1 got the same rejected PUSH_RESULT') AS "retry got the same result";
 SELECT client_id, client_commit_id, result ->> 'status' AS status,
        r ->> 'opIndex' AS op, r ->> 'code' AS code, r ->> 'message' AS message, r -> 'details' AS details
   FROM syncular.sync_push_results, jsonb_array_elements(result -> 'results') r

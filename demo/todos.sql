@@ -44,7 +44,7 @@ SELECT demo.sync('phone-A', '[{"id": "A-4", "operations": [
   'A: renames t1 (base 1)') IS NOT NULL AS ok \gset
 SELECT demo.sync('laptop-B', '[{"id": "B-1", "operations": [
      {"table": "todos", "rowId": "t1", "op": "upsert", "baseVersion": 1, "row": {"id": "t1", "title": "whole milk", "position": 9, "updated_at_ms": 2001}}]}]',
-  'B: renames t1 too (base 1): conflict') IS NOT NULL AS ok \gset
+  'B: renames t1 too (base 1): conflict') -> 'frames' AS b1_frames \gset
 -- 5. B resolves: keeps the server title, keeps its own position, pushes on the new base.
 SELECT demo.sync('laptop-B', '[{"id": "B-2", "operations": [
      {"table": "todos", "rowId": "t1", "op": "upsert", "baseVersion": 2, "row": {"id": "t1", "position": 9, "updated_at_ms": 2002}}]}]',
@@ -77,10 +77,16 @@ SELECT c.client_id, r.row_id, r.version, r.row_data->>'title' AS title, r.row_da
        r.row_data->>'position' AS position
   FROM demo.clients c JOIN demo.replica r USING (client_id) ORDER BY r.row_id, c.client_id;
 SELECT _sync_row_id AS row_id, _sync_server_version AS version, title, done, position FROM todos ORDER BY 1;
-SELECT CASE WHEN count(DISTINCT (r.row_id, r.version, r.row_data)) = (SELECT count(*) FROM todos)
-             AND count(*) = 2 * (SELECT count(*) FROM todos)
-            THEN 'both replicas equal the server: converged'
-            ELSE 'NOT CONVERGED' END AS result
+SELECT demo.check(count(DISTINCT (r.row_id, r.version, r.row_data)) = (SELECT count(*) FROM todos)
+                  AND count(*) = 2 * (SELECT count(*) FROM todos)
+                  AND (SELECT count(*) FROM demo.replica) = 2 * (SELECT count(*) FROM todos)
+                  AND (SELECT count(*) FROM todos) > 0,
+                  'both replicas equal the server: converged') AS result
   FROM demo.replica r JOIN todos t ON t._sync_row_id = r.row_id AND t._sync_server_version = r.version
    AND syncular.decode_row('todos', t._sync_payload) = r.row_data;
+SELECT demo.check(r ->> 'status' = 'conflict' AND r ->> 'code' = 'sync.version_conflict'
+                  AND syncular.decode_row('todos', decode(r ->> 'serverRow', 'base64')) ->> 'title' = 'oat milk',
+                  'B-1 got sync.version_conflict with the serverRow it rebased on (title "oat milk")') AS conflict
+  FROM jsonb_array_elements(:'b1_frames'::jsonb) f, jsonb_array_elements(f -> 'results') r
+ WHERE f ->> 'type' = 'PUSH_RESULT';
 SELECT commit_seq, client_id, client_commit_id, actor_id FROM syncular.sync_commits ORDER BY commit_seq;

@@ -51,6 +51,16 @@ INSERT INTO demo.requests
 INSERT INTO demo.requests
   SELECT 'invalid/' || (c->>'name'), c->>'covers', pg_read_binary_file(:'vecdir' || '/request/' || (c->>'bin'))
     FROM jsonb_array_elements(pg_read_file(:'vecdir' || '/request/manifest.json')::jsonb->'invalid') c;
+-- The vectors' pushes name rows of a longer-lived server (n-1 at version 3, n-2 at version 1,
+-- n-3): another client writes them first, so the lifted pushes apply instead of answering
+-- sync.row_missing on an empty table.
+SELECT string_agg(r ->> 'status', ', ') AS seeded FROM jsonb_array_elements(syncular.push('vectors', 'seeder', 'seed-client', '[
+  {"clientCommitId": "seed-1", "operations": [
+    {"table": "notes", "op": "upsert", "row": {"id": "n-1", "title": "first", "body": "", "count": 0, "score": 0, "done": false, "meta": null, "blob": null, "project": "p1"}},
+    {"table": "notes", "op": "upsert", "row": {"id": "n-2", "title": "second", "body": "", "count": 0, "score": 0, "done": false, "meta": null, "blob": null, "project": "p1"}},
+    {"table": "notes", "op": "upsert", "row": {"id": "n-3", "title": "third", "body": "", "count": 0, "score": 0, "done": false, "meta": null, "blob": null, "project": "p1"}}]},
+  {"clientCommitId": "seed-2", "operations": [{"table": "notes", "op": "upsert", "row": {"id": "n-1", "count": 1}}]},
+  {"clientCommitId": "seed-3", "operations": [{"table": "notes", "op": "upsert", "row": {"id": "n-1", "count": 2}}]}]')) r;
 \else
 \echo (../shared/vectors absent: replaying requests built by the demo itself)
 SELECT syncular.pull('vectors', 'actor-1', 'client-a', '[]') IS NOT NULL AS epoch_acquired \gset
@@ -132,5 +142,13 @@ SELECT line FROM demo.transcript ORDER BY n;
 \pset format aligned
 \pset tuples_only off
 \echo
+-- what the replayed requests wrote: notes for the golden vectors, tasks for the built requests
+\if :have_vectors
 SELECT _sync_row_id AS row_id, _sync_server_version AS version, title, body, count, score, done, meta, blob, project
   FROM notes ORDER BY 1;
+SELECT demo.check(count(*) = 2 AND bool_and(_sync_server_version > 1) AND NOT bool_or(_sync_row_id = 'n-3'),
+                  'the lifted vector pushes updated n-1 and n-2 and deleted n-3') AS result FROM notes;
+\else
+SELECT _sync_row_id AS row_id, _sync_server_version AS version, project, title FROM tasks ORDER BY 1;
+SELECT demo.check(count(*) = 2, 'the built push wrote both tasks') AS result FROM tasks;
+\endif

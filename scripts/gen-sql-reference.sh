@@ -46,7 +46,7 @@ WITH objs AS (
 ), areas AS (
   SELECT o.*,
          CASE
-           WHEN o.name IN ('ensure_schema') OR o.name ~ '^(encode|decode)_(sparse_)?row$' THEN 1
+           WHEN o.name IN ('ensure_schema', 'unregister_schema') OR o.name ~ '^(encode|decode)_(sparse_)?row$' THEN 1
            WHEN o.name ~ '^set_' THEN 2
            WHEN o.name IN ('handle', 'handle_http', 'sync') THEN 3
            WHEN o.name IN ('push', 'pull') THEN 4
@@ -111,7 +111,7 @@ for area, rs in areas:
             sig = f'syncular.{r["name"]}({r["args_full"]})'
             if r['result'] is not None:
                 sig += f'\n  RETURNS {r["result"]}'
-            L.append('```sql\n' + sig + '\n```\n')
+            L.append('```sql runnable=false\n' + sig + '\n```\n')
             L.append(f'- Kind: {r["kind"]} ({r["lang"]})')
             L.append(f'- Volatility: {r["volatility"]}')
             L.append(f'- Security: {"SECURITY DEFINER" if r["secdef"] else "SECURITY INVOKER"}')

@@ -8,15 +8,18 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 PKGS="build-essential postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-pgtap
-      libtap-parser-sourcehandler-pgtap-perl postgresql-client-15 valgrind clang libclang-rt-14-dev"
+      libtap-parser-sourcehandler-pgtap-perl postgresql-client-15 valgrind clang libclang-rt-14-dev python3"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
+# Only what is missing, never an upgrade of what is installed (a running PostgreSQL server
+# package stays as it is); wait up to 5 minutes for another apt/dpkg run to release its lock.
+APT_OPTS="-o DPkg::Lock::Timeout=300"
 if [ -n "$missing" ]; then
   echo "==> installing:$missing"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  $SUDO apt-get $APT_OPTS update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get $APT_OPTS install -y -qq --no-upgrade $missing >/dev/null
 fi
 
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}

@@ -10,6 +10,8 @@ if [ -d "$SYNCULAR_VECTORS" ]; then
   chmod -R a+rX "$syncular_stage"
   trap 'rm -rf "$syncular_stage"' EXIT
   export SYNCULAR_VECTORS=$syncular_stage
+  # present: a vector check that cannot read them fails instead of skipping
+  export SYNCULAR_REQUIRE_VECTORS=1
 else
   echo "(../shared/vectors absent: vector checks skip and the demo builds its own requests)"
   export SYNCULAR_VECTORS=/nonexistent

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the standalone codec conformance suite, pg_regress and isolation specs
-# (`make installcheck`) and pgTAP (`pg_prove`), against a throwaway cluster made by pg_virtualenv.
+# (`make installcheck`), pgTAP (`pg_prove`) and every SQL block of the docs (check-docs.sh),
+# against a throwaway cluster made by pg_virtualenv; ends with a summary that counts the skips.
 # Golden vectors are read from ../shared/vectors when present (SYNCULAR_VECTORS overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,8 @@ bash scripts/setup.sh
 . scripts/shared-env.sh
 
 echo "==> codec conformance (standalone)"
-make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS"
+codec_log=$(mktemp /tmp/syncular-codec.XXXXXX)
+make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS" | tee "$codec_log"
 
 echo "==> codec fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-10}s per target)"
 fuzz_probe=$(mktemp -d)
@@ -23,7 +25,9 @@ else
 fi
 rm -rf "$fuzz_probe"
 
-echo "==> pg_regress, isolation and pgTAP on a throwaway cluster"
+echo "==> pg_regress, isolation, pgTAP and the doc blocks on a throwaway cluster"
+docs_log=$(mktemp /tmp/syncular-docs.XXXXXX)
+chmod a+rw "$docs_log"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   set -e
@@ -34,5 +38,22 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   fi
   createdb syncular_tap
   PGDATABASE=syncular_tap pg_prove --ext .sql -r test/pgtap || status=1
+  echo '==> every sql block of README.md and docs/*.md (scripts/check-docs.sh)'
+  bash scripts/check-docs.sh > $docs_log || status=1
+  grep -v ': ok\$' $docs_log || true
   exit \$status
 "
+
+# The closing lines: what ran and what was skipped (a skip is never reported as a pass).
+echo "==> summary"
+sed -n 's/^# vectors: /codec vectors: /p' "$codec_log"
+skips=$(grep -c -e ': no manifest, skipped$' -e '^1\.\.0 # SKIP' "$codec_log" || true)
+if grep -q 'skipping codec_vectors' results/codec_vectors.out 2>/dev/null; then
+  echo "pg_regress codec_vectors: SKIPPED (golden vectors absent)"
+  skips=$((skips + 1))
+fi
+docs_skipped=$(sed -n 's/^doc blocks: .*, \([0-9]*\) skipped, .*/\1/p' "$docs_log")
+sed -n 's/^doc blocks: /doc blocks: /p' "$docs_log"
+if [ "${docs_skipped:-0}" -gt 0 ]; then skips=$((skips + 1)); fi
+rm -f "$codec_log" "$docs_log"
+echo "all suites passed; $skips skipped part(s) listed above"

@@ -1,7 +1,12 @@
 -- Golden vectors (shared/vectors, or $SYNCULAR_VECTORS): for every case of every manifest,
 -- debug_render(bin) equals the .json (jsonb equality) and debug_encode(json) renders back to the
 -- same JSON; every invalid file is rejected with the manifest's code in the error DETAIL.
--- Skips with a message when the folder is absent (alternative expected file codec_vectors_1.out).
+-- Skips with a message when the folder is absent (alternative expected file codec_vectors_1.out);
+-- scripts/test.sh reports that skip in its closing line.  With SYNCULAR_REQUIRE_VECTORS set (the
+-- test scripts set it when ../shared/vectors exists) an unreadable or wrong folder fails instead.
+-- Every vector set of the folder (a sub-folder with a manifest) is listed: a set this test does
+-- not run (push/: bare sparse rows, run by test/codec) shows as run_here = f.
+\getenv require SYNCULAR_REQUIRE_VECTORS
 \getenv vecdir SYNCULAR_VECTORS
 \if :{?vecdir}
 \else
@@ -10,6 +15,12 @@
 \endif
 SELECT (pg_stat_file(:'vecdir' || '/request/manifest.json', true)).size IS NOT NULL AS have_vectors \gset
 \if :have_vectors
+
+SELECT d AS vector_set, d IN ('request', 'response', 'segment') AS run_here
+  FROM pg_ls_dir(:'vecdir') d
+ WHERE CASE WHEN (pg_stat_file(:'vecdir' || '/' || d)).isdir
+            THEN (pg_stat_file(:'vecdir' || '/' || d || '/manifest.json', true)).size IS NOT NULL END
+ ORDER BY d;
 
 CREATE TEMP TABLE vec AS
 SELECT k.kind, c.ord, c.v->>'name' AS name,
@@ -58,6 +69,8 @@ SELECT kind, name, error AS expected, pg_temp.render_code(bin) AS got,
        pg_temp.render_code(bin) = error AS ok
   FROM bad ORDER BY kind, ord;
 
+\elif :{?require}
+\echo 'FAILED: golden vectors required (SYNCULAR_REQUIRE_VECTORS) but no request/manifest.json under' :'vecdir'
 \else
 \echo 'golden vectors not found (set SYNCULAR_VECTORS); skipping codec_vectors'
 \endif

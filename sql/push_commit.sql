@@ -88,7 +88,8 @@ SELECT _sync_row_id, id, list_id, score, raw FROM public.counters;
 SELECT set_config('pushtest.table', '', false) IS NOT NULL AS todos;
 
 -- wire version 2: full-row payloads (every column present: absent keys become NULL), responses
--- in wire 2, conflicts without conflictColumns
+-- in wire 2, conflicts without conflictColumns; scope columns are stripped from an update, so
+-- list_id keeps no column version (SPEC v2 §3.4 rule 5, push_wire2)
 SELECT * FROM pg_temp.acquire('p2', 'u1', 'W');
 SELECT * FROM pg_temp.round('p2', 'u1', 'W', jsonb_build_array(
   pg_temp.pc('w-1', pg_temp.up('todos', '{"id": "t1", "list_id": "l1", "title": "v2", "n": 1}', NULL, 2)),

@@ -167,7 +167,7 @@ rendering_to_jsonb(const char *text)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	Datum		result = (Datum) 0;
+	volatile Datum result = (Datum) 0;	/* volatile: set inside PG_TRY */
 	ErrorData  *volatile refused = NULL;
 
 	/* the common case needs no subtransaction; a parallel worker may not start one */
@@ -680,7 +680,7 @@ frame_type_of(const char *name, const char *path)
 	};
 	int			i;
 
-	for (i = 0; i < lengthof(types); i++)
+	for (i = 0; i < (int) lengthof(types); i++)
 	{
 		const char *n = ssp_frame_name(types[i]);
 

@@ -133,7 +133,7 @@ sync_error_info(const char *code)
 
 	if (!ready)
 	{
-		for (int i = 0; i < lengthof(catalogue); i++)
+		for (int i = 0; i < (int) lengthof(catalogue); i++)
 		{
 			resolved[i] = catalogue[i];
 			resolved[i].sqlstate = sqlstate_for(&catalogue[i]);
@@ -142,7 +142,7 @@ sync_error_info(const char *code)
 	}
 	if (code == NULL)
 		return NULL;
-	for (int i = 0; i < lengthof(resolved); i++)
+	for (int i = 0; i < (int) lengthof(resolved); i++)
 		if (strcmp(resolved[i].code, code) == 0)
 			return &resolved[i];
 	return NULL;
@@ -189,11 +189,14 @@ PG_FUNCTION_INFO_V1(syncular_raise);
 
 /*
  * syncular._raise(code text, message text, details jsonb DEFAULT NULL) RETURNS void
- * SQL entry to sync_raise for the plpgsql parts of the extension.  Always raises.
+ * syncular._raise(code text, message text, details jsonb, hint text) RETURNS void
+ * SQL entry to sync_raise for the plpgsql parts of the extension.  Always raises; the second
+ * form adds an errhint (what the operator can do about it).
  */
 Datum
 syncular_raise(PG_FUNCTION_ARGS)
 {
+	const SyncErrorInfo *e;
 	char	   *code;
 	char	   *message;
 	char	   *details = NULL;
@@ -204,7 +207,14 @@ syncular_raise(PG_FUNCTION_ARGS)
 	message = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
 		details = JsonbToCString(NULL, &PG_GETARG_JSONB_P(2)->root, VARSIZE(PG_GETARG_JSONB_P(2)));
-	sync_raise(code, message, details);
+	if (PG_NARGS() < 4 || PG_ARGISNULL(3))
+		sync_raise(code, message, details);
+	e = sync_error_info(code);
+	ereport(ERROR,
+			(errcode(e ? e->sqlstate : ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s", message),
+			 errdetail("%s", sync_error_detail_json(code, details)),
+			 errhint("%s", text_to_cstring(PG_GETARG_TEXT_PP(3)))));
 	PG_RETURN_VOID();
 }
 
@@ -222,7 +232,7 @@ syncular_error_catalog(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	(void) sync_error_info(NULL);	/* resolve SQLSTATEs */
-	for (int i = 0; i < lengthof(catalogue); i++)
+	for (int i = 0; i < (int) lengthof(catalogue); i++)
 	{
 		const SyncErrorInfo *e = sync_error_info(catalogue[i].code);
 		Datum		values[6];

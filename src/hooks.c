@@ -346,7 +346,7 @@ run_validator(Oid fn, int nargs, Datum *args, bool *nulls, const char *table, Js
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile bool ok = true;
-	ErrorData  *edata = NULL;
+	ErrorData  *volatile edata = NULL;
 
 	*rejection = NULL;
 	BeginInternalSubTransaction(NULL);

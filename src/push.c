@@ -1026,6 +1026,12 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 
 				if (!v->present)
 					continue;
+				/* wire 2 strips every scope column from the update set (SPEC v2 §3.4 rule 5) */
+				if (round->wire_version < 3)
+				{
+					vals[sc->column_index].present = false;
+					continue;
+				}
 				old = sync_row_scopes_lookup(&stored_scopes, sc->variable);
 				now = scope_text(&t->codec_columns[sc->column_index], v);
 				if (old == NULL || now == NULL || strcmp(old, now) != 0)
@@ -1035,14 +1041,31 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 					return false;
 				}
 			}
-			if (op->has_base_version && op->base_version > stored.server_version)
+			if (op->has_base_version && round->wire_version < 3)
+			{
+				/* wire 2 compares row versions: any other base is a conflict (SPEC v2 §6.2) */
+				if (op->base_version != stored.server_version)
+				{
+					uint32		blen;
+					uint8	   *bitmap = new_bitmap(t, &blen);
+
+					/* kept with the stored result; the wire-2 record carries no bitmap */
+					for (int c = 0; c < t->ncolumns; c++)
+						if (vals[c].present && c != t->pk_index &&
+							t->columns[c].type != SSP_COL_CRDT)
+							bitmap[c / 8] |= (uint8) (1 << (c % 8));
+					set_conflict(rej, i, &stored, bitmap, blen);
+					return false;
+				}
+			}
+			else if (op->has_base_version && op->base_version > stored.server_version)
 			{
 				set_error(rej, i, "sync.invalid_request",
 						  "baseVersion is ahead of the server version", false);
 				return false;
 			}
 			cv = column_versions(t, &stored);
-			if (op->has_base_version)
+			if (op->has_base_version && round->wire_version >= 3)
 			{
 				uint32		blen;
 				uint8	   *bitmap = new_bitmap(t, &blen);
@@ -1110,7 +1133,8 @@ apply_op(PushState *st, int32 i, const SspPushOp *op)
 				set_error(rej, i, "sync.row_missing", "the row does not exist", false);
 				return false;
 			}
-			if (!op->has_base_version)
+			/* wire 2 has no delete precedence: an unversioned upsert inserts (SPEC v2 §6.2) */
+			if (!op->has_base_version && round->wire_version >= 3)
 			{
 				int64		tomb_seq;
 				Jsonb	   *tomb_scopes = NULL;
@@ -1552,7 +1576,11 @@ write_outcome(SyncRound *round, const SspPushCommit *commit, const CommitOutcome
 		if (r->status == SSP_RESULT_APPLIED)
 			continue;
 		res[i].code.ptr = r->code;
-		res[i].code.len = strlen(r->code);
+		/* the wire-2 catalogue has no declared references: their FK-like rejection is the
+		 * constraint code it lists for unique/FK/not-null failures (SPEC v2 §10.2) */
+		if (round->wire_version < 3 && strcmp(r->code, "sync.reference_violation") == 0)
+			res[i].code.ptr = "sync.constraint_violation";
+		res[i].code.len = strlen(res[i].code.ptr);
 		res[i].message.ptr = r->message;
 		res[i].message.len = strlen(r->message);
 		if (r->status == SSP_RESULT_CONFLICT)

@@ -312,7 +312,7 @@ blob_ref_text(JsonbContainer *obj, uint32 *len)
 
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');
-	for (int k = 0; k < lengthof(order); k++)
+	for (int k = 0; k < (int) lengthof(order); k++)
 	{
 		JsonbValue	m;
 

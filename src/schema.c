@@ -112,7 +112,7 @@ column_type_tag(const char *t)
 	static const char *const names[] = {"string", "integer", "float", "boolean", "json",
 	"bytes", "blob_ref", "crdt"};
 
-	for (int i = 0; i < lengthof(names); i++)
+	for (int i = 0; i < (int) lengthof(names); i++)
 		if (strcmp(t, names[i]) == 0)
 			return (uint8) (i + 1);
 	schema_corrupt("column type");
@@ -263,8 +263,8 @@ SyncSchema *
 sync_schema_get(void)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	char	   *key = NULL;
-	Jsonb	   *compiled = NULL;
+	char	   *volatile key = NULL;	/* volatile: live across PG_TRY below */
+	Jsonb	   *volatile compiled = NULL;
 	Oid			hooks[3] = {InvalidOid, InvalidOid, InvalidOid};
 	int			rc;
 

@@ -193,7 +193,7 @@ sync_scopes_resolve(SyncRound *round)
 	Oid			fn;
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	Jsonb	   *result = NULL;
+	Jsonb	   *volatile result = NULL;	/* volatile: set inside PG_TRY */
 	volatile bool ok = false;
 	const char *volatile reason = NULL;
 	ErrorData  *volatile failure = NULL;

@@ -195,8 +195,8 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	int			status = 200;
-	const char *ctype = SYNC_CONTENT_TYPE;
+	volatile int status = 200;	/* volatile: set in PG_CATCH */
+	const char *volatile ctype = SYNC_CONTENT_TYPE;
 	bytea	   *body = NULL;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};

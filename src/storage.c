@@ -245,7 +245,7 @@ free_table_plans(void *entry)
 		SPI_freeplan(tp->prefetch);
 }
 
-static PlanCache table_plan_cache = {sizeof(TablePlans), free_table_plans};
+static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
 
 static SPIPlanPtr
 prepare(const char *sql, int nargs, Oid *types)
@@ -1131,7 +1131,7 @@ free_ref_plans(void *entry)
 		pfree(rp->plans);
 }
 
-static PlanCache ref_plan_cache = {sizeof(RefPlans), free_ref_plans};
+static PlanCache ref_plan_cache = {.entry_size = sizeof(RefPlans), .free_entry = free_ref_plans};
 
 /* The projection can answer the lookup: a materialized column compared in its SQL type. */
 static bool

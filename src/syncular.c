@@ -20,7 +20,7 @@ void		_PG_init(void);
 int			sync_max_operations_per_request = 500;
 
 /*
- * Per-request resource limits (README "Security"; docs/settings.md).  PGC_SUSET: a superuser
+ * Per-request resource limits (README "Security"; docs/limits.md).  PGC_SUSET: a superuser
  * or a role granted SET on the parameter may change them, a gateway role with EXECUTE only may
  * not.  Bytes are plain byte counts (GUC_UNIT_BYTE, so '8MB' is accepted).
  */

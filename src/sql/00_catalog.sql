@@ -186,8 +186,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION syncular.syncular_writer_fence() IS
-'Trigger function of sync_commits_writer_fence (BEFORE INSERT on syncular.sync_commits; RFC 0007 writer fence, '
-'barrier-rfc0007.md §5): refuses a commit whose writer_version is NULL or below '
+'Trigger function of sync_commits_writer_fence (BEFORE INSERT on syncular.sync_commits; RFC 0007 writer fence): '
+'refuses a commit whose writer_version is NULL or below '
 'sync_writer_fence.required_writer_version for its partition, raising sync.storage.writer_fence_rejected '
 '(SQLSTATE P0001, message = the code, DETAIL {"code": "sync.storage.writer_fence_rejected", "details": '
 '{"partition", "writerVersion", "requiredWriterVersion"}}, the catalogue form). Partitions without a fence row are '
@@ -241,3 +241,39 @@ REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 -- serves that order whatever the database's default collation.
 CREATE INDEX sync_row_scopes_paging ON syncular.sync_row_scopes
   (partition, tbl, var, value, row_id COLLATE "C");
+
+-- ---------------------------------------------------------------------------------------------
+-- What each catalog table holds (psql \dt+ syncular.*).  Writers are the engine and the SQL
+-- surface; app roles never write them (90_grants.sql).
+COMMENT ON TABLE syncular.sync_partitions IS
+'One row per partition (tenant): max_commit_seq = the last commit sequence appended, horizon_seq = the pruning horizon (SPEC §4.6: a cursor below it resets). Every push locks its row FOR UPDATE; ensure_schema and unregister_schema take LOCK TABLE IN EXCLUSIVE MODE.';
+COMMENT ON TABLE syncular.sync_partition_registry IS
+'The log epoch of each partition (SPEC §2.1): a client whose logEpoch differs is told to reset. Written on first use of a partition and by syncular.rotate_log_epoch; last_authenticated_at_ms = the last authenticated round.';
+COMMENT ON TABLE syncular.sync_row_scopes IS
+'Inverted index over the current synced rows: one row per (partition, table, scope variable, value, row id); bootstrap pages and scope checks read it. Kept in step with the synced tables by the engine.';
+COMMENT ON TABLE syncular.sync_commits IS
+'The commit log (SPEC §2.1): one row per applied commit, (partition, commit_seq) with the client, clientCommitId, actor and time; writer_version is the RFC 0007 writer fence value (trigger sync_commits_writer_fence). Pruned by syncular.prune.';
+COMMENT ON TABLE syncular.sync_changes IS
+'The changes of each logged commit (SPEC §2.2), in order (idx): table, row id, op (1 upsert, 2 delete), row version, stored scopes and the full-row payload; incremental pulls serve them. Pruned with their commit.';
+COMMENT ON TABLE syncular.sync_change_scopes IS
+'Inverted index over the log: which commits changed rows of a (table, scope variable, value), for incremental pulls. Pruned with the log.';
+COMMENT ON TABLE syncular.sync_push_results IS
+'Idempotency records (SPEC §2.3, §6.3): the outcome of each pushed (client, clientCommitId), applied or rejected, replayed unchanged to a retry. Kept by default; syncular.prune drops them only when asked (pushResultsOlderThanMs).';
+COMMENT ON TABLE syncular.sync_reactions IS
+'Durable reactions (SPEC §6.9) planned by the reaction planner in the commit transaction and drained by claim_reactions / complete_reaction / fail_reaction: status pending, leased, completed or dead-letter, with leases, attempts and backoff. View: syncular.reactions.';
+COMMENT ON TABLE syncular.sync_clients IS
+'Client records (SPEC §4.5): per (partition, client id) the bound actor, wire version, last cursor, subscriptions and time of the last round. A client id bound to another actor is refused. View: syncular.clients.';
+COMMENT ON TABLE syncular.sync_blob_refs IS
+'The blob ids referenced by blob_ref values of current rows (SPEC §5.9.4), per (partition, table, row id). Indexed only: this server has no blob store.';
+COMMENT ON TABLE syncular.sync_tombstones IS
+'Tombstones of deleted rows (delete precedence): the commit that deleted (partition, table, row id). An unversioned wire-3 upsert onto a tombstoned row answers sync.row_deleted; an insert clears it. Pruned with the log.';
+COMMENT ON TABLE syncular.sync_backfill_checkpoints IS
+'RFC 0007 backfill checkpoints per (partition, name): the schema version they gate, state declared / backfilling / activated, owner epoch, watermark and observed rows. A pending checkpoint refuses rounds with sync.schema_not_ready. API: declare/claim/advance/activate_checkpoint.';
+COMMENT ON TABLE syncular.sync_writer_fence IS
+'RFC 0007 writer fence: the lowest writer version allowed to append commits to a partition (trigger sync_commits_writer_fence). Raised by checkpoint declarations and schema bumps.';
+COMMENT ON TABLE syncular.sync_schema_meta IS
+'The stored schema marker (singleton id 1): the registered schema version and the stored column layouts of every synced table, checked by ensure_schema and readiness (barrier-rfc0007 storage checks).';
+COMMENT ON TABLE syncular.sync_settings IS
+'The registration (singleton id 1): the app schema holding the synced tables, the compiled schema the C engine reads (docs/compiled-schema.md), and the hooks: scope resolver, commit validator, reaction planner. Written by ensure_schema and the set_* functions; emptied by unregister_schema.';
+COMMENT ON TABLE syncular.sync_row_validators IS
+'The row validator of each synced table (docs/hooks.md), registered with syncular.set_row_validator.';

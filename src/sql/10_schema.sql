@@ -545,6 +545,17 @@ COMMENT ON FUNCTION syncular._layout_entry_equal(jsonb, jsonb) IS
   'Internal. True when two layout entries have equal name, type and nullable; false when either is NULL. Raises nothing.';
 
 -- Same-version stored-layout check (barrier-rfc0007.md §6.1).
+-- The errhint of a refused schema change: what a second, different ensure_schema can do instead.
+CREATE FUNCTION syncular._schema_change_hint() RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT 'A registered schema changes only by an append-only bump: raise its version (schemaVersion '
+         'or version) and only add tables, retire tables or append nullable columns. To discard the '
+         'registration instead (test data), SELECT syncular.unregister_schema(<app schema>, '
+         'drop_tables => true) and ensure_schema again.'
+$$;
+COMMENT ON FUNCTION syncular._schema_change_hint() IS
+  'Internal. The errhint text of sync.storage.stored_layout_mismatch and sync.storage.schema_not_append_only raised by ensure_schema: how to change a registered schema (an append-only version bump) or discard it (syncular.unregister_schema).';
+
 CREATE FUNCTION syncular._verify_stored_layouts(compiled jsonb, stored jsonb) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -570,7 +581,8 @@ BEGIN
         PERFORM syncular._raise('sync.storage.stored_layout_mismatch',
           'stored schema layouts disagree with the configured schema at the same version',
           jsonb_build_object('phase', 'storage_migration', 'table', t ->> 'name',
-                             'column', coalesce(c ->> 'name', s ->> 'name', '')));
+                             'column', coalesce(c ->> 'name', s ->> 'name', '')),
+          syncular._schema_change_hint());
       END IF;
     END LOOP;
   END LOOP;
@@ -578,7 +590,8 @@ BEGIN
     IF NOT (k = ANY (names)) THEN
       PERFORM syncular._raise('sync.storage.stored_layout_mismatch',
         'stored schema layouts disagree with the configured schema at the same version',
-        jsonb_build_object('phase', 'storage_migration', 'table', k));
+        jsonb_build_object('phase', 'storage_migration', 'table', k),
+        syncular._schema_change_hint());
     END IF;
   END LOOP;
 END
@@ -829,9 +842,11 @@ BEGIN
 
   -- the app schema: explicit, else the registered one, else the caller's current_schema()
   IF registered IS NOT NULL AND app_schema IS NOT NULL AND app_schema <> registered THEN
-    PERFORM syncular._schema_invalid('a different app schema is already registered in this database',
-                                     'app_schema', NULL, NULL,
-                                     jsonb_build_object('registeredSchema', registered, 'appSchema', app_schema));
+    PERFORM syncular._raise('sync.storage.schema_invalid',
+      'a different app schema is already registered in this database',
+      jsonb_build_object('rule', 'app_schema', 'registeredSchema', registered, 'appSchema', app_schema),
+      format('One app schema per database: pass app_schema => %L (or omit it), or undo the '
+             'registration first with SELECT syncular.unregister_schema(%L).', registered, registered));
   END IF;
   target := coalesce(app_schema, registered, caller_schema);
   IF target IS NULL THEN
@@ -851,7 +866,10 @@ BEGIN
   IF stored_ver IS NOT NULL AND stored_ver > version THEN
     PERFORM syncular._raise('sync.storage.schema_newer',
       'stored schema version is newer than the schema being ensured',
-      jsonb_build_object('phase', 'storage_migration', 'storedSchemaVersion', stored_ver, 'runningSchemaVersion', version));
+      jsonb_build_object('phase', 'storage_migration', 'storedSchemaVersion', stored_ver, 'runningSchemaVersion', version),
+      format('This database already serves schema version %s: deploy that IR (or a newer one). '
+             'Versions never go back; to start over, SELECT syncular.unregister_schema(%L).',
+             stored_ver, target));
   END IF;
 
   -- ---- same version: verify only, no writes
@@ -866,8 +884,12 @@ BEGIN
   IF stored_ver IS NULL THEN
     FOREACH tname IN ARRAY new_names LOOP
       IF to_regclass(format('%I.%I', target, tname)) IS NOT NULL THEN
-        PERFORM syncular._schema_invalid('a synced table to create already exists in the app schema',
-                                         'table_exists', tname);
+        PERFORM syncular._raise('sync.storage.schema_invalid',
+          'a synced table to create already exists in the app schema',
+          jsonb_build_object('table', tname, 'rule', 'table_exists'),
+          format('ensure_schema creates its synced tables: drop or rename %I.%I (a table kept by '
+                 'syncular.unregister_schema or DROP EXTENSION), or register into another app_schema.',
+                 target, tname));
       END IF;
     END LOOP;
     FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') WITH ORDINALITY ORDER BY ordinality LOOP
@@ -890,8 +912,12 @@ BEGIN
     tname := t ->> 'name';
     IF NOT stored ? tname THEN
       IF to_regclass(format('%I.%I', target, tname)) IS NOT NULL THEN
-        PERFORM syncular._schema_invalid('a synced table to create already exists in the app schema',
-                                         'table_exists', tname);
+        PERFORM syncular._raise('sync.storage.schema_invalid',
+          'a synced table to create already exists in the app schema',
+          jsonb_build_object('table', tname, 'rule', 'table_exists'),
+          format('ensure_schema creates its synced tables: drop or rename %I.%I (a table kept by '
+                 'syncular.unregister_schema or DROP EXTENSION), or register into another app_schema.',
+                 target, tname));
       END IF;
       created := created || tname;
       CONTINUE;
@@ -904,17 +930,20 @@ BEGIN
       IF i >= new_n THEN
         PERFORM syncular._raise('sync.storage.schema_not_append_only',
           'schema change is not append-only: the stored layout must be a prefix of the new one',
-          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', old_layout -> i ->> 'name', 'reason', 'column_removed'));
+          jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', old_layout -> i ->> 'name', 'reason', 'column_removed'),
+          syncular._schema_change_hint());
       ELSIF i < old_n AND NOT syncular._layout_entry_equal(old_layout -> i, new_cols -> i) THEN
         PERFORM syncular._raise('sync.storage.schema_not_append_only',
           'schema change is not append-only: the stored layout must be a prefix of the new one',
           jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', coalesce(new_cols -> i ->> 'name', ''),
-                             'reason', 'column_changed'));
+                             'reason', 'column_changed'),
+          syncular._schema_change_hint());
       ELSIF i >= old_n AND NOT (new_cols -> i -> 'nullable')::text::boolean THEN
         PERFORM syncular._raise('sync.storage.schema_not_append_only',
           'schema change is not append-only: appended columns must be nullable',
           jsonb_build_object('phase', 'storage_migration', 'table', tname, 'column', new_cols -> i ->> 'name',
-                             'reason', 'appended_column_not_nullable'));
+                             'reason', 'appended_column_not_nullable'),
+          syncular._schema_change_hint());
       END IF;
     END LOOP;
   END LOOP;
@@ -1030,8 +1059,8 @@ LANGUAGE sql VOLATILE AS $$
   SELECT syncular._ensure_schema(ir, checkpoints, app_schema, pg_catalog.current_schema())
 $$;
 COMMENT ON FUNCTION syncular.ensure_schema(jsonb, jsonb, text) IS
-$$Registers, verifies or migrates the app's synced tables (data-model-and-storage.md §2, §6, §7, §8; docs/compiled-schema.md).
+$$Registers, verifies or migrates the app's synced tables (SPEC §2.4 schema IR, §7.4 schema bumps; docs/compiled-schema.md).
 Arguments: ir = schema IR, typegen (irVersion 1: schemaVersion, tables[{name, primaryKey, columns[{name, type, nullable, crdtType?, encrypted?}], scopes[{pattern, variable, column}], indexes?, references?[{column, parentTable, onDelete}], materialize?}]) or the plain server shape (version, scopes as "prefix:{variable}" or {pattern, column}); checkpoints = JSON array of RFC 0007 backfill-checkpoint declarations (accepted; installed by the barrier code); app_schema = schema holding the synced tables (default: the registered one, else the caller's current_schema()); one app schema per database.
 Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE, then reads the marker: none -> creates every table and index and writes sync_schema_meta and sync_settings ("created"); same version -> verifies the stored layouts, writes nothing ("verified"); older -> append-only bump in the caller's transaction: retired tables dropped, new tables created, nullable columns added, sync_ix_* indexes rebuilt, payloads re-encoded with trailing NULLs (batches of 500), projection backfilled when materialize was turned on ("migrated").
 Returns {schemaVersion, action, appSchema, tables[, previousSchemaVersion, created, dropped, altered, rewrittenRows]}.
-Errors: sync.storage.schema_invalid (22023; details {table?, column?, rule}), sync.storage.checkpoint_incomplete (55000; {phase: "backfill_checkpoint", partition, name}), sync.storage.schema_newer (55000; {phase: "storage_migration", storedSchemaVersion, runningSchemaVersion}), sync.storage.schema_not_append_only (22023; {phase: "storage_migration", table, column, reason}), sync.storage.stored_layout_mismatch (55000; {phase: "storage_migration", table, column} | {phase, table}), sync.storage.physical_layout_mismatch (55000; {phase: "storage_migration", table, reason, ...}); DDL errors of PostgreSQL pass through.$$;
+Errors: sync.storage.schema_invalid (22023; details {table?, column?, rule}), sync.storage.checkpoint_incomplete (55000; {phase: "backfill_checkpoint", partition, name}), sync.storage.schema_newer (55000; {phase: "storage_migration", storedSchemaVersion, runningSchemaVersion}), sync.storage.schema_not_append_only (22023; {phase: "storage_migration", table, column, reason}), sync.storage.stored_layout_mismatch (55000; {phase: "storage_migration", table, column} | {phase, table}), sync.storage.physical_layout_mismatch (55000; {phase: "storage_migration", table, reason, ...}); DDL errors of PostgreSQL pass through. A refused second, different registration (another app_schema, a changed layout at the same version, a non-append-only change, an older version, a table left in the way) carries an errhint with the way out: an append-only version bump, the registered app_schema, or syncular.unregister_schema.$$;

@@ -49,7 +49,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION syncular.set_row_validator(text, regprocedure) IS
-$$Registers the §6.7 row validator of one synced table (push-and-pull.md §2.7; barrier-rfc0007.md §8.1; docs/hooks.md), replacing any previous one, or unregisters it when fn is NULL.
+$$Registers the §6.7 row validator of one synced table (SPEC §6.7; docs/hooks.md), replacing any previous one, or unregisters it when fn is NULL.
 tbl must name a table of the compiled schema (syncular.sync_settings.compiled); fn must be a plain, non-STRICT function (op text, tbl text, row_id text, new_row jsonb, stored_row jsonb, actor_id text, partition text) RETURNS void (argument names are free). The engine calls it in the push transaction, before the row write, with op 'upsert' or 'delete', the row that will persist (NULL for a delete) and the stored row (NULL for an insert), both as syncular.decode_row JSON; it rejects with RAISE ... USING ERRCODE = 'SY001' (see syncular._validator_rejection).
 Stored in syncular.sync_row_validators; rewrites the sync_settings row so that cached hooks reload. Owner-only.
 Errors: sync.unknown_table (SQLSTATE 42P01; details {table}) when tbl is NULL, no schema is registered or the table is not in it (also when unregistering); sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a STRICT function, a procedure, an aggregate, a window, set-returning or variadic function.$$;
@@ -68,7 +68,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION syncular.set_commit_validator(regprocedure) IS
-$$Registers the §6.8 whole-commit validator (push-and-pull.md §2.7; barrier-rfc0007.md §8.2; docs/hooks.md), or unregisters it when fn is NULL.
+$$Registers the §6.8 whole-commit validator (SPEC §6.8; docs/hooks.md), or unregisters it when fn is NULL.
 fn must be a plain function (operations jsonb, client_id text, client_commit_id text, actor_id text, partition text) RETURNS void (argument names are free). The engine calls it once per new commit, after every operation and the reference pass, before the append, in the push transaction; operations is the ordered evidence [{opIndex, op, table, rowId, row, stored, storedServerVersion, nextServerVersion}] (docs/hooks.md). It rejects with RAISE ... USING ERRCODE = 'SY001', DETAIL = '{"code": ..., "opIndex": n}' (see syncular._validator_rejection).
 Stored in syncular.sync_settings.commit_validator (the singleton row is created when absent). Owner-only.
 Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a window, set-returning or variadic function.$$;
@@ -86,7 +86,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION syncular.set_reaction_planner(regprocedure) IS
-$$Registers the §6.9 reaction planner (push-and-pull.md §2.8; docs/hooks.md), or unregisters it when fn is NULL.
+$$Registers the §6.9 reaction planner (SPEC §6.9; docs/hooks.md), or unregisters it when fn is NULL.
 fn must be a plain function (operations jsonb, client_id text, client_commit_id text, actor_id text, partition text) RETURNS jsonb (argument names are free), called like the commit validator but only for a new commit that passed every validator; it returns a JSON array of reaction records [{key, type, version, payload, maxAttempts?}] (or NULL / [] for none), which the engine hands to syncular._enqueue_reactions in the same transaction. Any error it raises, or an invalid record, aborts the commit as a server failure (sync.internal_error, nothing persisted).
 Stored in syncular.sync_settings.reaction_planner (the singleton row is created when absent). Owner-only.
 Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a window, set-returning or variadic function.$$;

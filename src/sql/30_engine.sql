@@ -8,14 +8,14 @@ COMMENT ON FUNCTION syncular.handle(bytea, text, text) IS
 'Serves one Syncular sync round (SSP2 request bytes in, SSP2 response bytes out) inside the calling transaction. '
 'request: an SSP2 request message, wire version 2 or 3 (the response uses the same version). '
 'partition: the tenant the host authenticated the caller into; actor_id: the authenticated actor. '
-'Pushes (SPEC §6, push-and-pull.md §2) run one subtransaction per commit and lock the partition row until the '
+'Pushes (SPEC §6) run one subtransaction per commit and lock the partition row until the '
 'caller''s transaction ends; pulls (§4) read one snapshot taken after the pushes. Applied commits NOTIFY '
 'syncular_commit with payload base64url(partition) || '':'' || commit_seq, delivered at commit. '
 'Protocol outcomes (schema floor, epoch reset, rejected commits, conflicts, revoked or reset subscriptions) are '
 'encoded in the response; a commit whose row is over syncular.max_row_bytes or whose rowId, scope value or '
 'index key is over its maximum is a durable rejection (sync.invalid_request, reason row_too_large / key_too_large), '
 'and pull sections stop at syncular.max_response_bytes with a resume token or their last delivered commit '
-'(docs/settings.md). Request-level failures are raised with DETAIL {"code": ..., "details": ...}: '
+'(docs/limits.md). Request-level failures are raised with DETAIL {"code": ..., "details": ...}: '
 'sync.invalid_request (22023: undecodable message, response-kind message, wire version 1, pushes without '
 'logEpoch, accept without bit 0 or 1, NULL arguments; a request over syncular.max_request_bytes, checked before '
 'decoding, details {maxRequestBytes, requestBytes}; more than syncular.max_subscriptions_per_request '
@@ -36,10 +36,10 @@ LANGUAGE C VOLATILE PARALLEL UNSAFE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'syncular_handle_http';
 COMMENT ON FUNCTION syncular.handle_http(bytea, text, text, text) IS
-'POST /sync as one row (wire-format.md §9): runs syncular.handle in a subtransaction and returns exactly what the '
+'POST /sync as one row (SPEC §1.1): runs syncular.handle in a subtransaction and returns exactly what the '
 'HTTP endpoint answers. Success: 200, application/vnd.syncular.sync.v2, the SSP2 response. A content_type whose '
 'part before '';'' is not application/vnd.syncular.sync.v2: 415 with a sync.invalid_request JSON body. A catalogue '
-'error raised by the round: its catalogue HTTP status (errors.md §3) and the JSON body {code, category, retryable, '
+'error raised by the round: its catalogue HTTP status (SPEC §10) and the JSON body {code, category, retryable, '
 'recommendedAction, message, details?}, nothing written. Any other error: 500 sync.internal_error with a fixed '
 'message (the database text goes to the server log only). Query cancellation is re-raised. SECURITY DEFINER like '
 'syncular.handle.';

@@ -134,7 +134,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION syncular.prune(text, jsonb) IS
-$$Prunes one partition's commit log (push-and-pull.md §5, §3.8; SPEC §4.6). Nothing prunes automatically: schedule it (hourly to daily).
+$$Prunes one partition's commit log (SPEC §4.6). Nothing prunes automatically: schedule it (hourly to daily).
 retention (JSON object, all keys optional, non-negative integers): activeWindowMs (default 1209600000 = 14 d; clients updated within it hold the floor at their minimum cursor, a cursor of -1 holds everything), forceAgeMs (default 2592000000 = 30 d; commits created before now - forceAgeMs may be pruned regardless of cursors), minRetainedCommits (default 1000; the newest commits always kept), pushResultsOlderThanMs (absent by default = never; when set, also deletes the sync_push_results of commits still in the log created before now - value, before the log is cut), nowMs (clock override, for tests and replays).
 target = min(max(floor, forcedSeq), maxSeq - minRetainedCommits); horizon = max(old horizon, target, 0); deletes sync_commits, sync_changes, sync_change_scopes and sync_tombstones with commit_seq <= horizon. With no active client the floor is maxSeq. Locks the sync_partitions row, then the registry row (FOR UPDATE). Safe to repeat.
 Returns {previousHorizonSeq, horizonSeq, removedCommits[, removedPushResults]}.
@@ -153,7 +153,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION syncular.rotate_log_epoch(text) IS
-$$Rotates a partition's log epoch, e.g. after a backup restore and before traffic resumes (push-and-pull.md §1.2, §5; SPEC §2.1).
+$$Rotates a partition's log epoch, e.g. after a backup restore and before traffic resumes (SPEC §2.1, §4.6).
 Under the partition lock (sync_partitions row, then registry row, FOR UPDATE): sets a new random epoch (gen_random_uuid()::text), epoch_required = true, and deletes every sync_clients row of the partition; clients then reset and re-bootstrap. Returns the new epoch.
 Errors: sync.storage.partition_unregistered (SQLSTATE 42704; details {partition}) for a partition without a registry row.$$;
 
@@ -171,7 +171,7 @@ SELECT coalesce(p.partition, r.partition)          AS partition,
   FROM syncular.sync_partitions p
   FULL JOIN syncular.sync_partition_registry r ON r.partition = p.partition;
 COMMENT ON VIEW syncular.partitions IS
-  'Read-only. One row per known partition (counter row and/or registry row): max_commit_seq, horizon_seq (0 when the partition never pushed), log_epoch and last_authenticated_at_ms (NULL when unregistered), clients = number of client records. push-and-pull.md §5.';
+  'Read-only. One row per known partition (counter row and/or registry row): max_commit_seq, horizon_seq (0 when the partition never pushed), log_epoch and last_authenticated_at_ms (NULL when unregistered), clients = number of client records. SPEC §4.6.';
 
 CREATE VIEW syncular.clients AS
 SELECT c.partition, c.client_id, c.actor_id, c.wire_version, c.cursor, c.subscriptions, c.updated_at_ms,
@@ -179,7 +179,7 @@ SELECT c.partition, c.client_id, c.actor_id, c.wire_version, c.cursor, c.subscri
   FROM syncular.sync_clients c
   LEFT JOIN syncular.sync_partitions p ON p.partition = c.partition;
 COMMENT ON VIEW syncular.clients IS
-  'Read-only. The client records (push-and-pull.md §1.3) plus behind_horizon: true when 0 <= cursor < the partition''s horizon_seq (its next pull resets with sync.cursor_expired).';
+  'Read-only. The client records (SPEC §4.5) plus behind_horizon: true when 0 <= cursor < the partition''s horizon_seq (its next pull resets with sync.cursor_expired).';
 
 CREATE VIEW syncular.commits AS
 SELECT c.partition, c.commit_seq, c.client_id, c.client_commit_id, c.actor_id, c.created_at_ms,
@@ -189,4 +189,4 @@ SELECT c.partition, c.commit_seq, c.client_id, c.client_commit_id, c.actor_id, c
                        FROM syncular.sync_changes x
                       WHERE x.partition = c.partition AND x.commit_seq = c.commit_seq) ch ON true;
 COMMENT ON VIEW syncular.commits IS
-  'Read-only. The commit log (data-model-and-storage.md §1.2, §4 sync_commits) with changes = number of sync_changes rows and tables = the distinct tables they touch.';
+  'Read-only. The commit log (SPEC §2.1; table sync_commits) with changes = number of sync_changes rows and tables = the distinct tables they touch.';

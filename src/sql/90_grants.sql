@@ -18,7 +18,7 @@
 --
 --   -- a stateless gateway role: serve rounds
 --   GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO sync_gateway;
---   GRANT EXECUTE ON FUNCTION syncular.handle_http(...)         TO sync_gateway;   -- see \df syncular.handle_http
+--   GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text) TO sync_gateway;
 --   -- ... and its realtime sockets (docs/realtime.md; the fanout trusts the registrations it is given)
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text)               TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
@@ -27,10 +27,13 @@
 --
 --   -- backend jobs writing synced data from SQL
 --   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;
---   GRANT EXECUTE ON FUNCTION syncular.pull(text, text, text, jsonb) TO app_jobs;
+--   GRANT EXECUTE ON FUNCTION syncular.pull(text, text, text, jsonb, jsonb) TO app_jobs;
 --
 --   -- a monitoring role
---   GRANT SELECT ON syncular.partitions, syncular.clients, syncular.commits TO monitoring;
+--   GRANT SELECT ON syncular.partitions, syncular.clients, syncular.commits, syncular.reactions
+--     TO monitoring;
+--
+-- (README "Security" carries the same statements; the doc check runs them.)
 --
 -- Settings: every syncular.* GUC (operation caps, request limits, checkpoint declarations) is
 -- PGC_SUSET; EXECUTE on the surface gives no right to change them.  A superuser grants one with
@@ -48,6 +51,7 @@ REVOKE EXECUTE ON ALL ROUTINES IN SCHEMA syncular FROM PUBLIC;
 
 -- Explicitly owner-only, whatever is granted in bulk later (documentation by statement).
 REVOKE EXECUTE ON FUNCTION syncular.ensure_schema(jsonb, jsonb, text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION syncular.unregister_schema(text, boolean) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION syncular.set_scope_resolver(regprocedure) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION syncular.prune(text, jsonb) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION syncular.rotate_log_epoch(text) FROM PUBLIC;

@@ -11,6 +11,8 @@
  */
 #include "testlib.h"
 
+#include <dirent.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 
 static char *
@@ -280,7 +282,23 @@ run_push_valid(const char *dir, const SspJson *c)
 	free(data);
 }
 
+/* What the closing line reports: the sets run (with their case counts) and the sets skipped. */
+static char ran_sets[512];
+static char skipped_sets[512];
+static int	nran,
+			nskipped;
+
 static void
+note_set(char *list, size_t size, int *n, const char *fmt, const char *kind, unsigned count)
+{
+	size_t		used = strlen(list);
+
+	snprintf(list + used, size - used, fmt, *n ? ", " : "", kind, count);
+	(*n)++;
+}
+
+/* Returns false when the folder has no manifest (the set is absent: a skip). */
+static bool
 run_folder(const char *root, const char *kind)
 {
 	char        dir[1024],
@@ -291,6 +309,7 @@ run_folder(const char *root, const char *kind)
 	SspJson    *man;
 	const SspJson *cases,
 			   *inv;
+	unsigned	ncases = 0;
 
 	snprintf(dir, sizeof(dir), "%s/%s", root, kind);
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
@@ -298,7 +317,8 @@ run_folder(const char *root, const char *kind)
 	if (!text)
 	{
 		tap_diag("%s: no manifest, skipped", kind);
-		return;
+		note_set(skipped_sets, sizeof(skipped_sets), &nskipped, "%s%s (no manifest)%.0u", kind, 0);
+		return false;
 	}
 	a = ssp_arena_new();
 	if (!ssp_json_parse(a, text, len, &man, NULL))
@@ -308,33 +328,79 @@ run_folder(const char *root, const char *kind)
 	}
 	cases = jget(man, "cases");
 	inv = jget(man, "invalid");
-	for (uint32_t i = 0; cases && cases->kind == SSP_JSON_ARRAY && i < cases->count; i++)
+	for (uint32_t i = 0; cases && cases->kind == SSP_JSON_ARRAY && i < cases->count; i++, ncases++)
 	{
 		if (strcmp(kind, "push") == 0)
 			run_push_valid(dir, &cases->items[i]);
 		else
 			run_valid(dir, kind, &cases->items[i]);
 	}
-	for (uint32_t i = 0; inv && inv->kind == SSP_JSON_ARRAY && i < inv->count; i++)
+	for (uint32_t i = 0; inv && inv->kind == SSP_JSON_ARRAY && i < inv->count; i++, ncases++)
 		run_invalid(dir, kind, &inv->items[i], notes_cols, 9, 0);
+	/* a manifest that lists nothing would make the set pass without a check */
+	tap_ok(ncases > 0, "%s: the manifest lists cases", kind);
 out:
+	note_set(ran_sets, sizeof(ran_sets), &nran, "%s%s (%u cases)", kind, ncases);
 	ssp_arena_free(a);
 	free(text);
+	return true;
 }
 
+static bool
+known_kind(const char *name, const char *const *kinds, size_t nkinds)
+{
+	for (size_t i = 0; i < nkinds; i++)
+		if (strcmp(name, kinds[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Every set the folder has runs; the closing comment line names the sets run and the sets
+ * skipped.  A folder with a manifest this runner does not know fails (a new kind of vectors
+ * must get a runner, not be ignored).  SYNCULAR_REQUIRE_VECTORS=1 turns an absent folder or set
+ * into a failure (CI, where ../shared is known to be there).
+ */
 int
 main(int argc, char **argv)
 {
 	const char *root = argc > 1 ? argv[1] : "../shared/vectors";
-	static const char *kinds[] = {"request", "response", "segment", "push"};
+	static const char *const kinds[] = {"request", "response", "segment", "push"};
+	const size_t nkinds = sizeof(kinds) / sizeof(kinds[0]);
+	const char *req = getenv("SYNCULAR_REQUIRE_VECTORS");
+	bool		required = req != NULL && strcmp(req, "1") == 0;
 	struct stat st;
+	DIR		   *d;
+	struct dirent *e;
 
 	if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))
 	{
-		printf("# SKIP vectors folder absent (%s)\n1..0\n", root);
+		if (required)
+		{
+			tap_ok(0, "vectors folder present (%s; SYNCULAR_REQUIRE_VECTORS=1)", root);
+			return tap_done();
+		}
+		printf("1..0 # SKIP vectors folder absent (%s)\n", root);
+		printf("# vectors: 0 sets run; skipped: all (folder absent: %s)\n", root);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		run_folder(root, kinds[i]);
+	for (size_t i = 0; i < nkinds; i++)
+		if (!run_folder(root, kinds[i]) && required && strcmp(kinds[i], "push") != 0)
+			tap_ok(0, "%s: vector set present (SYNCULAR_REQUIRE_VECTORS=1)", kinds[i]);
+	d = opendir(root);
+	while (d != NULL && (e = readdir(d)) != NULL)
+	{
+		char		path[2048];
+
+		if (e->d_name[0] == '.' || known_kind(e->d_name, kinds, nkinds))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/manifest.json", root, e->d_name);
+		if (stat(path, &st) == 0)
+			tap_ok(0, "%s: a vector set without a runner in vectors.c", e->d_name);
+	}
+	if (d != NULL)
+		closedir(d);
+	printf("# vectors: %d sets run: %s; skipped: %s\n", nran, nran ? ran_sets : "none",
+		   nskipped ? skipped_sets : "none");
 	return tap_done();
 }

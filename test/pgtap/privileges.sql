@@ -10,6 +10,11 @@
 --   * a role without the grant cannot serve a round.
 -- Requests are built by the superuser with syncular.debug_encode (not granted to the gateway) and
 -- handed over in a table the gateway may read.
+-- Roles are cluster-wide: their names are unique to this run (the backend pid), so the test
+-- neither trips over nor touches an operator's roles (e.g. the app_jobs 90_grants.sql suggests);
+-- they are created inside the transaction and the closing ROLLBACK drops them.
+SELECT 'syncular_tap_gateway_' || pg_backend_pid() AS gw, 'syncular_tap_outsider_' || pg_backend_pid() AS outsider,
+       'syncular_tap_jobs_' || pg_backend_pid() AS jobs \gset
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
@@ -17,13 +22,13 @@ SELECT plan(52);
 
 -- ---------------------------------------------------------------------------------------------
 -- set-up, as the superuser: roles, one synced table, a scope resolver, the request bytes
-CREATE ROLE gateway NOLOGIN;
-CREATE ROLE outsider NOLOGIN;
-CREATE ROLE app_jobs NOLOGIN;
-GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO gateway;
-GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text) TO gateway;
-GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;
-GRANT EXECUTE ON FUNCTION syncular.pull(text, text, text, jsonb, jsonb) TO app_jobs;
+CREATE ROLE :"gw" NOLOGIN;
+CREATE ROLE :"outsider" NOLOGIN;
+CREATE ROLE :"jobs" NOLOGIN;
+GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO :"gw";
+GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text) TO :"gw";
+GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO :"jobs";
+GRANT EXECUTE ON FUNCTION syncular.pull(text, text, text, jsonb, jsonb) TO :"jobs";
 
 SELECT is(syncular.ensure_schema('{"version": 1, "tables": [
   {"name": "todos", "primaryKey": "id", "scopes": ["list:{list_id}"], "columns": [
@@ -38,8 +43,8 @@ SELECT lives_ok($$SELECT syncular.set_scope_resolver('public.tap_resolver(text,t
 
 CREATE TABLE public.tap_req (k text PRIMARY KEY, b bytea NOT NULL);
 CREATE TABLE public.tap_resp (k text PRIMARY KEY, status integer, body bytea NOT NULL);
-GRANT SELECT ON public.tap_req TO gateway, outsider;
-GRANT INSERT ON public.tap_resp TO gateway, outsider;
+GRANT SELECT ON public.tap_req TO :"gw", :"outsider";
+GRANT INSERT ON public.tap_resp TO :"gw", :"outsider";
 -- round 1: a bare pull (no logEpoch): the partition's epoch is acquired
 INSERT INTO public.tap_req VALUES ('pull', syncular.debug_encode('{"magic": "SSP2", "wireVersion": 3, "msgKind": "request", "frames": [
   {"type": "REQ_HEADER", "clientId": "gw-client", "schemaVersion": 1},
@@ -48,7 +53,7 @@ INSERT INTO public.tap_req VALUES ('pull', syncular.debug_encode('{"magic": "SSP
 
 -- ---------------------------------------------------------------------------------------------
 -- a role without the grant
-SET ROLE outsider;
+SET ROLE :"outsider";
 SELECT throws_ok($$SELECT syncular.handle((SELECT b FROM public.tap_req WHERE k = 'pull'), 'p1', 'u1')$$,
   '42501', 'permission denied for function handle', 'a role without the grant cannot EXECUTE handle');
 SELECT throws_ok($$SELECT * FROM syncular.handle_http((SELECT b FROM public.tap_req WHERE k = 'pull'), 'p1', 'u1')$$,
@@ -57,8 +62,8 @@ RESET ROLE;
 
 -- ---------------------------------------------------------------------------------------------
 -- the gateway serves rounds
-SET ROLE gateway;
-SELECT is(current_user, 'gateway', 'running as gateway');
+SET ROLE :"gw";
+SELECT is(current_user::text, :'gw', 'running as the gateway role');
 SELECT lives_ok($$INSERT INTO public.tap_resp (k, body)
                   SELECT 'pull', syncular.handle((SELECT b FROM public.tap_req WHERE k = 'pull'), 'p1', 'u1')$$,
   'gateway serves a pull round with handle (epoch acquisition)');
@@ -83,7 +88,7 @@ SELECT 'push', syncular.debug_encode(jsonb_build_object('magic', 'SSP2', 'wireVe
     jsonb_build_object('type', 'PULL_HEADER', 'limitCommits', 0, 'limitSnapshotRows', 0, 'maxSnapshotPages', 0, 'accept', 1),
     jsonb_build_object('type', 'SUBSCRIPTION', 'id', 's1', 'table', 'todos', 'scopes', '{"list_id": ["l1"]}'::jsonb, 'cursor', -1))))
   FROM syncular.sync_partition_registry r WHERE r.partition = 'p1';
-SET ROLE gateway;
+SET ROLE :"gw";
 SELECT lives_ok($$INSERT INTO public.tap_resp
                   SELECT 'push', h.status, h.body
                     FROM syncular.handle_http((SELECT b FROM public.tap_req WHERE k = 'push'), 'p1', 'u1') h$$,
@@ -117,8 +122,8 @@ INSERT INTO tap_targets VALUES
   (5, 'syncular.sync_settings', 'compiled'),    -- the synced table's registration
   (6, 'syncular.sync_schema_meta', 'layouts'),  -- the synced table's stored layout
   (7, 'public.todos', 'title');                 -- the synced table itself
-GRANT SELECT ON tap_targets TO gateway;
-SET ROLE gateway;
+GRANT SELECT ON tap_targets TO :"gw";
+SET ROLE :"gw";
 SELECT throws_ok(format(q, t.tbl, t.col), '42501', 'permission denied for table ' || split_part(t.tbl, '.', 2),
                  format('gateway: %s on %s is refused', op, t.tbl))
   FROM tap_targets t,
@@ -149,7 +154,7 @@ SELECT results_eq(
 
 -- ---------------------------------------------------------------------------------------------
 -- the backend-jobs grant 90_grants.sql suggests (EXECUTE on push and pull only)
-SET ROLE app_jobs;
+SET ROLE :"jobs";
 SELECT lives_ok($$SELECT syncular.push('p1', 'job', 'job-client', '[{"clientCommitId": "j-1", "operations":
   [{"table": "todos", "op": "upsert", "row": {"id": "t2", "list_id": "l1", "title": "from a job"}}]}]')$$,
   'app_jobs (EXECUTE on push only) pushes a commit');

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(248);
+SELECT plan(255);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -25,6 +25,8 @@ INSERT INTO spec VALUES
   ( 1, 'error_catalog',              '{}',                                                     'setof record', false, NULL),
   -- 10 schema
   ( 2, 'ensure_schema',              '{jsonb,jsonb,text}',                                     'jsonb',        false, NULL),
+  -- 12 unregister
+  (39, 'unregister_schema',          '{text,boolean}',                                         'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 20/25 hooks
   ( 3, 'set_scope_resolver',         '{regprocedure}',                                         'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
   ( 4, 'set_row_validator',          '{text,regprocedure}',                                    'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
@@ -80,10 +82,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 38 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 39 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 38 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 39 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
@@ -135,6 +137,13 @@ SELECT ok(obj_description(to_regclass('syncular.' || v), 'pg_class') IS NOT NULL
   FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
 SELECT ok(NOT has_table_privilege('public', 'syncular.' || v, 'SELECT'), 'PUBLIC cannot SELECT syncular.' || v)
   FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
+
+-- every catalog table and view says what it holds (\dt+ / \dv+ syncular.*)
+SELECT is_empty(
+  $$SELECT c.relname::text FROM pg_class c
+     WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
+       AND obj_description(c.oid, 'pg_class') IS NULL$$,
+  'every table and view of schema syncular has a COMMENT');
 
 SELECT * FROM finish();
 ROLLBACK;
