@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the standalone codec conformance suite, pg_regress and isolation specs
-# (`make installcheck`) and pgTAP (`pg_prove`), against a throwaway cluster made by pg_virtualenv.
+# (`make installcheck`) and pgTAP (`pg_prove`), against a throwaway cluster made by pg_virtualenv,
+# then the multi-node test (test/scale/run.sh: clusters of its own, about a minute).
 # Golden vectors are read from ../shared/vectors when present (SYNCULAR_VECTORS overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,3 +26,6 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   PGDATABASE=syncular_tap pg_prove --ext .sql -r test/pgtap || status=1
   exit \$status
 "
+
+echo "==> multi-node: PL/Proxy router over four shards on two clusters, hot standby, shard move"
+PG_CONFIG=$PG_CONFIG timeout 600 bash test/scale/run.sh
