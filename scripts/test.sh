@@ -28,4 +28,4 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
 "
 
 echo "==> multi-node: PL/Proxy router over four shards on two clusters, hot standby, shard move"
-PG_CONFIG=$PG_CONFIG timeout 600 bash test/scale/run.sh
+PG_CONFIG=$PG_CONFIG timeout 300 bash test/scale/run.sh
