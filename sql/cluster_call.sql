@@ -24,6 +24,16 @@ SELECT syncular.cluster_call('ensure_schema', jsonb_build_object('ir', :'v2'::js
 SELECT schema_version FROM syncular.sync_schema_meta;
 SELECT count(*) AS notes_columns FROM pg_attribute WHERE attrelid = 'public.todos'::regclass AND attname = 'notes';
 
+-- checkpoint declarations tagged by the router with a shard database: installed only on that
+-- shard (applied: the bump to v2 with two declarations, one for this database, one for another)
+SELECT syncular.cluster_call('ensure_schema', jsonb_build_object('ir', :'v2'::jsonb, 'checkpoints',
+  jsonb_build_array(
+    '{"partition": "elsewhere", "name": "cp", "schemaVersion": 2, "shardDatabase": "syncular_t_other"}'::jsonb,
+    jsonb_build_object('partition', 'here', 'name', 'cp', 'schemaVersion', 2, 'shardDatabase', current_database()))))
+  ->> 'action' AS bump;
+SELECT partition, name, state FROM syncular.sync_backfill_checkpoints ORDER BY 1;
+SELECT partition, required_writer_version FROM syncular.sync_writer_fence ORDER BY 1;
+
 -- refusals come out of the check round unchanged (SQLSTATE, message, catalogue DETAIL)
 SELECT pg_temp.try($$SELECT syncular.cluster_call('ensure_schema', jsonb_build_object('ir', '{"version": 0, "tables": []}'::jsonb), false)$$);
 SELECT pg_temp.err($$SELECT syncular.cluster_call('set_scope_resolver', '{"fn": "public.nope(text,text,text)"}', false)$$);

@@ -46,16 +46,49 @@ COMMENT ON FUNCTION syncular._cluster(text, jsonb) IS
 'Internal. A cluster-wide call in two rounds (check on every shard, then apply on every shard); returns '
 '{shards: [{database, result}, ...]} (ordered by database), with "action" for ensure_schema.';
 
+-- The database name of a logical shard (its connection string's dbname).
+CREATE FUNCTION syncular._shard_database(shard integer) RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  db text := substring(syncular.shard_connstr(shard) FROM '(?:^|\s)dbname=([^\s'']+)');
+BEGIN
+  IF db IS NULL THEN
+    RAISE EXCEPTION 'syncular_router: the connection string of shard % names no dbname', shard
+      USING ERRCODE = '22023',
+            HINT = 'Write the p<i> options of server syncular as ''host=... port=... dbname=...''.';
+  END IF;
+  RETURN db;
+END
+$$;
+COMMENT ON FUNCTION syncular._shard_database(integer) IS
+'Internal. The dbname of logical shard `shard`''s connection string; raises 22023 when it names none.';
+
+-- Checkpoint declarations go to the shard of their partition only: each is tagged with that
+-- shard's database name, which the shard's cluster_call compares with current_database().
+CREATE FUNCTION syncular._tag_checkpoints(checkpoints jsonb) RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE WHEN jsonb_typeof(checkpoints) = 'array' THEN
+           (SELECT coalesce(jsonb_agg(CASE WHEN jsonb_typeof(d) = 'object' AND jsonb_typeof(d -> 'partition') = 'string'
+                                           THEN d || jsonb_build_object('shardDatabase',
+                                                  syncular._shard_database(syncular.shard_of(d ->> 'partition')))
+                                           ELSE d END ORDER BY i), '[]'::jsonb)
+              FROM jsonb_array_elements(checkpoints) WITH ORDINALITY x(d, i))
+         ELSE coalesce(checkpoints, '[]'::jsonb) END
+$$;
+COMMENT ON FUNCTION syncular._tag_checkpoints(jsonb) IS
+'Internal. The checkpoint declarations with "shardDatabase" (the database of the partition''s shard) added to each.';
+
 CREATE FUNCTION syncular.ensure_schema(ir jsonb, checkpoints jsonb DEFAULT '[]'::jsonb,
                                        app_schema text DEFAULT NULL)
 RETURNS jsonb LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
   SELECT syncular._cluster('ensure_schema', jsonb_strip_nulls(jsonb_build_object(
-           'ir', ir, 'checkpoints', coalesce(checkpoints, '[]'::jsonb), 'appSchema', app_schema)))
+           'ir', ir, 'checkpoints', syncular._tag_checkpoints(checkpoints), 'appSchema', app_schema)))
 $$;
 COMMENT ON FUNCTION syncular.ensure_schema(jsonb, jsonb, text) IS
 'Cluster-wide: registers the app schema (syncular.ensure_schema''s arguments) on every shard, all or nothing: every '
 'shard first runs it and rolls it back, then, when none refused, every shard applies it. app_schema NULL: the '
-'registered app schema of each shard, else public (the router''s current_schema() does not cross). Returns '
+'registered app schema of each shard, else public (the router''s current_schema() does not cross). A checkpoint '
+'declaration is installed on the shard of its partition only (its writer fence and serve gate are that shard''s). Returns '
 '{"action": <the shards'' common action, or "mixed">, "shards": [{"database", "result"}, ...]}. Errors: the first '
 'refusing shard''s error (its SQLSTATE, message, DETAIL), nothing applied anywhere; an unreachable shard raises '
 'sync.schema_not_ready (55000, details {"shardUnavailable": true}), nothing applied. A shard lost between the check '

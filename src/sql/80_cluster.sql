@@ -16,9 +16,18 @@ BEGIN
   CASE call
   WHEN 'ensure_schema' THEN
     -- no caller schema crosses the router: the app schema is the registered one, the one given,
-    -- or public (10_schema.sql: app_schema, else the registered schema, else the caller's)
-    RETURN syncular._ensure_schema(args -> 'ir', coalesce(args -> 'checkpoints', '[]'::jsonb),
-                                   syncular._jstr(args, 'appSchema'), 'public');
+    -- or public (10_schema.sql: app_schema, else the registered schema, else the caller's).
+    -- A checkpoint declaration the router tagged with the database of its partition's shard is
+    -- installed on that shard only: elsewhere it would never be activated and would close the
+    -- serve gate of every partition there.
+    RETURN syncular._ensure_schema(args -> 'ir',
+             CASE WHEN jsonb_typeof(args -> 'checkpoints') = 'array'
+                  THEN (SELECT coalesce(jsonb_agg(d - 'shardDatabase' ORDER BY i), '[]'::jsonb)
+                          FROM jsonb_array_elements(args -> 'checkpoints') WITH ORDINALITY x(d, i)
+                         WHERE jsonb_typeof(d) <> 'object' OR NOT d ? 'shardDatabase'
+                            OR d ->> 'shardDatabase' = current_database())
+                  ELSE coalesce(args -> 'checkpoints', '[]'::jsonb) END,
+             syncular._jstr(args, 'appSchema'), 'public');
   WHEN 'set_scope_resolver' THEN
     PERFORM syncular.set_scope_resolver(syncular._jstr(args, 'fn')::regprocedure);
   WHEN 'set_row_validator' THEN
@@ -59,7 +68,8 @@ $$;
 COMMENT ON FUNCTION syncular.cluster_call(text, jsonb, boolean) IS
 'One shard''s part of a cluster-wide call made through the syncular_router extension (docs/scaling.md). '
 'call: "ensure_schema" (args {ir, checkpoints?, appSchema?}; returns ensure_schema''s result; the app schema is '
-'appSchema, else the registered one, else public), "set_scope_resolver" / "set_commit_validator" / '
+'appSchema, else the registered one, else public; a checkpoint declaration carrying "shardDatabase" is installed only '
+'when that is current_database(), the member removed), "set_scope_resolver" / "set_commit_validator" / '
 '"set_reaction_planner" (args {fn}: a schema-qualified regprocedure text, or null to unregister), '
 '"set_row_validator" (args {table, fn}); the setters return {"call": call}. apply false: the check round, '
 'which runs the call and rolls it back, returning what it would return and raising what it would raise '

@@ -16,7 +16,9 @@
 #   5. shard 1 moved from A to B (pg_dump -Fc / pg_restore, router repointed) while the others
 #      serve: its clients see the same bytes; restored from an older copy, rotate_log_epoch gives
 #      its clients a clean epoch reset;
-#   6. ensure_schema refused by one shard is applied nowhere.
+#   6. a bump with a backfill checkpoint through the router installs it on its partition's shard
+#      only, whose partitions wait for the activation (routed claim/advance/activate);
+#   7. ensure_schema refused by one shard is applied nowhere.
 # Needs syncular, syncular_router and plproxy installed in the PostgreSQL of $PG_CONFIG.  Runs the
 # clusters as user postgres when started as root.  Everything is removed at exit.
 set -euo pipefail
@@ -349,17 +351,41 @@ r=$(handle "$port_a" syncular_router "$seen" "$M")
 check "restored from an older copy + rotate_log_epoch: the client gets a clean epoch reset" \
   "$(render 1 "$r" '$.frames[0].resetRequired') $(render 1 "$r" '$.frames.size()')" "true 1"
 
-# ------------------------------------------------------------------ 6. one shard refuses
-IR_V2_OTHER=$(echo "$IR_V2" | sed 's/"notes"/"other"/')
-sql "$port_b" syncular_s3 -v ir="$IR_V2_OTHER" <<< "SELECT syncular.ensure_schema(:'ir'::jsonb, '[]', 'public') ->> 'action'" >/dev/null
-r=$(errs "SELECT syncular.ensure_schema('$IR_V2', '[]', 'public')")
+# ------------------------------------------------------------------ 6. a bump with a checkpoint
+C=$(sql "$port_a" syncular_router <<< "SELECT p FROM (SELECT 'tenant-' || i AS p FROM generate_series(0, 99) i) x WHERE syncular.shard_of(p) = 2 LIMIT 1")
+C2=$(sql "$port_a" syncular_router -v c="$C" <<< "SELECT p FROM (SELECT 'tenant-' || i AS p FROM generate_series(0, 99) i) x WHERE syncular.shard_of(p) = 2 AND p <> :'c' LIMIT 1")
+r=$(sql "$port_a" syncular_router -v ir="$IR_V2" -v c="$C" <<< \
+  "SELECT syncular.ensure_schema(:'ir'::jsonb, jsonb_build_array(jsonb_build_object('partition', :'c', 'name', 'notes_v2', 'schemaVersion', 2)), 'public') ->> 'action'")
+check "v2 with a checkpoint through the router" "$r" migrated
+n=""
+for k in 0 2 3; do n="$n $(sql "${shard_port[$k]}" "syncular_s$k" <<< "SELECT count(*) FROM syncular.sync_backfill_checkpoints")"; done
+n="$n $(sql "$port_a" syncular_s1_old <<< "SELECT count(*) FROM syncular.sync_backfill_checkpoints")"
+check "the checkpoint is installed on its partition's shard only (shards 0 2 3 1)" "$n" " 0 1 0 0"
+r=$(for p in "$C" "$C2" "$O"; do x=$(http "$port_a" syncular_router "$bare" "$p"); echo -n "${x%% *} "; done)
+check "during the backfill: shard 2's partitions refused (503), shard 0 serves" "$r" "503 503 200 "
+r=$(sql "$port_a" syncular_router -v c="$C" <<'SQL'
+SELECT (syncular.claim_checkpoint(:'c', 'notes_v2', 2) ->> 'ownerEpoch') AS e \gset
+SELECT syncular.source_coverage_seq(:'c', ARRAY['todos']) AS w \gset
+SELECT syncular.advance_checkpoint(:'c', 'notes_v2', :e, :w, 0);
+SELECT syncular.activate_checkpoint(:'c', 'notes_v2', :e, :w, ARRAY['todos']);
+SQL
+)
+check "claim, advance and activate through the router" "$(echo $r)" "t activated"
+r=$(for p in "$C" "$C2" "$O"; do x=$(http "$port_a" syncular_router "$bare" "$p"); echo -n "${x%% *} "; done)
+check "activated: shard 2 serves again" "$r" "200 200 200 "
+
+# ------------------------------------------------------------------ 7. one shard refuses
+IR_V3=$(echo "$IR_V2" | sed 's/"version": 2/"version": 3/; s/"name": "notes", "type": "string", "nullable": true}/&, {"name": "tags", "type": "string", "nullable": true}/')
+IR_V3_OTHER=$(echo "$IR_V3" | sed 's/"tags"/"other"/')
+sql "$port_b" syncular_s3 -v ir="$IR_V3_OTHER" <<< "SELECT syncular.ensure_schema(:'ir'::jsonb, '[]', 'public') ->> 'action'" >/dev/null
+r=$(errs "SELECT syncular.ensure_schema('$IR_V3', '[]', 'public')")
 check "ensure_schema refused by shard 3: the shard's catalogue error" \
   "$(echo "$r" | sed 's/"details".*//')" '55000 {"code": "sync.storage.stored_layout_mismatch", '
 for k in 0 2; do
-  check "refused everywhere: shard $k still at version 1, no column notes" \
-    "$(sql "${shard_port[$k]}" "syncular_s$k" -c "SELECT schema_version || ' ' || (SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.todos'::regclass AND attname = 'notes') FROM syncular.sync_schema_meta")" "1 0"
+  check "refused everywhere: shard $k still at version 2, no column tags" \
+    "$(sql "${shard_port[$k]}" "syncular_s$k" -c "SELECT schema_version || ' ' || (SELECT count(*) FROM pg_attribute WHERE attrelid = 'public.todos'::regclass AND attname = 'tags') FROM syncular.sync_schema_meta")" "2 0"
 done
 check "refused everywhere: the moved shard 1 too" \
-  "$(sql "$port_a" syncular_s1_old -c 'SELECT schema_version FROM syncular.sync_schema_meta')" 1
+  "$(sql "$port_a" syncular_s1_old -c 'SELECT schema_version FROM syncular.sync_schema_meta')" 2
 
 echo "scale test passed in $(( $(date +%s) - started )) s"
