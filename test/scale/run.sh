@@ -80,28 +80,23 @@ sql() {
 start a "$port_a"
 start b "$port_b"
 
+# docblock <name>: the SQL block of docs/scaling.md marked <!-- test/scale: name -->, with the
+# guide's servers 10.0.0.1 (A) and 10.0.0.2 (B) mapped to the local clusters
+docblock() {
+  local b
+  b=$(awk -v m="<!-- test/scale: $1 -->" '$0 == m {f = 1; next} f && /^```sql/ {g = 1; next} g && /^```/ {exit} g {print}' docs/scaling.md)
+  [ -n "$b" ] || fail "docs/scaling.md has no SQL block marked test/scale: $1"
+  echo "$b" | sed "s/host=10.0.0.1 port=5432/host=127.0.0.1 port=$port_a/g; s/host=10.0.0.2 port=5432/host=127.0.0.1 port=$port_b/g"
+}
+
 # ------------------------------------------------------------------ setup
 shard_port=("$port_a" "$port_a" "$port_b" "$port_b")
 for k in 0 1 2 3; do
   sql "${shard_port[$k]}" postgres -c "CREATE DATABASE syncular_s$k"
-  sql "${shard_port[$k]}" "syncular_s$k" <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION syncular;
--- the app's functions are deployed to every shard (the router does not run them)
-CREATE FUNCTION public.resolve(actor text, part text, client text) RETURNS jsonb
-  LANGUAGE sql STABLE AS $$ SELECT '{"list_id": ["*"]}'::jsonb $$;
-SQL
+  docblock shard | sql "${shard_port[$k]}" "syncular_s$k"
 done
 sql "$port_a" postgres -c "CREATE DATABASE syncular_router"
-sql "$port_a" syncular_router -v pa="$port_a" -v pb="$port_b" <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION syncular_router CASCADE;
-SELECT format($f$CREATE SERVER syncular FOREIGN DATA WRAPPER plproxy OPTIONS (
-  p0 'host=127.0.0.1 port=%1$s dbname=syncular_s0', p1 'host=127.0.0.1 port=%1$s dbname=syncular_s1',
-  p2 'host=127.0.0.1 port=%2$s dbname=syncular_s2', p3 'host=127.0.0.1 port=%2$s dbname=syncular_s3')$f$,
-  :'pa', :'pb') \gexec
-CREATE USER MAPPING FOR PUBLIC SERVER syncular;
-SQL
+docblock router | sql "$port_a" syncular_router
 check "router: four logical shards" "$(sql "$port_a" syncular_router -c 'SELECT syncular.shard_count()')" 4
 
 IR_V1='{"version": 1, "tables": [{"name": "todos", "primaryKey": "id", "columns": [
@@ -109,13 +104,9 @@ IR_V1='{"version": 1, "tables": [{"name": "todos", "primaryKey": "id", "columns"
   {"name": "title", "type": "string", "nullable": true}], "scopes": ["list:{list_id}"]}]}'
 IR_V2=$(echo "$IR_V1" | sed 's/"version": 1/"version": 2/; s/"nullable": true}\]/"nullable": true}, {"name": "notes", "type": "string", "nullable": true}]/')
 
-r=$(sql "$port_a" syncular_router -v ir="$IR_V1" <<'SQL'
-SELECT syncular.ensure_schema(:'ir'::jsonb, '[]', 'public') ->> 'action';
-SELECT jsonb_array_length(syncular.set_scope_resolver('public.resolve(text,text,text)') -> 'shards');
-SELECT syncular.readiness() ->> 'ready';
-SQL
-)
-check "ensure_schema, set_scope_resolver, readiness on every shard through the router" "$(echo $r)" "created 4 true"
+r=$(docblock register | sql "$port_a" syncular_router -v ir="$IR_V1" | sed 's/^{"shards": .*/resolver/')
+check "ensure_schema, set_scope_resolver, readiness on every shard through the router" "$(echo $r)" \
+  "created resolver true 4|$(sql "$port_a" syncular_router <<< "SELECT hashtext('tenant-1') & 3")"
 
 # ------------------------------------------------------------------ 1. 1,000 partitions
 r=$(sql "$port_a" syncular_router <<'SQL'
@@ -313,11 +304,9 @@ O=$(sql "$port_a" syncular_router <<< "SELECT p FROM (SELECT 'tenant-' || i AS p
 mreq=$(mkreq 1 "$M" mover "$PULL")
 before=$(handle "$port_a" syncular_router "$mreq" "$M")
 # (1) pause shard 1: the router sends its partitions nowhere (they answer 503, retryable)
-sql "$port_a" syncular_router -v pa="$port_a" <<'SQL'
-SELECT format('ALTER SERVER syncular OPTIONS (SET p1 %L)', 'host=127.0.0.1 port=' || :'pa' || ' dbname=syncular_s1_paused') \gexec
-SQL
+docblock pause | sql "$port_a" syncular_router
 # (2) end the sessions still on the shard (in-flight rounds finish or roll back)
-sql "$port_a" postgres <<< "SELECT count(pg_terminate_backend(pid)) >= 0 FROM pg_stat_activity WHERE datname = 'syncular_s1'" >/dev/null
+docblock terminate | sql "$port_a" postgres >/dev/null
 check "during the move: shard 1's partitions answer 503, shard 0 serves" \
   "$(r1=$(http "$port_a" syncular_router "$bare" "$M"); r0=$(http "$port_a" syncular_router "$bare" "$O"); echo "${r1%% *} ${r0%% *}")" "503 200"
 # (3) copy: pg_dump -Fc of the one database, restored on B
@@ -325,9 +314,7 @@ check "during the move: shard 1's partitions answer 503, shard 0 serves" \
 sql "$port_b" postgres -c "CREATE DATABASE syncular_s1"
 "$BIN/pg_restore" -h "$work" -p "$port_b" -U postgres -d syncular_s1 --exit-on-error "$work/s1.dump"
 # (4) repoint the router; (5) retire the old copy
-sql "$port_a" syncular_router -v pb="$port_b" <<'SQL'
-SELECT format('ALTER SERVER syncular OPTIONS (SET p1 %L)', 'host=127.0.0.1 port=' || :'pb' || ' dbname=syncular_s1') \gexec
-SQL
+docblock repoint | sql "$port_a" syncular_router
 sql "$port_a" postgres -c "DROP DATABASE syncular_s1"
 shard_port[1]=$port_b
 after=$(handle "$port_a" syncular_router "$mreq" "$M")
@@ -343,7 +330,7 @@ check "a push after the move continues the partition's log" \
 seen=$(mkreq 1 "$M" mover "$PULL")
 sql "$port_a" postgres -c "CREATE DATABASE syncular_s1_old"
 "$BIN/pg_restore" -h "$work" -p "$port_a" -U postgres -d syncular_s1_old --exit-on-error "$work/s1.dump"
-sql "$port_a" syncular_s1_old <<< "SELECT count(syncular.rotate_log_epoch(partition)) > 0 FROM syncular.sync_partition_registry" >/dev/null
+docblock rotate | sql "$port_a" syncular_s1_old >/dev/null
 sql "$port_a" syncular_router -v pa="$port_a" <<'SQL'
 SELECT format('ALTER SERVER syncular OPTIONS (SET p1 %L)', 'host=127.0.0.1 port=' || :'pa' || ' dbname=syncular_s1_old') \gexec
 SQL
