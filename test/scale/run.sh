@@ -98,6 +98,16 @@ done
 sql "$port_a" postgres -c "CREATE DATABASE syncular_router"
 docblock router | sql "$port_a" syncular_router
 check "router: four logical shards" "$(sql "$port_a" syncular_router -c 'SELECT syncular.shard_count()')" 4
+r=$(sql "$port_a" syncular_router <<'SQL'
+SELECT count(*) FILTER (WHERE p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
+                                                           WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE'))
+       || ' ' || count(*) FILTER (WHERE obj_description(p.oid, 'pg_proc') IS NULL)
+       || ' ' || count(*) FILTER (WHERE p.prosecdef AND p.proconfig IS DISTINCT FROM '{"search_path=pg_catalog, pg_temp"}')
+       || ' ' || count(*) FILTER (WHERE p.proname !~ '^_' AND NOT p.prosecdef AND p.proname !~ '^shard_')
+  FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace;
+SQL
+)
+check "router surface: no PUBLIC EXECUTE, every routine commented, definers pin search_path, serving functions are definers" "$r" "0 0 0 0"
 
 IR_V1='{"version": 1, "tables": [{"name": "todos", "primaryKey": "id", "columns": [
   {"name": "id", "type": "string", "nullable": false}, {"name": "list_id", "type": "string", "nullable": false},
