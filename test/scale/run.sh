@@ -11,8 +11,8 @@
 #      {"shardUnavailable": true}; the others keep serving; cluster-wide calls fail as a whole;
 #      B restarted: served again;
 #   4. a hot standby of B (pg_basebackup -R): pull-only rounds answer the primary's bytes at the
-#      same LSN, pushes are refused with 503 sync.schema_not_ready {"hotStandby": true}, and the
-#      client record catches up on the primary;
+#      same LSN, pushes are refused with 503 sync.schema_not_ready {"hotStandby": true}, also
+#      through a second router over the standby, and the client record catches up on the primary;
 #   5. shard 1 moved from A to B (pg_dump -Fc / pg_restore, router repointed) while the others
 #      serve: its clients see the same bytes; restored from an older copy, rotate_log_epoch gives
 #      its clients a clean epoch reset;
@@ -81,12 +81,13 @@ start a "$port_a"
 start b "$port_b"
 
 # docblock <name>: the SQL block of docs/scaling.md marked <!-- test/scale: name -->, with the
-# guide's servers 10.0.0.1 (A) and 10.0.0.2 (B) mapped to the local clusters
+# guide's servers 10.0.0.1 (A), 10.0.0.2 (B) and 10.0.0.3 (B's standby) mapped to the local clusters
 docblock() {
   local b
   b=$(awk -v m="<!-- test/scale: $1 -->" '$0 == m {f = 1; next} f && /^```sql/ {g = 1; next} g && /^```/ {exit} g {print}' docs/scaling.md)
   [ -n "$b" ] || fail "docs/scaling.md has no SQL block marked test/scale: $1"
-  echo "$b" | sed "s/host=10.0.0.1 port=5432/host=127.0.0.1 port=$port_a/g; s/host=10.0.0.2 port=5432/host=127.0.0.1 port=$port_b/g"
+  echo "$b" | sed "s/host=10.0.0.1 port=5432/host=127.0.0.1 port=$port_a/g; s/host=10.0.0.2 port=5432/host=127.0.0.1 port=$port_b/g;
+                   s/host=10.0.0.3 port=5432/host=127.0.0.1 port=$port_s/g"
 }
 
 # ------------------------------------------------------------------ setup
@@ -306,6 +307,16 @@ inc=$(mkreq 3 "$Q" standby-only "'[{\"type\": \"PULL_HEADER\", \"limitCommits\":
 handle "$port_b" syncular_s3 "$inc" "$Q" >/dev/null
 check "the client record catches up on the primary (cursor from the standby round)" \
   "$(sql "$port_b" syncular_s3 <<< "SELECT cursor FROM syncular.sync_clients WHERE client_id = 'standby-only'")" "$cursor"
+# a read-only router over the standby (docs/scaling.md "replicas"): the same pull bytes, pushes refused
+sql "$port_a" postgres -c "CREATE DATABASE syncular_router_ro"
+docblock replicas | sql "$port_a" syncular_router_ro
+r=$(handle "$port_a" syncular_router_ro "$req" "$Q")
+[ -n "$r" ] && [ "$r" = "$(handle "$port_s" syncular_s3 "$req" "$Q")" ] || fail "pull through the replica router differs from the standby's"
+ok "pull-only round through a router over the standby: the standby's bytes"
+check "push through the replica router: 503 hotStandby" \
+  "$(sql "$port_a" syncular_router_ro -v req="$preq" -v q="$Q" <<< \
+     "SELECT status || ' ' || (convert_from(body, 'UTF8')::jsonb #>> '{details,hotStandby}') FROM syncular.handle_http(decode(:'req', 'hex'), :'q', 'u1')")" \
+  "503 true"
 stop s
 
 # ------------------------------------------------------------------ 5. move shard 1 from A to B
