@@ -324,8 +324,16 @@ M=$(sql "$port_a" syncular_router <<< "SELECT p FROM (SELECT 'tenant-' || i AS p
 O=$(sql "$port_a" syncular_router <<< "SELECT p FROM (SELECT 'tenant-' || i AS p FROM generate_series(0, 99) i) x WHERE syncular.shard_of(p) = 0 LIMIT 1")
 mreq=$(mkreq 1 "$M" mover "$PULL")
 before=$(handle "$port_a" syncular_router "$mreq" "$M")
-# (1) pause shard 1: the router sends its partitions nowhere (they answer 503, retryable)
-docblock pause | sql "$port_a" syncular_router
+# (1) pause shard 1: the router sends its partitions nowhere (they answer 503, retryable); a
+# router session opened before the change sees it on its next call (PL/Proxy reloads the map)
+docblock pause > "$work/pause.sql"
+r=$(sql "$port_a" syncular_router -v bare="$bare" -v m="$M" <<SQL
+SELECT status FROM syncular.handle_http(decode(:'bare', 'hex'), :'m', 'u1');
+\\! PGOPTIONS="-c client_min_messages=warning" "$BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$work" -p "$port_a" -U postgres -d syncular_router -f "$work/pause.sql"
+SELECT status FROM syncular.handle_http(decode(:'bare', 'hex'), :'m', 'u1');
+SQL
+)
+check "pause: a router session open across the change answers 200, then 503" "$(echo $r)" "200 503"
 # (2) end the sessions still on the shard (in-flight rounds finish or roll back)
 docblock terminate | sql "$port_a" postgres >/dev/null
 check "during the move: shard 1's partitions answer 503, shard 0 serves" \
