@@ -31,6 +31,18 @@ include $(PGXS)
 $(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
 	cat $^ > $@
 
+# The router extension (router/, a PGXS makefile of its own) is built and installed with this one.
+all: router-all
+install: router-install
+clean: router-clean
+.PHONY: router-all router-install router-clean
+router-all:
+	$(MAKE) -C router PG_CONFIG=$(PG_CONFIG)
+router-install:
+	$(MAKE) -C router install PG_CONFIG=$(PG_CONFIG)
+router-clean:
+	$(MAKE) -C router clean PG_CONFIG=$(PG_CONFIG)
+
 .PHONY: codec-check pgtap bench fuzz
 codec-check:
 	$(MAKE) -C test/codec check

@@ -46,7 +46,7 @@ WITH objs AS (
 ), areas AS (
   SELECT o.*,
          CASE
-           WHEN o.name IN ('ensure_schema', 'unregister_schema') OR o.name ~ '^(encode|decode)_(sparse_)?row$' THEN 1
+           WHEN o.name IN ('ensure_schema', 'unregister_schema', 'cluster_call') OR o.name ~ '^(encode|decode)_(sparse_)?row$' THEN 1
            WHEN o.name ~ '^set_' THEN 2
            WHEN o.name IN ('handle', 'handle_http', 'sync') THEN 3
            WHEN o.name IN ('push', 'pull') THEN 4

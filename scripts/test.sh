@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: the standalone codec conformance suite, pg_regress and isolation specs
 # (`make installcheck`), pgTAP (`pg_prove`) and every SQL block of the docs (check-docs.sh),
-# against a throwaway cluster made by pg_virtualenv; ends with a summary that counts the skips.
+# against a throwaway cluster made by pg_virtualenv, then the multi-node test (test/scale/run.sh:
+# clusters of its own, about a minute); ends with a summary that counts the skips.
 # Golden vectors are read from ../shared/vectors when present (SYNCULAR_VECTORS overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +44,9 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   grep -v ': ok\$' $docs_log || true
   exit \$status
 "
+
+echo "==> multi-node: PL/Proxy router over four shards on two clusters, hot standby, shard move"
+PG_CONFIG=$PG_CONFIG timeout 300 bash test/scale/run.sh
 
 # The closing lines: what ran and what was skipped (a skip is never reported as a pass).
 echo "==> summary"

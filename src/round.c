@@ -302,6 +302,15 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 				   psprintf("{\"maxSubscriptions\": %d, \"subscriptions\": %d}",
 							sync_max_subscriptions_per_request, nsubs));
 
+	/*
+	 * A hot standby serves pull-only rounds (DESIGN.md "Scale"); a round that pushes cannot be
+	 * served here and is refused before anything is read, as retryable: the gateway sends it to
+	 * the primary.
+	 */
+	if (!can_write && ncommits > 0)
+		sync_raise("sync.schema_not_ready", "server schema is not ready for this request",
+				   "{\"hotStandby\": true}");
+
 	/* 2. the compiled schema */
 	round = palloc0(sizeof(SyncRound));
 	round->schema = sync_schema_get();

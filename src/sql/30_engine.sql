@@ -25,7 +25,8 @@ COMMENT ON FUNCTION syncular.handle(bytea, text, text) IS
 'sync.too_many_operations (54000: more than syncular.max_operations_per_request operations), '
 'sync.invalid_subscription (22023: duplicate id, undeclared key, ''*'' value, resolver key outside the schema), '
 'sync.unknown_table (42P01: subscription table not served), sync.schema_not_ready (55000: no schema '
-'registered), sync.internal_error (XX000: unexpected failure; fixed message, the cause goes to the server log). '
+'registered; a round with pushes on a hot standby, details {"hotStandby": true}, where pull-only rounds are '
+'served and write nothing), sync.internal_error (XX000: unexpected failure; fixed message, the cause goes to the server log). '
 'SECURITY DEFINER with search_path = pg_catalog, pg_temp: a role needs only EXECUTE (see 90_grants.sql); hooks run '
 'as the extension owner and must qualify the names they use.';
 
