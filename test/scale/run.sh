@@ -81,13 +81,13 @@ start a "$port_a"
 start b "$port_b"
 
 # docblock <name>: the SQL block of docs/scaling.md marked <!-- test/scale: name -->, with the
-# guide's servers 10.0.0.1 (A), 10.0.0.2 (B) and 10.0.0.3 (B's standby) mapped to the local clusters
+# guide's servers db-a.internal (A), db-b.internal (B) and db-b-standby.internal (B's standby) mapped to the local clusters
 docblock() {
   local b
   b=$(awk -v m="<!-- test/scale: $1 -->" '$0 == m {f = 1; next} f && /^```sql/ {g = 1; next} g && /^```/ {exit} g {print}' docs/scaling.md)
   [ -n "$b" ] || fail "docs/scaling.md has no SQL block marked test/scale: $1"
-  echo "$b" | sed "s/host=10.0.0.1 port=5432/host=127.0.0.1 port=$port_a/g; s/host=10.0.0.2 port=5432/host=127.0.0.1 port=$port_b/g;
-                   s/host=10.0.0.3 port=5432/host=127.0.0.1 port=$port_s/g"
+  echo "$b" | sed "s/host=db-a.internal port=5432/host=127.0.0.1 port=$port_a/g; s/host=db-b.internal port=5432/host=127.0.0.1 port=$port_b/g;
+                   s/host=db-b-standby.internal port=5432/host=127.0.0.1 port=$port_s/g"
 }
 
 # ------------------------------------------------------------------ setup
