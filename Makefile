@@ -39,3 +39,37 @@ bench:
 
 fuzz:
 	$(MAKE) -C test/fuzz run
+
+# syncular-gateway (gateway/): a standalone program, not part of the PostgreSQL module.  It links
+# the pure codec of src/codec/ (compiled again without -fPIC flags into gateway/build/) and knows
+# the extension version it was built for.
+GW_CC      ?= cc
+GW_CFLAGS  ?= -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter
+GW_SRCS     = $(sort $(wildcard gateway/*.c))
+GW_OBJS     = $(patsubst gateway/%.c,gateway/build/%.o,$(GW_SRCS)) \
+              $(patsubst src/codec/%.c,gateway/build/codec_%.o,$(CODEC_SRCS))
+GW_INCLUDES = -Igateway -Isrc/codec -I$(shell $(PG_CONFIG) --includedir)
+GW_LIBS     = -lwebsockets -L$(shell $(PG_CONFIG) --libdir) -lpq -ljwt -ljansson -lz -lm
+
+.PHONY: gateway install-gateway gateway-check
+gateway: gateway/syncular-gateway
+
+gateway/build/%.o: gateway/%.c gateway/*.h Makefile
+	@mkdir -p gateway/build
+	$(GW_CC) $(GW_CFLAGS) $(GW_INCLUDES) -DGW_EXTVERSION='"$(EXTVERSION)"' -c -o $@ $<
+
+gateway/build/codec_%.o: src/codec/%.c src/codec/*.h
+	@mkdir -p gateway/build
+	$(GW_CC) $(GW_CFLAGS) -Isrc/codec -c -o $@ $<
+
+gateway/syncular-gateway: $(GW_OBJS)
+	$(GW_CC) $(GW_CFLAGS) -o $@ $(GW_OBJS) $(GW_LIBS)
+
+install: install-gateway
+install-gateway: gateway/syncular-gateway
+	$(INSTALL_PROGRAM) gateway/syncular-gateway '$(DESTDIR)$(bindir)/syncular-gateway'
+
+gateway-check: gateway/syncular-gateway
+	/usr/bin/python3 test/gateway/run.py
+
+EXTRA_CLEAN += gateway/build gateway/syncular-gateway
