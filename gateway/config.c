@@ -52,6 +52,9 @@ static const Opt opts[] = {
 	 "comma-separated extra (non-standard) header names passed to the SQL authenticator"},
 	{"ws-max-message", "SYNCULAR_GATEWAY_WS_MAX_MESSAGE", T_SIZE, &gw_cfg.ws_max_message, "4194304",
 	 "bytes: largest inbound WebSocket message and socket-round request (close 1009 above)"},
+	{"ws-max-buffer", "SYNCULAR_GATEWAY_WS_MAX_BUFFER", T_SIZE, &gw_cfg.ws_max_buffer, "8388608",
+	 "bytes queued to one socket: beyond, deltas become catchup wake-ups and a socket that cannot take "
+	 "control events is closed (1008)"},
 	{"ws-max-unacked", "SYNCULAR_GATEWAY_WS_MAX_UNACKED", T_INT, &gw_cfg.ws_max_unacked, "64",
 	 "deltas sent to a socket without a covering ack; then catchup-required instead (SPEC 8.2)"},
 	{"ws-max-sockets", "SYNCULAR_GATEWAY_WS_MAX_SOCKETS", T_INT, &gw_cfg.ws_max_sockets, "10000",
@@ -59,7 +62,7 @@ static const Opt opts[] = {
 	{"heartbeat", "SYNCULAR_GATEWAY_HEARTBEAT", T_INT, &gw_cfg.heartbeat_s, "30",
 	 "seconds between heartbeat control events (SPEC 8.5)"},
 	{"idle-timeout", "SYNCULAR_GATEWAY_IDLE_TIMEOUT", T_INT, &gw_cfg.idle_timeout_s, "90",
-	 "seconds without any inbound message before a socket is closed (1001)"},
+	 "seconds without a valid WebSocket frame or pong before a socket is dropped (> --heartbeat; a WebSocket ping goes out after --heartbeat idle seconds)"},
 	{"presence-max", "SYNCULAR_GATEWAY_PRESENCE_MAX", T_SIZE, &gw_cfg.presence_max, "4096",
 	 "bytes: largest presence metadata of one publish (SPEC 8.6)"},
 	{"drain", "SYNCULAR_GATEWAY_DRAIN", T_INT, &gw_cfg.drain_s, "10",
@@ -166,9 +169,14 @@ check(void)
 		return 2;
 	}
 	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.ws_max_unacked < 1 ||
-		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s < 2)
+		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s)
 	{
 		fprintf(stderr, "syncular-gateway: limits out of range (see --help)\n");
+		return 2;
+	}
+	if (gw_cfg.presence_max < 2 || gw_cfg.presence_max > 7000)
+	{
+		fprintf(stderr, "syncular-gateway: --presence-max must be 2..7000 bytes (NOTIFY payload limit)\n");
 		return 2;
 	}
 	if (gw_cfg.jwt_secret && gw_cfg.jwt_public_key)

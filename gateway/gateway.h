@@ -42,6 +42,7 @@ typedef struct GwConfig
 	const char *auth_headers;     /* extra header names passed to the SQL authenticator */
 	/* realtime */
 	size_t      ws_max_message;   /* bytes, one inbound message / outbound delta */
+	size_t      ws_max_buffer;    /* bytes queued to one socket before deltas turn to wake-ups */
 	int         ws_max_unacked;   /* deltas sent without a covering ack */
 	int         ws_max_sockets;
 	int         heartbeat_s;

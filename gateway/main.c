@@ -127,6 +127,7 @@ main(int argc, char **argv)
 {
 	struct lws_context_creation_info info;
 	struct lws_vhost *vh;
+	static lws_retry_bo_t retry;
 	int rc;
 	time_t drain_deadline = 0;
 
@@ -149,6 +150,10 @@ main(int argc, char **argv)
 	info.max_http_header_data = 8192;
 	info.ka_time = 0;
 	info.vhost_name = "syncular";
+	/* WebSocket liveness: ping after --heartbeat idle seconds, hang up after --idle-timeout */
+	retry.secs_since_valid_ping = (uint16_t) (gw_cfg.heartbeat_s > 65535 ? 65535 : gw_cfg.heartbeat_s);
+	retry.secs_since_valid_hangup = (uint16_t) (gw_cfg.idle_timeout_s > 65535 ? 65535 : gw_cfg.idle_timeout_s);
+	info.retry_and_idle_policy = &retry;
 	gw_ctx = lws_create_context(&info);
 	if (!gw_ctx)
 	{

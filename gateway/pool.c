@@ -47,6 +47,7 @@ static GwNotifyFn notify_fn;
 static bool    shutting_down;
 
 static void pc_connect(PgConn *pc);
+void presence_request_sync(void);
 static void pc_dispatch(void);
 
 GwJob *
@@ -186,7 +187,11 @@ pc_fail(PgConn *pc, const char *why)
 static void
 pc_connect(PgConn *pc)
 {
-	pc->conn = PQconnectStart(gw_cfg.db);
+	/* application_name marks the gateway's sessions in pg_stat_activity unless --db sets one */
+	static const char *const keys[] = {"application_name", "dbname", NULL};
+	const char *vals[] = {"syncular-gateway", gw_cfg.db, NULL};
+
+	pc->conn = PQconnectStartParams(keys, vals, 1);
 	if (!pc->conn || PQstatus(pc->conn) == CONNECTION_BAD)
 	{
 		pc_fail(pc, pc->conn ? PQerrorMessage(pc->conn) : "out of memory");
@@ -306,6 +311,7 @@ pc_ready(PgConn *pc)
 		}
 		pc->st = PC_BUSY;
 		pc_flush(pc);
+		presence_request_sync();
 		return;
 	}
 	pc_dispatch();
