@@ -267,6 +267,13 @@ extern void sync_gate_check_push(SyncRound *round);
 extern void sync_pull_subscription(SyncRound *round, const SspFrame *subscription,
 								   const SyncEffective *effective, SyncPullResult *result);
 
+/* pull.c: the wire forms a section is written with (realtime.c writes the same frames) */
+extern SspScopeMap sync_pull_effective_map(const SyncEffective *effective);
+extern SspStrMap sync_pull_stored_scopes(Jsonb *stored_scopes);
+
+/* realtime.c: load-time GUCs (syncular.realtime_*) */
+extern void sync_realtime_define_gucs(void);
+
 /* gate.c: the RFC 0007 serve gate; all raise sync.schema_not_ready (55000) when refused */
 extern void sync_gate_check_entry(SyncRound *round);
 /* in the pull's snapshot (round.c pushes it first), before any subscription is served */

@@ -106,23 +106,29 @@ write_sub_start(PullCtx *pc, uint8 status, const char *reason, bool bootstrap)
 	s->reason_code = mkstr(reason);
 	s->bootstrap = bootstrap;
 	if (status == SSP_SUB_ACTIVE)
-	{
-		const SyncEffective *e = pc->effective;
-
-		s->effective_scopes.n = (uint32) e->nvars;
-		s->effective_scopes.entries = palloc0(sizeof(SspScopeEntry) * Max(e->nvars, 1));
-		for (int i = 0; i < e->nvars; i++)
-		{
-			SspScopeEntry *ent = &s->effective_scopes.entries[i];
-
-			ent->key = mkstr(e->vars[i]);
-			ent->nvalues = (uint32) e->nvalues[i];
-			ent->values = palloc0(sizeof(SspStr) * Max(e->nvalues[i], 1));
-			for (int k = 0; k < e->nvalues[i]; k++)
-				ent->values[k] = mkstr(e->values[i][k]);
-		}
-	}
+		s->effective_scopes = sync_pull_effective_map(pc->effective);
 	write_frame(pc, &f);
+}
+
+/* SUB_START.effectiveScopes of an effective map (also used by realtime deltas, §8.2). */
+SspScopeMap
+sync_pull_effective_map(const SyncEffective *e)
+{
+	SspScopeMap m;
+
+	m.n = (uint32) e->nvars;
+	m.entries = palloc0(sizeof(SspScopeEntry) * Max(e->nvars, 1));
+	for (int i = 0; i < e->nvars; i++)
+	{
+		SspScopeEntry *ent = &m.entries[i];
+
+		ent->key = mkstr(e->vars[i]);
+		ent->nvalues = (uint32) e->nvalues[i];
+		ent->values = palloc0(sizeof(SspStr) * Max(e->nvalues[i], 1));
+		for (int k = 0; k < e->nvalues[i]; k++)
+			ent->values[k] = mkstr(e->values[i][k]);
+	}
+	return m;
 }
 
 static void
@@ -309,9 +315,9 @@ done:
 	"                       ORDER BY x.idx OFFSET 0) ch ON true" \
 	"  ORDER BY c.commit_seq, ch.idx"
 
-/* stored scopes (jsonb object of strings) -> map */
-static SspStrMap
-stored_scopes_map(Jsonb *scopes)
+/* stored scopes (jsonb object of strings) -> a COMMIT change's scopes map (also realtime) */
+SspStrMap
+sync_pull_stored_scopes(Jsonb *scopes)
 {
 	SspStrMap	m = {0, NULL};
 	JsonbIterator *it;
@@ -419,7 +425,7 @@ read_commit(PullCtx *pc, SPITupleTable *tt, uint64 ntuples, uint64 *pos, WindowC
 		ch->row_id = mkstr(TextDatumGetCString(d));
 		op = DatumGetInt16(SPI_getbinval(tup, td, 5, &isnull));
 		ch->op = (uint8) op;
-		ch->scopes = stored_scopes_map(scopes);
+		ch->scopes = sync_pull_stored_scopes(scopes);
 		if (op == SSP_OP_UPSERT)
 		{
 			bytea	   *payload;

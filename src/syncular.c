@@ -69,6 +69,7 @@ _PG_init(void)
 							   PGC_USERSET, 0,
 							   NULL, NULL, NULL);
 	sync_references_define_gucs();
+	sync_realtime_define_gucs();
 	MarkGUCPrefixReserved("syncular");
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);

@@ -19,6 +19,11 @@
 --   -- a stateless gateway role: serve rounds
 --   GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.handle_http(...)         TO sync_gateway;   -- see \df syncular.handle_http
+--   -- ... and its realtime sockets (docs/realtime.md; the fanout trusts the registrations it is given)
+--   GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text)               TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text)     TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.presence_authorize(text, text, text, text[])     TO sync_gateway;
 --
 --   -- backend jobs writing synced data from SQL
 --   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;

@@ -1,0 +1,869 @@
+/*
+ * fanout.c — syncular.realtime_fanout(partition, commit_seq, connections jsonb): the deltas and
+ * wake-ups of every realtime connection a gateway holds on a partition, for one commit
+ * notification, in one call (SPEC §8.2, §8.3; contract and decision order: docs/realtime.md).
+ *
+ * Cost model: the partition state, the serve gate and the commit window are read once, in the
+ * calling statement's snapshot (SPI read-only).  Subscriptions with the same table and the same
+ * registered effective scopes form a group; each group is matched against the window once
+ * (sync_scopes_match, the pull's rule).  Only a connection that would receive a change pays
+ * more: its actor's live grant (the scope resolver, once per (actor, client) per call) and its
+ * effective scopes recomputed by sync_scopes_effective, then the final match of its candidate
+ * changes against those.  A delta is sent only when the live grant still yields exactly the
+ * registered effective scopes; otherwise the connection is woken (catchup-required), so no
+ * delta ever carries a row outside the live grant.
+ *
+ * Frames are the pull's (SUB_START / COMMIT / SUB_END through ssp_write_frame, scopes maps from
+ * pull.c), one COMMIT per commit, changes in commit order, commits never split.  Memory: the
+ * window holds at most syncular.realtime_max_window_changes changes (plus one commit when a
+ * single commit is larger), each delta at most syncular.realtime_max_delta_bytes; per-connection
+ * work lives in a context reset after its row is emitted.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+
+#include "engine.h"
+#include "realtime.h"
+#include "storage.h"
+
+typedef struct WinChange
+{
+	int64		seq;
+	int			commit;			/* index into the window's commits, -1: commit row gone */
+	char	   *table;
+	Jsonb	   *scopes;
+	SspChange	change;			/* table_index 0: each COMMIT frame names one table */
+} WinChange;
+
+typedef struct WinCommit
+{
+	int64		seq;
+	int64		created_at_ms;
+	char	   *actor_id;
+} WinCommit;
+
+typedef struct RtSub
+{
+	char	   *id;
+	SyncTable  *table;
+	SspScopeMap requested;
+	JsonbContainer *effective_obj;
+	char	   *effective_json; /* canonical (sync_effective_json) */
+	char	   *group_key;
+	int			group;
+} RtSub;
+
+typedef struct RtConn
+{
+	int			index;
+	int64		conn;
+	int64		cursor;
+	char	   *actor;
+	char	   *client;
+	char	   *epoch;
+	int32		schema_version;
+	int			wire;
+	int			nsubs;
+	RtSub		   *subs;
+	/* decision */
+	const char *action;
+	const char *reason;
+	int64		next;
+	bool		candidate;		/* reached the grant check (docs/realtime.md step 7) */
+	SyncAllowed *allowed;
+} RtConn;
+
+typedef struct ScopeGroup
+{
+	SyncTable  *table;
+	SyncEffective *effective;
+	int			nmatch;
+	int		   *match;			/* window change indexes, ascending */
+} ScopeGroup;
+
+typedef struct Fanout
+{
+	const char *partition;
+	SyncSchema *schema;
+	char	   *epoch;
+	int64		upper;			/* u: min(commit_seq, max_seq) */
+	int64		window_lo;		/* commits in (window_lo, upper] are read completely */
+	int			nchanges;
+	WinChange  *changes;
+	int			ncommits;
+	WinCommit  *commits;
+	int			ngroups;
+	ScopeGroup	   *groups;
+} Fanout;
+
+/* ---------------------------------------------------------------- input */
+
+static void
+malformed(int index, const char *field)
+{
+	sync_raise("sync.invalid_request", "realtime_fanout: a connection is malformed",
+			   psprintf("{\"index\": %d, \"field\": \"%s\"}", index, field));
+}
+
+static JsonbValue *
+member(JsonbContainer *obj, const char *key, JsonbValue *v)
+{
+	return getKeyJsonValueFromContainer(obj, key, strlen(key), v);
+}
+
+static char *
+member_text(JsonbContainer *obj, const char *key, int index, const char *field)
+{
+	JsonbValue	v;
+
+	if (member(obj, key, &v) == NULL || v.type != jbvString || v.val.string.len == 0)
+		malformed(index, field);
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/* an integer in the ±(2^53−1) contract (§8.1) */
+static int64
+member_int(JsonbContainer *obj, const char *key, int index, const char *field)
+{
+	JsonbValue	v;
+	char	   *s;
+	char	   *end;
+	long long	x;
+
+	if (member(obj, key, &v) == NULL || v.type != jbvNumeric)
+		malformed(index, field);
+	s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
+	errno = 0;
+	x = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || x > SSP_I64_SAFE_MAX || x < -SSP_I64_SAFE_MAX)
+		malformed(index, field);
+	return (int64) x;
+}
+
+static JsonbContainer *
+member_container(JsonbContainer *obj, const char *key, bool array, int index, const char *field)
+{
+	JsonbValue	v;
+
+	if (member(obj, key, &v) == NULL || v.type != jbvBinary ||
+		(array ? !JsonContainerIsArray(v.val.binary.data) : !JsonContainerIsObject(v.val.binary.data)))
+		malformed(index, field);
+	return v.val.binary.data;
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const SspScopeEntry *x = a;
+	const SspScopeEntry *y = b;
+
+	return ssp_utf16_cmp(x->key.ptr, x->key.len, y->key.ptr, y->key.len);
+}
+
+/* {var: [string, ...]} -> a scope map (keys sorted, as decoded); false when not that shape */
+static bool
+scope_map(JsonbContainer *obj, SspScopeMap *out)
+{
+	JsonbIterator *it = JsonbIteratorInit(obj);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			n = 0;
+
+	out->entries = palloc0(sizeof(SspScopeEntry) * Max(JsonContainerSize(obj), 1));
+	(void) JsonbIteratorNext(&it, &v, true);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) == WJB_KEY)
+	{
+		SspScopeEntry *e = &out->entries[n++];
+		JsonbContainer *arr;
+
+		e->key.ptr = pnstrdup(v.val.string.val, v.val.string.len);
+		e->key.len = (uint32) v.val.string.len;
+		(void) JsonbIteratorNext(&it, &v, true);
+		if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
+			return false;
+		arr = v.val.binary.data;
+		e->nvalues = (uint32) JsonContainerSize(arr);
+		e->values = palloc0(sizeof(SspStr) * Max(e->nvalues, 1));
+		for (uint32 k = 0; k < e->nvalues; k++)
+		{
+			JsonbValue *x = getIthJsonbValueFromContainer(arr, k);
+
+			if (x == NULL || x->type != jbvString || x->val.string.len == 0)
+				return false;
+			e->values[k].ptr = pnstrdup(x->val.string.val, x->val.string.len);
+			e->values[k].len = (uint32) x->val.string.len;
+		}
+	}
+	out->n = (uint32) n;
+	qsort(out->entries, n, sizeof(SspScopeEntry), cmp_entry);
+	return true;
+}
+
+/* the registered effective scopes as the engine's struct */
+static SyncEffective *
+effective_from_map(const SspScopeMap *m)
+{
+	SyncEffective *e = palloc0(sizeof(SyncEffective));
+
+	e->nvars = (int) m->n;
+	e->vars = palloc0(sizeof(char *) * Max(m->n, 1));
+	e->nvalues = palloc0(sizeof(int) * Max(m->n, 1));
+	e->values = palloc0(sizeof(char **) * Max(m->n, 1));
+	for (uint32 i = 0; i < m->n; i++)
+	{
+		e->vars[i] = (char *) m->entries[i].key.ptr;
+		e->nvalues[i] = (int) m->entries[i].nvalues;
+		e->values[i] = palloc0(sizeof(char *) * Max(m->entries[i].nvalues, 1));
+		for (uint32 k = 0; k < m->entries[i].nvalues; k++)
+			e->values[i][k] = (char *) m->entries[i].values[k].ptr;
+	}
+	e->revoked = (m->n == 0);
+	return e;
+}
+
+static void
+parse_sub(Fanout *f, JsonbContainer *obj, int index, RtSub *s)
+{
+	SspScopeMap eff;
+
+	if (!JsonContainerIsObject(obj))
+		malformed(index, "registration.subscriptions");
+	s->id = member_text(obj, "id", index, "registration.subscriptions.id");
+	s->table = sync_schema_table(f->schema,
+								 member_text(obj, "table", index, "registration.subscriptions.table"));
+	if (s->table == NULL)
+		malformed(index, "registration.subscriptions.table");
+	if (!scope_map(member_container(obj, "scopes", false, index, "registration.subscriptions.scopes"),
+				   &s->requested))
+		malformed(index, "registration.subscriptions.scopes");
+	s->effective_obj = member_container(obj, "effective", false, index,
+										"registration.subscriptions.effective");
+	if (!scope_map(s->effective_obj, &eff) || eff.n == 0)
+		malformed(index, "registration.subscriptions.effective");
+	s->effective_json = sync_effective_json(effective_from_map(&eff));
+	s->group_key = psprintf("%s\x1f%s", s->table->name, s->effective_json);
+}
+
+static void
+parse_conn(Fanout *f, JsonbValue *el, int index, RtConn *c)
+{
+	JsonbContainer *obj,
+			   *reg,
+			   *subs;
+	int64		v;
+
+	if (el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data))
+		malformed(index, "connection");
+	obj = el->val.binary.data;
+	c->index = index;
+	c->conn = member_int(obj, "conn", index, "conn");
+	c->cursor = member_int(obj, "cursor", index, "cursor");
+	reg = member_container(obj, "registration", false, index, "registration");
+	if (member_int(reg, "v", index, "registration.v") != SYNC_REGISTRATION_VERSION)
+		malformed(index, "registration.v");
+	if (strcmp(member_text(reg, "partition", index, "registration.partition"), f->partition) != 0)
+		malformed(index, "registration.partition");
+	c->actor = member_text(reg, "actorId", index, "registration.actorId");
+	c->client = member_text(reg, "clientId", index, "registration.clientId");
+	c->epoch = member_text(reg, "logEpoch", index, "registration.logEpoch");
+	v = member_int(reg, "schemaVersion", index, "registration.schemaVersion");
+	if (v < 1 || v > INT_MAX)
+		malformed(index, "registration.schemaVersion");
+	c->schema_version = (int32) v;
+	v = member_int(reg, "wireVersion", index, "registration.wireVersion");
+	if (v != 2 && v != 3)
+		malformed(index, "registration.wireVersion");
+	c->wire = (int) v;
+	subs = member_container(reg, "subscriptions", true, index, "registration.subscriptions");
+	c->nsubs = JsonContainerSize(subs);
+	c->subs = palloc0(sizeof(RtSub) * Max(c->nsubs, 1));
+	for (int i = 0; i < c->nsubs; i++)
+	{
+		JsonbValue *s = getIthJsonbValueFromContainer(subs, i);
+
+		if (s == NULL || s->type != jbvBinary)
+			malformed(index, "registration.subscriptions");
+		parse_sub(f, s->val.binary.data, index, &c->subs[i]);
+	}
+}
+
+/* ---------------------------------------------------------------- partition state */
+
+/* The serve gate in this snapshot: NULL when ready, else the refusal kind (RFC 0007 §4). */
+static char *
+gate_refusal(Fanout *f)
+{
+	Oid			types[2] = {TEXTOID, INT4OID};
+	Datum		args[2];
+	bool		isnull;
+	Datum		d;
+
+	args[0] = CStringGetTextDatum(f->partition);
+	args[1] = Int32GetDatum(f->schema->version);
+	if (SPI_execute_with_args(
+		"SELECT g ->> 'ready', g -> 'refusal' ->> 'kind' FROM syncular.serve_gate($1, "
+		"coalesce(nullif(btrim(current_setting('syncular.checkpoints', true)), '')::jsonb, "
+		"'[]'::jsonb), $2) g", 2, types, args, NULL, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "syncular realtime: serve gate read failed");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull && strcmp(TextDatumGetCString(d), "true") == 0)
+		return NULL;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	return isnull ? pstrdup("unknown") : TextDatumGetCString(d);
+}
+
+static void
+decide(RtConn *c, const char *action, const char *reason, int64 next)
+{
+	c->action = action;
+	c->reason = reason;
+	c->next = next;
+}
+
+/* ---------------------------------------------------------------- the window */
+
+#define CHANGES_SQL \
+	"SELECT ch.commit_seq, ch.tbl, ch.row_id, ch.op, ch.row_version, ch.scopes, ch.payload" \
+	"  FROM syncular.sync_changes ch" \
+	" WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3" \
+	" ORDER BY ch.commit_seq DESC, ch.idx DESC LIMIT $4"
+
+#define COMMITS_SQL \
+	"SELECT m.commit_seq, m.created_at_ms, m.actor_id FROM syncular.sync_commits m" \
+	" WHERE m.partition = $1 AND m.commit_seq > $2 AND m.commit_seq <= $3" \
+	" ORDER BY m.commit_seq"
+
+/* sql over (lo, hi] of the partition; CHANGES_SQL takes a LIMIT (limit <= 0: none) */
+static SPITupleTable *
+window_query(Fanout *f, const char *sql, int nargs, int64 lo, int64 hi, int64 limit, uint64 *n)
+{
+	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+
+	args[0] = CStringGetTextDatum(f->partition);
+	args[1] = Int64GetDatum(lo);
+	args[2] = Int64GetDatum(hi);
+	args[3] = Int64GetDatum(limit);
+	if (limit <= 0)
+		nulls[3] = 'n';			/* LIMIT NULL: all rows */
+	if (SPI_execute_with_args(sql, nargs, types, args, nulls,
+							  true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "syncular realtime: commit window read failed");
+	*n = SPI_processed;
+	return SPI_tuptable;
+}
+
+/* tuple -> WinChange; rows of the DESC read are stored from the end, so the array ascends */
+static void
+fill_change(SPITupleTable *tt, uint64 r, WinChange *wc)
+{
+	TupleDesc	td = tt->tupdesc;
+	HeapTuple	tup = tt->vals[r];
+	bool		isnull;
+	Datum		d;
+	SspChange  *ch = &wc->change;
+
+	wc->seq = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
+	wc->table = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
+	wc->scopes = DatumGetJsonbP(SPI_getbinval(tup, td, 6, &isnull));
+	wc->commit = -1;
+	memset(ch, 0, sizeof(*ch));
+	ch->row_id.ptr = TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull));
+	ch->row_id.len = (uint32) strlen(ch->row_id.ptr);
+	ch->op = (uint8) DatumGetInt16(SPI_getbinval(tup, td, 4, &isnull));
+	ch->scopes = sync_pull_stored_scopes(wc->scopes);
+	if (ch->op == SSP_OP_UPSERT)
+	{
+		bytea	   *payload;
+
+		ch->has_row_version = true;
+		ch->row_version = DatumGetInt64(SPI_getbinval(tup, td, 5, &isnull));
+		if (isnull)
+			sync_raise("sync.internal_error", "realtime: a stored upsert change has no row version", NULL);
+		d = SPI_getbinval(tup, td, 7, &isnull);
+		if (isnull)
+			sync_raise("sync.internal_error", "realtime: a stored upsert change has no payload", NULL);
+		payload = DatumGetByteaPP(d);
+		ch->has_row = true;
+		ch->row.ptr = (const uint8_t *) VARDATA_ANY(payload);
+		ch->row.len = (uint32) VARSIZE_ANY_EXHDR(payload);
+	}
+}
+
+/*
+ * Read (lo, upper]: at most max_window_changes changes of whole commits, newest first.  When the
+ * limit cuts the oldest commit read, the window starts after it; when a single commit is larger
+ * than the limit, that commit alone is read.
+ */
+static void
+read_window(Fanout *f, int64 lo)
+{
+	int64		limit = sync_realtime_max_window_changes;
+	uint64		n;
+	uint64		keep;
+	SPITupleTable *tt = window_query(f, CHANGES_SQL, 4, lo, f->upper, limit + 1, &n);
+	bool		isnull;
+	int64		oldest;
+
+	f->window_lo = lo;
+	keep = n;
+	if (n > (uint64) limit)
+	{
+		int64		newest = DatumGetInt64(SPI_getbinval(tt->vals[0], tt->tupdesc, 1, &isnull));
+
+		oldest = DatumGetInt64(SPI_getbinval(tt->vals[n - 1], tt->tupdesc, 1, &isnull));
+		if (oldest == newest)
+		{
+			/* one commit larger than the limit: read it whole (a push wrote it whole) */
+			f->window_lo = newest - 1;
+			tt = window_query(f, CHANGES_SQL, 4, newest - 1, newest, 0, &n);
+			keep = n;
+		}
+		else
+		{
+			f->window_lo = oldest;
+			while (keep > 0 &&
+				   DatumGetInt64(SPI_getbinval(tt->vals[keep - 1], tt->tupdesc, 1, &isnull)) == oldest)
+				keep--;
+		}
+	}
+	f->nchanges = (int) keep;
+	f->changes = palloc0(sizeof(WinChange) * Max(keep, 1));
+	for (uint64 r = 0; r < keep; r++)
+		fill_change(tt, r, &f->changes[keep - 1 - r]);
+
+	tt = window_query(f, COMMITS_SQL, 3, f->window_lo, f->upper, 0, &n);
+	f->ncommits = (int) n;
+	f->commits = palloc0(sizeof(WinCommit) * Max(n, 1));
+	for (uint64 r = 0; r < n; r++)
+	{
+		WinCommit  *wc = &f->commits[r];
+		HeapTuple	tup = tt->vals[r];
+
+		wc->seq = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
+		wc->created_at_ms = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 2, &isnull));
+		wc->actor_id = TextDatumGetCString(SPI_getbinval(tup, tt->tupdesc, 3, &isnull));
+	}
+	/* both ascend: attach each change to its commit row */
+	for (int i = 0, k = 0; i < f->nchanges; i++)
+	{
+		while (k < f->ncommits && f->commits[k].seq < f->changes[i].seq)
+			k++;
+		if (k < f->ncommits && f->commits[k].seq == f->changes[i].seq)
+			f->changes[i].commit = k;
+	}
+}
+
+/* ---------------------------------------------------------------- groups */
+
+static int
+cmp_sub_key(const void *a, const void *b)
+{
+	return strcmp((*(RtSub *const *) a)->group_key, (*(RtSub *const *) b)->group_key);
+}
+
+/* one group per distinct (table, registered effective scopes); each matched once */
+static void
+match_groups(Fanout *f, RtConn *conns, int nconns)
+{
+	int			nsubs = 0;
+	RtSub		  **subs;
+
+	for (int i = 0; i < nconns; i++)
+		if (conns[i].candidate)
+			nsubs += conns[i].nsubs;
+	subs = palloc(sizeof(RtSub *) * Max(nsubs, 1));
+	nsubs = 0;
+	for (int i = 0; i < nconns; i++)
+		if (conns[i].candidate)
+			for (int s = 0; s < conns[i].nsubs; s++)
+				subs[nsubs++] = &conns[i].subs[s];
+	qsort(subs, nsubs, sizeof(RtSub *), cmp_sub_key);
+	f->groups = palloc0(sizeof(ScopeGroup) * Max(nsubs, 1));
+	f->ngroups = 0;
+	for (int i = 0; i < nsubs; i++)
+	{
+		ScopeGroup	   *g;
+		SspScopeMap eff;
+
+		if (i > 0 && strcmp(subs[i - 1]->group_key, subs[i]->group_key) == 0)
+		{
+			subs[i]->group = subs[i - 1]->group;
+			continue;
+		}
+		g = &f->groups[f->ngroups];
+		subs[i]->group = f->ngroups++;
+		g->table = subs[i]->table;
+		(void) scope_map(subs[i]->effective_obj, &eff);
+		g->effective = effective_from_map(&eff);
+		g->match = palloc(sizeof(int) * Max(f->nchanges, 1));
+		for (int c = 0; c < f->nchanges; c++)
+		{
+			WinChange  *wc = &f->changes[c];
+
+			if (wc->commit >= 0 && strcmp(wc->table, g->table->name) == 0 &&
+				sync_scopes_match(g->effective, wc->scopes))
+				g->match[g->nmatch++] = c;
+		}
+	}
+}
+
+/* does any subscription of c have a group match past its cursor? */
+static bool
+has_candidates(Fanout *f, RtConn *c)
+{
+	for (int s = 0; s < c->nsubs; s++)
+	{
+		ScopeGroup	   *g = &f->groups[c->subs[s].group];
+
+		if (g->nmatch > 0 && f->changes[g->match[g->nmatch - 1]].seq > c->cursor)
+			return true;
+	}
+	return false;
+}
+
+/* ---------------------------------------------------------------- the live grant */
+
+static int
+cmp_conn_identity(const void *a, const void *b)
+{
+	const RtConn *x = *(RtConn *const *) a;
+	const RtConn *y = *(RtConn *const *) b;
+	int			r = strcmp(x->actor, y->actor);
+
+	return r != 0 ? r : strcmp(x->client, y->client);
+}
+
+/* the scope resolver, once per (actor, client) among the candidates */
+static void
+resolve_grants(Fanout *f, RtConn *conns, int nconns)
+{
+	RtConn	  **list = palloc(sizeof(RtConn *) * Max(nconns, 1));
+	int			n = 0;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	for (int i = 0; i < nconns; i++)
+		if (conns[i].candidate)
+			list[n++] = &conns[i];
+	qsort(list, n, sizeof(RtConn *), cmp_conn_identity);
+	for (int i = 0; i < n; i++)
+	{
+		SyncRound	round;
+
+		if (i > 0 && cmp_conn_identity(&list[i - 1], &list[i]) == 0)
+		{
+			list[i]->allowed = list[i - 1]->allowed;
+			continue;
+		}
+		memset(&round, 0, sizeof(round));
+		round.schema = f->schema;
+		round.partition = f->partition;
+		round.actor_id = list[i]->actor;
+		round.client_id = list[i]->client;
+		list[i]->allowed = sync_scopes_resolve(&round);
+		MemoryContextSwitchTo(cxt);
+	}
+}
+
+/* ---------------------------------------------------------------- the delta */
+
+static bool
+write_frame(SspBuf *out, int wire, const SspFrame *fr)
+{
+	SspError	err;
+
+	if (!ssp_write_frame(out, (uint16) wire, fr, &err))
+		sync_raise("sync.internal_error", "realtime: a delta frame could not be encoded", NULL);
+	return out->len <= (size_t) sync_realtime_max_delta_bytes;
+}
+
+/* One section: SUB_START, a COMMIT per commit of `idx` (ascending change indexes), SUB_END. */
+static bool
+write_section(Fanout *f, SspBuf *out, int wire, RtSub *s, const SyncEffective *eff,
+			  const int *idx, int n)
+{
+	SspFrame	fr;
+	SspStr		table;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.type = SSP_FRAME_SUB_START;
+	fr.sub_start.id.ptr = s->id;
+	fr.sub_start.id.len = (uint32) strlen(s->id);
+	fr.sub_start.status = SSP_SUB_ACTIVE;
+	fr.sub_start.reason_code.ptr = "";
+	fr.sub_start.effective_scopes = sync_pull_effective_map(eff);
+	if (!write_frame(out, wire, &fr))
+		return false;
+
+	table.ptr = s->table->name;
+	table.len = (uint32) strlen(s->table->name);
+	for (int i = 0; i < n;)
+	{
+		const WinChange *first = &f->changes[idx[i]];
+		const WinCommit *wc = &f->commits[first->commit];
+		int			k = i;
+
+		while (k < n && f->changes[idx[k]].seq == first->seq)
+			k++;
+		memset(&fr, 0, sizeof(fr));
+		fr.type = SSP_FRAME_COMMIT;
+		fr.commit.commit_seq = wc->seq;
+		fr.commit.created_at_ms = wc->created_at_ms;
+		fr.commit.actor_id.ptr = wc->actor_id;
+		fr.commit.actor_id.len = (uint32) strlen(wc->actor_id);
+		fr.commit.ntables = 1;
+		fr.commit.tables = &table;
+		fr.commit.nchanges = (uint32) (k - i);
+		fr.commit.changes = palloc(sizeof(SspChange) * (k - i));
+		for (int j = i; j < k; j++)
+			fr.commit.changes[j - i] = f->changes[idx[j]].change;
+		if (!write_frame(out, wire, &fr))
+			return false;
+		i = k;
+	}
+
+	memset(&fr, 0, sizeof(fr));
+	fr.type = SSP_FRAME_SUB_END;
+	fr.sub_end.next_cursor = f->upper;
+	return write_frame(out, wire, &fr);
+}
+
+/*
+ * Steps 7-9 for a candidate: the live grant, the final match, the body.  Returns the body
+ * (palloc'd) for a delta, or NULL with the decision recorded in c.
+ */
+static bytea *
+build_delta(Fanout *f, RtConn *c)
+{
+	SyncEffective **eff = palloc(sizeof(SyncEffective *) * c->nsubs);
+	int		  **idx = palloc(sizeof(int *) * c->nsubs);
+	int		   *nidx = palloc0(sizeof(int) * c->nsubs);
+	int			total = 0;
+	SspBuf		out;
+	SspFrame	fr;
+	SspError	err;
+	bytea	   *body;
+
+	for (int s = 0; s < c->nsubs; s++)
+	{
+		RtSub		   *sub = &c->subs[s];
+		ScopeGroup	   *g = &f->groups[sub->group];
+
+		eff[s] = sync_scopes_effective(c->allowed, &sub->requested);
+		if (eff[s]->revoked || eff[s]->nvars == 0 ||
+			strcmp(sync_effective_json(eff[s]), sub->effective_json) != 0)
+		{
+			decide(c, "wake", "catchup-required", c->cursor);
+			return NULL;
+		}
+		idx[s] = palloc(sizeof(int) * Max(g->nmatch, 1));
+		for (int m = 0; m < g->nmatch; m++)
+		{
+			WinChange  *wc = &f->changes[g->match[m]];
+
+			if (wc->seq > c->cursor && sync_scopes_match(eff[s], wc->scopes))
+				idx[s][nidx[s]++] = g->match[m];
+		}
+		total += nidx[s];
+	}
+	if (total == 0)
+	{
+		decide(c, "none", NULL, f->upper);
+		return NULL;
+	}
+
+	ssp_buf_init(&out);
+	if (!ssp_write_message_header(&out, (uint16) c->wire, SSP_KIND_RESPONSE, &err))
+		sync_raise("sync.internal_error", "realtime: a delta header could not be encoded", NULL);
+	memset(&fr, 0, sizeof(fr));
+	fr.type = SSP_FRAME_RESP_HEADER;
+	fr.resp_header.has_latest_schema_version = true;
+	fr.resp_header.latest_schema_version = f->schema->version;
+	fr.resp_header.log_epoch.ptr = f->epoch;
+	fr.resp_header.log_epoch.len = (uint32) strlen(f->epoch);
+	if (!write_frame(&out, c->wire, &fr))
+		goto too_large;
+	for (int s = 0; s < c->nsubs; s++)
+		if (nidx[s] > 0 && !write_section(f, &out, c->wire, &c->subs[s], eff[s], idx[s], nidx[s]))
+			goto too_large;
+	if (!ssp_write_end(&out, &err))
+		sync_raise("sync.internal_error", "realtime: a delta could not be encoded", NULL);
+	if (out.len > (size_t) sync_realtime_max_delta_bytes)
+		goto too_large;
+
+	body = palloc(VARHDRSZ + out.len);
+	SET_VARSIZE(body, VARHDRSZ + out.len);
+	memcpy(VARDATA(body), out.data, out.len);
+	decide(c, "delta", NULL, f->upper);
+	return body;
+
+too_large:
+	decide(c, "wake", "delta-too-large", c->cursor);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- steps 1-6 */
+
+static void
+decide_early(Fanout *f, RtConn *c, const char *gate, int64 horizon)
+{
+	int64		u = f->upper;
+
+	if (strcmp(c->epoch, f->epoch) != 0 || c->schema_version != f->schema->version ||
+		(gate && strcmp(gate, "schema") == 0))
+		decide(c, "wake", "reset-required", c->cursor);
+	else if (gate)
+		decide(c, "wake", "catchup-required", c->cursor);
+	else if (c->nsubs == 0)
+		decide(c, "none", NULL, Max(c->cursor, u));
+	else if (u <= c->cursor)
+		decide(c, "none", NULL, c->cursor);
+	else if (c->cursor < 0)
+		decide(c, "wake", "catchup-required", c->cursor);
+	else if (c->cursor < horizon)
+		decide(c, "wake", "reset-required", c->cursor);
+	else if (u - c->cursor > sync_realtime_max_window_commits)
+		decide(c, "wake", "catchup-required", c->cursor);
+	else
+		c->candidate = true;	/* needs the window */
+}
+
+/* ---------------------------------------------------------------- entry point */
+
+static void
+emit(Tuplestorestate *ts, TupleDesc td, RtConn *c, bytea *body)
+{
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
+
+	values[0] = Int64GetDatum(c->conn);
+	values[1] = CStringGetTextDatum(c->action);
+	if (c->reason)
+		values[2] = CStringGetTextDatum(c->reason);
+	else
+		nulls[2] = true;
+	if (body)
+		values[3] = PointerGetDatum(body);
+	else
+		nulls[3] = true;
+	values[4] = Int64GetDatum(c->next);
+	tuplestore_putvalues(ts, td, values, nulls);
+}
+
+PG_FUNCTION_INFO_V1(syncular_realtime_fanout);
+
+Datum
+syncular_realtime_fanout(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt;
+	MemoryContext per_conn;
+	Fanout		f;
+	Jsonb	   *input;
+	RtConn	   *conns;
+	int			nconns;
+	int64		commit_seq;
+	int64		max_seq = 0;
+	int64		horizon = 0;
+	int64		lo = PG_INT64_MAX;
+	char	   *gate = NULL;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		sync_raise("sync.invalid_request", "realtime: an argument is NULL",
+				   "{\"argument\": \"partition, commit_seq or connections\"}");
+	memset(&f, 0, sizeof(f));
+	f.partition = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (f.partition[0] == '\0')
+		sync_raise("sync.invalid_request", "realtime: an argument is empty",
+				   "{\"argument\": \"partition\"}");
+	commit_seq = PG_GETARG_INT64(1);
+	input = PG_GETARG_JSONB_P(2);
+	if (!JB_ROOT_IS_ARRAY(input) || JB_ROOT_IS_SCALAR(input))
+		sync_raise("sync.invalid_request", "realtime_fanout: connections must be a JSON array",
+				   "{\"argument\": \"connections\"}");
+	InitMaterializedSRF(fcinfo, 0);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular realtime: SPI_connect failed");
+	cxt = CurrentMemoryContext;
+	f.schema = sync_schema_get();
+	MemoryContextSwitchTo(cxt);
+	if (f.schema == NULL)
+		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
+
+	/* every element is validated before anything is answered */
+	nconns = JB_ROOT_COUNT(input);
+	conns = palloc0(sizeof(RtConn) * Max(nconns, 1));
+	for (int i = 0; i < nconns; i++)
+		parse_conn(&f, getIthJsonbValueFromContainer(&input->root, i), i, &conns[i]);
+
+	/* the partition's state, once, in this statement's snapshot */
+	f.epoch = sync_storage_partition_epoch(f.partition, 0, false);
+	MemoryContextSwitchTo(cxt);
+	if (f.epoch != NULL)
+	{
+		sync_storage_read_seqs(f.partition, &max_seq, &horizon);
+		MemoryContextSwitchTo(cxt);
+		if (nconns > 0)
+			gate = gate_refusal(&f);
+	}
+	f.upper = Min(commit_seq, max_seq);
+
+	for (int i = 0; i < nconns; i++)
+	{
+		if (f.epoch == NULL)
+			decide(&conns[i], "none", NULL, conns[i].cursor);	/* a partition never seen */
+		else
+			decide_early(&f, &conns[i], gate, horizon);
+		if (conns[i].candidate)
+			lo = Min(lo, conns[i].cursor);
+	}
+
+	if (lo != PG_INT64_MAX)
+	{
+		read_window(&f, lo);
+		for (int i = 0; i < nconns; i++)
+			if (conns[i].candidate && conns[i].cursor < f.window_lo)
+			{
+				conns[i].candidate = false;
+				decide(&conns[i], "wake", "catchup-required", conns[i].cursor);
+			}
+		match_groups(&f, conns, nconns);
+		for (int i = 0; i < nconns; i++)
+			if (conns[i].candidate && !has_candidates(&f, &conns[i]))
+			{
+				conns[i].candidate = false;
+				decide(&conns[i], "none", NULL, f.upper);
+			}
+		resolve_grants(&f, conns, nconns);
+	}
+
+	per_conn = AllocSetContextCreate(cxt, "syncular realtime connection", ALLOCSET_DEFAULT_SIZES);
+	for (int i = 0; i < nconns; i++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(per_conn);
+		bytea	   *body = NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		if (conns[i].candidate)
+			body = build_delta(&f, &conns[i]);
+		emit(rsinfo->setResult, rsinfo->setDesc, &conns[i], body);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(per_conn);
+	}
+	SPI_finish();
+	return (Datum) 0;
+}

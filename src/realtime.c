@@ -1,0 +1,542 @@
+/*
+ * realtime.c — the extension side of the realtime channel (SPEC §8), except the fanout
+ * (fanout.c).  The contract with the gateway is docs/realtime.md.
+ *
+ *   syncular.realtime_connect(partition, actor_id, client_id) RETURNS jsonb       §8.1, §8.7
+ *   syncular.realtime_ack(partition, actor_id, client_id, cursor, log_epoch)      §8.2
+ *       RETURNS boolean
+ *   syncular.presence_authorize(partition, actor_id, client_id, scope_keys text[]) §8.6.3
+ *       RETURNS text[]
+ *
+ * A registration is computed like a pull plans its sections: the subscriptions the client's
+ * most recent successful pull persisted (sync_clients.subscriptions, §8.1 "known
+ * subscriptions"), the grant resolved once (sync_scopes_resolve), and each subscription's
+ * effective scopes by sync_scopes_effective — the functions a pull uses, so a registration
+ * never holds a scope the grant does not allow.  Revoked subscriptions are left out.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "access/xlog.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "engine.h"
+#include "realtime.h"
+#include "storage.h"
+
+int			sync_realtime_max_delta_bytes = 1024 * 1024;
+int			sync_realtime_max_window_commits = 100;
+int			sync_realtime_max_window_changes = 10000;
+
+void
+sync_realtime_define_gucs(void)
+{
+	DefineCustomIntVariable("syncular.realtime_max_delta_bytes",
+							"Largest realtime delta message realtime_fanout builds.",
+							"A delta (a complete SSP2 response) above this size is answered with the "
+							"delta-too-large wake-up instead (SPEC §8.2 flow control, §8.3).",
+							&sync_realtime_max_delta_bytes,
+							1024 * 1024, 64, MaxAllocSize / 2,
+							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.realtime_max_window_commits",
+							"Most commits one realtime delta may bridge.",
+							"A connection whose cursor is further behind the notified commit is "
+							"answered with the catchup-required wake-up (SPEC §8.2, §8.3).",
+							&sync_realtime_max_window_commits,
+							100, 1, 1000000,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.realtime_max_window_changes",
+							"Most changes realtime_fanout reads from the log per call.",
+							"Whole commits, newest first; connections whose window reaches further "
+							"back are answered with the catchup-required wake-up.  Bounds the "
+							"memory of one call.",
+							&sync_realtime_max_window_changes,
+							10000, 1, 100000000,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------- arguments */
+
+static char *
+text_arg(FunctionCallInfo fcinfo, int n, const char *what)
+{
+	char	   *s;
+
+	if (PG_ARGISNULL(n))
+		sync_raise("sync.invalid_request", "realtime: an argument is NULL",
+				   psprintf("{\"argument\": \"%s\"}", what));
+	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	if (s[0] == '\0')
+		sync_raise("sync.invalid_request", "realtime: an argument is empty",
+				   psprintf("{\"argument\": \"%s\"}", what));
+	return s;
+}
+
+/* ---------------------------------------------------------------- the registration */
+
+typedef struct Registration
+{
+	SyncSchema *schema;
+	char	   *epoch;			/* NULL only on a standby that never saw the partition */
+	bool		known;			/* the client has a record */
+	int			wire_version;
+	int64		cursor;
+	int64		latest;
+	bool		requires_sync;
+	int			nactive;
+	StringInfoData subs;		/* JSON array of the active subscriptions */
+	int			nkeys;
+	char	  **keys;			/* scope keys, sorted (UTF-16), distinct */
+} Registration;
+
+static int
+cmp_utf16(const void *a, const void *b)
+{
+	const char *x = *(char *const *) a;
+	const char *y = *(char *const *) b;
+
+	return ssp_utf16_cmp(x, strlen(x), y, strlen(y));
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const SspScopeEntry *x = a;
+	const SspScopeEntry *y = b;
+
+	return ssp_utf16_cmp(x->key.ptr, x->key.len, y->key.ptr, y->key.len);
+}
+
+static SspStr
+mkstr(char *s)
+{
+	SspStr		r;
+
+	r.ptr = s;
+	r.len = (uint32) strlen(s);
+	return r;
+}
+
+/*
+ * A stored requested-scopes object {var: [string, ...]} as the decoder would give it (keys
+ * sorted); false when it is not of that shape.
+ */
+static bool
+requested_map(JsonbContainer *obj, SspScopeMap *out)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			cap = JsonContainerSize(obj);
+	int			n = 0;
+
+	if (!JsonContainerIsObject(obj))
+		return false;
+	out->entries = palloc0(sizeof(SspScopeEntry) * Max(cap, 1));
+	it = JsonbIteratorInit(obj);
+	(void) JsonbIteratorNext(&it, &v, true);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_END_OBJECT && tok != WJB_DONE)
+	{
+		SspScopeEntry *e = &out->entries[n];
+		JsonbContainer *arr;
+		int			m;
+
+		e->key = mkstr(pnstrdup(v.val.string.val, v.val.string.len));
+		tok = JsonbIteratorNext(&it, &v, true);
+		if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
+			return false;
+		arr = v.val.binary.data;
+		m = JsonContainerSize(arr);
+		e->values = palloc0(sizeof(SspStr) * Max(m, 1));
+		for (int i = 0; i < m; i++)
+		{
+			JsonbValue *x = getIthJsonbValueFromContainer(arr, i);
+
+			if (x == NULL || x->type != jbvString)
+				return false;
+			e->values[i] = mkstr(pnstrdup(x->val.string.val, x->val.string.len));
+		}
+		e->nvalues = (uint32) m;
+		n++;
+	}
+	out->n = (uint32) n;
+	qsort(out->entries, n, sizeof(SspScopeEntry), cmp_entry);
+	return true;
+}
+
+static void
+append_requested(StringInfo b, const SspScopeMap *m)
+{
+	appendStringInfoChar(b, '{');
+	for (uint32 i = 0; i < m->n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(b, ',');
+		escape_json(b, m->entries[i].key.ptr);
+		appendStringInfoString(b, ":[");
+		for (uint32 k = 0; k < m->entries[i].nvalues; k++)
+		{
+			if (k > 0)
+				appendStringInfoChar(b, ',');
+			escape_json(b, m->entries[i].values[k].ptr);
+		}
+		appendStringInfoChar(b, ']');
+	}
+	appendStringInfoChar(b, '}');
+}
+
+/* §8.6: every effective value v of variable x gives prefix:v per pattern prefix:{x} of the table. */
+static void
+add_scope_keys(Registration *r, const SyncTable *t, const SyncEffective *e, int *cap)
+{
+	for (int i = 0; i < e->nvars; i++)
+		for (int s = 0; s < t->nscopes; s++)
+		{
+			if (strcmp(t->scopes[s].variable, e->vars[i]) != 0)
+				continue;
+			for (int k = 0; k < e->nvalues[i]; k++)
+			{
+				if (r->nkeys == *cap)
+				{
+					*cap *= 2;
+					r->keys = repalloc(r->keys, sizeof(char *) * *cap);
+				}
+				r->keys[r->nkeys++] = psprintf("%s:%s", t->scopes[s].prefix, e->values[i][k]);
+			}
+		}
+}
+
+static void
+sort_keys(Registration *r)
+{
+	int			k = 0;
+
+	qsort(r->keys, r->nkeys, sizeof(char *), cmp_utf16);
+	for (int i = 0; i < r->nkeys; i++)
+		if (k == 0 || strcmp(r->keys[k - 1], r->keys[i]) != 0)
+			r->keys[k++] = r->keys[i];
+	r->nkeys = k;
+}
+
+/* One persisted subscription: its registration entry, or false when it is not active now. */
+static bool
+register_subscription(Registration *r, SyncRound *round, JsonbContainer *sub, int *cap)
+{
+	JsonbValue	id,
+				table,
+				scopes;
+	SspScopeMap requested;
+	SyncTable  *t;
+	SyncEffective *e;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (!JsonContainerIsObject(sub) ||
+		getKeyJsonValueFromContainer(sub, "id", 2, &id) == NULL || id.type != jbvString ||
+		getKeyJsonValueFromContainer(sub, "table", 5, &table) == NULL ||
+		table.type != jbvString ||
+		getKeyJsonValueFromContainer(sub, "scopes", 6, &scopes) == NULL ||
+		scopes.type != jbvBinary || !requested_map(scopes.val.binary.data, &requested))
+		return false;
+	t = sync_schema_table(r->schema, pnstrdup(table.val.string.val, table.val.string.len));
+	if (t == NULL)
+		return false;
+	/* the grant is resolved once per registration (memoized in round->allowed) */
+	sync_scopes_resolve(round);
+	MemoryContextSwitchTo(cxt);
+	e = sync_scopes_effective(round->allowed, &requested);
+	if (e->revoked || e->nvars == 0)
+		return false;
+
+	if (r->nactive > 0)
+		appendStringInfoChar(&r->subs, ',');
+	appendStringInfoString(&r->subs, "{\"id\":");
+	escape_json(&r->subs, pnstrdup(id.val.string.val, id.val.string.len));
+	appendStringInfoString(&r->subs, ",\"table\":");
+	escape_json(&r->subs, t->name);
+	appendStringInfoString(&r->subs, ",\"scopes\":");
+	append_requested(&r->subs, &requested);
+	appendStringInfo(&r->subs, ",\"effective\":%s}", sync_effective_json(e));
+	r->nactive++;
+	add_scope_keys(r, t, e, cap);
+	return true;
+}
+
+static SPIPlanPtr client_plan = NULL;
+
+/*
+ * Compute the registration of (partition, actor, client) now.  The caller is connected to SPI.
+ * Raises sync.schema_not_ready, sync.invalid_client_id, sync.invalid_subscription.
+ */
+static void
+registration_build(const char *partition, const char *actor, const char *client,
+				   Registration *r)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	SyncRound	round;
+	Datum		args[2];
+	int64		horizon;
+	int			cap = 8;
+	int			nstored = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->schema = sync_schema_get();
+	MemoryContextSwitchTo(cxt);
+	if (r->schema == NULL)
+		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
+	if (strncmp(client, SYNC_RESERVED_CLIENT_PREFIX, strlen(SYNC_RESERVED_CLIENT_PREFIX)) == 0)
+		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
+	r->epoch = sync_storage_partition_epoch(partition, sync_now_ms(), !RecoveryInProgress());
+	MemoryContextSwitchTo(cxt);
+	sync_storage_read_seqs(partition, &r->latest, &horizon);
+	MemoryContextSwitchTo(cxt);
+
+	if (client_plan == NULL)
+	{
+		Oid			types[2] = {TEXTOID, TEXTOID};
+		SPIPlanPtr	p = SPI_prepare("SELECT c.actor_id, c.cursor, c.wire_version, c.subscriptions "
+									"FROM syncular.sync_clients c "
+									"WHERE c.partition = $1 AND c.client_id = $2", 2, types);
+
+		if (p == NULL || SPI_keepplan(p) != 0)
+			elog(ERROR, "syncular realtime: could not prepare the client read");
+		client_plan = p;
+	}
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(client);
+	if (SPI_execute_plan(client_plan, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "syncular realtime: client read failed");
+	MemoryContextSwitchTo(cxt);
+
+	r->cursor = -1;
+	r->wire_version = 3;
+	r->keys = palloc(sizeof(char *) * cap);
+	initStringInfo(&r->subs);
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+		bool		isnull;
+		Jsonb	   *subs;
+
+		r->known = true;
+		if (strcmp(TextDatumGetCString(SPI_getbinval(tup, td, 1, &isnull)), actor) != 0)
+			sync_raise("sync.invalid_client_id", "the clientId is bound to another actor", NULL);
+		r->cursor = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
+		r->wire_version = DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull));
+		subs = DatumGetJsonbPCopy(SPI_getbinval(tup, td, 4, &isnull));
+		if (JB_ROOT_IS_ARRAY(subs) && !JB_ROOT_IS_SCALAR(subs))
+		{
+			memset(&round, 0, sizeof(round));
+			round.schema = r->schema;
+			round.partition = partition;
+			round.actor_id = actor;
+			round.client_id = client;
+			nstored = JB_ROOT_COUNT(subs);
+			for (int i = 0; i < nstored; i++)
+			{
+				JsonbValue *v = getIthJsonbValueFromContainer(&subs->root, i);
+
+				if (v == NULL || v->type != jbvBinary ||
+					!register_subscription(r, &round, v->val.binary.data, &cap))
+					r->requires_sync = true;	/* revoked now: the pull will say so */
+				MemoryContextSwitchTo(cxt);
+			}
+		}
+	}
+	sort_keys(r);
+	/* §8.1: never pulled, nothing registered, or behind the log */
+	if (!r->known || nstored == 0 || r->cursor < r->latest || r->epoch == NULL)
+		r->requires_sync = true;
+}
+
+/* ---------------------------------------------------------------- realtime_connect */
+
+PG_FUNCTION_INFO_V1(syncular_realtime_connect);
+
+Datum
+syncular_realtime_connect(PG_FUNCTION_ARGS)
+{
+	char	   *partition = text_arg(fcinfo, 0, "partition");
+	char	   *actor = text_arg(fcinfo, 1, "actor_id");
+	char	   *client = text_arg(fcinfo, 2, "client_id");
+	MemoryContext caller = CurrentMemoryContext;
+	Registration r;
+	StringInfoData b;
+	Datum		result;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular realtime: SPI_connect failed");
+	registration_build(partition, actor, client, &r);
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"actorId\":");
+	escape_json(&b, actor);
+	appendStringInfoString(&b, ",\"clientId\":");
+	escape_json(&b, client);
+	appendStringInfo(&b, ",\"cursor\":" INT64_FORMAT ",\"latestCursor\":" INT64_FORMAT
+					 ",\"requiresSync\":%s,\"logEpoch\":",
+					 r.cursor, r.latest, r.requires_sync ? "true" : "false");
+	if (r.epoch)
+		escape_json(&b, r.epoch);
+	else
+		appendStringInfoString(&b, "null");
+	appendStringInfo(&b, ",\"schemaVersion\":%d,\"wireVersion\":%d,\"scopeKeys\":[",
+					 r.schema->version, r.wire_version);
+	for (int i = 0; i < r.nkeys; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&b, ',');
+		escape_json(&b, r.keys[i]);
+	}
+	appendStringInfo(&b, "],\"registration\":{\"v\":%d,\"partition\":", SYNC_REGISTRATION_VERSION);
+	escape_json(&b, partition);
+	appendStringInfoString(&b, ",\"actorId\":");
+	escape_json(&b, actor);
+	appendStringInfoString(&b, ",\"clientId\":");
+	escape_json(&b, client);
+	appendStringInfoString(&b, ",\"logEpoch\":");
+	escape_json(&b, r.epoch ? r.epoch : "");
+	appendStringInfo(&b, ",\"schemaVersion\":%d,\"wireVersion\":%d,\"subscriptions\":[%s]}}",
+					 r.schema->version, r.wire_version, r.subs.data);
+
+	MemoryContextSwitchTo(caller);
+	result = DirectFunctionCall1(jsonb_in, CStringGetDatum(b.data));
+	SPI_finish();
+	PG_RETURN_DATUM(result);
+}
+
+/* ---------------------------------------------------------------- presence_authorize */
+
+PG_FUNCTION_INFO_V1(syncular_presence_authorize);
+
+Datum
+syncular_presence_authorize(PG_FUNCTION_ARGS)
+{
+	char	   *partition = text_arg(fcinfo, 0, "partition");
+	char	   *actor = text_arg(fcinfo, 1, "actor_id");
+	char	   *client = text_arg(fcinfo, 2, "client_id");
+	MemoryContext caller = CurrentMemoryContext;
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			nout = 0;
+	char	  **out;
+	Datum	   *outd;
+	Registration r;
+	ArrayType  *result;
+
+	if (PG_ARGISNULL(3))
+		sync_raise("sync.invalid_request", "realtime: an argument is NULL",
+				   "{\"argument\": \"scope_keys\"}");
+	arr = PG_GETARG_ARRAYTYPE_P(3);
+	if (ARR_NDIM(arr) > 1)
+		sync_raise("sync.invalid_request", "realtime: scope_keys must be a one-dimensional array",
+				   "{\"argument\": \"scope_keys\"}");
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular realtime: SPI_connect failed");
+	registration_build(partition, actor, client, &r);
+
+	MemoryContextSwitchTo(caller);
+	out = palloc(sizeof(char *) * Max(n, 1));
+	outd = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		char	   *key;
+		bool		dup = false;
+
+		if (nulls[i])
+			continue;
+		key = TextDatumGetCString(elems[i]);
+		if (bsearch(&key, r.keys, r.nkeys, sizeof(char *), cmp_utf16) == NULL)
+			continue;
+		for (int k = 0; k < nout && !dup; k++)
+			dup = strcmp(out[k], key) == 0;
+		if (dup)
+			continue;
+		out[nout] = key;
+		outd[nout++] = elems[i];
+	}
+	result = construct_array(outd, nout, TEXTOID, -1, false, TYPALIGN_INT);
+	SPI_finish();
+	PG_RETURN_ARRAYTYPE_P(result);
+}
+
+/* ---------------------------------------------------------------- realtime_ack */
+
+static SPIPlanPtr ack_plan = NULL;
+
+/*
+ * §8.2: one UPDATE of the existing record — cursor and activity time move to their maxima;
+ * actor, wire version and subscriptions (a concurrent round's registration) are never written;
+ * the record must belong to the actor and the partition's current log epoch must be the
+ * session's, so a delayed ack from before a rotation cannot touch a newly registered client;
+ * a cursor beyond the log is not recorded.  Never inserts.
+ */
+PG_FUNCTION_INFO_V1(syncular_realtime_ack);
+
+Datum
+syncular_realtime_ack(PG_FUNCTION_ARGS)
+{
+	char	   *partition = text_arg(fcinfo, 0, "partition");
+	char	   *actor = text_arg(fcinfo, 1, "actor_id");
+	char	   *client = text_arg(fcinfo, 2, "client_id");
+	char	   *epoch = text_arg(fcinfo, 4, "log_epoch");
+	int64		cursor;
+	Datum		args[6];
+	bool		updated;
+
+	if (PG_ARGISNULL(3))
+		sync_raise("sync.invalid_request", "realtime: an argument is NULL",
+				   "{\"argument\": \"cursor\"}");
+	cursor = PG_GETARG_INT64(3);
+	if (cursor < 0 || cursor > SSP_I64_SAFE_MAX)
+		sync_raise("sync.invalid_request", "realtime: the ack cursor is out of range",
+				   psprintf("{\"cursor\": " INT64_FORMAT "}", cursor));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular realtime: SPI_connect failed");
+	if (ack_plan == NULL)
+	{
+		Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, INT8OID};
+		SPIPlanPtr	p = SPI_prepare(
+			"UPDATE syncular.sync_clients c "
+			"   SET cursor = GREATEST(c.cursor, $4), "
+			"       updated_at_ms = GREATEST(c.updated_at_ms, $6) "
+			" WHERE c.partition = $1 AND c.client_id = $3 AND c.actor_id = $2 "
+			"   AND EXISTS (SELECT 1 FROM syncular.sync_partition_registry r "
+			"                WHERE r.partition = $1 AND r.log_epoch = $5) "
+			"   AND $4 <= (SELECT p.max_commit_seq FROM syncular.sync_partitions p "
+			"               WHERE p.partition = $1)",
+			6, types);
+
+		if (p == NULL || SPI_keepplan(p) != 0)
+			elog(ERROR, "syncular realtime: could not prepare the ack");
+		ack_plan = p;
+	}
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(actor);
+	args[2] = CStringGetTextDatum(client);
+	args[3] = Int64GetDatum(cursor);
+	args[4] = CStringGetTextDatum(epoch);
+	args[5] = Int64GetDatum(sync_now_ms());
+	if (SPI_execute_plan(ack_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "syncular realtime: the ack update failed");
+	updated = (SPI_processed == 1);
+	SPI_finish();
+	PG_RETURN_BOOL(updated);
+}

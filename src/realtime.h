@@ -1,0 +1,21 @@
+/*
+ * realtime.h — what realtime.c (connect, ack, presence, settings) shares with fanout.c
+ * (realtime_fanout).  The contract with the gateway: docs/realtime.md.
+ */
+#ifndef SYNCULAR_REALTIME_H
+#define SYNCULAR_REALTIME_H
+
+#include "engine.h"
+
+/* Settings (PGC_SUSET, realtime.c). */
+extern int	sync_realtime_max_delta_bytes;		/* syncular.realtime_max_delta_bytes */
+extern int	sync_realtime_max_window_commits;	/* syncular.realtime_max_window_commits */
+extern int	sync_realtime_max_window_changes;	/* syncular.realtime_max_window_changes */
+
+/* The registration's format version ("v"). */
+#define SYNC_REGISTRATION_VERSION 1
+
+/* Client ids of this namespace belong to server commands (§1.5). */
+#define SYNC_RESERVED_CLIENT_PREFIX "[\"remote-command\","
+
+#endif							/* SYNCULAR_REALTIME_H */
