@@ -7,8 +7,10 @@
  * Close codes: 1001 going away (drain, idle), 1002 a round stream without a valid SSP2 request
  * header, 1003 an unknown binary channel tag, 1007 a malformed control message, 1008 a second
  * round while one is in flight / bytes past END / a slow consumer, 1009 a message over
- * --ws-max-message, 4400 the extension refused the connection (reason: the catalogue code),
- * 4401 sync.auth_required, 4500 sync.internal_error.
+ * --ws-max-message, 1013 the round queue is full; refusals carry the catalogue code as reason:
+ * 4400 a bad upgrade (no clientId) or a connection the extension refused (e.g.
+ * sync.invalid_client_id), 4401 sync.auth_required, 4404 not the realtime route, 4429
+ * sync.websocket_connection_limit, 4500 sync.internal_error.
  */
 #include "ws.h"
 
@@ -711,78 +713,81 @@ on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
 
 /* ---------------------------------------------------------------- upgrade */
 
-/* an HTTP refusal written before the upgrade (>0 tells lws we answered) */
-static int
-reject(struct lws *wsi, const char *code, const char *message)
+/*
+ * Refusals at upgrade: lws 4.1 answers an HTTP response written from the upgrade callback as
+ * HTTP/1.0, which WebSocket clients reject, so a refused upgrade is accepted and closed at once
+ * with a 44xx code whose reason is the catalogue code (errors.md: auth_required and
+ * websocket_connection_limit surface as a WebSocket close).
+ */
+static Sock *
+new_sock(const char *client)
 {
-	uint8_t buf[LWS_PRE + 2048];
-	uint8_t *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
-	int status;
-	char *body = gw_error_json(code, message, 0, &status);
-	size_t n = body ? strlen(body) : 0;
+	Sock *s = calloc(1, sizeof(Sock));
 
-	if (lws_add_http_common_headers(wsi, (unsigned int) status, "application/json", n, &p, end) ||
-		lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *) "close", 5, &p, end) ||
-		lws_finalize_write_http_header(wsi, start, &p, end))
-	{
-		free(body);
+	if (!s)
+		return NULL;
+	snprintf(s->client, sizeof(s->client), "%s", client);
+	s->id = next_id++;
+	s->refs = 1;                /* the connection's own reference, dropped at close */
+	nsocks++;
+	return s;
+}
+
+static int
+refuse(struct lws *wsi, int code, const char *reason)
+{
+	Sock *s = new_sock("");
+
+	if (!s)
 		return -1;
-	}
-	if (n && n < sizeof(buf) - LWS_PRE)
-	{
-		memcpy(buf + LWS_PRE, body, n);
-		lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_HTTP_FINAL);
-	}
-	free(body);
-	return 1;
+	s->st = WS_REFUSED;
+	s->close_code = code;
+	snprintf(s->close_reason, sizeof(s->close_reason), "%s", reason);
+	lws_set_opaque_user_data(wsi, s);
+	return 0;
 }
 
 static int
 on_confirm_upgrade(struct lws *wsi)
 {
-	char path[512], client[300];
-	const char *why;
+	char path[512], buf[300];
+	const char *why, *client;
 	Sock *s;
 
 	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) <= 0 ||
 		gw_route(path, gw_cfg.mount) != GW_ROUTE_REALTIME)
-		return reject(wsi, "sync.not_found", "no such WebSocket route");
+		return refuse(wsi, 4404, "sync.not_found");
 	if (gw_draining)
-		return reject(wsi, "sync.websocket_connection_limit", "gateway is shutting down; reconnect");
+		return refuse(wsi, 1001, "gateway shutting down");
 	if (nsocks >= gw_cfg.ws_max_sockets)
-		return reject(wsi, "sync.websocket_connection_limit", "too many realtime connections");
-	if (!lws_get_urlarg_by_name(wsi, "clientId=", client, sizeof(client)) ||
-		!*(lws_get_urlarg_by_name(wsi, "clientId=", client, sizeof(client))) ||
-		strlen(lws_get_urlarg_by_name(wsi, "clientId=", client, sizeof(client))) >= 256)
-		return reject(wsi, "sync.invalid_request", "clientId query argument required (1-255 bytes)");
-	if (!(s = calloc(1, sizeof(Sock))))
+		return refuse(wsi, 4429, "sync.websocket_connection_limit");
+	client = lws_get_urlarg_by_name(wsi, "clientId=", buf, sizeof(buf));
+	if (!client || !*client || strlen(client) >= 256)
+		return refuse(wsi, 4400, "sync.invalid_request");
+	if (!(s = new_sock(client)))
 		return -1;
-	snprintf(s->client, sizeof(s->client), "%s", lws_get_urlarg_by_name(wsi, "clientId=", client, sizeof(client)));
+	lws_set_opaque_user_data(wsi, s);
 	if (gw_auth_is_jwt())
 	{
+		s->st = WS_CONNECTING;
 		if (gw_auth_jwt(wsi, &s->who, &why) != 0)
 		{
-			free(s);
-			return reject(wsi, "sync.auth_required", why);
+			s->st = WS_REFUSED;
+			s->close_code = 4401;
+			snprintf(s->close_reason, sizeof(s->close_reason), "sync.auth_required");
 		}
-		s->st = WS_CONNECTING;
+		return 0;
 	}
-	else
+	s->st = WS_AUTH;
+	s->path = strdup(path);
+	s->headers_json = gw_auth_headers_json(wsi);
+	s->query_json = gw_auth_query_json(wsi);
+	if (!s->path || !s->headers_json || !s->query_json)
 	{
-		s->st = WS_AUTH;
-		s->path = strdup(path);
-		s->headers_json = gw_auth_headers_json(wsi);
-		s->query_json = gw_auth_query_json(wsi);
-		if (!s->path || !s->headers_json || !s->query_json)
-		{
-			sock_free(s);
-			return -1;
-		}
+		s->st = WS_REFUSED;
+		s->close_code = 4500;
+		snprintf(s->close_reason, sizeof(s->close_reason), "sync.internal_error");
 	}
-	s->id = next_id++;
-	s->refs = 1;                /* the connection's own reference, dropped at close */
-	nsocks++;
-	lws_set_opaque_user_data(wsi, s);
 	return 0;
 }
 
@@ -802,7 +807,12 @@ gw_ws_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 				return -1;
 			pss->s = s;
 			s->wsi = wsi;
-			if (s->st == WS_AUTH)
+			if (s->st == WS_REFUSED)
+			{
+				s->st = WS_CLOSING;
+				lws_callback_on_writable(wsi);
+			}
+			else if (s->st == WS_AUTH)
 				start_auth(s);
 			else
 				start_connect(s);

@@ -18,7 +18,7 @@ typedef struct WsMsg
 	uint8_t  data[];            /* LWS_PRE bytes of headroom, then the payload */
 } WsMsg;
 
-typedef enum { WS_AUTH, WS_CONNECTING, WS_OPEN, WS_CLOSING, WS_GONE } WsState;
+typedef enum { WS_AUTH, WS_CONNECTING, WS_OPEN, WS_CLOSING, WS_GONE, WS_REFUSED } WsState;
 
 typedef struct WsPart WsPart;
 
