@@ -696,7 +696,8 @@ on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
 		s->rx = nb;
 		s->rx_cap = cap;
 	}
-	memcpy(s->rx + s->rx_len, in, len);
+	if (len)
+		memcpy(s->rx + s->rx_len, in, len);
 	s->rx_len += len;
 	if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi))
 	{

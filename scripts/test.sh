@@ -23,5 +23,7 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   fi
   createdb syncular_tap
   PGDATABASE=syncular_tap pg_prove --ext .sql -r test/pgtap || status=1
+  echo '==> syncular-gateway end to end (sanitizer build, gateways on 127.0.0.1)'
+  make -s gateway-check PG_CONFIG=$PG_CONFIG || status=1
   exit \$status
 "

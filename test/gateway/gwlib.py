@@ -38,8 +38,10 @@ def frames(body, kind=None):
 
 
 def conninfo(db="gwtest"):
-    return "host=%s port=%s user=%s dbname=%s" % (os.environ["PGHOST"], os.environ["PGPORT"],
-                                                   os.environ.get("PGUSER", "postgres"), db)
+    """The cluster of the test environment (PGHOST/PGPORT/PGUSER; a password comes from PGPASSWORD)."""
+    parts = ["%s=%s" % (k, os.environ[v]) for k, v in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER"))
+             if os.environ.get(v)]
+    return " ".join(parts + ["dbname=" + db])
 
 
 def free_port():

@@ -35,7 +35,7 @@ def refuses(db_conninfo, needle):
 
 
 def t_refuses_to_start():
-    refuses(conninfo("gwtest").replace("port=", "port=1") + " connect_timeout=2", "cannot connect")
+    refuses(conninfo("gwtest") + " port=1 connect_timeout=2", "cannot connect")
     refuses(conninfo("no_such_db"), "cannot connect")
     refuses(conninfo("gwnoext"), "extension is not installed")
     refuses(conninfo("gwold"), "has syncular 0.0.1 but this gateway was built for")

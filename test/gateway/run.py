@@ -2,11 +2,10 @@
 """End-to-end tests of syncular-gateway against a real PostgreSQL with the extension installed
 (PGHOST/PGPORT of a throwaway cluster).  TAP output; exit status 1 when a test fails.
 Run by `make gateway-check` and scripts/test.sh."""
-import gzip, json, os, subprocess, sys, threading, time
+import os, re, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gwlib import (BIN, CT, Gateway, Tap, conninfo, expect_error, frames, jwt_hs256, jwt_signed,  # noqa: E402
-                   openssl_keypair, psql, psql_file, req_bytes)
+from gwlib import BIN, TMP, Tap, psql, psql_file  # noqa: E402
 import http_tests  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,6 +36,14 @@ def main():
             pass
     for m in mods:
         m.run(tap)
+    # a sanitizer build (make gateway-check) reports memory errors and leaks in the gateway logs
+    for name in sorted(os.listdir(TMP)):
+        if name.endswith(".log"):
+            with open(os.path.join(TMP, name)) as f:
+                text = f.read()
+            if re.search(r"AddressSanitizer|LeakSanitizer|runtime error:", text):
+                print(text)
+                tap.failed.append("sanitizer report in " + name)
     print("1..%d" % tap.n)
     if tap.failed:
         print("# failed: " + ", ".join(tap.failed))
