@@ -58,7 +58,7 @@ static const Opt opts[] = {
 	{"ws-max-unacked", "SYNCULAR_GATEWAY_WS_MAX_UNACKED", T_INT, &gw_cfg.ws_max_unacked, "64",
 	 "deltas sent to a socket without a covering ack; then catchup-required instead (SPEC 8.2)"},
 	{"ws-max-sockets", "SYNCULAR_GATEWAY_WS_MAX_SOCKETS", T_INT, &gw_cfg.ws_max_sockets, "10000",
-	 "realtime sockets held by this gateway; beyond, close 1013 sync.websocket_connection_limit"},
+	 "realtime sockets held by this gateway; beyond, close 4429 sync.websocket_connection_limit"},
 	{"heartbeat", "SYNCULAR_GATEWAY_HEARTBEAT", T_INT, &gw_cfg.heartbeat_s, "30",
 	 "seconds between heartbeat control events (SPEC 8.5)"},
 	{"idle-timeout", "SYNCULAR_GATEWAY_IDLE_TIMEOUT", T_INT, &gw_cfg.idle_timeout_s, "90",
