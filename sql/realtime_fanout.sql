@@ -56,6 +56,21 @@ SELECT gw.connect(2, 'B');
 SELECT * FROM gw.fanout(6);
 SELECT syncular.realtime_connect('p1', 'u2', 'B') -> 'registration' -> 'subscriptions' AS b_registered;
 
+-- syncular.realtime_grant_cache_ms lets a backend reuse a resolved grant for that long: a grant
+-- revoked meanwhile still passes until it expires; 0 (the default) resolves on every call
+SET syncular.realtime_grant_cache_ms = 3600000;
+UPDATE gw.sockets SET cursor = 5 WHERE conn = 1;
+SELECT * FROM gw.fanout(6, ARRAY[1]::bigint[]) WHERE NOT starts_with(fanout, '  ');
+DELETE FROM public.grants WHERE actor = 'u1' AND val = 'l1';
+UPDATE gw.sockets SET cursor = 5 WHERE conn = 1;
+SELECT * FROM gw.fanout(6, ARRAY[1]::bigint[]) WHERE NOT starts_with(fanout, '  ');
+RESET syncular.realtime_grant_cache_ms;
+UPDATE gw.sockets SET cursor = 5 WHERE conn = 1;
+SELECT * FROM gw.fanout(6, ARRAY[1]::bigint[]);
+INSERT INTO public.grants VALUES ('u1', 'list_id', 'l1');
+UPDATE gw.sockets SET cursor = 5 WHERE conn = 1;
+SELECT * FROM gw.fanout(6, ARRAY[1]::bigint[]) WHERE NOT starts_with(fanout, '  ');
+
 -- the registration's wire version is the one deltas are encoded in (a client whose last
 -- round was wire 2); C follows l2
 UPDATE gw.sockets SET registration = jsonb_set(registration, '{wireVersion}', '2') WHERE conn = 3;

@@ -547,13 +547,13 @@ cmp_conn_identity(const void *a, const void *b)
 	return r != 0 ? r : strcmp(x->client, y->client);
 }
 
-/* the scope resolver, once per (actor, client) among the candidates */
+/* the live grant, once per (actor, client) among the candidates (realtime_grants.c) */
 static void
 resolve_grants(Fanout *f, RtConn *conns, int nconns)
 {
 	RtConn	  **list = palloc(sizeof(RtConn *) * Max(nconns, 1));
 	int			n = 0;
-	MemoryContext cxt = CurrentMemoryContext;
+	int64		now_ms = sync_now_ms();
 
 	for (int i = 0; i < nconns; i++)
 		if (conns[i].candidate)
@@ -561,20 +561,11 @@ resolve_grants(Fanout *f, RtConn *conns, int nconns)
 	qsort(list, n, sizeof(RtConn *), cmp_conn_identity);
 	for (int i = 0; i < n; i++)
 	{
-		SyncRound	round;
-
 		if (i > 0 && cmp_conn_identity(&list[i - 1], &list[i]) == 0)
-		{
 			list[i]->allowed = list[i - 1]->allowed;
-			continue;
-		}
-		memset(&round, 0, sizeof(round));
-		round.schema = f->schema;
-		round.partition = f->partition;
-		round.actor_id = list[i]->actor;
-		round.client_id = list[i]->client;
-		list[i]->allowed = sync_scopes_resolve(&round);
-		MemoryContextSwitchTo(cxt);
+		else
+			list[i]->allowed = sync_realtime_grant(f->schema, f->partition, list[i]->actor,
+												   list[i]->client, now_ms);
 	}
 }
 

@@ -36,6 +36,7 @@
 int			sync_realtime_max_delta_bytes = 1024 * 1024;
 int			sync_realtime_max_window_commits = 100;
 int			sync_realtime_max_window_changes = 10000;
+int			sync_realtime_grant_cache_ms = 0;
 
 void
 sync_realtime_define_gucs(void)
@@ -64,6 +65,16 @@ sync_realtime_define_gucs(void)
 							&sync_realtime_max_window_changes,
 							10000, 1, 100000000,
 							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.realtime_grant_cache_ms",
+							"How long realtime_fanout may reuse a socket's resolved grant.",
+							"0 (the default) calls the scope resolver on every fanout call for each "
+							"socket that would receive a delta; a positive value reuses a grant "
+							"resolved by this backend within that many milliseconds, so a revoked "
+							"grant can reach deltas that much later.",
+							&sync_realtime_grant_cache_ms,
+							0, 0, 3600000,
+							PGC_SUSET, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 }
 

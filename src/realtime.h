@@ -11,6 +11,11 @@
 extern int	sync_realtime_max_delta_bytes;		/* syncular.realtime_max_delta_bytes */
 extern int	sync_realtime_max_window_commits;	/* syncular.realtime_max_window_commits */
 extern int	sync_realtime_max_window_changes;	/* syncular.realtime_max_window_changes */
+extern int	sync_realtime_grant_cache_ms;	/* syncular.realtime_grant_cache_ms */
+
+/* realtime_grants.c: the live grant of a socket (cached per backend when the setting allows) */
+extern SyncAllowed *sync_realtime_grant(SyncSchema *schema, const char *partition,
+										const char *actor, const char *client, int64 now_ms);
 
 /* The registration's format version ("v"). */
 #define SYNC_REGISTRATION_VERSION 1

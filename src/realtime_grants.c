@@ -1,0 +1,124 @@
+/*
+ * realtime_grants.c — the live grant realtime_fanout checks before a delta (docs/realtime.md §2
+ * step 7): the registered scope resolver through sync_scopes_resolve, as a round calls it.
+ *
+ * With syncular.realtime_grant_cache_ms > 0 a backend keeps each (partition, actor, client)
+ * grant that long, so a gateway connection fanning out a busy partition resolves each socket's
+ * grant at most once per period instead of once per commit; a changed grant then reaches the
+ * fanout within that period (the default, 0, resolves on every call).  Entries also expire
+ * when the compiled schema or the resolver changes (the schema generation).  The cache lives in
+ * its own context under TopMemoryContext and is dropped whole when it holds too many entries.
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "engine.h"
+#include "realtime.h"
+
+#define GRANT_CACHE_MAX_ENTRIES 100000
+
+typedef struct GrantEntry
+{
+	uint64		hash;			/* the key of the hash table */
+	char	   *key;			/* partition \x1f actor \x1f client */
+	uint64		generation;
+	int64		at_ms;
+	SyncAllowed *allowed;
+} GrantEntry;
+
+static MemoryContext grant_cxt = NULL;
+static HTAB *grant_cache = NULL;
+
+static SyncAllowed *
+copy_allowed(const SyncAllowed *a)
+{
+	SyncAllowed *c = palloc0(sizeof(SyncAllowed));
+
+	c->failed = a->failed;
+	c->nvars = a->nvars;
+	c->vars = palloc0(sizeof(char *) * Max(a->nvars, 1));
+	c->any = palloc0(sizeof(bool) * Max(a->nvars, 1));
+	c->nvalues = palloc0(sizeof(int) * Max(a->nvars, 1));
+	c->values = palloc0(sizeof(char **) * Max(a->nvars, 1));
+	for (int i = 0; i < a->nvars; i++)
+	{
+		c->vars[i] = pstrdup(a->vars[i]);
+		c->any[i] = a->any[i];
+		c->nvalues[i] = a->nvalues[i];
+		c->values[i] = palloc0(sizeof(char *) * Max(a->nvalues[i], 1));
+		for (int k = 0; k < a->nvalues[i]; k++)
+			c->values[i][k] = pstrdup(a->values[i][k]);
+	}
+	return c;
+}
+
+static void
+cache_reset(void)
+{
+	HASHCTL		ctl;
+
+	if (grant_cxt == NULL)
+		grant_cxt = AllocSetContextCreate(TopMemoryContext, "syncular realtime grants",
+										  ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(grant_cxt);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(GrantEntry);
+	ctl.hcxt = grant_cxt;
+	grant_cache = hash_create("syncular realtime grants", 256, &ctl,
+							  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+}
+
+/*
+ * The grant of (partition, actor, client) now, or as resolved within the last
+ * syncular.realtime_grant_cache_ms.  Allocated in the caller's context when not cached.
+ */
+SyncAllowed *
+sync_realtime_grant(SyncSchema *schema, const char *partition, const char *actor,
+					const char *client, int64 now_ms)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	SyncRound	round;
+	SyncAllowed *allowed;
+	char	   *key = NULL;
+	uint64		hash = 0;
+	GrantEntry *e = NULL;
+	bool		found;
+
+	if (sync_realtime_grant_cache_ms > 0)
+	{
+		key = psprintf("%s\x1f%s\x1f%s", partition, actor, client);
+		hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
+		if (grant_cache == NULL)
+			cache_reset();
+		e = hash_search(grant_cache, &hash, HASH_FIND, NULL);
+		if (e != NULL && strcmp(e->key, key) == 0 && e->generation == schema->generation &&
+			now_ms - e->at_ms >= 0 && now_ms - e->at_ms < sync_realtime_grant_cache_ms)
+			return e->allowed;
+	}
+
+	memset(&round, 0, sizeof(round));
+	round.schema = schema;
+	round.partition = partition;
+	round.actor_id = actor;
+	round.client_id = client;
+	allowed = sync_scopes_resolve(&round);
+	MemoryContextSwitchTo(cxt);
+	if (sync_realtime_grant_cache_ms <= 0)
+		return allowed;
+
+	if (hash_get_num_entries(grant_cache) >= GRANT_CACHE_MAX_ENTRIES)
+		cache_reset();
+	e = hash_search(grant_cache, &hash, HASH_ENTER, &found);
+	MemoryContextSwitchTo(grant_cxt);
+	e->key = pstrdup(key);
+	e->generation = schema->generation;
+	e->at_ms = now_ms;
+	e->allowed = copy_allowed(allowed);
+	MemoryContextSwitchTo(cxt);
+	return e->allowed;
+}
