@@ -139,7 +139,9 @@ main(int argc, char **argv)
 
 	protocols[0].per_session_data_size = gw_http_sess_size() > gw_ws_sess_size()
 		? gw_http_sess_size() : gw_ws_sess_size();
-	protocols[0].rx_buffer_size = 65536;
+	/* lws allocates this per WebSocket: small keeps idle sockets cheap; larger messages arrive
+	 * in fragments that ws.c assembles up to --ws-max-message */
+	protocols[0].rx_buffer_size = 4096;
 	memset(&info, 0, sizeof(info));
 	info.port = gw_cfg.listen_port;
 	info.iface = gw_cfg.listen_host;

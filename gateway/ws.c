@@ -314,7 +314,9 @@ connect_done(GwJob *job, PGresult *res, const char *err)
 	}
 	s->cursor = json_integer_value(json_object_get(r, "cursor"));
 	s->unacked = 0;
-	if (s->st == WS_CONNECTING)
+	if (s->st == WS_CONNECTING && gw_draining)
+		ws_close(s, 1001, "gateway shutting down");
+	else if (s->st == WS_CONNECTING)
 	{
 		send_hello(s, r);
 		s->st = WS_OPEN;
