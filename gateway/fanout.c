@@ -148,6 +148,9 @@ apply_row(WsPart *p, PGresult *res, int row, int64_t latest)
 	if (!(s = find_sock(p, (uint64_t) be64(PQgetvalue(res, row, 0)))) || s->st != WS_OPEN)
 		return;                 /* closed meanwhile */
 	action = PQgetvalue(res, row, 1);
+	if (gw_cfg.verbose)
+		gw_log("fanout %s: %s %s (%d bytes, queued %zu)", s->client, action,
+			   PQgetisnull(res, row, 2) ? "" : PQgetvalue(res, row, 2), PQgetlength(res, row, 3), s->qbytes);
 	if (strcmp(action, "delta") == 0 && !s->round_busy)
 	{
 		int64_t next = PQgetlength(res, row, 4) == 8 ? be64(PQgetvalue(res, row, 4)) : s->cursor;
@@ -162,7 +165,9 @@ apply_row(WsPart *p, PGresult *res, int row, int64_t latest)
 			s->unacked++;
 		}
 		else
-			ws_send_wake(s, latest, "delta-too-large");     /* over the message or buffer bound */
+			/* §8.2 flow control: over the message size, or the socket is not draining */
+			ws_send_wake(s, latest, (size_t) PQgetlength(res, row, 3) + 1 > gw_cfg.ws_max_message
+						 ? "delta-too-large" : "catchup-required");
 	}
 	else if (strcmp(action, "delta") == 0 || strcmp(action, "wake") == 0)
 		ws_send_wake(s, latest, PQgetisnull(res, row, 2) ? "catchup-required" : PQgetvalue(res, row, 2));

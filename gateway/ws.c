@@ -109,6 +109,7 @@ enqueue(Sock *s, bool binary, uint8_t tag, bool tagged, const uint8_t *p, size_t
 		return false;
 	m->next = NULL;
 	m->binary = binary;
+	m->wake = false;
 	m->len = n;
 	if (tagged)
 		m->data[LWS_PRE] = tag;
@@ -171,9 +172,14 @@ send_event(Sock *s, const char *event, json_t *data)
 void
 ws_send_wake(Sock *s, int64_t cursor, const char *reason)
 {
+	/* wake-ups are idempotent and coalescible (§8.3): one unsent wake-up is enough */
+	if (s->qtail && s->qtail->wake)
+		return;
 	send_event(s, "sync", json_pack("{s:I, s:b, s:s, s:I}", "cursor", (json_int_t) cursor,
 									"requiresPull", 1, "reason", reason, "timestamp",
 									(json_int_t) ws_now_ms()));
+	if (s->qtail && !s->qtail->binary)
+		s->qtail->wake = true;
 }
 
 static int
@@ -181,6 +187,13 @@ on_writeable(Sock *s)
 {
 	WsMsg *m = s->qhead;
 
+	/* lws keeps what the kernel did not take and would take more: write only when the previous
+	 * message is gone, so unsent bytes stay in our queue, bounded by --ws-max-buffer */
+	if (lws_partial_buffered(s->wsi) || lws_send_pipe_choked(s->wsi))
+	{
+		lws_callback_on_writable(s->wsi);
+		return 0;
+	}
 	if (m)
 	{
 		s->qhead = m->next;

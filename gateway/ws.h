@@ -14,6 +14,7 @@ typedef struct WsMsg
 {
 	struct WsMsg *next;
 	bool     binary;
+	bool     wake;              /* a sync wake-up: coalescible while unsent (§8.3) */
 	size_t   len;
 	uint8_t  data[];            /* LWS_PRE bytes of headroom, then the payload */
 } WsMsg;
