@@ -50,5 +50,6 @@ row "bootstrap of $n rows (runs per second)" "$s" "$b"
 # the gateway: POST /sync push rounds through syncular-gateway vs handle_http called directly
 if [ -x "$here/../gateway/syncular-gateway" ]; then
   /usr/bin/python3 "$here/gateway.py" "$secs"
+  /usr/bin/python3 "$here/gateway_realtime.py" 1000
 fi
 rm -rf "$tmp"

@@ -12,6 +12,8 @@
  */
 #include "ws.h"
 
+#include "ssp.h"
+
 #include <arpa/inet.h>
 #include <endian.h>
 #include <libpq-fe.h>
@@ -187,6 +189,9 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 	int64_t seq = p->seen_seq;
 
 	p->fanout_busy = false;
+	if (gw_cfg.verbose)
+		gw_log("realtime_fanout for %d socket(s) of a partition: %lld ms", res ? PQntuples(res) : 0,
+			   (long long) (ws_now_ms() - p->fanout_started_ms));
 	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
 		gw_log("realtime_fanout on a partition failed: %s", res ? PQresultErrorMessage(res) : err ? err : "?");
 	else
@@ -206,13 +211,16 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 static void
 run_fanout(WsPart *p, int64_t seq)
 {
-	json_t *conns = json_array();
-	char *text, seqtxt[24];
+	SspBuf conns;               /* [{"conn":..,"cursor":..,"registration":<text>}, ...] */
+	char seqtxt[24], head[80];
+	int n = 0;
 	GwJob *j;
 
+	ssp_buf_init(&conns);
+	ssp_buf_append(&conns, "[", 1);
 	for (Sock *s = p->socks; s; s = s->pnext)
 	{
-		if (s->st != WS_OPEN || !s->registration)
+		if (s->st != WS_OPEN || !s->registration_text)
 			continue;
 		if (s->round_busy || s->unacked >= gw_cfg.ws_max_unacked)
 		{
@@ -221,31 +229,27 @@ run_fanout(WsPart *p, int64_t seq)
 				ws_send_wake(s, seq, "catchup-required");
 			continue;
 		}
-		json_array_append_new(conns, json_pack("{s:I, s:I, s:O}", "conn", (json_int_t) s->id,
-											   "cursor", (json_int_t) s->cursor,
-											   "registration", s->registration));
+		snprintf(head, sizeof(head), "%s{\"conn\":%llu,\"cursor\":%lld,\"registration\":",
+				 n++ ? "," : "", (unsigned long long) s->id, (long long) s->cursor);
+		ssp_buf_append(&conns, head, strlen(head));
+		ssp_buf_append(&conns, s->registration_text, strlen(s->registration_text));
+		ssp_buf_append(&conns, "}", 1);
 	}
-	if (json_array_size(conns) == 0)
+	ssp_buf_append(&conns, "]", 1);
+	if (n == 0 || conns.oom || !(j = gw_job_new("SELECT conn, action, reason, body, next_cursor "
+												"FROM syncular.realtime_fanout($1, $2::bigint, $3::jsonb)",
+												fanout_done, p)))
 	{
-		json_decref(conns);
-		return;
-	}
-	text = json_dumps(conns, JSON_COMPACT);
-	json_decref(conns);
-	j = gw_job_new("SELECT conn, action, reason, body, next_cursor "
-				   "FROM syncular.realtime_fanout($1, $2::bigint, $3::jsonb)", fanout_done, p);
-	if (!text || !j)
-	{
-		free(text);
-		free(j);
+		ssp_buf_free(&conns);
 		return;
 	}
 	snprintf(seqtxt, sizeof(seqtxt), "%lld", (long long) seq);
 	gw_job_param(j, p->name, (int) strlen(p->name), 0, true);
 	gw_job_param(j, seqtxt, (int) strlen(seqtxt), 0, true);
-	gw_job_param(j, text, (int) strlen(text), 0, true);
-	free(text);
+	gw_job_param(j, conns.data, (int) conns.len, 0, true);
+	ssp_buf_free(&conns);
 	p->fanout_busy = true;
+	p->fanout_started_ms = ws_now_ms();
 	if (!gw_pool_submit(j))
 	{
 		p->fanout_busy = false;

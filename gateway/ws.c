@@ -77,7 +77,6 @@ sock_free(Sock *s)
 		free(m);
 		m = n;
 	}
-	json_decref(s->registration);
 	json_decref(s->scope_keys);
 	free(s->registration_text);
 	free(s->headers_json);
@@ -312,10 +311,9 @@ connect_done(GwJob *job, PGresult *res, const char *err)
 		ws_release(s);
 		return;
 	}
-	json_decref(s->registration);
+	/* kept as compact text only: it goes back verbatim in realtime_fanout's argument */
 	free(s->registration_text);
-	s->registration = json_incref(json_object_get(r, "registration"));
-	s->registration_text = json_dumps(s->registration, JSON_COMPACT);
+	s->registration_text = json_dumps(json_object_get(r, "registration"), JSON_COMPACT);
 	snprintf(s->log_epoch, sizeof(s->log_epoch), "%s",
 			 json_string_value(json_object_get(r, "logEpoch")) ? json_string_value(json_object_get(r, "logEpoch")) : "");
 	old_keys = s->scope_keys;

@@ -33,8 +33,7 @@ typedef struct Sock
 	char        client[256];
 	char       *headers_json, *query_json, *path;    /* SQL authenticator mode, until used */
 	/* registration (realtime_connect) */
-	json_t     *registration;
-	char       *registration_text;
+	char       *registration_text;  /* opaque JSON object, passed back to realtime_fanout */
 	char        log_epoch[128];
 	json_t     *scope_keys;     /* array of strings: the presence grant (§8.6.3) */
 	int64_t     cursor;         /* delivered cursor */
@@ -68,6 +67,7 @@ struct WsPart
 	bool        fanout_busy;
 	int64_t     pending_seq;    /* highest seq notified while a fanout ran */
 	int64_t     seen_seq;       /* highest seq notified */
+	int64_t     fanout_started_ms;
 	WsPart     *next;
 };
 
