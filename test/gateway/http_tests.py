@@ -61,11 +61,14 @@ def t_healthz_readyz():
         st, _, body = g.request("GET", "/sync-api/readyz")
         doc = json.loads(body)
         assert st == 200 and doc["ready"] is True and doc["poolLive"] >= 1, doc
-        for _ in range(100):        # until its pool is up: then readiness itself answers
-            st, _, body = n.request("GET", "/sync-api/readyz")
-            doc = json.loads(body)
-            if "readiness" in doc:
-                break
+        for _ in range(100):        # until it listens and its pool is up: then readiness answers
+            try:
+                st, _, body = n.request("GET", "/sync-api/readyz")
+                doc = json.loads(body)
+                if "readiness" in doc:
+                    break
+            except OSError:
+                pass
             time.sleep(0.1)
         assert st == 503 and doc["ready"] is False and doc["readiness"]["phase"] == "schema_compile", doc
         st, _, _ = n.request("GET", "/sync-api/healthz")

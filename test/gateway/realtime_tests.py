@@ -5,7 +5,7 @@ import asyncio, json, os, re, signal, time
 
 import websockets
 
-from gwlib import Gateway, frames, jwt_hs256, psql, render, req_bytes
+from gwlib import BIN, Gateway, frames, jwt_hs256, psql, render, req_bytes
 
 KEY = "u1@p1"
 
@@ -448,7 +448,9 @@ def t_rt_slow_consumer_bounded():
         queued = [int(re.search(r"queued (\d+)", l).group(1)) for l in slow]
         assert max(queued) <= 200000 + 1000, max(queued)
         # nothing else holds the unsent deltas either: 7 MB were pushed, the kernel holds ~2 MB
-        assert rss_kb() - rss0 < 5000, rss_kb() - rss0
+        # (not under AddressSanitizer, whose quarantine keeps freed memory)
+        if not BIN.endswith("-asan"):
+            assert rss_kb() - rss0 < 5000, rss_kb() - rss0
         assert any("catchup-required" in l or "delta-too-large" in l for l in slow), slow[-3:]
         raw.close()
         st, _, _ = g.request("GET", "/sync-api/healthz")
