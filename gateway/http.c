@@ -267,6 +267,8 @@ submit(HttpSess *s, GwJob *j)
 	}
 	s->job = j;
 	s->in_body = false;
+	/* a long round (a large bootstrap) waits on the database, not on the client */
+	lws_set_timeout(s->wsi, NO_PENDING_TIMEOUT, 0);
 	if (!gw_pool_submit(j))
 	{
 		s->job = NULL;

@@ -156,6 +156,25 @@ retry_cb(lws_sorted_usec_list_t *sul)
 		pc_connect(pc);
 }
 
+/* no round connection is up or coming up: answer the waiting jobs now instead of letting
+ * clients wait for a database that is gone (they retry; SPEC §10 retryable internal_error) */
+static void
+fail_queue_without_db(void)
+{
+	for (int i = 0; i < nconns; i++)
+		if (!conns[i].listener && conns[i].st != PC_DOWN)
+			return;
+	while (qhead)
+	{
+		GwJob *j = qhead;
+
+		qhead = j->next;
+		qlen--;
+		job_finish(j, NULL, "no database connection");
+	}
+	qtail = NULL;
+}
+
 static void
 pc_fail(PgConn *pc, const char *why)
 {
@@ -181,6 +200,7 @@ pc_fail(PgConn *pc, const char *why)
 		pc->backoff_ms = pc->backoff_ms ? (pc->backoff_ms * 2 > 5000 ? 5000 : pc->backoff_ms * 2) : 200;
 		lws_sul_schedule(ctx, 0, &pc->retry, retry_cb, (lws_usec_t) pc->backoff_ms * 1000);
 	}
+	fail_queue_without_db();
 	pc_dispatch();
 }
 
