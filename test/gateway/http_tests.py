@@ -267,6 +267,41 @@ def t_killed_database_connection():
         g.stop()
 
 
+def t_database_down():
+    """No connection possible: rounds answer 500 sync.internal_error (retryable) at once, readyz
+    503; when the database accepts connections again the pool comes back by itself."""
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1", "--pool", "2", db="gwnoschema", wait=False)
+    pull = req_bytes("gwtest.pull('p1', 'c-down')")
+
+    def until_engine_answers():
+        for _ in range(100):
+            try:
+                st, _, body = g.sync(pull, hs({"sub": "u1"}))
+                if st != 500:
+                    return st, body
+            except OSError:
+                pass
+            time.sleep(0.1)
+        return st, body
+    try:
+        # the engine answers (this database has no app schema registered)
+        expect_error(*until_engine_answers(), 503, "sync.schema_not_ready")
+        psql("ALTER DATABASE gwnoschema WITH ALLOW_CONNECTIONS false")
+        psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'gwnoschema'")
+        time.sleep(0.5)
+        t0 = time.time()
+        st, _, body = g.sync(pull, hs({"sub": "u1"}))
+        doc = expect_error(st, body, 500, "sync.internal_error")
+        assert doc["retryable"] is True and time.time() - t0 < 3, (doc, time.time() - t0)
+        st, _, body = g.request("GET", "/sync-api/readyz")
+        assert st == 503, body
+        psql("ALTER DATABASE gwnoschema WITH ALLOW_CONNECTIONS true")
+        expect_error(*until_engine_answers(), 503, "sync.schema_not_ready")
+    finally:
+        psql("ALTER DATABASE gwnoschema WITH ALLOW_CONNECTIONS true")
+        g.stop()
+
+
 def t_sigterm_drains():
     g = Gateway()
     res = []
@@ -305,7 +340,8 @@ def t_queue_limit():
 
 TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_env_variables, t_healthz_readyz,
          t_sync_round_sql_auth, t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_routes_404,
-         t_jwt_hs256, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_sigterm_drains,
+         t_jwt_hs256, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
+         t_sigterm_drains,
          t_queue_limit]
 
 
