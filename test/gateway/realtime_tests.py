@@ -5,7 +5,7 @@ import asyncio, json, os, re, signal, time
 
 import websockets
 
-from gwlib import BIN, Gateway, frames, jwt_hs256, psql, render, req_bytes
+from gwlib import BIN, Gateway, conninfo, frames, jwt_hs256, psql, render, req_bytes
 
 KEY = "u1@p1"
 
@@ -459,6 +459,39 @@ def t_rt_slow_consumer_bounded():
         g.stop()
 
 
+def t_rt_least_privilege_role():
+    """A login role with exactly the EXECUTE grants of src/sql/90_grants.sql's gateway example
+    serves HTTP rounds and realtime sockets."""
+    psql("""DO $$ BEGIN
+              IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'gw_least') THEN
+                CREATE ROLE gw_least LOGIN PASSWORD 'gw-least-pw';
+              END IF; END $$;
+            GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.readiness(jsonb) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.authenticate(text, text, jsonb, jsonb) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.handle_http_authenticated(bytea, text, text, jsonb, jsonb, text)
+              TO gw_least""")
+    ci = conninfo("gwtest") + " user=gw_least password=gw-least-pw"
+    g = Gateway("--db", ci)
+    try:
+        pull_http(g, "rtLeast")
+
+        async def go():
+            async with websockets.connect(url(g, "rtLeast")) as ws:
+                await hello(ws)
+                seq = push_http(g, "rtA", "lp1", "lp1", "least privilege")
+                await delta_with(ws, seq)
+                await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+                await asyncio.sleep(0.3)
+        arun(go())
+        assert "failed" not in g.logtext() and "permission" not in g.logtext(), g.logtext()
+    finally:
+        g.stop()
+
+
 def t_rt_sigterm_closes_sockets():
     g = Gateway()
 
@@ -473,7 +506,8 @@ def t_rt_sigterm_closes_sockets():
 
 TESTS = [t_rt_hello_delta_ack, t_rt_never_pulled_requires_sync, t_rt_two_gateways, t_rt_flow_control_wakes,
          t_rt_heartbeat, t_rt_socket_rounds, t_rt_bad_input_closes, t_rt_upgrade_refusals, t_rt_presence,
-         t_rt_killed_connections_recover, t_rt_slow_consumer_bounded, t_rt_sigterm_closes_sockets]
+         t_rt_killed_connections_recover, t_rt_slow_consumer_bounded, t_rt_least_privilege_role,
+         t_rt_sigterm_closes_sockets]
 
 
 def run(tap):
