@@ -10,7 +10,8 @@ TMP = tempfile.mkdtemp(prefix="gwtest-")
 
 
 def psql(sql, db="gwtest", check=True):
-    r = subprocess.run(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-d", db, "-c", sql],
+    # the statement goes on stdin: rendered responses can be megabytes of hex
+    r = subprocess.run(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-d", db], input=sql,
                        capture_output=True, text=True)
     if check and r.returncode != 0:
         raise RuntimeError("psql failed: %s\n%s" % (sql, r.stderr))
