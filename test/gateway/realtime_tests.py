@@ -364,6 +364,18 @@ def t_rt_presence():
             assert ev["kind"] == "leave" and ev["clientId"] == "pA", ev
             # D (list l2 only) never saw any of it
             await no_msg(d, "presence", 0.3)
+            # a late peer on the other gateway gets the snapshot of B's key from the mirror
+            await b.send(json.dumps({"event": "presence", "data": {"scopeKey": "list:l1", "doc": {"b": 1}}}))
+            while True:     # C also has A's earlier events queued
+                ev = (await next_msg(c, "presence"))["data"]
+                if ev.get("clientId") == "pB":
+                    break
+            assert ev["kind"] == "join" and ev["doc"] == {"b": 1}, ev
+            e = await websockets.connect(url(g1, "pC"))
+            await hello(e)
+            ev = (await next_msg(e, "presence"))["data"]
+            assert ev["kind"] == "join" and ev["clientId"] == "pB" and ev["doc"] == {"b": 1}, ev
+            await e.close()
             for ws in (b, c, d):
                 await ws.close()
         arun(go())
