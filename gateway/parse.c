@@ -254,7 +254,7 @@ gw_control_parse(const char *text, size_t len, GwControl *out)
 	json_t *type, *event;
 
 	memset(out, 0, sizeof(*out));
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	root = text && len ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
 	if (!root || !json_is_object(root))
 	{
 		out->kind = GW_CTL_BAD;

@@ -248,6 +248,7 @@ def t_rt_bad_input_closes():
         (b"\x05hello", 1003),                       # unknown channel tag
         (b"", 1003),                                # empty binary message
         ("not json", 1007),
+        ("", 1007),                                 # an empty text message
         ('{"type":"ack","cursor":"x"}', 1007),
         ('{"type":"ack","cursor":1.5}', 1007),
         ('{"event":"presence","data":{"scopeKey":"","doc":{}}}', 1007),
