@@ -47,4 +47,9 @@ psql -X -Atq -d bench -c "COPY (SELECT _sync_server_version, _sync_payload FROM 
 t2=$(date +%s.%N)
 s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print 1 / (b - a) }'); b=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print 1 / (b - a) }')
 row "bootstrap of $n rows (runs per second)" "$s" "$b"
+# the gateway: POST /sync push rounds through syncular-gateway vs handle_http called directly
+if [ -x "$here/../gateway/syncular-gateway" ]; then
+  /usr/bin/python3 "$here/gateway.py" "$secs"
+  /usr/bin/python3 "$here/gateway_realtime.py" 1000
+fi
 rm -rf "$tmp"

@@ -48,7 +48,7 @@ WITH objs AS (
          CASE
            WHEN o.name IN ('ensure_schema', 'unregister_schema', 'cluster_call') OR o.name ~ '^(encode|decode)_(sparse_)?row$' THEN 1
            WHEN o.name ~ '^set_' THEN 2
-           WHEN o.name IN ('handle', 'handle_http', 'sync') THEN 3
+           WHEN o.name IN ('handle', 'handle_http', 'sync', 'handle_http_authenticated', 'authenticate') THEN 3
            WHEN o.name IN ('push', 'pull') THEN 4
            WHEN o.name ~ 'checkpoint|barrier|fence|readiness|serve_gate|coverage' THEN 5
            WHEN o.name ~ 'reaction' THEN 6

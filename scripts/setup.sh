@@ -8,7 +8,8 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 PKGS="build-essential postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-pgtap
-      libtap-parser-sourcehandler-pgtap-perl postgresql-client-15 valgrind clang libclang-rt-14-dev python3 postgresql-15-plproxy"
+      libtap-parser-sourcehandler-pgtap-perl postgresql-client-15 valgrind clang libclang-rt-14-dev python3 postgresql-15-plproxy
+      libwebsockets-dev libjwt-dev libjansson-dev libpq-dev zlib1g-dev python3-websockets openssl"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
@@ -25,4 +26,5 @@ fi
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 echo "==> building with $($PG_CONFIG --version)"
 make -s PG_CONFIG="$PG_CONFIG"
+make -s gateway PG_CONFIG="$PG_CONFIG"
 $SUDO make -s install PG_CONFIG="$PG_CONFIG" >/dev/null

@@ -39,6 +39,8 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   fi
   createdb syncular_tap
   PGDATABASE=syncular_tap pg_prove --ext .sql -r test/pgtap || status=1
+  echo '==> syncular-gateway end to end (sanitizer build, gateways on 127.0.0.1)'
+  make -s gateway-check PG_CONFIG=$PG_CONFIG || status=1
   echo '==> every sql block of README.md and docs/*.md (scripts/check-docs.sh)'
   bash scripts/check-docs.sh > $docs_log || status=1
   grep -v ': ok\$' $docs_log || true

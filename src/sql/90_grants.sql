@@ -24,6 +24,11 @@
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text)     TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.presence_authorize(text, text, text, text[])     TO sync_gateway;
+--   -- ... its health route and, without a JWT key, SQL authentication (docs/gateway.md)
+--   GRANT EXECUTE ON FUNCTION syncular.readiness(jsonb)                                  TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.authenticate(text, text, jsonb, jsonb)            TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.handle_http_authenticated(bytea, text, text, jsonb, jsonb, text)
+--                                                                                         TO sync_gateway;
 --
 --   -- backend jobs writing synced data from SQL
 --   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;

@@ -1,0 +1,249 @@
+/*
+ * auth.c — host authentication (SPEC §1.1: the host's authenticate(request) runs on every
+ * HTTP request and WebSocket upgrade and yields actorId and partition).
+ *
+ * JWT mode (--jwt-secret HS256, --jwt-public-key RS256/ES256): the token comes from
+ * "Authorization: Bearer <token>" (or, for the WebSocket upgrade only, where browsers cannot
+ * set headers, the query argument access_token).  The algorithm is pinned to the key kind, so a
+ * token cannot pick HS256 with the public key as secret.  exp and nbf are enforced.
+ *
+ * SQL mode: the request's method, path, headers and query go to syncular.authenticate (the
+ * function registered with syncular.set_authenticator), in the round's own transaction.
+ */
+#include "gateway.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <jwt.h>
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static unsigned char *jwt_key;
+static int jwt_key_len;
+
+bool
+gw_auth_is_jwt(void)
+{
+	return gw_cfg.jwt_secret != NULL || gw_cfg.jwt_public_key != NULL;
+}
+
+int
+gw_auth_init(void)
+{
+	FILE *f;
+	long n;
+
+	if (gw_cfg.jwt_secret)
+	{
+		jwt_key = (unsigned char *) strdup(gw_cfg.jwt_secret);
+		jwt_key_len = (int) strlen(gw_cfg.jwt_secret);
+		return jwt_key_len > 0 ? 0 : -1;
+	}
+	if (!gw_cfg.jwt_public_key)
+		return 0;
+	if (!(f = fopen(gw_cfg.jwt_public_key, "rb")))
+	{
+		fprintf(stderr, "syncular-gateway: cannot read --jwt-public-key %s\n", gw_cfg.jwt_public_key);
+		return -1;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	if (n <= 0 || n > 65536 || !(jwt_key = malloc((size_t) n + 1)) ||
+		fread(jwt_key, 1, (size_t) n, f) != (size_t) n)
+	{
+		fclose(f);
+		fprintf(stderr, "syncular-gateway: --jwt-public-key %s is empty or unreadable\n",
+				gw_cfg.jwt_public_key);
+		return -1;
+	}
+	fclose(f);
+	jwt_key[n] = '\0';
+	jwt_key_len = (int) n;
+	if (!strstr((char *) jwt_key, "-----BEGIN PUBLIC KEY-----"))
+	{
+		fprintf(stderr, "syncular-gateway: --jwt-public-key %s is not a PEM public key\n",
+				gw_cfg.jwt_public_key);
+		return -1;
+	}
+	return 0;
+}
+
+static bool
+alg_allowed(jwt_alg_t alg)
+{
+	if (gw_cfg.jwt_secret)
+		return alg == JWT_ALG_HS256;
+	return alg == JWT_ALG_RS256 || alg == JWT_ALG_ES256;
+}
+
+static bool
+copy_claim(jwt_t *jwt, const char *claim, char *dst, size_t cap)
+{
+	const char *v = jwt_get_grant(jwt, claim);
+
+	if (!v || !*v || strlen(v) >= cap)
+		return false;
+	strcpy(dst, v);
+	return true;
+}
+
+int
+gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why)
+{
+	char hdr[8192];
+	char *token = NULL;
+	jwt_t *jwt = NULL;
+	long now = (long) time(NULL);
+	long t;
+	int rc = -1;
+
+	*why = "missing bearer token";
+	if (lws_hdr_copy(wsi, hdr, sizeof(hdr), WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
+	{
+		if (strncasecmp(hdr, "Bearer ", 7) == 0)
+			token = hdr + 7;
+	}
+	else if (lws_hdr_total_length(wsi, WSI_TOKEN_UPGRADE) > 0)
+		token = (char *) lws_get_urlarg_by_name(wsi, "access_token=", hdr, sizeof(hdr));
+	if (!token || !*token)
+		return -1;
+	*why = "invalid token";
+	if (jwt_decode(&jwt, token, jwt_key, jwt_key_len) != 0 || !jwt)
+		goto out;
+	if (!alg_allowed(jwt_get_alg(jwt)))
+	{
+		*why = "token algorithm not accepted";
+		goto out;
+	}
+	errno = 0;
+	t = jwt_get_grant_int(jwt, "exp");
+	if (errno == 0 && t <= now)
+	{
+		*why = "token expired";
+		goto out;
+	}
+	errno = 0;
+	t = jwt_get_grant_int(jwt, "nbf");
+	if (errno == 0 && t > now)
+	{
+		*why = "token not yet valid";
+		goto out;
+	}
+	if (!copy_claim(jwt, gw_cfg.actor_claim, id->actor, sizeof(id->actor)))
+	{
+		*why = "token lacks the actor claim";
+		goto out;
+	}
+	if (gw_cfg.partition_claim)
+	{
+		if (!copy_claim(jwt, gw_cfg.partition_claim, id->partition, sizeof(id->partition)))
+		{
+			*why = "token lacks the partition claim";
+			goto out;
+		}
+	}
+	else
+		snprintf(id->partition, sizeof(id->partition), "%s", gw_cfg.partition);
+	rc = 0;
+out:
+	jwt_free(jwt);
+	return rc;
+}
+
+/* one header as a string member; name without the trailing colon */
+static void
+add_header(json_t *o, const char *name, size_t nlen, struct lws *wsi, int token, const char *custom)
+{
+	int len = custom ? lws_hdr_custom_length(wsi, custom, (int) strlen(custom))
+		: lws_hdr_total_length(wsi, (enum lws_token_indexes) token);
+	char *v;
+	char key[128];
+
+	if (len <= 0 || len > 65536 || nlen == 0 || nlen >= sizeof(key))
+		return;
+	if (!(v = malloc((size_t) len + 1)))
+		return;
+	if ((custom ? lws_hdr_custom_copy(wsi, v, len + 1, custom, (int) strlen(custom))
+		 : lws_hdr_copy(wsi, v, len + 1, (enum lws_token_indexes) token)) >= 0)
+	{
+		memcpy(key, name, nlen);
+		key[nlen] = '\0';
+		for (char *k = key; *k; k++)
+			if (*k >= 'A' && *k <= 'Z')
+				*k += 'a' - 'A';
+		json_object_set_new(o, key, json_string(v));
+	}
+	free(v);
+}
+
+char *
+gw_auth_headers_json(struct lws *wsi)
+{
+	json_t *o = json_object();
+	char *s;
+
+	for (int t = 0; t < WSI_TOKEN_COUNT; t++)
+	{
+		const char *name = (const char *) lws_token_to_string((enum lws_token_indexes) t);
+		size_t n = name ? strlen(name) : 0;
+
+		/* request headers only: "name:" (not the method tokens "get " ...) */
+		if (n < 2 || name[n - 1] != ':' || name[0] == ':')
+			continue;
+		add_header(o, name, n - 1, wsi, t, NULL);
+	}
+	if (gw_cfg.auth_headers && *gw_cfg.auth_headers)
+	{
+		char *list = strdup(gw_cfg.auth_headers);
+		char *save = NULL;
+
+		for (char *h = strtok_r(list, ", ", &save); h; h = strtok_r(NULL, ", ", &save))
+		{
+			char custom[130];
+
+			snprintf(custom, sizeof(custom), "%s:", h);
+			for (char *k = custom; *k; k++)
+				if (*k >= 'A' && *k <= 'Z')
+					*k += 'a' - 'A';
+			add_header(o, h, strlen(h), wsi, 0, custom);
+		}
+		free(list);
+	}
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return s;
+}
+
+char *
+gw_auth_query_json(struct lws *wsi)
+{
+	json_t *o = json_object();
+	char frag[4096];
+	char *s;
+
+	for (int i = 0; i < 64; i++)
+	{
+		int n = lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i);
+		char *eq;
+
+		if (n < 0)
+			break;
+		if (n == 0)
+			continue;
+		eq = strchr(frag, '=');
+		if (eq)
+		{
+			*eq = '\0';
+			json_object_set_new(o, frag, json_string(eq + 1));
+		}
+		else
+			json_object_set_new(o, frag, json_string(""));
+	}
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return s;
+}

@@ -1,0 +1,254 @@
+/*
+ * config.c — command-line flags, each also an environment variable (flag wins).
+ * `--help` prints every flag with its unit, default and variable.
+ */
+#include "gateway.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+GwConfig gw_cfg;
+
+typedef enum { T_STR, T_INT, T_SIZE, T_HOSTPORT, T_FLAG } OptType;
+
+typedef struct Opt
+{
+	const char *flag;     /* without leading -- */
+	const char *env;
+	OptType     type;
+	void       *target;
+	const char *def;      /* default as text, NULL = unset */
+	const char *help;
+} Opt;
+
+static char listen_buf[300];
+
+static const Opt opts[] = {
+	{"db", "SYNCULAR_GATEWAY_DB", T_STR, &gw_cfg.db, NULL,
+	 "libpq connection string of the database with the syncular extension (required)"},
+	{"listen", "SYNCULAR_GATEWAY_LISTEN", T_HOSTPORT, listen_buf, "127.0.0.1:8787",
+	 "address:port to listen on (HTTP/1.1 and WebSocket, no TLS: terminate TLS in front)"},
+	{"mount", "SYNCULAR_GATEWAY_MOUNT", T_STR, &gw_cfg.mount, "/sync-api",
+	 "path prefix of every route (SPEC 1.1 <mount>)"},
+	{"pool", "SYNCULAR_GATEWAY_POOL", T_INT, &gw_cfg.pool, "8",
+	 "database connections serving rounds (plus one for LISTEN)"},
+	{"max-body", "SYNCULAR_GATEWAY_MAX_BODY", T_SIZE, &gw_cfg.max_body, "16777216",
+	 "bytes: largest /sync request body, before and after gunzip (413 above)"},
+	{"max-queue", "SYNCULAR_GATEWAY_MAX_QUEUE", T_INT, &gw_cfg.max_queue, "1024",
+	 "rounds waiting for a free connection before answering 429 sync.rate_limited"},
+	{"jwt-secret", "SYNCULAR_GATEWAY_JWT_SECRET", T_STR, &gw_cfg.jwt_secret, NULL,
+	 "HS256 secret: authenticate with a bearer JWT (Authorization: Bearer <token>)"},
+	{"jwt-public-key", "SYNCULAR_GATEWAY_JWT_PUBLIC_KEY", T_STR, &gw_cfg.jwt_public_key, NULL,
+	 "PEM file with an RS256 or ES256 public key: authenticate with a bearer JWT"},
+	{"actor-claim", "SYNCULAR_GATEWAY_ACTOR_CLAIM", T_STR, &gw_cfg.actor_claim, "sub",
+	 "JWT claim holding the actor id"},
+	{"partition-claim", "SYNCULAR_GATEWAY_PARTITION_CLAIM", T_STR, &gw_cfg.partition_claim, NULL,
+	 "JWT claim holding the partition (or use --partition)"},
+	{"partition", "SYNCULAR_GATEWAY_PARTITION", T_STR, &gw_cfg.partition, NULL,
+	 "fixed partition for every JWT-authenticated request"},
+	{"auth-headers", "SYNCULAR_GATEWAY_AUTH_HEADERS", T_STR, &gw_cfg.auth_headers, "",
+	 "comma-separated extra (non-standard) header names passed to the SQL authenticator"},
+	{"ws-max-message", "SYNCULAR_GATEWAY_WS_MAX_MESSAGE", T_SIZE, &gw_cfg.ws_max_message, "4194304",
+	 "bytes: largest inbound WebSocket message and socket-round request (close 1009 above)"},
+	{"ws-max-buffer", "SYNCULAR_GATEWAY_WS_MAX_BUFFER", T_SIZE, &gw_cfg.ws_max_buffer, "8388608",
+	 "bytes queued to one socket: beyond, deltas become catchup wake-ups and a socket that cannot take "
+	 "control events is closed (1008)"},
+	{"ws-max-unacked", "SYNCULAR_GATEWAY_WS_MAX_UNACKED", T_INT, &gw_cfg.ws_max_unacked, "64",
+	 "deltas sent to a socket without a covering ack; then catchup-required instead (SPEC 8.2)"},
+	{"ws-max-sockets", "SYNCULAR_GATEWAY_WS_MAX_SOCKETS", T_INT, &gw_cfg.ws_max_sockets, "10000",
+	 "realtime sockets held by this gateway; beyond, close 4429 sync.websocket_connection_limit"},
+	{"heartbeat", "SYNCULAR_GATEWAY_HEARTBEAT", T_INT, &gw_cfg.heartbeat_s, "30",
+	 "seconds between heartbeat control events (SPEC 8.5)"},
+	{"idle-timeout", "SYNCULAR_GATEWAY_IDLE_TIMEOUT", T_INT, &gw_cfg.idle_timeout_s, "90",
+	 "seconds without a valid WebSocket frame or pong before a socket is dropped (> --heartbeat; a WebSocket ping goes out after --heartbeat idle seconds)"},
+	{"presence-max", "SYNCULAR_GATEWAY_PRESENCE_MAX", T_SIZE, &gw_cfg.presence_max, "4096",
+	 "bytes: largest presence metadata of one publish (SPEC 8.6)"},
+	{"drain", "SYNCULAR_GATEWAY_DRAIN", T_INT, &gw_cfg.drain_s, "10",
+	 "seconds SIGTERM waits for in-flight rounds before exiting"},
+	{"verbose", "SYNCULAR_GATEWAY_VERBOSE", T_FLAG, &gw_cfg.verbose, "0",
+	 "log every request and database event to stderr"},
+};
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: syncular-gateway --db CONNINFO [options]\n\n"
+			"Serves the Syncular sync protocol (SSP2) over HTTP and WebSocket in front of a\n"
+			"PostgreSQL database with the syncular extension " GW_EXTVERSION ".\n\n");
+	for (size_t i = 0; i < NOPTS; i++)
+	{
+		fprintf(f, "  --%s%s\n      %s\n      env %s", opts[i].flag,
+				opts[i].type == T_FLAG ? "" : " VALUE", opts[i].help, opts[i].env);
+		if (opts[i].def && opts[i].def[0])
+			fprintf(f, ", default %s", opts[i].def);
+		fputc('\n', f);
+	}
+	fprintf(f, "  --help\n      this text\n\nAuthentication: JWT when --jwt-secret or --jwt-public-key "
+			"is given, else the SQL\nauthenticator registered with syncular.set_authenticator().\n");
+}
+
+static int
+set_opt(const Opt *o, const char *val)
+{
+	char *end;
+	long long n;
+
+	switch (o->type)
+	{
+		case T_STR:
+			*(const char **) o->target = val;
+			return 0;
+		case T_FLAG:
+			*(int *) o->target = (val == NULL || strcmp(val, "0") != 0);
+			return 0;
+		case T_HOSTPORT:
+			if (strlen(val) >= sizeof(listen_buf))
+				break;
+			strcpy(listen_buf, val);
+			return 0;
+		case T_INT:
+		case T_SIZE:
+			errno = 0;
+			n = strtoll(val, &end, 10);
+			if (errno || end == val || *end || n < 0 || (o->type == T_INT && n > 1000000000))
+				break;
+			if (o->type == T_INT)
+				*(int *) o->target = (int) n;
+			else
+				*(size_t *) o->target = (size_t) n;
+			return 0;
+	}
+	fprintf(stderr, "syncular-gateway: bad value for --%s (%s): \"%s\"\n", o->flag, o->env, val);
+	return 2;
+}
+
+static int
+split_listen(void)
+{
+	char *colon = strrchr(listen_buf, ':');
+	char *end;
+	long port;
+
+	if (!colon)
+		goto bad;
+	*colon = '\0';
+	port = strtol(colon + 1, &end, 10);
+	if (*end || end == colon + 1 || port < 1 || port > 65535 || !listen_buf[0])
+		goto bad;
+	gw_cfg.listen_host = listen_buf;
+	gw_cfg.listen_port = (int) port;
+	return 0;
+bad:
+	fprintf(stderr, "syncular-gateway: --listen wants address:port, e.g. 127.0.0.1:8787\n");
+	return 2;
+}
+
+static int
+check(void)
+{
+	size_t m;
+
+	if (!gw_cfg.db || !gw_cfg.db[0])
+	{
+		fprintf(stderr, "syncular-gateway: --db (or SYNCULAR_GATEWAY_DB) is required; see --help\n");
+		return 2;
+	}
+	m = strlen(gw_cfg.mount);
+	if ((m > 0 && gw_cfg.mount[0] != '/') || (m > 0 && gw_cfg.mount[m - 1] == '/'))
+	{
+		fprintf(stderr, "syncular-gateway: --mount must start with / and not end with / (got \"%s\")\n",
+				gw_cfg.mount);
+		return 2;
+	}
+	if (gw_cfg.pool < 1 || gw_cfg.pool > 256)
+	{
+		fprintf(stderr, "syncular-gateway: --pool must be 1..256\n");
+		return 2;
+	}
+	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.ws_max_unacked < 1 ||
+		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s)
+	{
+		fprintf(stderr, "syncular-gateway: limits out of range (see --help)\n");
+		return 2;
+	}
+	if (gw_cfg.presence_max < 2 || gw_cfg.presence_max > 7000)
+	{
+		fprintf(stderr, "syncular-gateway: --presence-max must be 2..7000 bytes (NOTIFY payload limit)\n");
+		return 2;
+	}
+	if (gw_cfg.jwt_secret && gw_cfg.jwt_public_key)
+	{
+		fprintf(stderr, "syncular-gateway: give --jwt-secret or --jwt-public-key, not both\n");
+		return 2;
+	}
+	if ((gw_cfg.jwt_secret || gw_cfg.jwt_public_key) && !gw_cfg.partition && !gw_cfg.partition_claim)
+	{
+		fprintf(stderr, "syncular-gateway: JWT authentication needs --partition or --partition-claim\n");
+		return 2;
+	}
+	return 0;
+}
+
+int
+gw_config_load(int argc, char **argv)
+{
+	int rc;
+
+	/* defaults, then environment, then flags */
+	for (size_t i = 0; i < NOPTS; i++)
+	{
+		const char *env = getenv(opts[i].env);
+
+		if (opts[i].def && (rc = set_opt(&opts[i], opts[i].def)) != 0)
+			return rc;
+		if (env && (rc = set_opt(&opts[i], env)) != 0)
+			return rc;
+	}
+	for (int a = 1; a < argc; a++)
+	{
+		const char *arg = argv[a];
+		const char *val = NULL;
+		const char *eq;
+		size_t      nlen;
+		size_t      i;
+
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+		{
+			usage(stdout);
+			return 1;
+		}
+		if (strncmp(arg, "--", 2) != 0)
+			goto unknown;
+		arg += 2;
+		eq = strchr(arg, '=');
+		nlen = eq ? (size_t) (eq - arg) : strlen(arg);
+		for (i = 0; i < NOPTS; i++)
+			if (strlen(opts[i].flag) == nlen && strncmp(opts[i].flag, arg, nlen) == 0)
+				break;
+		if (i == NOPTS)
+			goto unknown;
+		if (eq)
+			val = eq + 1;
+		else if (opts[i].type != T_FLAG)
+		{
+			if (a + 1 >= argc)
+			{
+				fprintf(stderr, "syncular-gateway: --%s needs a value\n", opts[i].flag);
+				return 2;
+			}
+			val = argv[++a];
+		}
+		if ((rc = set_opt(&opts[i], val)) != 0)
+			return rc;
+		continue;
+unknown:
+		fprintf(stderr, "syncular-gateway: unknown argument \"%s\"; see --help\n", argv[a]);
+		return 2;
+	}
+	if ((rc = split_listen()) != 0)
+		return rc;
+	return check();
+}

@@ -1,0 +1,293 @@
+/*
+ * fanout.c — commit wake-ups to realtime sockets (SPEC §8.2, §8.3).
+ *
+ * The listen connection delivers NOTIFY syncular_commit with payload
+ * base64url(partition) ":" commitSeq.  For each partition this gateway holds sockets on, ONE
+ * syncular.realtime_fanout call per wake-up names every idle socket (id, delivered cursor,
+ * registration); the extension answers each one's delta bytes or wake-up reason, computed
+ * with the same scope rules as a pull.  At most one call per partition is in flight: wake-ups
+ * that arrive meanwhile coalesce into one follow-up call at the highest sequence.  Sockets with
+ * a socket round in flight (§8.7) or over the unacked-delta budget get a catchup-required
+ * wake-up from the gateway itself, without a delta.
+ */
+#include "ws.h"
+
+#include "ssp.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <libpq-fe.h>
+#include <libwebsockets.h>
+#include <stdlib.h>
+#include <string.h>
+
+static WsPart *parts;
+
+WsPart *
+fanout_parts(void)
+{
+	return parts;
+}
+
+WsPart *
+fanout_join(Sock *s, const char *partition)
+{
+	WsPart *p;
+
+	for (p = parts; p; p = p->next)
+		if (strcmp(p->name, partition) == 0)
+			break;
+	if (!p)
+	{
+		if (!(p = calloc(1, sizeof(WsPart))) || !(p->name = strdup(partition)))
+		{
+			free(p);
+			return NULL;
+		}
+		p->next = parts;
+		parts = p;
+	}
+	s->pnext = p->socks;
+	p->socks = s;
+	p->nsocks++;
+	s->part = p;
+	return p;
+}
+
+/* drop a partition entry without sockets, unless a fanout call still points to it */
+static void
+part_maybe_free(WsPart *p)
+{
+	if (p->nsocks > 0 || p->fanout_busy)
+		return;
+	for (WsPart **pp = &parts; *pp; pp = &(*pp)->next)
+		if (*pp == p)
+		{
+			*pp = p->next;
+			break;
+		}
+	free(p->name);
+	free(p);
+}
+
+void
+fanout_leave(Sock *s)
+{
+	WsPart *p = s->part;
+
+	if (!p)
+		return;
+	for (Sock **pp = &p->socks; *pp; pp = &(*pp)->pnext)
+		if (*pp == s)
+		{
+			*pp = s->pnext;
+			p->nsocks--;
+			break;
+		}
+	s->part = NULL;
+	s->pnext = NULL;
+	part_maybe_free(p);
+}
+
+/* base64url without padding -> bytes; -1 on a bad character */
+static int
+b64url_decode(const char *in, size_t n, char *out, size_t cap)
+{
+	uint32_t acc = 0;
+	int bits = 0;
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		char c = in[i];
+		int v = c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26
+			: c >= '0' && c <= '9' ? c - '0' + 52 : c == '-' ? 62 : c == '_' ? 63 : -1;
+
+		if (v < 0)
+			return -1;
+		acc = acc << 6 | (uint32_t) v;
+		bits += 6;
+		if (bits >= 8)
+		{
+			bits -= 8;
+			if (o + 1 >= cap)
+				return -1;
+			out[o++] = (char) (acc >> bits & 0xff);
+		}
+	}
+	out[o] = '\0';
+	return (int) o;
+}
+
+static void run_fanout(WsPart *p, int64_t seq);
+
+static int64_t
+be64(const char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return (int64_t) be64toh(v);
+}
+
+static Sock *
+find_sock(WsPart *p, uint64_t id)
+{
+	for (Sock *s = p->socks; s; s = s->pnext)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static void
+apply_row(WsPart *p, PGresult *res, int row, int64_t latest)
+{
+	Sock *s;
+	const char *action;
+
+	if (PQgetisnull(res, row, 0) || PQgetlength(res, row, 0) != 8)
+		return;
+	if (!(s = find_sock(p, (uint64_t) be64(PQgetvalue(res, row, 0)))) || s->st != WS_OPEN)
+		return;                 /* closed meanwhile */
+	action = PQgetvalue(res, row, 1);
+	if (gw_cfg.verbose)
+		gw_log("fanout %s: %s %s (%d bytes, queued %zu)", s->client, action,
+			   PQgetisnull(res, row, 2) ? "" : PQgetvalue(res, row, 2), PQgetlength(res, row, 3), s->qbytes);
+	if (strcmp(action, "delta") == 0 && !s->round_busy)
+	{
+		int64_t next = PQgetlength(res, row, 4) == 8 ? be64(PQgetvalue(res, row, 4)) : s->cursor;
+
+		if (next <= s->cursor)
+			return;             /* a later call already delivered this window */
+		if (ws_send_binary(s, 0x00, (const uint8_t *) PQgetvalue(res, row, 3),
+						   (size_t) PQgetlength(res, row, 3), true))
+		{
+			s->cursor = next;
+			s->last_delta_cursor = next;
+			s->unacked++;
+		}
+		else
+			/* §8.2 flow control: over the message size, or the socket is not draining */
+			ws_send_wake(s, latest, (size_t) PQgetlength(res, row, 3) + 1 > gw_cfg.ws_max_message
+						 ? "delta-too-large" : "catchup-required");
+	}
+	else if (strcmp(action, "delta") == 0 || strcmp(action, "wake") == 0)
+		ws_send_wake(s, latest, PQgetisnull(res, row, 2) ? "catchup-required" : PQgetvalue(res, row, 2));
+	else if (!PQgetisnull(res, row, 4) && PQgetlength(res, row, 4) == 8)
+	{
+		int64_t next = be64(PQgetvalue(res, row, 4));
+
+		if (next > s->cursor)
+			s->cursor = next;
+	}
+}
+
+static void
+fanout_done(GwJob *job, PGresult *res, const char *err)
+{
+	WsPart *p = job->user;
+	int64_t seq = p->seen_seq;
+
+	p->fanout_busy = false;
+	if (gw_cfg.verbose)
+		gw_log("realtime_fanout for %d socket(s) of a partition: %lld ms", res ? PQntuples(res) : 0,
+			   (long long) (ws_now_ms() - p->fanout_started_ms));
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
+		gw_log("realtime_fanout on a partition failed: %s", res ? PQresultErrorMessage(res) : err ? err : "?");
+	else
+		for (int i = 0; i < PQntuples(res); i++)
+			apply_row(p, res, i, seq);
+	if (p->pending_seq > 0)
+	{
+		int64_t next = p->pending_seq;
+
+		p->pending_seq = 0;
+		run_fanout(p, next);
+	}
+	else
+		part_maybe_free(p);     /* it may have lost its last socket while the call ran */
+}
+
+static void
+run_fanout(WsPart *p, int64_t seq)
+{
+	SspBuf conns;               /* [{"conn":..,"cursor":..,"registration":<text>}, ...] */
+	char seqtxt[24], head[80];
+	int n = 0;
+	GwJob *j;
+
+	ssp_buf_init(&conns);
+	ssp_buf_append(&conns, "[", 1);
+	for (Sock *s = p->socks; s; s = s->pnext)
+	{
+		if (s->st != WS_OPEN || !s->registration_text)
+			continue;
+		if (s->round_busy || s->unacked >= gw_cfg.ws_max_unacked)
+		{
+			/* §8.7 interleaving / §8.2 flow control: no delta now, a wake-up instead */
+			if (seq > s->cursor)
+				ws_send_wake(s, seq, "catchup-required");
+			continue;
+		}
+		snprintf(head, sizeof(head), "%s{\"conn\":%llu,\"cursor\":%lld,\"registration\":",
+				 n++ ? "," : "", (unsigned long long) s->id, (long long) s->cursor);
+		ssp_buf_append(&conns, head, strlen(head));
+		ssp_buf_append(&conns, s->registration_text, strlen(s->registration_text));
+		ssp_buf_append(&conns, "}", 1);
+	}
+	ssp_buf_append(&conns, "]", 1);
+	if (n == 0 || conns.oom || !(j = gw_job_new("SELECT conn, action, reason, body, next_cursor "
+												"FROM syncular.realtime_fanout($1, $2::bigint, $3::jsonb)",
+												fanout_done, p)))
+	{
+		ssp_buf_free(&conns);
+		return;
+	}
+	snprintf(seqtxt, sizeof(seqtxt), "%lld", (long long) seq);
+	gw_job_param(j, p->name, (int) strlen(p->name), 0, true);
+	gw_job_param(j, seqtxt, (int) strlen(seqtxt), 0, true);
+	gw_job_param(j, conns.data, (int) conns.len, 0, true);
+	ssp_buf_free(&conns);
+	p->fanout_busy = true;
+	p->fanout_started_ms = ws_now_ms();
+	if (!gw_pool_submit(j))
+	{
+		p->fanout_busy = false;
+		gw_log("realtime fanout skipped: the round queue is full");
+	}
+}
+
+void
+fanout_on_notify(const char *channel, const char *payload)
+{
+	const char *colon;
+	char part[1024];
+	char *end;
+	long long seq;
+
+	if (strcmp(channel, "syncular_presence") == 0)
+	{
+		presence_on_notify(payload);
+		return;
+	}
+	if (strcmp(channel, "syncular_commit") != 0 || !(colon = strrchr(payload, ':')))
+		return;
+	seq = strtoll(colon + 1, &end, 10);
+	if (*end || seq <= 0 || b64url_decode(payload, (size_t) (colon - payload), part, sizeof(part)) < 0)
+		return;
+	for (WsPart *p = parts; p; p = p->next)
+	{
+		if (strcmp(p->name, part) != 0)
+			continue;
+		if (seq > p->seen_seq)
+			p->seen_seq = seq;
+		if (p->fanout_busy)
+		{
+			if (seq > p->pending_seq)
+				p->pending_seq = seq;
+		}
+		else
+			run_fanout(p, seq);
+		return;
+	}
+}

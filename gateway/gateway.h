@@ -1,0 +1,135 @@
+/*
+ * gateway.h — shared types of syncular-gateway, the stateless HTTP/WebSocket front of the
+ * syncular extension (SPEC §1.1 routes, §8 realtime).  One concern per file:
+ *   config.c   flags and environment variables
+ *   parse.c    pure request/frame/control-event parsing (fuzzed, no I/O)
+ *   errors.c   catalogue JSON bodies (SPEC §10.1)
+ *   gzip.c     Content-Encoding gzip both ways (SPEC §1.3)
+ *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
+ *   pool.c     libpq connections in non-blocking mode inside the lws event loop
+ *   http.c     the HTTP routes
+ *   ws.c       the realtime channel (SPEC §8)
+ *   main.c     startup checks, signals, the event loop, drain
+ */
+#ifndef SYNCULAR_GATEWAY_H
+#define SYNCULAR_GATEWAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct lws;
+struct lws_context;
+struct lws_vhost;
+struct pg_result;
+
+/* ---------------- config.c ---------------- */
+typedef struct GwConfig
+{
+	const char *db;               /* libpq conninfo */
+	const char *listen_host;      /* e.g. 127.0.0.1 */
+	int         listen_port;
+	const char *mount;            /* "/sync-api" (no trailing slash; "" allowed) */
+	int         pool;             /* database connections for rounds */
+	size_t      max_body;         /* bytes, request body after and before gunzip */
+	int         max_queue;        /* rounds waiting for a connection before 429 */
+	/* auth */
+	const char *jwt_secret;       /* HS256 */
+	const char *jwt_public_key;   /* PEM file: RS256 / ES256 */
+	const char *actor_claim;
+	const char *partition_claim;
+	const char *partition;        /* fixed partition with JWT */
+	const char *auth_headers;     /* extra header names passed to the SQL authenticator */
+	/* realtime */
+	size_t      ws_max_message;   /* bytes, one inbound message / outbound delta */
+	size_t      ws_max_buffer;    /* bytes queued to one socket before deltas turn to wake-ups */
+	int         ws_max_unacked;   /* deltas sent without a covering ack */
+	int         ws_max_sockets;
+	int         heartbeat_s;
+	int         idle_timeout_s;
+	size_t      presence_max;     /* bytes of one presence payload */
+	int         drain_s;          /* SIGTERM: seconds to let rounds finish */
+	int         verbose;
+} GwConfig;
+
+extern GwConfig gw_cfg;
+/* 0 ok; 1 exit 0 (--help); 2 usage error (message printed) */
+int gw_config_load(int argc, char **argv);
+
+/* ---------------- errors.c ---------------- */
+/* A catalogue JSON body (SPEC §10.1) for a code the gateway raises itself; *status gets the
+ * catalogue HTTP status unless status_override > 0.  Returns malloc'd NUL-terminated JSON. */
+char *gw_error_json(const char *code, const char *message, int status_override, int *status);
+
+/* ---------------- gzip.c ---------------- */
+/* 0 ok (out malloc'd), -1 bad gzip stream, -2 inflated size above limit, -3 no memory */
+int gw_gunzip(const uint8_t *in, size_t inlen, size_t limit, uint8_t **out, size_t *outlen);
+int gw_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen);
+
+/* ---------------- pool.c ---------------- */
+typedef struct GwJob GwJob;
+/* res is NULL when the connection died or the query could not be sent: err says why.
+ * The callback must not keep res (it is cleared after the call). */
+typedef void (*GwJobDone) (GwJob *job, struct pg_result *res, const char *err);
+
+#define GW_MAX_PARAMS 8
+struct GwJob
+{
+	const char *sql;
+	int         nparams;
+	const char *values[GW_MAX_PARAMS];
+	int         lengths[GW_MAX_PARAMS];
+	int         formats[GW_MAX_PARAMS];
+	void       *owned[GW_MAX_PARAMS];   /* freed with the job */
+	int         result_format;          /* 1 = binary */
+	GwJobDone   done;
+	void       *user;                   /* NULL once the requester went away */
+	GwJob      *next;
+};
+
+GwJob *gw_job_new(const char *sql, GwJobDone done, void *user);
+/* copy=true: the job owns a copy of the value */
+void   gw_job_param(GwJob *job, const void *val, int len, int binary, bool copy);
+/* false when the queue is full (caller answers 429) */
+bool   gw_pool_submit(GwJob *job);
+int    gw_pool_init(struct lws_context *ctx, struct lws_vhost *vh);
+void   gw_pool_shutdown(void);
+int    gw_pool_live(void);          /* connections in the ready state */
+int    gw_pool_busy(void);          /* jobs queued or running */
+int    gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
+/* the LISTEN connection: called with channel and payload of each notification */
+typedef void (*GwNotifyFn) (const char *channel, const char *payload);
+void   gw_pool_set_notify(GwNotifyFn fn);
+/* send NOTIFY through the listen connection (presence); false when it is down */
+bool   gw_pool_notify(const char *channel, const char *payload);
+
+/* ---------------- auth.c ---------------- */
+typedef struct GwIdentity
+{
+	char actor[256];
+	char partition[256];
+} GwIdentity;
+
+/* true when auth is done by JWT (synchronous); false: SQL authenticator */
+bool gw_auth_is_jwt(void);
+int  gw_auth_init(void);
+/* JWT mode: 0 ok, else 401 with *why set */
+int  gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why);
+/* SQL mode: headers and query of the request as JSON text (malloc'd) */
+char *gw_auth_headers_json(struct lws *wsi);
+char *gw_auth_query_json(struct lws *wsi);
+
+/* ---------------- http.c / ws.c ---------------- */
+int  gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
+int  gw_http_inflight(void);
+int  gw_ws_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
+void gw_ws_init(struct lws_context *ctx);
+void gw_ws_drain(void);
+int  gw_ws_count(void);
+
+/* ---------------- main.c ---------------- */
+extern volatile int gw_draining;
+extern struct lws_context *gw_ctx;
+void gw_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,542 @@
+/*
+ * http.c — the HTTP routes of SPEC §1.1 under <mount>:
+ *   POST /sync            one round per transaction through syncular.handle_http (JWT mode) or
+ *                         syncular.handle_http_authenticated (SQL authenticator mode); the
+ *                         gateway holds no protocol logic: status, content type and body are the
+ *                         database's.  415 / 413 / 401 / gzip (§1.3) are decided here.
+ *   GET  /healthz         process alive
+ *   GET  /readyz          syncular.readiness() ready and a live pool connection
+ *   GET  /segments/{id}, /blobs/...   404 until the extension serves them
+ * Errors before a body byte are JSON (§10.1) with catalogue statuses.
+ */
+#include "gateway.h"
+#include "parse.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK 65536
+
+typedef struct HttpSess
+{
+	struct lws *wsi;
+	GwRoute     route;
+	bool        active;
+	bool        in_body;        /* waiting for the POST body */
+	bool        too_large;
+	int         gzip_in;
+	bool        gzip_ok;        /* client accepts gzip */
+	bool        close_after;    /* body left unread: close instead of keep-alive */
+	GwIdentity  id;
+	char       *ctype;
+	char       *headers_json;   /* SQL authenticator mode */
+	char       *query_json;
+	char        path[512];
+	uint8_t    *body;
+	size_t      body_len, body_cap;
+	GwJob      *job;
+	/* response */
+	bool        responding;
+	bool        headers_sent;
+	int         status;
+	const char *resp_type;
+	bool        resp_gzip;
+	uint8_t    *resp;
+	size_t      resp_len, resp_off;
+} HttpSess;
+
+static int inflight;
+
+int
+gw_http_inflight(void)
+{
+	return inflight;
+}
+
+static void
+sess_reset(HttpSess *s)
+{
+	if (s->job)
+		s->job->user = NULL;    /* the pool drops or ignores it */
+	free(s->ctype);
+	free(s->headers_json);
+	free(s->query_json);
+	free(s->body);
+	free(s->resp);
+	if (s->active)
+		inflight--;
+	memset(s, 0, sizeof(*s));
+}
+
+static void
+respond(HttpSess *s, int status, const char *type, uint8_t *body, size_t len, bool gz)
+{
+	s->in_body = false;
+	s->responding = true;
+	s->status = status;
+	s->resp_type = type;
+	s->resp = body;
+	s->resp_len = len;
+	s->resp_gzip = gz;
+	lws_callback_on_writable(s->wsi);
+}
+
+static void
+respond_error(HttpSess *s, const char *code, const char *message, int status_override)
+{
+	int status;
+	char *j = gw_error_json(code, message, status_override, &status);
+
+	respond(s, status, "application/json", (uint8_t *) j, j ? strlen(j) : 0, false);
+}
+
+static void
+respond_json(HttpSess *s, int status, json_t *o)
+{
+	char *j = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	json_decref(o);
+	respond(s, status, "application/json", (uint8_t *) j, j ? strlen(j) : 0, false);
+}
+
+static int
+write_headers(struct lws *wsi, HttpSess *s)
+{
+	uint8_t buf[LWS_PRE + 1024];
+	uint8_t *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
+
+	if (lws_add_http_common_headers(wsi, (unsigned int) s->status, s->resp_type,
+									(lws_filepos_t) s->resp_len, &p, end))
+		return -1;
+	if (s->resp_gzip &&
+		lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_ENCODING,
+									 (const unsigned char *) "gzip", 4, &p, end))
+		return -1;
+	if (s->route == GW_ROUTE_SYNC &&
+		lws_add_http_header_by_name(wsi, (const unsigned char *) "vary:",
+									(const unsigned char *) "Accept-Encoding", 15, &p, end))
+		return -1;
+	if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+									 (const unsigned char *) "no-store", 8, &p, end))
+		return -1;
+	if (s->close_after &&
+		lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
+									 (const unsigned char *) "close", 5, &p, end))
+		return -1;
+	return lws_finalize_write_http_header(wsi, start, &p, end) ? -1 : 0;
+}
+
+static int
+on_writeable(struct lws *wsi, HttpSess *s)
+{
+	static uint8_t buf[LWS_PRE + CHUNK];
+	size_t n;
+	bool last;
+
+	if (!s->responding)
+		return 0;
+	if (!s->headers_sent)
+	{
+		if (write_headers(wsi, s))
+			return -1;
+		s->headers_sent = true;
+		if (s->resp_len)
+		{
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+	}
+	n = s->resp_len - s->resp_off;
+	if (n > CHUNK)
+		n = CHUNK;
+	last = s->resp_off + n == s->resp_len;
+	if (n)
+	{
+		memcpy(buf + LWS_PRE, s->resp + s->resp_off, n);
+		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int) n)
+			return -1;
+		s->resp_off += n;
+	}
+	if (!last)
+	{
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
+	if (gw_cfg.verbose)
+		gw_log("%s -> %d (%zu bytes%s)", s->path, s->status, s->resp_len, s->resp_gzip ? ", gzip" : "");
+	{
+		bool close = s->close_after || gw_draining;
+
+		sess_reset(s);
+		if (close)
+			return -1;
+	}
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
+/* ---- database answers ---- */
+
+static void
+round_done(GwJob *job, PGresult *res, const char *err)
+{
+	HttpSess *s = job->user;
+	const char *ct;
+	int ctlen, blen, status;
+	uint8_t *body;
+
+	if (!s)
+		return;
+	s->job = NULL;
+	if (!res)
+	{
+		gw_log("round failed: %s", err ? err : "unknown");
+		respond_error(s, "sync.internal_error", "the database connection failed during the round; retry", 0);
+		return;
+	}
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQgetlength(res, 0, 0) != 4)
+	{
+		/* not a catalogue answer (handle_http catches those): the text goes to our log only */
+		gw_log("round failed: %s", PQresultErrorMessage(res));
+		respond_error(s, "sync.internal_error", "internal server error", 0);
+		return;
+	}
+	status = (int) ntohl(*(const uint32_t *) PQgetvalue(res, 0, 0));
+	ct = PQgetvalue(res, 0, 1);
+	ctlen = PQgetlength(res, 0, 1);
+	blen = PQgetlength(res, 0, 2);
+	body = malloc(blen > 0 ? (size_t) blen : 1);
+	if (!body)
+	{
+		respond_error(s, "sync.internal_error", "out of memory", 0);
+		return;
+	}
+	memcpy(body, PQgetvalue(res, 0, 2), (size_t) blen);
+	free(s->ctype);
+	s->ctype = strndup(ct, (size_t) ctlen);     /* the response type outlives res */
+	if (status == 200 && s->gzip_ok)
+	{
+		uint8_t *z;
+		size_t zlen;
+
+		if (gw_gzip(body, (size_t) blen, &z, &zlen) == 0)
+		{
+			free(body);
+			respond(s, status, s->ctype, z, zlen, true);
+			return;
+		}
+	}
+	respond(s, status, s->ctype, body, (size_t) blen, false);
+}
+
+static void
+readyz_done(GwJob *job, PGresult *res, const char *err)
+{
+	HttpSess *s = job->user;
+	json_t *o, *r;
+	json_error_t je;
+	bool ready;
+
+	(void) err;
+	if (!s)
+		return;
+	s->job = NULL;
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	{
+		respond_json(s, 503, json_pack("{s:b, s:s}", "ready", 0, "reason", "database unreachable"));
+		return;
+	}
+	r = json_loads(PQgetvalue(res, 0, 0), 0, &je);
+	ready = r && json_is_true(json_object_get(r, "ready"));
+	o = json_pack("{s:b, s:i, s:o}", "ready", ready, "poolLive", gw_pool_live(),
+				  "readiness", r ? r : json_null());
+	respond_json(s, ready ? 200 : 503, o);
+}
+
+static void
+submit(HttpSess *s, GwJob *j)
+{
+	if (!j)
+	{
+		respond_error(s, "sync.internal_error", "out of memory", 0);
+		return;
+	}
+	s->job = j;
+	s->in_body = false;
+	/* a long round (a large bootstrap) waits on the database, not on the client */
+	lws_set_timeout(s->wsi, NO_PENDING_TIMEOUT, 0);
+	if (!gw_pool_submit(j))
+	{
+		s->job = NULL;
+		respond_error(s, "sync.rate_limited", "too many rounds waiting for the database", 0);
+	}
+}
+
+static void
+start_round(HttpSess *s)
+{
+	uint8_t *req = s->body;
+	size_t len = s->body_len;
+	GwJob *j;
+
+	if (s->gzip_in)
+	{
+		int rc = gw_gunzip(s->body, s->body_len, gw_cfg.max_body, &req, &len);
+
+		if (rc == -1)
+		{
+			respond_error(s, "sync.invalid_request", "request body is not a valid gzip stream", 0);
+			return;
+		}
+		if (rc == -2)
+		{
+			respond_error(s, "sync.invalid_request", "request body exceeds the size limit once inflated", 413);
+			return;
+		}
+		if (rc != 0)
+		{
+			respond_error(s, "sync.internal_error", "out of memory", 0);
+			return;
+		}
+	}
+	if (gw_auth_is_jwt())
+	{
+		j = gw_job_new("SELECT status, content_type, body FROM syncular.handle_http($1, $2, $3, $4)",
+					   round_done, s);
+		if (j)
+		{
+			gw_job_param(j, req, (int) len, 1, true);
+			gw_job_param(j, s->id.partition, (int) strlen(s->id.partition), 0, true);
+			gw_job_param(j, s->id.actor, (int) strlen(s->id.actor), 0, true);
+			gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
+		}
+	}
+	else
+	{
+		j = gw_job_new("SELECT status, content_type, body FROM "
+					   "syncular.handle_http_authenticated($1, 'POST', $2, $3::jsonb, $4::jsonb, $5)",
+					   round_done, s);
+		if (j)
+		{
+			gw_job_param(j, req, (int) len, 1, true);
+			gw_job_param(j, s->path, (int) strlen(s->path), 0, true);
+			gw_job_param(j, s->headers_json, (int) strlen(s->headers_json), 0, true);
+			gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
+			gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
+		}
+	}
+	if (req != s->body)
+		free(req);
+	submit(s, j);
+}
+
+static char *
+hdr_dup(struct lws *wsi, enum lws_token_indexes t)
+{
+	int n = lws_hdr_total_length(wsi, t);
+	char *v;
+
+	if (n <= 0)
+		return strdup("");
+	if (!(v = malloc((size_t) n + 1)))
+		return NULL;
+	if (lws_hdr_copy(wsi, v, n + 1, t) < 0)
+		v[0] = '\0';
+	return v;
+}
+
+static void
+on_sync(struct lws *wsi, HttpSess *s)
+{
+	char *ae, *ce;
+	char clen[32];
+	const char *why;
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
+	{
+		respond_error(s, "sync.invalid_request", "use POST for /sync", 405);
+		return;
+	}
+	s->ctype = hdr_dup(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
+	/* the content type is judged before authentication, as the reference adapter does */
+	if (!s->ctype || !gw_content_type_ok(s->ctype))
+	{
+		s->close_after = true;
+		respond_error(s, "sync.invalid_request", "content type must be application/vnd.syncular.sync.v2", 415);
+		return;
+	}
+	ce = hdr_dup(wsi, WSI_TOKEN_HTTP_CONTENT_ENCODING);
+	s->gzip_in = gw_content_encoding(ce);
+	free(ce);
+	if (s->gzip_in < 0)
+	{
+		s->close_after = true;
+		respond_error(s, "sync.invalid_request", "unsupported Content-Encoding (identity or gzip)", 415);
+		return;
+	}
+	ae = hdr_dup(wsi, WSI_TOKEN_HTTP_ACCEPT_ENCODING);
+	s->gzip_ok = gw_accepts_gzip(ae);
+	free(ae);
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
+		strtoull(clen, NULL, 10) > gw_cfg.max_body)
+	{
+		s->close_after = true;
+		respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
+		return;
+	}
+	if (gw_auth_is_jwt())
+	{
+		if (gw_auth_jwt(wsi, &s->id, &why) != 0)
+		{
+			s->close_after = true;
+			respond_error(s, "sync.auth_required", why, 0);
+			return;
+		}
+	}
+	else
+	{
+		s->headers_json = gw_auth_headers_json(wsi);
+		s->query_json = gw_auth_query_json(wsi);
+		if (!s->headers_json || !s->query_json)
+		{
+			respond_error(s, "sync.internal_error", "out of memory", 0);
+			return;
+		}
+	}
+	s->in_body = true;
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) == 0)
+		start_round(s);         /* no body callbacks will come */
+}
+
+static void
+on_body(HttpSess *s, const uint8_t *in, size_t len)
+{
+	if (!s->in_body || s->too_large)
+		return;
+	if (s->body_len + len > gw_cfg.max_body)
+	{
+		s->too_large = true;
+		free(s->body);
+		s->body = NULL;
+		s->body_len = s->body_cap = 0;
+		return;
+	}
+	if (s->body_len + len > s->body_cap)
+	{
+		size_t cap = s->body_cap ? s->body_cap * 2 : 16384;
+		uint8_t *nb;
+
+		while (cap < s->body_len + len)
+			cap *= 2;
+		if (cap > gw_cfg.max_body)
+			cap = gw_cfg.max_body;
+		if (!(nb = realloc(s->body, cap)))
+		{
+			s->too_large = true;
+			return;
+		}
+		s->body = nb;
+		s->body_cap = cap;
+	}
+	memcpy(s->body + s->body_len, in, len);
+	s->body_len += len;
+}
+
+static void
+on_request(struct lws *wsi, HttpSess *s, const char *uri)
+{
+	GwJob *j;
+
+	s->active = true;         /* in flight until the last byte is written */
+	inflight++;
+	snprintf(s->path, sizeof(s->path), "%s", uri);
+	s->route = gw_route(uri, gw_cfg.mount);
+	if (gw_draining)
+	{
+		s->close_after = true;
+		respond_error(s, "sync.internal_error", "gateway is shutting down; retry", 503);
+		return;
+	}
+	switch (s->route)
+	{
+		case GW_ROUTE_SYNC:
+			on_sync(wsi, s);
+			return;
+		case GW_ROUTE_HEALTHZ:
+			respond_json(s, 200, json_pack("{s:s, s:s}", "status", "ok", "extensionVersion", GW_EXTVERSION));
+			return;
+		case GW_ROUTE_READYZ:
+			if (gw_pool_live() == 0)
+			{
+				respond_json(s, 503, json_pack("{s:b, s:i, s:s}", "ready", 0, "poolLive", 0,
+											   "reason", "no live database connection"));
+				return;
+			}
+			j = gw_job_new("SELECT syncular.readiness()::text", readyz_done, s);
+			if (j)
+				j->result_format = 0;
+			submit(s, j);
+			return;
+		case GW_ROUTE_REALTIME:
+			respond_error(s, "sync.invalid_request", "the realtime route needs a WebSocket upgrade", 400);
+			return;
+		case GW_ROUTE_SEGMENT:
+			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
+			respond_error(s, "sync.not_found", "segment download is not served by this server yet", 0);
+			return;
+		case GW_ROUTE_BLOB:
+			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
+			respond_error(s, "blob.not_found", "blob routes are not served by this server yet", 0);
+			return;
+		default:
+			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
+			respond_error(s, "sync.not_found", "no such route", 0);
+			return;
+	}
+}
+
+int
+gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
+{
+	HttpSess *s = user;
+
+	switch (reason)
+	{
+		case LWS_CALLBACK_HTTP:
+			sess_reset(s);
+			s->wsi = wsi;
+			on_request(wsi, s, (const char *) in);
+			return 0;
+		case LWS_CALLBACK_HTTP_BODY:
+			on_body(s, in, len);
+			return 0;
+		case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+			if (!s->in_body)
+				return 0;
+			if (s->too_large)
+			{
+				respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
+				return 0;
+			}
+			start_round(s);
+			return 0;
+		case LWS_CALLBACK_HTTP_WRITEABLE:
+			return on_writeable(wsi, s);
+		case LWS_CALLBACK_CLOSED_HTTP:
+			sess_reset(s);
+			return 0;
+		default:
+			return lws_callback_http_dummy(wsi, (enum lws_callback_reasons) reason, user, in, len);
+	}
+}
+
+size_t gw_http_sess_size(void);
+size_t
+gw_http_sess_size(void)
+{
+	return sizeof(HttpSess);
+}

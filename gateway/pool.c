@@ -1,0 +1,541 @@
+/*
+ * pool.c — a bounded pool of libpq connections in non-blocking mode, driven by the
+ * libwebsockets event loop (no thread per connection or request).
+ *
+ * Each connection's socket is dup()ed and adopted into lws as a raw file descriptor; lws polls
+ * it and calls gw_pool_callback on readable/writable.  The dup keeps libpq the sole owner of its
+ * own socket: lws closes only the copy.  Connection establishment is asynchronous too
+ * (PQconnectStart / PQconnectPoll, re-adopting when libpq switches sockets).
+ *
+ * conns[0 .. pool-1] serve rounds, one job at a time each; conns[pool] holds LISTEN for the
+ * commit wake-ups (SPEC §8.2) and presence (§8.6) and never runs rounds, so a notification is
+ * never queued behind a long round.  A connection that dies fails its job (the requester
+ * answers sync.internal_error, retryable) and is replaced after a short backoff.
+ */
+#include "gateway.h"
+
+#include <libpq-fe.h>
+#include <libwebsockets.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum { PC_DOWN, PC_CONNECTING, PC_READY, PC_BUSY } PcState;
+
+typedef struct PgConn
+{
+	int         idx;
+	bool        listener;
+	PcState     st;
+	PGconn     *conn;
+	struct lws *wsi;
+	int         sock;           /* libpq's socket the wsi watches (via a dup) */
+	bool        flushing;       /* query bytes still to send */
+	GwJob      *job;
+	PGresult   *res;
+	int         backoff_ms;
+	lws_sorted_usec_list_t retry;
+} PgConn;
+
+static PgConn *conns;
+static int     nconns;
+static struct lws_context *ctx;
+static struct lws_vhost *vhost;
+static GwJob  *qhead, *qtail;
+static int     qlen;
+static GwNotifyFn notify_fn;
+static bool    shutting_down;
+
+static void pc_connect(PgConn *pc);
+void presence_request_sync(void);
+static void pc_dispatch(void);
+
+GwJob *
+gw_job_new(const char *sql, GwJobDone done, void *user)
+{
+	GwJob *j = calloc(1, sizeof(GwJob));
+
+	if (!j)
+		return NULL;
+	j->sql = sql;
+	j->done = done;
+	j->user = user;
+	j->result_format = 1;
+	return j;
+}
+
+void
+gw_job_param(GwJob *job, const void *val, int len, int binary, bool copy)
+{
+	int i = job->nparams++;
+
+	if (val && copy)
+	{
+		void *c = malloc(len > 0 ? (size_t) len + 1 : 1);
+
+		if (c)
+		{
+			memcpy(c, val, (size_t) len);
+			((char *) c)[len] = '\0';
+		}
+		job->owned[i] = c;
+		val = c;
+	}
+	job->values[i] = val;
+	job->lengths[i] = len;
+	job->formats[i] = binary;
+}
+
+static void
+job_free(GwJob *j)
+{
+	for (int i = 0; i < j->nparams; i++)
+		free(j->owned[i]);
+	free(j);
+}
+
+static void
+job_finish(GwJob *j, PGresult *res, const char *err)
+{
+	if (j->done)
+		j->done(j, res, err);
+	job_free(j);
+}
+
+/* ---- lws adoption of libpq's socket ---- */
+
+static void
+pc_detach(PgConn *pc)
+{
+	if (pc->wsi)
+	{
+		lws_set_opaque_user_data(pc->wsi, NULL);
+		lws_set_timeout(pc->wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC);
+		pc->wsi = NULL;
+	}
+	pc->sock = -1;
+}
+
+static bool
+pc_attach(PgConn *pc)
+{
+	lws_adopt_desc_t ad;
+	int fd = PQsocket(pc->conn);
+
+	if (fd < 0)
+		return false;
+	if (pc->wsi && pc->sock == fd)
+		return true;
+	pc_detach(pc);
+	memset(&ad, 0, sizeof(ad));
+	ad.vh = vhost;
+	ad.type = LWS_ADOPT_RAW_FILE_DESC;
+	ad.fd.filefd = dup(fd);
+	ad.vh_prot_name = "syncular-pg";
+	ad.opaque = pc;
+	if (ad.fd.filefd < 0)
+		return false;
+	pc->wsi = lws_adopt_descriptor_vhost_via_info(&ad);
+	if (!pc->wsi)
+	{
+		close(ad.fd.filefd);
+		return false;
+	}
+	pc->sock = fd;
+	return true;
+}
+
+/* ---- failure and reconnect ---- */
+
+static void
+retry_cb(lws_sorted_usec_list_t *sul)
+{
+	PgConn *pc = lws_container_of(sul, PgConn, retry);
+
+	if (!shutting_down)
+		pc_connect(pc);
+}
+
+/* no round connection is up or coming up: answer the waiting jobs now instead of letting
+ * clients wait for a database that is gone (they retry; SPEC §10 retryable internal_error) */
+static void
+fail_queue_without_db(void)
+{
+	for (int i = 0; i < nconns; i++)
+		if (!conns[i].listener && conns[i].st != PC_DOWN)
+			return;
+	while (qhead)
+	{
+		GwJob *j = qhead;
+
+		qhead = j->next;
+		qlen--;
+		job_finish(j, NULL, "no database connection");
+	}
+	qtail = NULL;
+}
+
+static void
+pc_fail(PgConn *pc, const char *why)
+{
+	GwJob *j = pc->job;
+
+	if (pc->conn && !shutting_down)
+		gw_log("database connection %d%s lost: %s", pc->idx, pc->listener ? " (listen)" : "",
+			   why ? why : PQerrorMessage(pc->conn));
+	pc->job = NULL;
+	if (pc->res)
+		PQclear(pc->res);
+	pc->res = NULL;
+	pc_detach(pc);
+	if (pc->conn)
+		PQfinish(pc->conn);
+	pc->conn = NULL;
+	pc->st = PC_DOWN;
+	pc->flushing = false;
+	if (j)
+		job_finish(j, NULL, "database connection lost during the round");
+	if (!shutting_down)
+	{
+		pc->backoff_ms = pc->backoff_ms ? (pc->backoff_ms * 2 > 5000 ? 5000 : pc->backoff_ms * 2) : 200;
+		lws_sul_schedule(ctx, 0, &pc->retry, retry_cb, (lws_usec_t) pc->backoff_ms * 1000);
+	}
+	fail_queue_without_db();
+	pc_dispatch();
+}
+
+static void
+pc_connect(PgConn *pc)
+{
+	/* application_name marks the gateway's sessions in pg_stat_activity unless --db sets one */
+	static const char *const keys[] = {"application_name", "dbname", NULL};
+	const char *vals[] = {"syncular-gateway", gw_cfg.db, NULL};
+
+	pc->conn = PQconnectStartParams(keys, vals, 1);
+	if (!pc->conn || PQstatus(pc->conn) == CONNECTION_BAD)
+	{
+		pc_fail(pc, pc->conn ? PQerrorMessage(pc->conn) : "out of memory");
+		return;
+	}
+	pc->st = PC_CONNECTING;
+	if (!pc_attach(pc))
+	{
+		pc_fail(pc, "cannot watch the database socket");
+		return;
+	}
+	lws_callback_on_writable(pc->wsi);   /* PQconnectPoll starts as if writable */
+}
+
+/* ---- query execution ---- */
+
+static void
+pc_flush(PgConn *pc)
+{
+	int r = PQflush(pc->conn);
+
+	if (r < 0)
+		pc_fail(pc, NULL);
+	else if (r == 1)
+	{
+		pc->flushing = true;
+		lws_callback_on_writable(pc->wsi);
+	}
+	else
+		pc->flushing = false;
+}
+
+static bool
+pc_send(PgConn *pc, GwJob *j)
+{
+	if (!PQsendQueryParams(pc->conn, j->sql, j->nparams, NULL, j->values, j->lengths, j->formats,
+						   j->result_format))
+		return false;
+	pc->job = j;
+	pc->st = PC_BUSY;
+	pc_flush(pc);
+	return true;
+}
+
+static void
+pc_dispatch(void)
+{
+	for (int i = 0; i < nconns && qhead; i++)
+	{
+		PgConn *pc = &conns[i];
+		GwJob *j;
+
+		if (pc->listener || pc->st != PC_READY)
+			continue;
+		j = qhead;
+		qhead = j->next;
+		if (!qhead)
+			qtail = NULL;
+		qlen--;
+		j->next = NULL;
+		if (!j->user && j->done)
+		{
+			job_free(j);        /* the requester went away while it waited */
+			i--;
+			continue;
+		}
+		if (!pc_send(pc, j))
+		{
+			/* the connection is unusable; put the job back first */
+			j->next = qhead;
+			qhead = j;
+			if (!qtail)
+				qtail = j;
+			qlen++;
+			pc_fail(pc, NULL);
+			return;
+		}
+	}
+}
+
+bool
+gw_pool_submit(GwJob *job)
+{
+	if (qlen >= gw_cfg.max_queue)
+	{
+		job_free(job);
+		return false;
+	}
+	job->next = NULL;
+	if (qtail)
+		qtail->next = job;
+	else
+		qhead = job;
+	qtail = job;
+	qlen++;
+	pc_dispatch();
+	return true;
+}
+
+static void
+pc_ready(PgConn *pc)
+{
+	pc->st = PC_READY;
+	pc->backoff_ms = 0;
+	if (PQsetnonblocking(pc->conn, 1) != 0)
+	{
+		pc_fail(pc, NULL);
+		return;
+	}
+	if (pc->listener)
+	{
+		/* LISTEN as a plain query; its result is consumed like any other */
+		if (!PQsendQuery(pc->conn, "LISTEN syncular_commit; LISTEN syncular_presence"))
+		{
+			pc_fail(pc, NULL);
+			return;
+		}
+		pc->st = PC_BUSY;
+		pc_flush(pc);
+		presence_request_sync();
+		return;
+	}
+	pc_dispatch();
+}
+
+static void
+pc_connecting(PgConn *pc)
+{
+	switch (PQconnectPoll(pc->conn))
+	{
+		case PGRES_POLLING_FAILED:
+			pc_fail(pc, NULL);
+			return;
+		case PGRES_POLLING_OK:
+			if (!pc_attach(pc))
+				pc_fail(pc, "cannot watch the database socket");
+			else
+				pc_ready(pc);
+			return;
+		case PGRES_POLLING_WRITING:
+			if (!pc_attach(pc))
+				pc_fail(pc, "cannot watch the database socket");
+			else
+				lws_callback_on_writable(pc->wsi);
+			return;
+		default:                /* reading */
+			if (!pc_attach(pc))
+				pc_fail(pc, "cannot watch the database socket");
+			return;
+	}
+}
+
+static void
+pc_notifies(PgConn *pc)
+{
+	PGnotify *n;
+
+	while ((n = PQnotifies(pc->conn)) != NULL)
+	{
+		if (notify_fn)
+			notify_fn(n->relname, n->extra);
+		PQfreemem(n);
+	}
+}
+
+static void
+pc_readable(PgConn *pc)
+{
+	if (!PQconsumeInput(pc->conn))
+	{
+		pc_fail(pc, NULL);
+		return;
+	}
+	if (pc->st == PC_BUSY)
+	{
+		while (!PQisBusy(pc->conn))
+		{
+			PGresult *r = PQgetResult(pc->conn);
+			GwJob *j;
+
+			if (r)
+			{
+				if (pc->res)
+					PQclear(pc->res);
+				pc->res = r;
+				continue;
+			}
+			/* the statement is complete */
+			j = pc->job;
+			pc->job = NULL;
+			pc->st = PC_READY;
+			if (j)
+				job_finish(j, pc->res, NULL);
+			else if (pc->listener && pc->res && PQresultStatus(pc->res) != PGRES_COMMAND_OK)
+				gw_log("LISTEN failed: %s", PQresultErrorMessage(pc->res));
+			if (pc->res)
+				PQclear(pc->res);
+			pc->res = NULL;
+			break;
+		}
+	}
+	if (pc->conn && PQstatus(pc->conn) == CONNECTION_BAD)
+	{
+		pc_fail(pc, NULL);
+		return;
+	}
+	if (pc->conn && pc->listener)
+		pc_notifies(pc);
+	if (pc->st == PC_READY && !pc->listener)
+		pc_dispatch();
+}
+
+int
+gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
+{
+	PgConn *pc = lws_get_opaque_user_data(wsi);
+
+	(void) user, (void) in, (void) len;
+	switch (reason)
+	{
+		case LWS_CALLBACK_RAW_RX_FILE:
+			if (!pc)
+				return -1;
+			if (pc->st == PC_CONNECTING)
+				pc_connecting(pc);
+			else
+				pc_readable(pc);
+			return 0;
+		case LWS_CALLBACK_RAW_WRITEABLE_FILE:
+			if (!pc)
+				return -1;
+			if (pc->st == PC_CONNECTING)
+				pc_connecting(pc);
+			else if (pc->flushing)
+				pc_flush(pc);
+			return 0;
+		case LWS_CALLBACK_RAW_CLOSE_FILE:
+			/* lws dropped our watch (e.g. POLLHUP): libpq will see the failure too */
+			if (pc && pc->wsi == wsi)
+			{
+				pc->wsi = NULL;
+				pc->sock = -1;
+				pc_fail(pc, "database socket closed");
+			}
+			return 0;
+		default:
+			return 0;
+	}
+}
+
+int
+gw_pool_init(struct lws_context *c, struct lws_vhost *vh)
+{
+	ctx = c;
+	vhost = vh;
+	nconns = gw_cfg.pool + 1;
+	conns = calloc((size_t) nconns, sizeof(PgConn));
+	if (!conns)
+		return -1;
+	for (int i = 0; i < nconns; i++)
+	{
+		conns[i].idx = i;
+		conns[i].sock = -1;
+		conns[i].listener = (i == gw_cfg.pool);
+		pc_connect(&conns[i]);
+	}
+	return 0;
+}
+
+void
+gw_pool_shutdown(void)
+{
+	shutting_down = true;
+	for (int i = 0; i < nconns; i++)
+	{
+		lws_sul_cancel(&conns[i].retry);
+		if (conns[i].conn)
+			pc_fail(&conns[i], NULL);
+	}
+	while (qhead)
+	{
+		GwJob *j = qhead;
+
+		qhead = j->next;
+		job_finish(j, NULL, "gateway shutting down");
+	}
+	qtail = NULL;
+	qlen = 0;
+}
+
+int
+gw_pool_live(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < gw_cfg.pool; i++)
+		n += (conns[i].st == PC_READY || conns[i].st == PC_BUSY);
+	return n;
+}
+
+int
+gw_pool_busy(void)
+{
+	int n = qlen;
+
+	for (int i = 0; i < gw_cfg.pool; i++)
+		n += (conns[i].st == PC_BUSY);
+	return n;
+}
+
+void
+gw_pool_set_notify(GwNotifyFn fn)
+{
+	notify_fn = fn;
+}
+
+bool
+gw_pool_notify(const char *channel, const char *payload)
+{
+	GwJob *j = gw_job_new("SELECT pg_notify($1, $2)", NULL, NULL);
+
+	if (!j)
+		return false;
+	gw_job_param(j, channel, (int) strlen(channel), 0, true);
+	gw_job_param(j, payload, (int) strlen(payload), 0, true);
+	return gw_pool_submit(j);
+}

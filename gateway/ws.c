@@ -1,0 +1,891 @@
+/*
+ * ws.c — the realtime WebSocket `GET <mount>/realtime?clientId=...` (SPEC §8): upgrade checks
+ * and host authentication (§8.1), the hello built from syncular.realtime_connect, control
+ * messages (§8.2 acks, §8.6 presence), sync rounds over the socket (§8.7: 0x01 chunks both
+ * ways, one round at a time), bounded per-socket buffers and close codes.
+ *
+ * Close codes: 1001 going away (drain, idle), 1002 a round stream without a valid SSP2 request
+ * header, 1003 an unknown binary channel tag, 1007 a malformed control message, 1008 a second
+ * round while one is in flight / bytes past END / a slow consumer, 1009 a message over
+ * --ws-max-message, 1013 the round queue is full; refusals carry the catalogue code as reason:
+ * 4400 a bad upgrade (no clientId) or a connection the extension refused (e.g.
+ * sync.invalid_client_id), 4401 sync.auth_required, 4404 not the realtime route, 4429
+ * sync.websocket_connection_limit, 4500 sync.internal_error.
+ */
+#include "ws.h"
+
+#include "ssp.h"
+
+#include <arpa/inet.h>
+#include <libpq-fe.h>
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#define ROUND_CHUNK 65536
+
+static int nsocks;          /* sockets between upgrade and close */
+static uint64_t next_id = 1;
+
+typedef struct WsPss
+{
+	Sock *s;
+} WsPss;
+
+size_t gw_ws_sess_size(void);
+size_t
+gw_ws_sess_size(void)
+{
+	return sizeof(WsPss);
+}
+
+int
+gw_ws_count(void)
+{
+	return nsocks;
+}
+
+int64_t
+ws_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------- lifetime */
+
+void
+ws_hold(Sock *s)
+{
+	s->refs++;
+}
+
+static void
+sock_free(Sock *s)
+{
+	WsMsg *m = s->qhead;
+
+	while (m)
+	{
+		WsMsg *n = m->next;
+
+		free(m);
+		m = n;
+	}
+	json_decref(s->scope_keys);
+	free(s->registration_text);
+	free(s->headers_json);
+	free(s->query_json);
+	free(s->path);
+	free(s->rx);
+	free(s->round);
+	free(s);
+}
+
+void
+ws_release(Sock *s)
+{
+	if (--s->refs == 0)
+		sock_free(s);
+}
+
+/* ---------------------------------------------------------------- output */
+
+static bool
+enqueue(Sock *s, bool binary, uint8_t tag, bool tagged, const uint8_t *p, size_t len)
+{
+	WsMsg *m;
+	size_t n = len + (tagged ? 1 : 0);
+
+	if (!s->wsi || s->st == WS_CLOSING || s->st == WS_GONE)
+		return false;
+	if (!(m = malloc(sizeof(WsMsg) + LWS_PRE + n)))
+		return false;
+	m->next = NULL;
+	m->binary = binary;
+	m->wake = false;
+	m->len = n;
+	if (tagged)
+		m->data[LWS_PRE] = tag;
+	memcpy(m->data + LWS_PRE + (tagged ? 1 : 0), p, len);
+	if (s->qtail)
+		s->qtail->next = m;
+	else
+		s->qhead = m;
+	s->qtail = m;
+	s->qbytes += n;
+	lws_callback_on_writable(s->wsi);
+	return true;
+}
+
+bool
+ws_send_text(Sock *s, const char *text)
+{
+	/* control events are small; a socket that cannot take them is a slow consumer */
+	if (s->qbytes > gw_cfg.ws_max_buffer)
+	{
+		ws_close(s, 1008, "slow consumer: send buffer full");
+		return false;
+	}
+	return enqueue(s, false, 0, false, (const uint8_t *) text, strlen(text));
+}
+
+bool
+ws_send_binary(Sock *s, uint8_t tag, const uint8_t *p, size_t len, bool droppable)
+{
+	if (droppable && (s->qbytes + len + 1 > gw_cfg.ws_max_buffer || len + 1 > gw_cfg.ws_max_message))
+		return false;           /* §8.2 flow control: the caller answers with a wake-up */
+	return enqueue(s, true, tag, true, p, len);
+}
+
+void
+ws_close(Sock *s, int code, const char *reason)
+{
+	if (!s->wsi || s->st == WS_CLOSING || s->st == WS_GONE)
+		return;
+	s->st = WS_CLOSING;
+	s->close_code = code;
+	snprintf(s->close_reason, sizeof(s->close_reason), "%s", reason);
+	if (gw_cfg.verbose)
+		gw_log("realtime %s: close %d %s", s->client, code, reason);
+	lws_callback_on_writable(s->wsi);
+}
+
+static void
+send_event(Sock *s, const char *event, json_t *data)
+{
+	json_t *o = json_pack("{s:s, s:o}", "event", event, "data", data);
+	char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	if (t)
+		ws_send_text(s, t);
+	free(t);
+	json_decref(o);
+}
+
+void
+ws_send_wake(Sock *s, int64_t cursor, const char *reason)
+{
+	/* wake-ups are idempotent and coalescible (§8.3): one unsent wake-up is enough */
+	if (s->qtail && s->qtail->wake)
+		return;
+	send_event(s, "sync", json_pack("{s:I, s:b, s:s, s:I}", "cursor", (json_int_t) cursor,
+									"requiresPull", 1, "reason", reason, "timestamp",
+									(json_int_t) ws_now_ms()));
+	if (s->qtail && !s->qtail->binary)
+		s->qtail->wake = true;
+}
+
+static int
+on_writeable(Sock *s)
+{
+	WsMsg *m = s->qhead;
+
+	/* lws keeps what the kernel did not take and would take more: write only when the previous
+	 * message is gone, so unsent bytes stay in our queue, bounded by --ws-max-buffer */
+	if (lws_partial_buffered(s->wsi) || lws_send_pipe_choked(s->wsi))
+	{
+		lws_callback_on_writable(s->wsi);
+		return 0;
+	}
+	if (m)
+	{
+		s->qhead = m->next;
+		if (!s->qhead)
+			s->qtail = NULL;
+		s->qbytes -= m->len;
+		if (lws_write(s->wsi, m->data + LWS_PRE, m->len,
+					  m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) < (int) m->len)
+		{
+			free(m);
+			return -1;
+		}
+		free(m);
+		if (s->qhead || s->st == WS_CLOSING)
+			lws_callback_on_writable(s->wsi);
+		return 0;
+	}
+	if (s->st == WS_CLOSING)
+	{
+		lws_close_reason(s->wsi, (enum lws_close_status) s->close_code,
+						 (unsigned char *) s->close_reason, strlen(s->close_reason));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- errors from the database */
+
+/* the catalogue code of a failed statement (DETAIL {"code": ...}), else sync.internal_error */
+static void
+error_code_of(PGresult *res, char *code, size_t cap)
+{
+	const char *det = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	json_error_t je;
+	json_t *d = det ? json_loads(det, 0, &je) : NULL;
+	const char *c = d ? json_string_value(json_object_get(d, "code")) : NULL;
+
+	snprintf(code, cap, "%s", c ? c : "sync.internal_error");
+	json_decref(d);
+}
+
+/* ---------------------------------------------------------------- registration */
+
+static void connect_done(GwJob *job, PGresult *res, const char *err);
+
+static void
+start_connect(Sock *s)
+{
+	GwJob *j = gw_job_new("SELECT syncular.realtime_connect($1, $2, $3)::text", connect_done, s);
+
+	if (!j)
+	{
+		ws_close(s, 4500, "sync.internal_error");
+		return;
+	}
+	j->result_format = 0;
+	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
+	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);
+	gw_job_param(j, s->client, (int) strlen(s->client), 0, true);
+	ws_hold(s);
+	if (!gw_pool_submit(j))
+	{
+		ws_release(s);
+		ws_close(s, 1013, "sync.rate_limited");
+	}
+}
+
+static void
+send_hello(Sock *s, json_t *r)
+{
+	char sid[33];
+	uint8_t rnd[16];
+
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+		memset(rnd, 0, sizeof(rnd));
+	for (int i = 0; i < 16; i++)
+		snprintf(sid + 2 * i, 3, "%02x", rnd[i]);
+	send_event(s, "hello", json_pack("{s:i, s:s, s:s, s:s, s:O, s:O, s:O, s:I}",
+									 "protocolVersion", 1, "sessionId", sid,
+									 "actorId", s->who.actor, "clientId", s->client,
+									 "cursor", json_object_get(r, "cursor"),
+									 "latestCursor", json_object_get(r, "latestCursor"),
+									 "requiresSync", json_object_get(r, "requiresSync"),
+									 "timestamp", (json_int_t) ws_now_ms()));
+}
+
+static void
+connect_done(GwJob *job, PGresult *res, const char *err)
+{
+	Sock *s = job->user;
+	json_error_t je;
+	json_t *r, *old_keys;
+	char code[64];
+
+	if (s->st == WS_GONE || s->st == WS_CLOSING)
+	{
+		ws_release(s);
+		return;
+	}
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	{
+		error_code_of(res, code, sizeof(code));
+		if (res)
+			gw_log("realtime_connect for %s refused: %s", s->client, PQresultErrorMessage(res));
+		else
+			gw_log("realtime_connect for %s failed: %s", s->client, err ? err : "?");
+		ws_close(s, strcmp(code, "sync.internal_error") == 0 ? 4500 : 4400, code);
+		ws_release(s);
+		return;
+	}
+	r = json_loads(PQgetvalue(res, 0, 0), 0, &je);
+	if (!r || !json_is_object(json_object_get(r, "registration")))
+	{
+		json_decref(r);
+		ws_close(s, 4500, "sync.internal_error");
+		ws_release(s);
+		return;
+	}
+	/* kept as compact text only: it goes back verbatim in realtime_fanout's argument */
+	free(s->registration_text);
+	s->registration_text = json_dumps(json_object_get(r, "registration"), JSON_COMPACT);
+	snprintf(s->log_epoch, sizeof(s->log_epoch), "%s",
+			 json_string_value(json_object_get(r, "logEpoch")) ? json_string_value(json_object_get(r, "logEpoch")) : "");
+	old_keys = s->scope_keys;
+	s->scope_keys = json_incref(json_object_get(r, "scopeKeys"));
+	if (!json_is_array(s->scope_keys))
+	{
+		json_decref(s->scope_keys);
+		s->scope_keys = json_array();
+	}
+	s->cursor = json_integer_value(json_object_get(r, "cursor"));
+	s->unacked = 0;
+	if (s->st == WS_CONNECTING && gw_draining)
+		ws_close(s, 1001, "gateway shutting down");
+	else if (s->st == WS_CONNECTING)
+	{
+		send_hello(s, r);
+		s->st = WS_OPEN;
+		fanout_join(s, s->who.partition);
+	}
+	presence_on_registration(s, old_keys);
+	json_decref(old_keys);
+	json_decref(r);
+	ws_release(s);
+}
+
+static void
+auth_done(GwJob *job, PGresult *res, const char *err)
+{
+	Sock *s = job->user;
+	json_error_t je;
+	json_t *r;
+	const char *a, *p;
+
+	(void) err;
+	if (s->st == WS_GONE || s->st == WS_CLOSING)
+	{
+		ws_release(s);
+		return;
+	}
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	{
+		if (res)
+			gw_log("authenticator failed at upgrade: %s", PQresultErrorMessage(res));
+		ws_close(s, 4500, "sync.internal_error");
+		ws_release(s);
+		return;
+	}
+	r = PQgetisnull(res, 0, 0) ? NULL : json_loads(PQgetvalue(res, 0, 0), 0, &je);
+	a = r ? json_string_value(json_object_get(r, "actorId")) : NULL;
+	p = r ? json_string_value(json_object_get(r, "partition")) : NULL;
+	if (!a || !p || strlen(a) >= sizeof(s->who.actor) || strlen(p) >= sizeof(s->who.partition))
+	{
+		json_decref(r);
+		ws_close(s, 4401, "sync.auth_required");
+		ws_release(s);
+		return;
+	}
+	strcpy(s->who.actor, a);
+	strcpy(s->who.partition, p);
+	json_decref(r);
+	s->st = WS_CONNECTING;
+	start_connect(s);
+	ws_release(s);
+}
+
+static void
+start_auth(Sock *s)
+{
+	GwJob *j = gw_job_new("SELECT syncular.authenticate('GET', $1, $2::jsonb, $3::jsonb)::text",
+						  auth_done, s);
+
+	if (!j)
+	{
+		ws_close(s, 4500, "sync.internal_error");
+		return;
+	}
+	j->result_format = 0;
+	gw_job_param(j, s->path, (int) strlen(s->path), 0, true);
+	gw_job_param(j, s->headers_json, (int) strlen(s->headers_json), 0, true);
+	gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
+	ws_hold(s);
+	if (!gw_pool_submit(j))
+	{
+		ws_release(s);
+		ws_close(s, 1013, "sync.rate_limited");
+	}
+}
+
+/* ---------------------------------------------------------------- acks (§8.2) */
+
+static void
+ack_done(GwJob *job, PGresult *res, const char *err)
+{
+	Sock *s = job->user;
+
+	(void) err;
+	if (res && PQresultStatus(res) != PGRES_TUPLES_OK && s->st != WS_GONE)
+		gw_log("realtime_ack for %s failed: %s", s->client, PQresultErrorMessage(res));
+	ws_release(s);
+}
+
+static void
+on_ack(Sock *s, int64_t n)
+{
+	GwJob *j;
+	char cur[32];
+
+	if (s->st != WS_OPEN)
+		return;
+	if (n > s->cursor)
+		s->cursor = n;
+	if (n >= s->last_delta_cursor)
+		s->unacked = 0;
+	if (n < 0)
+		return;                 /* nothing to record */
+	j = gw_job_new("SELECT syncular.realtime_ack($1, $2, $3, $4::bigint, $5)", ack_done, s);
+	if (!j)
+		return;
+	snprintf(cur, sizeof(cur), "%lld", (long long) n);
+	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
+	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);
+	gw_job_param(j, s->client, (int) strlen(s->client), 0, true);
+	gw_job_param(j, cur, (int) strlen(cur), 0, true);
+	gw_job_param(j, s->log_epoch, (int) strlen(s->log_epoch), 0, true);
+	ws_hold(s);
+	if (!gw_pool_submit(j))
+		ws_release(s);
+}
+
+/* ---------------------------------------------------------------- socket rounds (§8.7) */
+
+static void
+send_round_bytes(Sock *s, const uint8_t *p, size_t len)
+{
+	for (size_t off = 0; off < len; off += ROUND_CHUNK)
+		ws_send_binary(s, 0x01, p + off, len - off > ROUND_CHUNK ? ROUND_CHUNK : len - off, false);
+}
+
+static SspStr
+sstr(const char *p)
+{
+	SspStr r = {p, (uint32_t) strlen(p)};
+
+	return r;
+}
+
+/* a request-level failure as a minimal response stream: RESP_HEADER, ERROR, END (§8.7) */
+static void
+send_round_error(Sock *s, const char *code, const char *category, bool retryable,
+				 const char *action, const char *message, const char *details)
+{
+	SspBuf b;
+	SspError err;
+	SspFrame f;
+	uint16_t wire = s->round_wire >= 2 && s->round_wire <= 3 ? s->round_wire : 3;
+
+	ssp_buf_init(&b);
+	memset(&f, 0, sizeof(f));
+	f.type = SSP_FRAME_RESP_HEADER;
+	f.resp_header.log_epoch = sstr(s->log_epoch[0] ? s->log_epoch : "unknown");
+	if (ssp_write_message_header(&b, wire, SSP_KIND_RESPONSE, &err) && ssp_write_frame(&b, wire, &f, &err))
+	{
+		memset(&f, 0, sizeof(f));
+		f.type = SSP_FRAME_ERROR;
+		f.error.code = sstr(code);
+		f.error.category = sstr(category);
+		f.error.retryable = retryable;
+		f.error.recommended_action = sstr(action);
+		f.error.message = sstr(message);
+		if (details)
+		{
+			f.error.has_details = true;
+			f.error.details = sstr(details);
+		}
+		if (ssp_write_frame(&b, wire, &f, &err) && ssp_write_end(&b, &err))
+			send_round_bytes(s, b.data, b.len);
+		else
+			gw_log("cannot encode an ERROR frame: %s", err.message);
+	}
+	ssp_buf_free(&b);
+}
+
+/* a catalogue JSON body (from handle_http or the gateway) as ERROR frames */
+static void
+send_round_error_json(Sock *s, const char *json, size_t len)
+{
+	json_error_t je;
+	json_t *o = json_loadb(json, len, 0, &je);
+	json_t *d = o ? json_object_get(o, "details") : NULL;
+	char *details = d && !json_is_null(d) ? json_dumps(d, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+	const char *code = o ? json_string_value(json_object_get(o, "code")) : NULL;
+
+	if (!code)
+		send_round_error(s, "sync.internal_error", "internal", true, "retryLater", "internal server error", NULL);
+	else
+		send_round_error(s, code, json_string_value(json_object_get(o, "category")) ?: "internal",
+						 json_is_true(json_object_get(o, "retryable")),
+						 json_string_value(json_object_get(o, "recommendedAction")) ?: "retryLater",
+						 json_string_value(json_object_get(o, "message")) ?: "", details);
+	free(details);
+	json_decref(o);
+}
+
+static void
+round_finish(Sock *s)
+{
+	s->round_busy = false;
+	s->round_len = 0;
+	memset(&s->scan, 0, sizeof(s->scan));
+}
+
+static void
+round_done(GwJob *job, PGresult *res, const char *err)
+{
+	Sock *s = job->user;
+	int status;
+
+	if (s->st != WS_OPEN)
+	{
+		ws_release(s);
+		return;
+	}
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQgetlength(res, 0, 0) != 4)
+	{
+		gw_log("socket round failed: %s", res ? PQresultErrorMessage(res) : err ? err : "?");
+		send_round_error(s, "sync.internal_error", "internal", true, "retryLater",
+						 "the database connection failed during the round; retry", NULL);
+		round_finish(s);
+		ws_release(s);
+		return;
+	}
+	status = (int) ntohl(*(const uint32_t *) PQgetvalue(res, 0, 0));
+	if (status == 200)
+		send_round_bytes(s, (const uint8_t *) PQgetvalue(res, 0, 2), (size_t) PQgetlength(res, 0, 2));
+	else
+		send_round_error_json(s, PQgetvalue(res, 0, 2), (size_t) PQgetlength(res, 0, 2));
+	round_finish(s);
+	/* §8.7: a completed round replaces the registration (a failed one leaves it as it was,
+	 * which re-reading gives too) */
+	if (status == 200)
+		start_connect(s);
+	ws_release(s);
+}
+
+static void
+start_round(Sock *s)
+{
+	SspMessage msg;
+	SspError err;
+	GwJob *j;
+
+	s->round_busy = true;
+	s->round_wire = (uint16_t) (s->round[4] | s->round[5] << 8);
+	memset(&msg, 0, sizeof(msg));
+	/* §8.7: the round's clientId must be the connection's; undecodable bytes go to the engine,
+	 * which answers the decode error exactly as POST /sync does */
+	if (ssp_decode_message(s->round, s->round_len, &msg, &err))
+	{
+		bool same = msg.nframes > 0 && msg.frames[0].type == SSP_FRAME_REQ_HEADER &&
+			msg.frames[0].req_header.client_id.len == strlen(s->client) &&
+			memcmp(msg.frames[0].req_header.client_id.ptr, s->client, strlen(s->client)) == 0;
+
+		ssp_message_free(&msg);
+		if (!same)
+		{
+			send_round_error(s, "sync.invalid_client_id", "invalid-request", false, "resetClientId",
+							 "the round's clientId is not the connection's", NULL);
+			round_finish(s);
+			return;
+		}
+	}
+	j = gw_job_new("SELECT status, content_type, body FROM syncular.handle_http($1, $2, $3)", round_done, s);
+	if (!j)
+	{
+		send_round_error(s, "sync.internal_error", "internal", true, "retryLater", "out of memory", NULL);
+		round_finish(s);
+		return;
+	}
+	gw_job_param(j, s->round, (int) s->round_len, 1, true);
+	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
+	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);
+	ws_hold(s);
+	if (!gw_pool_submit(j))
+	{
+		ws_release(s);
+		send_round_error(s, "sync.rate_limited", "rate-limited", true, "retryLater",
+						 "too many rounds waiting for the database", NULL);
+		round_finish(s);
+	}
+}
+
+static void
+on_round_chunk(Sock *s, const uint8_t *p, size_t len)
+{
+	GwScan r;
+
+	if (s->round_busy)
+	{
+		ws_close(s, 1008, "a sync round is already in flight (SPEC 8.7)");
+		return;
+	}
+	if (s->round_len + len > gw_cfg.ws_max_message)
+	{
+		ws_close(s, 1009, "sync round request too large");
+		return;
+	}
+	if (s->round_len + len > s->round_cap)
+	{
+		size_t cap = s->round_cap ? s->round_cap : 4096;
+		uint8_t *nb;
+
+		while (cap < s->round_len + len)
+			cap *= 2;
+		if (!(nb = realloc(s->round, cap)))
+		{
+			ws_close(s, 1011, "out of memory");
+			return;
+		}
+		s->round = nb;
+		s->round_cap = cap;
+	}
+	memcpy(s->round + s->round_len, p, len);
+	s->round_len += len;
+	r = gw_round_scan(&s->scan, s->round, s->round_len, gw_cfg.ws_max_message);
+	if (r == GW_SCAN_BAD_HEADER)
+		ws_close(s, 1002, "not an SSP2 request stream (SPEC 8.7)");
+	else if (r == GW_SCAN_BAD_FRAME)
+		ws_close(s, 1002, "malformed END frame in the round stream");
+	else if (r == GW_SCAN_TOO_LARGE)
+		ws_close(s, 1009, "sync round request too large");
+	else if (r == GW_SCAN_DONE && s->scan.end != s->round_len)
+		ws_close(s, 1008, "bytes after END: one round at a time (SPEC 8.7)");
+	else if (r == GW_SCAN_DONE)
+		start_round(s);
+}
+
+/* ---------------------------------------------------------------- inbound messages */
+
+static void
+on_message(Sock *s)
+{
+	if (s->st != WS_OPEN)
+		return;                 /* before hello nothing is accepted; after close, nothing matters */
+	if (s->rx_binary)
+	{
+		if (s->rx_len == 0 || s->rx[0] != 0x01)
+			ws_close(s, 1003, "unknown binary channel tag (SPEC 8.7)");
+		else
+			on_round_chunk(s, s->rx + 1, s->rx_len - 1);
+		return;
+	}
+	{
+		GwControl c;
+
+		gw_control_parse((const char *) s->rx, s->rx_len, &c);
+		if (c.kind == GW_CTL_BAD)
+			ws_close(s, 1007, c.error);
+		else if (c.kind == GW_CTL_ACK)
+			on_ack(s, c.cursor);
+		else if (c.kind == GW_CTL_PRESENCE)
+			presence_on_control(s, &c);
+		gw_control_free(&c);
+	}
+}
+
+static void
+on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
+{
+	if (lws_is_first_fragment(wsi))
+	{
+		s->rx_len = 0;
+		s->rx_binary = lws_frame_is_binary(wsi);
+	}
+	if (s->st == WS_CLOSING)
+		return;
+	if (s->rx_len + len > gw_cfg.ws_max_message)
+	{
+		ws_close(s, 1009, "message too large");
+		return;
+	}
+	if (s->rx_len + len > s->rx_cap)
+	{
+		size_t cap = s->rx_cap ? s->rx_cap : 4096;
+		uint8_t *nb;
+
+		while (cap < s->rx_len + len)
+			cap *= 2;
+		if (!(nb = realloc(s->rx, cap)))
+		{
+			ws_close(s, 1011, "out of memory");
+			return;
+		}
+		s->rx = nb;
+		s->rx_cap = cap;
+	}
+	if (len)
+		memcpy(s->rx + s->rx_len, in, len);
+	s->rx_len += len;
+	if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi))
+	{
+		on_message(s);
+		s->rx_len = 0;
+		if (s->rx_cap > 65536)
+		{
+			free(s->rx);            /* do not keep a large buffer per idle socket */
+			s->rx = NULL;
+			s->rx_cap = 0;
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- upgrade */
+
+/*
+ * Refusals at upgrade: lws 4.1 answers an HTTP response written from the upgrade callback as
+ * HTTP/1.0, which WebSocket clients reject, so a refused upgrade is accepted and closed at once
+ * with a 44xx code whose reason is the catalogue code (errors.md: auth_required and
+ * websocket_connection_limit surface as a WebSocket close).
+ */
+static Sock *
+new_sock(const char *client)
+{
+	Sock *s = calloc(1, sizeof(Sock));
+
+	if (!s)
+		return NULL;
+	snprintf(s->client, sizeof(s->client), "%s", client);
+	s->id = next_id++;
+	s->refs = 1;                /* the connection's own reference, dropped at close */
+	nsocks++;
+	return s;
+}
+
+static int
+refuse(struct lws *wsi, int code, const char *reason)
+{
+	Sock *s = new_sock("");
+
+	if (!s)
+		return -1;
+	s->st = WS_REFUSED;
+	s->close_code = code;
+	snprintf(s->close_reason, sizeof(s->close_reason), "%s", reason);
+	lws_set_opaque_user_data(wsi, s);
+	return 0;
+}
+
+static int
+on_confirm_upgrade(struct lws *wsi)
+{
+	char path[512], buf[300];
+	const char *why, *client;
+	Sock *s;
+
+	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) <= 0 ||
+		gw_route(path, gw_cfg.mount) != GW_ROUTE_REALTIME)
+		return refuse(wsi, 4404, "sync.not_found");
+	if (gw_draining)
+		return refuse(wsi, 1001, "gateway shutting down");
+	if (nsocks >= gw_cfg.ws_max_sockets)
+		return refuse(wsi, 4429, "sync.websocket_connection_limit");
+	client = lws_get_urlarg_by_name(wsi, "clientId=", buf, sizeof(buf));
+	if (!client || !*client || strlen(client) >= 256)
+		return refuse(wsi, 4400, "sync.invalid_request");
+	if (!(s = new_sock(client)))
+		return -1;
+	lws_set_opaque_user_data(wsi, s);
+	if (gw_auth_is_jwt())
+	{
+		s->st = WS_CONNECTING;
+		if (gw_auth_jwt(wsi, &s->who, &why) != 0)
+		{
+			s->st = WS_REFUSED;
+			s->close_code = 4401;
+			snprintf(s->close_reason, sizeof(s->close_reason), "sync.auth_required");
+		}
+		return 0;
+	}
+	s->st = WS_AUTH;
+	s->path = strdup(path);
+	s->headers_json = gw_auth_headers_json(wsi);
+	s->query_json = gw_auth_query_json(wsi);
+	if (!s->path || !s->headers_json || !s->query_json)
+	{
+		s->st = WS_REFUSED;
+		s->close_code = 4500;
+		snprintf(s->close_reason, sizeof(s->close_reason), "sync.internal_error");
+	}
+	return 0;
+}
+
+int
+gw_ws_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
+{
+	WsPss *pss = user;
+	Sock *s = pss ? pss->s : NULL;
+
+	switch (reason)
+	{
+		case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+			return on_confirm_upgrade(wsi);
+		case LWS_CALLBACK_ESTABLISHED:
+			s = lws_get_opaque_user_data(wsi);
+			if (!s)
+				return -1;
+			pss->s = s;
+			s->wsi = wsi;
+			if (s->st == WS_REFUSED)
+			{
+				s->st = WS_CLOSING;
+				lws_callback_on_writable(wsi);
+			}
+			else if (s->st == WS_AUTH)
+				start_auth(s);
+			else
+				start_connect(s);
+			return 0;
+		case LWS_CALLBACK_RECEIVE:
+			if (s)
+				on_receive(wsi, s, in, len);
+			return 0;
+		case LWS_CALLBACK_SERVER_WRITEABLE:
+			return s ? on_writeable(s) : 0;
+		case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+			return 0;
+		case LWS_CALLBACK_CLOSED:
+			if (!s)
+				return 0;
+			pss->s = NULL;
+			presence_on_close(s);
+			fanout_leave(s);
+			s->st = WS_GONE;
+			s->wsi = NULL;
+			nsocks--;
+			ws_release(s);
+			return 0;
+		default:
+			return 0;
+	}
+}
+
+/* ---------------------------------------------------------------- heartbeat and drain */
+
+static lws_sorted_usec_list_t heartbeat;
+
+static void
+heartbeat_cb(lws_sorted_usec_list_t *sul)
+{
+	json_t *d;
+
+	for (WsPart *p = fanout_parts(); p; p = p->next)
+		for (Sock *s = p->socks; s; s = s->pnext)
+			if (s->st == WS_OPEN)
+			{
+				d = json_pack("{s:I}", "timestamp", (json_int_t) ws_now_ms());
+				send_event(s, "heartbeat", d);
+			}
+	lws_sul_schedule(gw_ctx, 0, &heartbeat, heartbeat_cb, (lws_usec_t) gw_cfg.heartbeat_s * 1000000);
+}
+
+void
+gw_ws_init(struct lws_context *ctx)
+{
+	gw_pool_set_notify(fanout_on_notify);
+	presence_init();
+	lws_sul_schedule(ctx, 0, &heartbeat, heartbeat_cb, (lws_usec_t) gw_cfg.heartbeat_s * 1000000);
+}
+
+void
+gw_ws_drain(void)
+{
+	for (WsPart *p = fanout_parts(); p; p = p->next)
+		for (Sock *s = p->socks; s; s = s->pnext)
+			ws_close(s, 1001, "gateway shutting down");
+}

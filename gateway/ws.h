@@ -1,0 +1,96 @@
+/*
+ * ws.h — the realtime sockets (SPEC §8), shared by ws.c (lifecycle, I/O, control messages,
+ * socket rounds), fanout.c (commit wake-ups, §8.2/§8.3) and presence.c (§8.6).
+ */
+#ifndef SYNCULAR_GATEWAY_WS_H
+#define SYNCULAR_GATEWAY_WS_H
+
+#include "gateway.h"
+#include "parse.h"
+
+#include <jansson.h>
+
+typedef struct WsMsg
+{
+	struct WsMsg *next;
+	bool     binary;
+	bool     wake;              /* a sync wake-up: coalescible while unsent (§8.3) */
+	size_t   len;
+	uint8_t  data[];            /* LWS_PRE bytes of headroom, then the payload */
+} WsMsg;
+
+typedef enum { WS_AUTH, WS_CONNECTING, WS_OPEN, WS_CLOSING, WS_GONE, WS_REFUSED } WsState;
+
+typedef struct WsPart WsPart;
+
+typedef struct Sock
+{
+	struct lws *wsi;            /* NULL once lws closed it */
+	uint64_t    id;             /* the "conn" of realtime_fanout */
+	WsState     st;
+	int         refs;           /* pending database jobs holding this struct */
+	GwIdentity  who;
+	char        client[256];
+	char       *headers_json, *query_json, *path;    /* SQL authenticator mode, until used */
+	/* registration (realtime_connect) */
+	char       *registration_text;  /* opaque JSON object, passed back to realtime_fanout */
+	char        log_epoch[128];
+	json_t     *scope_keys;     /* array of strings: the presence grant (§8.6.3) */
+	int64_t     cursor;         /* delivered cursor */
+	int64_t     last_delta_cursor;  /* next_cursor of the last delta sent */
+	int         unacked;        /* deltas sent since the last covering ack */
+	/* inbound message assembly */
+	uint8_t    *rx;
+	size_t      rx_len, rx_cap;
+	bool        rx_binary;
+	/* socket round (§8.7) */
+	bool        round_busy;     /* request received, response not fully queued */
+	uint8_t    *round;
+	size_t      round_len, round_cap;
+	GwRoundScan scan;
+	uint16_t    round_wire;
+	/* outbound queue */
+	WsMsg      *qhead, *qtail;
+	size_t      qbytes;
+	int         close_code;
+	char        close_reason[124];
+	/* partition membership */
+	WsPart     *part;
+	struct Sock *pnext;
+} Sock;
+
+struct WsPart
+{
+	char       *name;
+	Sock       *socks;
+	int         nsocks;
+	bool        fanout_busy;
+	int64_t     pending_seq;    /* highest seq notified while a fanout ran */
+	int64_t     seen_seq;       /* highest seq notified */
+	int64_t     fanout_started_ms;
+	WsPart     *next;
+};
+
+/* ws.c */
+bool ws_send_text(Sock *s, const char *text);         /* false: the socket is being closed */
+bool ws_send_binary(Sock *s, uint8_t tag, const uint8_t *p, size_t len, bool droppable);
+void ws_close(Sock *s, int code, const char *reason);
+void ws_send_wake(Sock *s, int64_t cursor, const char *reason);
+void ws_hold(Sock *s);
+void ws_release(Sock *s);
+int64_t ws_now_ms(void);
+
+/* fanout.c */
+WsPart *fanout_join(Sock *s, const char *partition);
+void    fanout_leave(Sock *s);
+void    fanout_on_notify(const char *channel, const char *payload);
+WsPart *fanout_parts(void);
+
+/* presence.c */
+void presence_init(void);
+void presence_on_control(Sock *s, const GwControl *c);
+void presence_on_registration(Sock *s, json_t *old_keys);   /* leave lost keys, snapshot new */
+void presence_on_close(Sock *s);
+void presence_on_notify(const char *payload);
+
+#endif

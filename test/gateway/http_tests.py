@@ -1,0 +1,352 @@
+"""HTTP half of the gateway tests: CLI and startup, /sync, gzip, limits, auth, faults, drain."""
+import gzip, json, os, signal, subprocess, threading, time
+
+from gwlib import (BIN, CT, Gateway, conninfo, expect_error, frames, jwt_hs256, jwt_signed,
+                   openssl_keypair, psql, req_bytes)
+
+SECRET = "test-secret-123"
+KEY = {"x-api-key": "u1@p1"}
+
+
+def hs(claims):
+    return {"Authorization": "Bearer " + jwt_hs256(claims, SECRET)}
+
+
+def t_help_lists_every_flag():
+    r = subprocess.run([BIN, "--help"], capture_output=True, text=True)
+    assert r.returncode == 0, r
+    for flag in ("--db", "--listen", "--mount", "--pool", "--max-body", "--jwt-secret", "--jwt-public-key",
+                 "--actor-claim", "--partition-claim", "--partition", "--ws-max-message", "--heartbeat",
+                 "--idle-timeout", "--drain", "SYNCULAR_GATEWAY_DB", "default 127.0.0.1:8787"):
+        assert flag in r.stdout, flag
+    r = subprocess.run([BIN, "--pool", "x", "--db", "x"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--pool" in r.stderr, r
+    r = subprocess.run([BIN], capture_output=True, text=True, env={"PATH": "/usr/bin"})
+    assert r.returncode == 2 and "--db" in r.stderr, r
+    r = subprocess.run([BIN, "--nope"], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown argument" in r.stderr, r
+
+
+def refuses(db_conninfo, needle):
+    r = subprocess.run([BIN, "--db", db_conninfo, "--listen", "127.0.0.1:1"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1, r
+    assert needle in r.stderr, r.stderr
+
+
+def t_refuses_to_start():
+    refuses(conninfo("gwtest") + " port=1 connect_timeout=2", "cannot connect")
+    refuses(conninfo("no_such_db"), "cannot connect")
+    refuses(conninfo("gwnoext"), "extension is not installed")
+    refuses(conninfo("gwold"), "has syncular 0.0.1 but this gateway was built for")
+
+
+def t_env_variables():
+    g = Gateway(env={"SYNCULAR_GATEWAY_MOUNT": "/api/v2", "SYNCULAR_GATEWAY_POOL": "2"}, mount="/api/v2")
+    try:
+        st, _, body = g.request("GET", "/api/v2/healthz")
+        assert st == 200 and json.loads(body)["status"] == "ok", body
+        st, _, _ = g.request("GET", "/sync-api/healthz")
+        assert st == 404
+    finally:
+        g.stop()
+
+
+def t_healthz_readyz():
+    g = Gateway()
+    n = Gateway(db="gwnoschema", wait=False)
+    try:
+        st, hd, body = g.request("GET", "/sync-api/healthz")
+        assert st == 200 and hd["content-type"].startswith("application/json"), (st, hd)
+        st, _, body = g.request("GET", "/sync-api/readyz")
+        doc = json.loads(body)
+        assert st == 200 and doc["ready"] is True and doc["poolLive"] >= 1, doc
+        for _ in range(100):        # until it listens and its pool is up: then readiness answers
+            try:
+                st, _, body = n.request("GET", "/sync-api/readyz")
+                doc = json.loads(body)
+                if "readiness" in doc:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        assert st == 503 and doc["ready"] is False and doc["readiness"]["phase"] == "schema_compile", doc
+        st, _, _ = n.request("GET", "/sync-api/healthz")
+        assert st == 200
+    finally:
+        g.stop()
+        n.stop()
+
+
+def t_sync_round_sql_auth():
+    g = Gateway()
+    try:
+        st, hd, body = g.sync(req_bytes("gwtest.pull('p1', 'c-http-1')"), KEY)
+        assert st == 200 and hd["content-type"] == CT, (st, hd, body[:200])
+        assert frames(body, "RESP_HEADER"), frames(body)
+        st, _, body = g.sync(req_bytes("gwtest.push('p1', 'c-http-1', 'k1', 't1', 'from http')"), KEY)
+        assert st == 200, body
+        pr = frames(body, "PUSH_RESULT")
+        assert pr and pr[0]["status"] == "applied", pr
+        # the actor came from the authenticator: the commit is u1's
+        assert psql("SELECT actor_id FROM syncular.commits WHERE client_commit_id = 'k1'") == "u1"
+        # retransmission is idempotent
+        st, _, body = g.sync(req_bytes("gwtest.push('p1', 'c-http-1', 'k1', 't1', 'from http')"), KEY)
+        assert frames(body, "PUSH_RESULT")[0]["status"] == "cached"
+        # the query string works too; refused and absent keys are 401 with the catalogue body
+        st, _, body = g.request("POST", "/sync-api/sync?apiKey=u1@p1", req_bytes("gwtest.pull('p1', 'c-http-1')"),
+                                {"Content-Type": CT})
+        assert st == 200, body
+        for h in ({}, {"x-api-key": "deny@p1"}):
+            st, _, body = g.sync(req_bytes("gwtest.pull('p1', 'c-http-1')"), h)
+            expect_error(st, body, 401, "sync.auth_required")
+        # an engine error is the engine's JSON body and status
+        st, _, body = g.sync(b"SSP2\x03\x00\x01\x00garbage", KEY)
+        expect_error(st, body, 400, "sync.invalid_request")
+    finally:
+        g.stop()
+
+
+def t_content_type_and_method():
+    g = Gateway()
+    try:
+        st, _, body = g.sync(req_bytes("gwtest.pull('p1', 'c-http-2')"), KEY, ctype="application/octet-stream")
+        expect_error(st, body, 415, "sync.invalid_request")
+        st, _, body = g.sync(req_bytes("gwtest.pull('p1', 'c-http-2')"), KEY, ctype=CT + "; charset=binary")
+        assert st == 200, body
+        st, _, body = g.request("GET", "/sync-api/sync")
+        expect_error(st, body, 405, "sync.invalid_request")
+        st, _, body = g.request("POST", "/sync-api/sync", b"x", {"Content-Type": CT, "Content-Encoding": "br"})
+        expect_error(st, body, 415, "sync.invalid_request")
+    finally:
+        g.stop()
+
+
+def t_gzip_both_ways():
+    g = Gateway()
+    try:
+        raw = req_bytes("gwtest.pull('p1', 'c-gz')")
+        st, hd, body = g.sync(raw, KEY, gzip_req=True, accept_gzip=True)
+        assert st == 200 and hd.get("content-encoding") == "gzip", hd
+        assert "accept-encoding" in hd.get("vary", "").lower(), hd
+        assert frames(body, "RESP_HEADER")
+        st, hd, body = g.sync(raw, KEY)
+        assert st == 200 and "content-encoding" not in hd, hd
+        # q=0 refuses gzip
+        st, hd, _ = g.sync(raw, dict(KEY, **{"Accept-Encoding": "gzip;q=0"}))
+        assert "content-encoding" not in hd, hd
+        # a broken gzip body
+        st, _, body = g.request("POST", "/sync-api/sync", b"\x1f\x8bnot gzip at all",
+                                dict(KEY, **{"Content-Type": CT, "Content-Encoding": "gzip"}))
+        expect_error(st, body, 400, "sync.invalid_request")
+        st, _, body = g.request("POST", "/sync-api/sync", gzip.compress(raw)[:-6],
+                                dict(KEY, **{"Content-Type": CT, "Content-Encoding": "gzip"}))
+        expect_error(st, body, 400, "sync.invalid_request")
+    finally:
+        g.stop()
+
+
+def t_body_limits():
+    g = Gateway("--max-body", "4096")
+    try:
+        st, _, body = g.sync(b"\0" * 5000, KEY)
+        expect_error(st, body, 413, "sync.invalid_request")
+        # a gzip bomb: small on the wire, over the limit inflated
+        st, _, body = g.sync(b"\0" * 100000, KEY, gzip_req=True)
+        expect_error(st, body, 413, "sync.invalid_request")
+        st, _, body = g.sync(req_bytes("gwtest.pull('p1', 'c-lim')"), KEY)
+        assert st == 200
+    finally:
+        g.stop()
+
+
+def t_routes_404():
+    g = Gateway()
+    try:
+        st, _, body = g.request("GET", "/sync-api/segments/abc")
+        expect_error(st, body, 404, "sync.not_found")
+        for m, p in (("GET", "/sync-api/blobs/sha256:00"), ("PUT", "/sync-api/blobs/sha256:00"),
+                     ("POST", "/sync-api/blobs/sha256:00/upload-grant")):
+            st, _, body = g.request(m, p, b"" if m != "GET" else None)
+            expect_error(st, body, 404, "blob.not_found")
+        st, _, body = g.request("GET", "/elsewhere")
+        expect_error(st, body, 404, "sync.not_found")
+        st, _, body = g.request("GET", "/sync-api/realtime?clientId=x")
+        expect_error(st, body, 400, "sync.invalid_request")
+        # the catalogue rows the gateway answers with match the extension's
+        for code in ("sync.not_found", "blob.not_found"):
+            row = json.loads(psql("SELECT json_build_object('category', category, 'retryable', retryable, "
+                                  "'recommendedAction', recommended_action) FROM syncular.error_catalog() "
+                                  "WHERE code = '%s'" % code))
+            doc = json.loads(g.request("GET", "/sync-api/segments/x" if code == "sync.not_found"
+                                       else "/sync-api/blobs/x")[2])
+            assert all(doc[k] == v for k, v in row.items()), (doc, row)
+    finally:
+        g.stop()
+
+
+def t_jwt_hs256():
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1")
+    try:
+        now = int(time.time())
+        pull = req_bytes("gwtest.pull('p1', 'c-jwt')")
+        st, _, body = g.sync(pull, hs({"sub": "u2", "exp": now + 60}))
+        assert st == 200, body
+        push = req_bytes("gwtest.push('p1', 'c-jwt', 'kj', 'tj', 'jwt')")
+        st, _, body = g.sync(push, hs({"sub": "u2"}))
+        assert frames(body, "PUSH_RESULT")[0]["status"] == "applied"
+        assert psql("SELECT actor_id FROM syncular.commits WHERE client_commit_id = 'kj'") == "u2"
+        bad = [{}, hs({"sub": "u2", "exp": now - 10}), hs({"sub": "u2", "nbf": now + 600}), hs({"nosub": 1}),
+               {"Authorization": "Bearer " + jwt_hs256({"sub": "u2"}, "wrong-secret")},
+               {"Authorization": "Bearer " + jwt_hs256({"sub": "u2"}, SECRET, alg="none")},
+               {"Authorization": "Bearer not.a.jwt"}, {"Authorization": "Basic dTE6cA=="},
+               {"x-api-key": "u1@p1"}]
+        for h in bad:
+            st, _, body = g.sync(pull, h)
+            expect_error(st, body, 401, "sync.auth_required")
+    finally:
+        g.stop()
+
+
+def t_jwt_rs256_es256_partition_claim():
+    for kind, alg in (("rsa", "RS256"), ("ec", "ES256")):
+        priv, pub = openssl_keypair(kind)
+        g = Gateway("--jwt-public-key", pub, "--partition-claim", "tenant", "--actor-claim", "uid")
+        try:
+            pull = req_bytes("gwtest.pull('p1', 'c-%s')" % kind)
+            tok = jwt_signed({"uid": "u3", "tenant": "p1", "exp": int(time.time()) + 60}, priv, alg)
+            st, _, body = g.sync(pull, {"Authorization": "Bearer " + tok})
+            assert st == 200, (alg, body)
+            # missing partition claim; HS256 with the public key as the secret (algorithm confusion)
+            tok = jwt_signed({"uid": "u3"}, priv, alg)
+            expect_error(*g.sync(pull, {"Authorization": "Bearer " + tok})[::2], 401, "sync.auth_required")
+            with open(pub) as f:
+                forged = jwt_hs256({"uid": "u3", "tenant": "p1"}, f.read())
+            expect_error(*g.sync(pull, {"Authorization": "Bearer " + forged})[::2], 401, "sync.auth_required")
+        finally:
+            g.stop()
+
+
+def slow_round(g, commit_id, result):
+    """A push by actor 'slow' (its scope resolver sleeps 2 s) in a thread."""
+    body = req_bytes("gwtest.push('p1', 'c-slow', '%s', 'ts-%s', 'slow')" % (commit_id, commit_id))
+
+    def go():
+        result.append(g.sync(body, {"x-api-key": "slow@p1"}))
+    t = threading.Thread(target=go)
+    t.start()
+    return t
+
+
+def t_killed_database_connection():
+    g = Gateway("--pool", "2")
+    try:
+        res = []
+        t = slow_round(g, "kslow", res)
+        time.sleep(0.7)
+        n = psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                 "WHERE application_name = 'syncular-gateway' AND pid <> pg_backend_pid()")
+        assert int(n) >= 1, n
+        t.join()
+        st, _, body = res[0]
+        doc = expect_error(st, body, 500, "sync.internal_error")
+        assert doc["retryable"] is True, doc
+        # nothing of the interrupted round was committed; the client retries by clientCommitId
+        assert psql("SELECT count(*) FROM syncular.commits WHERE client_commit_id = 'kslow'") == "0"
+        deadline = time.time() + 10
+        while True:
+            st, _, body = g.sync(req_bytes("gwtest.push('p1', 'c-slow2', 'kslow', 'ts-kslow', 'slow')"), KEY)
+            if st == 200 or time.time() > deadline:
+                break
+            time.sleep(0.3)
+        assert st == 200 and frames(body, "PUSH_RESULT")[0]["status"] == "applied", body
+        st, _, body = g.request("GET", "/sync-api/readyz")
+        assert st == 200, body
+        assert "lost" in g.logtext()
+    finally:
+        g.stop()
+
+
+def t_database_down():
+    """No connection possible: rounds answer 500 sync.internal_error (retryable) at once, readyz
+    503; when the database accepts connections again the pool comes back by itself."""
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1", "--pool", "2", db="gwnoschema", wait=False)
+    pull = req_bytes("gwtest.pull('p1', 'c-down')")
+
+    def until_engine_answers():
+        for _ in range(100):
+            try:
+                st, _, body = g.sync(pull, hs({"sub": "u1"}))
+                if st != 500:
+                    return st, body
+            except OSError:
+                pass
+            time.sleep(0.1)
+        return st, body
+    try:
+        # the engine answers (this database has no app schema registered)
+        expect_error(*until_engine_answers(), 503, "sync.schema_not_ready")
+        psql("ALTER DATABASE gwnoschema WITH ALLOW_CONNECTIONS false")
+        psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'gwnoschema'")
+        time.sleep(0.5)
+        t0 = time.time()
+        st, _, body = g.sync(pull, hs({"sub": "u1"}))
+        doc = expect_error(st, body, 500, "sync.internal_error")
+        assert doc["retryable"] is True and time.time() - t0 < 3, (doc, time.time() - t0)
+        st, _, body = g.request("GET", "/sync-api/readyz")
+        assert st == 503, body
+        psql("ALTER DATABASE gwnoschema WITH ALLOW_CONNECTIONS true")
+        expect_error(*until_engine_answers(), 503, "sync.schema_not_ready")
+    finally:
+        psql("ALTER DATABASE gwnoschema WITH ALLOW_CONNECTIONS true")
+        g.stop()
+
+
+def t_sigterm_drains():
+    g = Gateway()
+    res = []
+    t = slow_round(g, "kdrain", res)
+    time.sleep(0.5)
+    os.kill(g.proc.pid, signal.SIGTERM)
+    time.sleep(0.2)
+    # draining: new requests are refused with 503 (or the listener is gone)
+    try:
+        st, _, body = g.request("GET", "/sync-api/healthz", timeout=3)
+        expect_error(st, body, 503, "sync.internal_error")
+    except OSError:
+        pass
+    t.join()
+    st, _, body = res[0]
+    assert st == 200 and frames(body, "PUSH_RESULT")[0]["status"] == "applied", (st, body[:200])
+    assert g.proc.wait(10) == 0
+    assert "draining" in g.logtext()
+
+
+def t_queue_limit():
+    g = Gateway("--pool", "1", "--max-queue", "1")
+    try:
+        res = []
+        threads = [slow_round(g, "kq%d" % i, res) for i in range(3)]
+        for t in threads:
+            t.join()
+        statuses = sorted(r[0] for r in res)
+        assert statuses.count(200) >= 2 and 429 in statuses, statuses
+        for st, _, body in res:
+            if st == 429:
+                expect_error(st, body, 429, "sync.rate_limited")
+    finally:
+        g.stop()
+
+
+TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_env_variables, t_healthz_readyz,
+         t_sync_round_sql_auth, t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_routes_404,
+         t_jwt_hs256, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
+         t_sigterm_drains,
+         t_queue_limit]
+
+
+def run(tap):
+    only = os.environ.get("GW_ONLY")
+    for t in TESTS:
+        if not only or only in t.__name__:
+            tap.run(t)
