@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(224);
+SELECT plan(236);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -63,7 +63,10 @@ INSERT INTO spec VALUES
   (31, 'complete_reaction',          '{text,text,text,bigint}',                                'boolean',      true,  '{"search_path=pg_catalog, pg_temp"}'),
   (32, 'fail_reaction',              '{text,text,text,jsonb,boolean,bigint,bigint,bigint}',    'text',         true,  '{"search_path=pg_catalog, pg_temp"}'),
   (33, 'retry_dead_letter_reaction', '{text,text,bigint}',                                     'boolean',      false, '{"search_path=pg_catalog, pg_temp"}'),
-  (34, 'prune_reactions',            '{text,bigint,bigint,integer,bigint}',                    'integer',      false, '{"search_path=pg_catalog, pg_temp"}');
+  (34, 'prune_reactions',            '{text,bigint,bigint,integer,bigint}',                    'integer',      false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 26 crdt
+  (35, 'set_crdt_merger',            '{text,regprocedure}',                                    'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  (36, 'crdt_merge',                 '{text,bytea,bytea}',                                     'bytea',        false, '{"search_path=pg_catalog, pg_temp"}');
 CREATE TEMP VIEW spec_sig AS
 SELECT s.*, format('syncular.%s(%s)', s.name, array_to_string(s.args, ', ')) AS sig,
        to_regprocedure(format('syncular.%I(%s)', s.name, array_to_string(s.args, ','))) AS fn
@@ -75,10 +78,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 34 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 36 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 34 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 36 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
