@@ -12,7 +12,13 @@ bash scripts/setup.sh
 echo "==> codec conformance (standalone)"
 make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS"
 
-echo "==> pg_regress, isolation and pgTAP on a throwaway cluster"
+# The yjs-doc merger is also checked against the Yjs library (npm `yjs`, test/crdt/package.json)
+# when node is installed; npm installs the pinned package once if it is missing.
+if command -v node >/dev/null && command -v npm >/dev/null && [ ! -d test/crdt/node_modules/yjs ]; then
+  (cd test/crdt && npm ci --no-audit --no-fund >/dev/null 2>&1) || true
+fi
+
+echo "==> pg_regress, isolation, pgTAP and the Yjs merge test on a throwaway cluster"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   set -e
@@ -23,5 +29,11 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   fi
   createdb syncular_tap
   PGDATABASE=syncular_tap pg_prove --ext .sql -r test/pgtap || status=1
+  if command -v node >/dev/null && [ -d test/crdt/node_modules/yjs ]; then
+    createdb syncular_crdt && psql -X -q -d syncular_crdt -c 'CREATE EXTENSION syncular' &&
+      PGDATABASE=syncular_crdt node test/crdt/yjs_merge.test.mjs || status=1
+  else
+    echo 'skip - yjs-doc merger against the Yjs library: needs node and test/crdt/node_modules/yjs (cd test/crdt && npm ci)'
+  fi
   exit \$status
 "
