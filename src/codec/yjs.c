@@ -703,7 +703,8 @@ put_structs(SspBuf *b, YStruct *s, uint32_t n)
 {
 	uint64_t	nclients = 0;
 
-	qsort(s, n, sizeof(YStruct), cmp_struct);
+	if (n > 1)					/* s is NULL when there is nothing to sort */
+		qsort(s, n, sizeof(YStruct), cmp_struct);
 	for (uint32_t i = 0; i < n; i++)
 		if (i == 0 || s[i].client != s[i - 1].client)
 			nclients++;
@@ -729,7 +730,8 @@ join_ranges(YRange *r, uint32_t n)
 {
 	uint32_t	out = 0;
 
-	qsort(r, n, sizeof(YRange), cmp_range);
+	if (n > 1)
+		qsort(r, n, sizeof(YRange), cmp_range);
 	for (uint32_t i = 0; i < n; i++)
 	{
 		YRange	   *last = out ? &r[out - 1] : NULL;

@@ -1,8 +1,10 @@
 // Random concurrent Yjs edits, made by the Yjs library itself, merged by syncular's built-in
 // `yjs-doc` merger (SPEC §5.10.2).  For every case:
-//   - applying merge(a, b) gives the same document as applying a then b and b then a;
+//   - applying merge(a, b) gives the document of applying a and b (in an order for which Yjs
+//     gives that document: Yjs itself differs by order when it splits a surrogate pair);
 //   - merge(a, b) and merge(b, a) are the same bytes (commutative);
-//   - merge(merge(a, b), c) and merge(a, merge(b, c)) give the same document (associative);
+//   - merge(merge(a, b), c) and merge(a, merge(b, c)) give the document of applying a, b and c
+//     (associative);
 //   - merge(m, m) is m and merge(m, a) gives m's document (idempotent).
 // The updates overlap partially (diffs against older state vectors of the same replica), so
 // the merger must slice and de-duplicate struct ranges, and they carry every content type.
@@ -240,7 +242,15 @@ for (const [a, b, c] of cases) {
 }
 const results = evaluate(exprs);
 
+// Yjs itself is not always order-independent: an item split inside a surrogate pair turns the
+// halves into U+FFFD in one application order and not in another.  So a merged document must
+// equal the document of *some* order of applying the inputs (all of them when Yjs agrees).
+const permutations = (xs) => (xs.length <= 1 ? [xs]
+  : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((p) => [x, ...p])));
+const docsOf = (...us) => new Set(permutations(us).map((p) => docOf(...p)));
+
 let failures = 0;
+let yjsOrderDependent = 0;
 const check = (ok, i, what) => {
   if (!ok) {
     failures++;
@@ -249,18 +259,19 @@ const check = (ok, i, what) => {
 };
 cases.forEach(([a, b, c], i) => {
   const [ab, ba, ab_c, a_bc, abab, ab_a, ea] = results.slice(i * 7, i * 7 + 7);
-  const both = docOf(a, b);
-  check(docOf(b, a) === both, i, 'Yjs itself is order-dependent here (test bug)');
-  check(docOf(ab) === both, i, 'apply(merge(a, b)) differs from apply(a); apply(b)');
+  const both = docsOf(a, b);
+  const all = docsOf(a, b, c);
+  if (both.size > 1 || all.size > 1) yjsOrderDependent++;
+  check(both.has(docOf(ab)), i, 'apply(merge(a, b)) differs from applying a and b');
   check(hex(ab) === hex(ba), i, 'merge(a, b) and merge(b, a) differ');
-  const all = docOf(a, b, c);
-  check(docOf(ab_c) === all, i, 'merge(merge(a, b), c) differs from applying a, b, c');
-  check(docOf(a_bc) === all, i, 'merge(a, merge(b, c)) differs from applying a, b, c');
+  check(all.has(docOf(ab_c)), i, 'merge(merge(a, b), c) differs from applying a, b, c');
+  check(all.has(docOf(a_bc)), i, 'merge(a, merge(b, c)) differs from applying a, b, c');
   check(hex(abab) === hex(ab), i, 'merge(m, m) is not m');
-  check(docOf(ab_a) === both, i, 'merge(m, a) changed the document');
+  check(docOf(ab_a) === docOf(ab), i, 'merge(m, a) changed the document');
   check(docOf(ea) === docOf(a), i, 'merge(empty, a) differs from a');
 });
-const total = cases.length * 8;
+const total = cases.length * 7;
+if (yjsOrderDependent > 0) console.log(`# ${yjsOrderDependent} cases where Yjs itself depends on the application order`);
 console.log(`${failures === 0 ? 'ok' : 'not ok'} - yjs-doc merger: ${cases.length} random cases, ` +
   `${total - failures}/${total} checks passed (seed ${process.env.SEED || 20261201})`);
 process.exit(failures === 0 ? 0 : 1);
