@@ -15,6 +15,12 @@ echo "==> codec conformance (standalone)"
 codec_log=$(mktemp /tmp/syncular-codec.XXXXXX)
 make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS" | tee "$codec_log"
 
+# The yjs-doc merger is also checked against the Yjs library (npm `yjs`, test/crdt/package.json)
+# when node is installed; npm installs the pinned package once if it is missing.
+if command -v node >/dev/null && command -v npm >/dev/null && [ ! -d test/crdt/node_modules/yjs ]; then
+  (cd test/crdt && npm ci --no-audit --no-fund >/dev/null 2>&1) || true
+fi
+
 echo "==> codec fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-10}s per target)"
 fuzz_probe=$(mktemp -d)
 if command -v clang >/dev/null &&
@@ -26,7 +32,7 @@ else
 fi
 rm -rf "$fuzz_probe"
 
-echo "==> pg_regress, isolation, pgTAP and the doc blocks on a throwaway cluster"
+echo "==> pg_regress, isolation, pgTAP, the Yjs merge test, the gateway and the doc blocks on a throwaway cluster"
 docs_log=$(mktemp /tmp/syncular-docs.XXXXXX)
 chmod a+rw "$docs_log"
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
@@ -39,6 +45,12 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
   fi
   createdb syncular_tap
   PGDATABASE=syncular_tap pg_prove --ext .sql -r test/pgtap || status=1
+  if command -v node >/dev/null && [ -d test/crdt/node_modules/yjs ]; then
+    createdb syncular_crdt && psql -X -q -d syncular_crdt -c 'CREATE EXTENSION syncular' &&
+      PGDATABASE=syncular_crdt node test/crdt/yjs_merge.test.mjs || status=1
+  else
+    echo 'skip - yjs-doc merger against the Yjs library: needs node and test/crdt/node_modules/yjs (cd test/crdt && npm ci)'
+  fi
   echo '==> syncular-gateway end to end (sanitizer build, gateways on 127.0.0.1)'
   make -s gateway-check PG_CONFIG=$PG_CONFIG || status=1
   echo '==> every sql block of README.md and docs/*.md (scripts/check-docs.sh)'

@@ -37,7 +37,8 @@ UPDATE syncular.sync_push_results SET result = '{"status": "applied"}' WHERE cli
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('a-5', pg_temp.del('todos', 't5'))));
 SELECT result FROM syncular.sync_push_results WHERE client_commit_id = 'a-5';
 
--- crdt columns: no merger is registered, so a present non-NULL value is refused; NULL is fine
+-- crdt columns: bytes that are not a Yjs update (yjs-doc, the built-in merger) are refused with
+-- sync.crdt_merge_failed; NULL is fine (merges: crdt_*.sql)
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
   pg_temp.pc('c-1', pg_temp.up('todos', '{"id": "t3", "doc": "AQID"}')),
   pg_temp.pc('c-2', pg_temp.up('todos', '{"id": "t6", "list_id": "l1", "title": "six", "done": null, "n": null, "meta": null, "doc": "AQID", "att": null}')),

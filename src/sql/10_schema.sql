@@ -223,11 +223,13 @@ BEGIN
           PERFORM syncular._schema_invalid('a crdt column cannot be encrypted', 'encrypted_crdt',
                                            tname, cname);
         END IF;
-        IF syncular._jstr(c, 'crdtType') IS DISTINCT FROM 'yjs-doc' THEN
-          PERFORM syncular._schema_invalid('a crdt column must declare crdtType yjs-doc', 'crdt_type',
-                                           tname, cname);
+        -- §5.10.1: an unknown crdtType is refused here, before serving (known: the built-in
+        -- yjs-doc and every type registered with set_crdt_merger, so register first)
+        ccrdt := syncular._jstr(c, 'crdtType');
+        IF ccrdt IS NULL OR NOT syncular._crdt_type_known(ccrdt) THEN
+          PERFORM syncular._schema_invalid('a crdt column must declare a known crdtType', 'crdt_type',
+                                           tname, cname, jsonb_build_object('crdtType', ccrdt));
         END IF;
-        ccrdt := 'yjs-doc';
       ELSIF coalesce(jsonb_typeof(c -> 'crdtType'), 'null') <> 'null' THEN
         PERFORM syncular._schema_invalid('crdtType is only allowed on a crdt column', 'crdt_type',
                                          tname, cname);

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(279);
+SELECT plan(290);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -76,7 +76,10 @@ INSERT INTO spec VALUES
   -- 22 authenticator: registration is owner-only; the two serving entry points are SECURITY DEFINER
   (41, 'set_authenticator',          '{regprocedure}',                                         'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
   (42, 'authenticate',               '{text,text,jsonb,jsonb}',                                'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
-  (43, 'handle_http_authenticated',  '{bytea,text,text,jsonb,jsonb,text}',                     'setof record', true,  '{"search_path=pg_catalog, pg_temp"}');
+  (43, 'handle_http_authenticated',  '{bytea,text,text,jsonb,jsonb,text}',                     'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  -- 26 crdt
+  (44, 'set_crdt_merger',            '{text,regprocedure}',                                    'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  (45, 'crdt_merge',                 '{text,bytea,bytea}',                                     'bytea',        false, '{"search_path=pg_catalog, pg_temp"}');
 CREATE TEMP VIEW spec_sig AS
 SELECT s.*, format('syncular.%s(%s)', s.name, array_to_string(s.args, ', ')) AS sig,
        to_regprocedure(format('syncular.%I(%s)', s.name, array_to_string(s.args, ','))) AS fn
@@ -88,10 +91,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 43 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 45 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 43 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 45 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
