@@ -110,7 +110,7 @@ call_merger(Oid fn, bytea *stored, bytea *incoming, char **reason)
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	bytea	   *volatile result = NULL;
-	ErrorData  *edata = NULL;
+	ErrorData  *volatile edata = NULL;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
