@@ -9,6 +9,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "blobs.h"
 #include "engine.h"
 #include "rules.h"
 
@@ -121,6 +122,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
+	sync_blobs_define_gucs();
 	MarkGUCPrefixReserved("syncular");
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);
