@@ -149,6 +149,7 @@ extern void sync_check_request_bytes(Size request_bytes);
 typedef struct SyncAllowed
 {
 	bool		failed;			/* no resolver, or it raised: fail closed */
+	bool		leased;			/* taken from the client's auth lease (§7.3.3 outage) */
 	int			nvars;
 	char	  **vars;
 	bool	   *any;

@@ -11,6 +11,7 @@
 
 #include "blobs.h"
 #include "engine.h"
+#include "leases.h"
 #include "rules.h"
 
 PG_MODULE_MAGIC;
@@ -123,6 +124,7 @@ _PG_init(void)
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
 	sync_blobs_define_gucs();
+	sync_leases_define_gucs();
 	MarkGUCPrefixReserved("syncular");
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);

@@ -371,7 +371,8 @@ BEGIN
            syncular.sync_clients, syncular.sync_blob_refs, syncular.sync_tombstones,
            syncular.sync_backfill_checkpoints, syncular.sync_writer_fence,
            syncular.sync_partition_registry, syncular.sync_partitions,
-           syncular.sync_schema_meta, syncular.sync_row_validators, syncular.sync_settings;
+           syncular.sync_schema_meta, syncular.sync_row_validators, syncular.sync_settings,
+           syncular.sync_leases;
 
   FOREACH tname IN ARRAY tables LOOP
     IF to_regclass(format('%I.%I', registered, tname)) IS NULL THEN
@@ -392,7 +393,7 @@ $$;
 COMMENT ON FUNCTION syncular.unregister_schema(text, boolean) IS
 $$Undoes syncular.ensure_schema without dropping the extension (e.g. a test registration): afterwards the database is as after CREATE EXTENSION syncular and ensure_schema registers afresh.
 Arguments: app_schema = the registered app schema, named to confirm (the guard against a stray call); drop_tables = also DROP TABLE every synced table of the registration (RESTRICT: a dependent view or foreign key fails the call and nothing is undone); false (default) keeps them as plain tables with their _sync_* columns, and a later ensure_schema of the same table names then refuses with sync.storage.schema_invalid (rule table_exists) until they are dropped or renamed.
-Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE (waits for running pushes and ensure_schema), then empties every catalog table of 00_catalog.sql: the registration and compiled schema (sync_settings, sync_schema_meta), the hooks (scope resolver, validators, reaction planner), the log (commits, changes, scope indexes, tombstones, idempotency records), reactions, client records, RFC 0007 checkpoints and writer fences, partition counters and log epochs (a returning client gets a new epoch and resets, SPEC §2.1). Hook functions, the app schema and the extension stay. In the caller's transaction: a ROLLBACK undoes it.
+Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE (waits for running pushes and ensure_schema), then empties every catalog table of 00_catalog.sql: the registration and compiled schema (sync_settings, sync_schema_meta), the hooks (scope resolver, validators, reaction planner), the log (commits, changes, scope indexes, tombstones, idempotency records), reactions, client records and their auth leases, RFC 0007 checkpoints and writer fences, partition counters and log epochs (a returning client gets a new epoch and resets, SPEC §2.1). Hook functions, the app schema and the extension stay. In the caller's transaction: a ROLLBACK undoes it.
 Returns {appSchema, schemaVersion, droppedTables, keptTables, partitions, commits} (partitions and commits discarded).
 Errors: sync.storage.schema_not_registered (55000) when nothing is registered; sync.storage.schema_invalid (22023; details {rule: "app_schema", registeredSchema, appSchema}) when app_schema is not the registered schema; both with an errhint. Owner-only (EXECUTE revoked from PUBLIC).$$;
 
@@ -883,6 +884,60 @@ COMMENT ON FUNCTION syncular.blob_get(text, text, text, text) IS
 'Returns status 200 rows, one per stored chunk in order (content_type application/octet-stream, byte_length the total size in bytes, body the chunk; one empty row for an empty blob), or one row with status 404 blob.not_found (no such blob in the partition, or a malformed id) / 403 blob.forbidden (no referencing row passes, or the resolver failed), content_type application/json, byte_length NULL and the JSON error body. Errors: sync.invalid_request (22023: NULL or empty partition, actor_id or blob_id). SECURITY DEFINER.';
 COMMENT ON FUNCTION syncular.blob_gc(text, bigint, integer) IS
 'Blob garbage collection (SPEC §5.9.2; docs/blobs.md): deletes blobs of partition (every partition when NULL) that no row references (sync_blob_refs) and that were uploaded more than grace_ms milliseconds ago (default 24 h), with their chunks, at most max_blobs per call. Each candidate is locked FOR UPDATE SKIP LOCKED and re-checked after the lock, so a blob a concurrent push references is kept. Returns {"deletedBlobs", "deletedChunks", "mayHaveMore"}. Errors: sync.invalid_request (22023: grace_ms < 0, max_blobs < 1, or an isolation level other than READ COMMITTED). Owner only.';
+
+-- 0.2.0: auth leases (59_leases.sql)
+-- syncular install script, part 59: auth leases (SPEC §7.3; src/leases.c; README "Auth leases").
+
+CREATE TABLE syncular.sync_leases (
+  partition       TEXT NOT NULL,
+  client_id       TEXT NOT NULL,
+  lease_id        TEXT NOT NULL UNIQUE,
+  actor_id        TEXT NOT NULL,
+  allowed_scopes  JSONB NOT NULL,
+  issued_at_ms    BIGINT NOT NULL,
+  expires_at_ms   BIGINT NOT NULL,
+  revoked_at_ms   BIGINT,
+  PRIMARY KEY (partition, client_id)
+);
+CREATE INDEX sync_leases_by_actor ON syncular.sync_leases (partition, actor_id);
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_leases', '');
+REVOKE ALL ON syncular.sync_leases FROM PUBLIC;
+COMMENT ON TABLE syncular.sync_leases IS
+'Auth leases (SPEC §7.3.1): per (partition, client id) the leaseId, the actor, the allowed scopes the resolver returned at issuance and issued/expires (epoch ms); revoked_at_ms once revoked. Issued and slid by rounds while syncular.lease_ttl_ms > 0; read when the resolver signals an outage; revoked by revoke_lease / revoke_leases, deleted by clear_lease and unregister_schema.';
+
+CREATE FUNCTION syncular.revoke_lease(partition text, lease_id text) RETURNS boolean
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  UPDATE syncular.sync_leases l
+     SET revoked_at_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+   WHERE l.partition = revoke_lease.partition AND l.lease_id = revoke_lease.lease_id
+     AND l.revoked_at_ms IS NULL
+  RETURNING true
+$$;
+
+CREATE FUNCTION syncular.revoke_leases(partition text, actor_id text) RETURNS integer
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  WITH r AS (
+    UPDATE syncular.sync_leases l
+       SET revoked_at_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+     WHERE l.partition = revoke_leases.partition AND l.actor_id = revoke_leases.actor_id
+       AND l.revoked_at_ms IS NULL
+    RETURNING 1)
+  SELECT count(*)::integer FROM r
+$$;
+
+CREATE FUNCTION syncular.clear_lease(partition text, lease_id text) RETURNS boolean
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  DELETE FROM syncular.sync_leases l
+   WHERE l.partition = clear_lease.partition AND l.lease_id = clear_lease.lease_id
+  RETURNING true
+$$;
+
+COMMENT ON FUNCTION syncular.revoke_lease(text, text) IS
+'Revokes one auth lease (SPEC §7.3.4): partition and the leaseId of the LEASE frame. Durable: the client''s next round that would be lease-authorized (resolver outage) fails with sync.auth_lease_revoked (HTTP 401), and authorized rounds neither slide it nor issue a new one until clear_lease removes it; local data is not purged. Returns true when a live lease was revoked, NULL when none matched (unknown or already revoked). Owner only.';
+COMMENT ON FUNCTION syncular.revoke_leases(text, text) IS
+'Revokes every live auth lease of an actor in a partition (SPEC §7.3.4), as revoke_lease does for one. Returns how many were revoked. Owner only.';
+COMMENT ON FUNCTION syncular.clear_lease(text, text) IS
+'Deletes one auth lease record (SPEC §7.3.4: the host clears a revocation), revoked or not: the client''s next authorized round mints a new leaseId. partition, lease_id as revoke_lease. Returns true when a record was deleted, NULL otherwise. Owner only.';
 
 -- Nothing new is executable by PUBLIC (90_grants).  Keep this last.
 REVOKE EXECUTE ON ALL ROUTINES IN SCHEMA syncular FROM PUBLIC;

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(297);
+SELECT plan(315);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -78,6 +78,10 @@ INSERT INTO spec VALUES
   (44, 'put_blob',                   '{text,text,text,bytea}',                                 'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
   (45, 'blob_get',                   '{text,text,text,text}',                                  'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
   (46, 'blob_gc',                    '{text,bigint,integer}',                                  'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 59 leases: revocation is the host's (owner-only)
+  (47, 'revoke_lease',               '{text,text}',                                            'boolean',      false, '{"search_path=pg_catalog, pg_temp"}'),
+  (48, 'revoke_leases',              '{text,text}',                                            'integer',      false, '{"search_path=pg_catalog, pg_temp"}'),
+  (49, 'clear_lease',                '{text,text}',                                            'boolean',      false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 80 cluster: the shard side of the router's cluster-wide calls, owner-only
   (40, 'cluster_call',               '{text,jsonb,boolean}',                                   'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}');
 CREATE TEMP VIEW spec_sig AS
@@ -91,10 +95,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 46 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 49 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 46 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 49 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
