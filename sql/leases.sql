@@ -96,6 +96,9 @@ SELECT lease_id = :'first_id' AS same_id, expires_at_ms > :first_expiry AS slid
   FROM syncular.sync_leases WHERE client_id = 'c1';
 SELECT pg_temp.round('u1', 'c1', 2) AS wire_2;
 SELECT expires_at_ms AS expiry FROM syncular.sync_leases WHERE client_id = 'c1' \gset
+-- the JSON producers serve rounds too (their client gets a lease; the LEASE frame is not theirs)
+SELECT syncular.pull('p1', 'u1', 'job-1', '[{"id": "s", "table": "todos", "scopes": {"list_id": ["l1"]}}]')
+         -> 0 ->> 'status' AS producer_pull, pg_temp.lease('job-1') AS producer_lease;
 
 -- 3. outage: served with the lease's scopes (the grant as it was at issuance), not slid; a push
 --    is authorized by them too

@@ -24,6 +24,11 @@
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text)     TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.presence_authorize(text, text, text, text[])     TO sync_gateway;
+--   -- ... and its blob routes (docs/blobs.md)
+--   GRANT EXECUTE ON FUNCTION syncular.blob_upload_begin(text, text, text, bigint),
+--                             syncular.blob_upload_append(bigint, bytea),
+--                             syncular.blob_upload_finish(bigint),
+--                             syncular.blob_get(text, text, text, text) TO sync_gateway;
 --
 --   -- backend jobs writing synced data from SQL
 --   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;
