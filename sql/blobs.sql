@@ -16,7 +16,16 @@ SELECT syncular.ensure_schema('{"version": 1, "tables": [
     {"name": "id", "type": "string", "nullable": false},
     {"name": "org", "type": "string", "nullable": false},
     {"name": "att", "type": "blob_ref", "nullable": true},
-    {"name": "thumb", "type": "blob_ref", "nullable": true}]}]}') ->> 'action' AS action;
+    {"name": "thumb", "type": "blob_ref", "nullable": true}]},
+  {"name": "albums", "primaryKey": "id", "scopes": ["org:{org}"], "columns": [
+    {"name": "id", "type": "string", "nullable": false},
+    {"name": "org", "type": "string", "nullable": false}]},
+  {"name": "photos", "primaryKey": "id", "scopes": ["org:{org}"], "columns": [
+    {"name": "id", "type": "string", "nullable": false},
+    {"name": "org", "type": "string", "nullable": false},
+    {"name": "album_id", "type": "string", "nullable": false},
+    {"name": "img", "type": "blob_ref", "nullable": true}],
+   "references": [{"column": "album_id", "parentTable": "albums", "onDelete": "cascade"}]}]}') ->> 'action' AS action;
 CREATE TABLE public.grants (actor text, org text);
 INSERT INTO public.grants VALUES ('alice', 'o1'), ('bob', 'o2'), ('root', '*');
 CREATE FUNCTION public.resolve(actor text, part text, client text) RETURNS jsonb
@@ -141,6 +150,17 @@ SELECT pg_temp.put_row('alice', 'a-7', 'f4', 'o1', NULL) AS f4_cleared;
 SELECT (syncular.push('p1', 'bob', 'c-bob', '[{"clientCommitId": "b-2", "operations": [
          {"table": "files", "op": "delete", "rowId": "f3"}]}]') -> 0 ->> 'status') AS f3_deleted;
 SELECT tbl, row_id, blob_id = pg_temp.bid('part one, part two') AS parts FROM syncular.sync_blob_refs ORDER BY 1, 2;
+-- a cascade delete (§6.11) removes the child's entries too
+SELECT syncular.push('p1', 'alice', 'c-alice', jsonb_build_array(jsonb_build_object(
+  'clientCommitId', 'a-8', 'operations', jsonb_build_array(
+    jsonb_build_object('table', 'albums', 'op', 'upsert', 'row', '{"id": "al1", "org": "o1"}'::jsonb),
+    jsonb_build_object('table', 'photos', 'op', 'upsert', 'row', jsonb_build_object(
+      'id', 'ph1', 'org', 'o1', 'album_id', 'al1', 'img', pg_temp.ref('hello')))))))
+  -> 0 ->> 'status' AS album_and_photo;
+SELECT tbl, row_id FROM syncular.sync_blob_refs WHERE tbl = 'photos';
+SELECT syncular.push('p1', 'alice', 'c-alice', '[{"clientCommitId": "a-9", "operations": [
+         {"table": "albums", "op": "delete", "rowId": "al1"}]}]') -> 0 ->> 'status' AS album_deleted;
+SELECT count(*) AS photo_refs_after_cascade FROM syncular.sync_blob_refs WHERE tbl = 'photos';
 
 -- 7. garbage collection: nothing inside the grace period; then only unreferenced blobs
 SELECT syncular.blob_gc('p1') AS within_grace;
