@@ -56,13 +56,15 @@ WITH objs AS (
            WHEN o.name ~ '^debug_' THEN 8
            WHEN o.name ~ 'catalog' THEN 9
            WHEN o.name ~ '^(realtime_|presence_)' THEN 10
-           ELSE 11
+           WHEN o.name ~ 'blob' THEN 11
+           WHEN o.name ~ 'lease' THEN 12
+           ELSE 13
          END AS area_no
     FROM objs o
 )
 SELECT a.area_no,
        (ARRAY['Schema', 'Hooks', 'Serve', 'SQL producers', 'Barrier (RFC 0007)', 'Reactions',
-              'Maintenance', 'Debugging', 'Catalogue', 'Realtime', 'Other'])[a.area_no] AS area,
+              'Maintenance', 'Debugging', 'Catalogue', 'Realtime', 'Blobs', 'Leases', 'Other'])[a.area_no] AS area,
        a.name, a.kind, a.ident, a.args_full, a.result, a.volatility, a.secdef, a.lang, a.comment
   FROM areas a
  ORDER BY a.area_no, a.name, a.ident

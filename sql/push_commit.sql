@@ -44,10 +44,12 @@ SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
   pg_temp.pc('c-2', pg_temp.up('todos', '{"id": "t6", "list_id": "l1", "title": "six", "done": null, "n": null, "meta": null, "doc": "AQID", "att": null}')),
   pg_temp.pc('c-3', pg_temp.up('todos', '{"id": "t3", "doc": null}'))));
 
--- blob references: sync_blob_refs follows the row's blob_ref columns (no blob store: no
--- existence check)
-\set blob_a '{"blobId": "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "byteLength": 3}'
-\set blob_b '{"blobId": "sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "byteLength": 5, "mediaType": "text/plain"}'
+-- blob references: sync_blob_refs follows the row's blob_ref columns; the blobs are uploaded
+-- first (the push-time existence check, §5.9.6, is the blobs test's)
+\set blob_a '{"blobId": "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "byteLength": 3}'
+\set blob_b '{"blobId": "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "byteLength": 5, "mediaType": "text/plain"}'
+SELECT syncular.put_blob('p1', 'u1', :'blob_a'::jsonb ->> 'blobId', 'abc') ->> 'stored' AS a_stored,
+       syncular.put_blob('p1', 'u1', :'blob_b'::jsonb ->> 'blobId', 'hello') ->> 'stored' AS b_stored;
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('b-1', pg_temp.up('todos', jsonb_build_object('id', 't3', 'att', :'blob_a'::jsonb)))));
 SELECT tbl, row_id, blob_id FROM syncular.sync_blob_refs ORDER BY 1, 2, 3;
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('b-2', pg_temp.up('todos', jsonb_build_object('id', 't3', 'att', :'blob_b'::jsonb)))));

@@ -77,4 +77,16 @@ SELECT row_id FROM syncular.sync_tombstones WHERE partition = 'p1' ORDER BY row_
 SELECT * FROM pg_temp.round('p1', 'u3', 'C', jsonb_build_array(pg_temp.pc('v2-revive-forbidden',
   pg_temp.up('todos', '{"id": "w3", "list_id": "l1", "title": "not yours", "done": null, "n": null, "meta": null, "doc": null, "att": null}', NULL, 2))), 2);
 
+-- 5. the blob existence check (§5.9.6) is the same on wire 2 (blob.not_found is in the wire-2
+--    catalogue): rejected until the blob is uploaded, then applied
+SELECT 'sha256:' || encode(sha256('w2'), 'hex') AS w2_blob_id \gset
+SELECT jsonb_build_object('blobId', :'w2_blob_id', 'byteLength', 2)::text AS blob_w2 \gset
+SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('v2-blob-missing',
+  pg_temp.up('todos', jsonb_build_object('id', 'b2', 'list_id', 'l1', 'title', 'with file', 'done', null,
+    'n', null, 'meta', null, 'doc', null, 'att', :'blob_w2'::jsonb), NULL, 2))), 2);
+SELECT syncular.put_blob('p1', 'u1', :'w2_blob_id', 'w2') ->> 'stored' AS uploaded;
+SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('v2-blob-present',
+  pg_temp.up('todos', jsonb_build_object('id', 'b2', 'list_id', 'l1', 'title', 'with file', 'done', null,
+    'n', null, 'meta', null, 'doc', null, 'att', :'blob_w2'::jsonb), NULL, 2))), 2);
+
 \i sql/push_done.psql

@@ -116,6 +116,11 @@ extern void sync_raise(const char *code, const char *message, const char *detail
  * (details omitted when NULL). */
 extern char *sync_error_detail_json(const char *code, const char *details_json);
 
+/* sql_api.c: the JSON error body of an HTTP answer {code, category, retryable,
+ * recommendedAction, message, details?} (details_json may be NULL). */
+extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,
+								  const char *details_json);
+
 /* ---------------------------------------------------------------- settings (syncular.c) */
 
 extern int	sync_max_operations_per_request;	/* GUC syncular.max_operations_per_request */
@@ -144,6 +149,7 @@ extern void sync_check_request_bytes(Size request_bytes);
 typedef struct SyncAllowed
 {
 	bool		failed;			/* no resolver, or it raised: fail closed */
+	bool		leased;			/* taken from the client's auth lease (§7.3.3 outage) */
 	int			nvars;
 	char	  **vars;
 	bool	   *any;

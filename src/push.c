@@ -42,6 +42,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
+#include "blobs.h"
 #include "engine.h"
 #include "rules.h"
 #include "storage.h"
@@ -568,6 +569,7 @@ check_row_keys(PushState *st, int32 op_index, const SyncTable *t, const SspValue
 	{
 		char	  **ids;
 		int			nids = collect_blob_ids(t, row, &ids);
+		SyncOpReject hook;
 
 		for (int k = 0; k < nids; k++)
 			if (strlen(ids[k]) > SYNC_MAX_ROW_ID_BYTES)
@@ -576,6 +578,12 @@ check_row_keys(PushState *st, int32 op_index, const SyncTable *t, const SspValue
 								strlen(ids[k]), SYNC_MAX_ROW_ID_BYTES, NULL);
 				return false;
 			}
+		/* §5.9.6: every referenced blob is stored (and locked until the commit ends) */
+		if (!sync_blobs_check_row(st->round->partition, t, row, op_index, &hook))
+		{
+			set_reject(rej, op_index, &hook);
+			return false;
+		}
 	}
 	return true;
 }

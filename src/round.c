@@ -19,6 +19,7 @@
 #include "utils/timestamp.h"
 
 #include "engine.h"
+#include "leases.h"
 #include "storage.h"
 
 #define RESERVED_CLIENT_PREFIX "[\"remote-command\","
@@ -403,8 +404,10 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 											 sync_schema_table(round->schema, subs[i]->subscription.table.ptr),
 											 &subs[i]->subscription.scopes);
 
-	/* 6. stream: header, push results, sections */
+	/* 6. stream: header, the auth lease (§7.3.2), push results, sections */
 	write_resp_header(round, false, false);
+	sync_leases_round(round);
+	MemoryContextSwitchTo(rcxt);
 
 	for (int i = 0; i < ncommits; i++)
 	{

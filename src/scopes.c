@@ -27,6 +27,7 @@
 #include "utils/resowner.h"
 
 #include "engine.h"
+#include "leases.h"
 #include "storage.h"
 
 /* Order of values and keys: UTF-16 code units (the wire's map-key order). */
@@ -181,6 +182,16 @@ log_resolver_failure(const SyncRound *round, Oid fn, const char *reason, const E
 					 OidIsValid(fn) ? format_procedure(fn) : "(none registered)")));
 }
 
+/* The resolver's outage signal (§7.3.3): the JSON string "outage". */
+static bool
+is_outage(Jsonb *jb)
+{
+	JsonbValue	v;
+
+	return JB_ROOT_IS_SCALAR(jb) && JsonbExtractScalar(&jb->root, &v) &&
+		v.type == jbvString && v.val.string.len == 6 && memcmp(v.val.string.val, "outage", 6) == 0;
+}
+
 /*
  * sync_scopes_resolve — the allowed scopes of the round's actor, resolved at most once per round
  * (memoized in round->allowed).  Never raises for a resolver failure (fails closed, with a
@@ -262,6 +273,17 @@ sync_scopes_resolve(SyncRound *round)
 	}
 	PG_END_TRY();
 
+	/* §7.3.3: an outage (signalled, or a raise the operator maps to one) is served by the lease */
+	if ((ok && is_outage(result)) ||
+		(!ok && failure != NULL && sync_lease_on_resolver_error && sync_lease_ttl_ms > 0))
+	{
+		if (!ok)
+			log_resolver_failure(round, fn, reason, failure);
+		result = sync_leases_outage(round);
+		MemoryContextSwitchTo(caller);
+		a->leased = true;
+		ok = true;
+	}
 	if (ok && !allowed_from_jsonb(round->schema, result, a))
 	{
 		ok = false;

@@ -108,8 +108,8 @@ text_bytea(const char *s)
 }
 
 /* The JSON error body {code, category, retryable, recommendedAction, message, details?}. */
-static char *
-error_body(const SyncErrorInfo *e, const char *message, const char *details_json)
+char *
+sync_http_error_body(const SyncErrorInfo *e, const char *message, const char *details_json)
 {
 	StringInfoData b;
 
@@ -208,7 +208,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 	{
 		status = 415;
 		ctype = "application/json";
-		body = text_bytea(error_body(sync_error_info("sync.invalid_request"),
+		body = text_bytea(sync_http_error_body(sync_error_info("sync.invalid_request"),
 									 "unsupported content type", NULL));
 	}
 	else
@@ -239,7 +239,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 			if (e != NULL)
 			{
 				status = e->http_status;
-				body = text_bytea(error_body(e, edata->message, details));
+				body = text_bytea(sync_http_error_body(e, edata->message, details));
 			}
 			else
 			{
@@ -248,7 +248,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 						 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
 						 errcode(edata->sqlerrcode)));
 				status = 500;
-				body = text_bytea(error_body(sync_error_info("sync.internal_error"),
+				body = text_bytea(sync_http_error_body(sync_error_info("sync.internal_error"),
 											 "internal server error", NULL));
 			}
 			FreeErrorData(edata);

@@ -9,7 +9,9 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "blobs.h"
 #include "engine.h"
+#include "leases.h"
 #include "rules.h"
 
 PG_MODULE_MAGIC;
@@ -121,6 +123,8 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
+	sync_blobs_define_gucs();
+	sync_leases_define_gucs();
 	MarkGUCPrefixReserved("syncular");
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);

@@ -371,7 +371,8 @@ BEGIN
            syncular.sync_clients, syncular.sync_blob_refs, syncular.sync_tombstones,
            syncular.sync_backfill_checkpoints, syncular.sync_writer_fence,
            syncular.sync_partition_registry, syncular.sync_partitions,
-           syncular.sync_schema_meta, syncular.sync_row_validators, syncular.sync_settings;
+           syncular.sync_schema_meta, syncular.sync_row_validators, syncular.sync_settings,
+           syncular.sync_leases;
 
   FOREACH tname IN ARRAY tables LOOP
     IF to_regclass(format('%I.%I', registered, tname)) IS NULL THEN
@@ -392,7 +393,7 @@ $$;
 COMMENT ON FUNCTION syncular.unregister_schema(text, boolean) IS
 $$Undoes syncular.ensure_schema without dropping the extension (e.g. a test registration): afterwards the database is as after CREATE EXTENSION syncular and ensure_schema registers afresh.
 Arguments: app_schema = the registered app schema, named to confirm (the guard against a stray call); drop_tables = also DROP TABLE every synced table of the registration (RESTRICT: a dependent view or foreign key fails the call and nothing is undone); false (default) keeps them as plain tables with their _sync_* columns, and a later ensure_schema of the same table names then refuses with sync.storage.schema_invalid (rule table_exists) until they are dropped or renamed.
-Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE (waits for running pushes and ensure_schema), then empties every catalog table of 00_catalog.sql: the registration and compiled schema (sync_settings, sync_schema_meta), the hooks (scope resolver, validators, reaction planner), the log (commits, changes, scope indexes, tombstones, idempotency records), reactions, client records, RFC 0007 checkpoints and writer fences, partition counters and log epochs (a returning client gets a new epoch and resets, SPEC §2.1). Hook functions, the app schema and the extension stay. In the caller's transaction: a ROLLBACK undoes it.
+Takes LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE (waits for running pushes and ensure_schema), then empties every catalog table of 00_catalog.sql: the registration and compiled schema (sync_settings, sync_schema_meta), the hooks (scope resolver, validators, reaction planner), the log (commits, changes, scope indexes, tombstones, idempotency records), reactions, client records and their auth leases, RFC 0007 checkpoints and writer fences, partition counters and log epochs (a returning client gets a new epoch and resets, SPEC §2.1). Hook functions, the app schema and the extension stay. In the caller's transaction: a ROLLBACK undoes it.
 Returns {appSchema, schemaVersion, droppedTables, keptTables, partitions, commits} (partitions and commits discarded).
 Errors: sync.storage.schema_not_registered (55000) when nothing is registered; sync.storage.schema_invalid (22023; details {rule: "app_schema", registeredSchema, appSchema}) when app_schema is not the registered schema; both with an errhint. Owner-only (EXECUTE revoked from PUBLIC).$$;
 
@@ -1293,6 +1294,190 @@ BEGIN
   RETURN v_out;
 END
 $$;
+
+-- 0.2.0: the blob store (58_blobs.sql)
+COMMENT ON TABLE syncular.sync_blob_refs IS
+'The blob reference index (SPEC §5.9.4): the blob ids referenced by blob_ref values of current rows, per (partition, table, row id); replaced by every applied upsert, removed with the row. Read by blob_get (download authorization) and blob_gc (orphans).';
+
+-- syncular install script, part 58: the blob store (SPEC §5.9; src/blobs.c; docs/blobs.md).
+
+CREATE SEQUENCE syncular.sync_blob_upload_seq;
+
+CREATE TABLE syncular.sync_blobs (
+  partition      TEXT NOT NULL,
+  blob_id        TEXT NOT NULL CHECK (blob_id ~ '^sha256:[0-9a-f]{64}$'),
+  byte_length    BIGINT NOT NULL CHECK (byte_length >= 0),
+  uploader       TEXT NOT NULL,
+  created_at_ms  BIGINT NOT NULL,
+  upload_id      BIGINT NOT NULL UNIQUE,
+  PRIMARY KEY (partition, blob_id)
+);
+CREATE INDEX sync_blobs_gc ON syncular.sync_blobs (created_at_ms);
+
+CREATE TABLE syncular.sync_blob_chunks (
+  upload_id  BIGINT NOT NULL,
+  seq        INTEGER NOT NULL,
+  data       BYTEA NOT NULL,
+  PRIMARY KEY (upload_id, seq)
+);
+-- out of line and never compressed: blobs are mostly compressed media, and a chunk is read whole
+ALTER TABLE syncular.sync_blob_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blobs', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blob_chunks', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blob_upload_seq', '');
+REVOKE ALL ON syncular.sync_blobs, syncular.sync_blob_chunks, syncular.sync_blob_upload_seq FROM PUBLIC;
+
+COMMENT ON TABLE syncular.sync_blobs IS
+'The blob store (SPEC §5.9.2): one row per stored blob, content-addressed per partition (blob_id = "sha256:" + hex of the bytes), with its length, uploader (actor), upload time and the upload_id whose sync_blob_chunks rows hold the bytes. Written by blob_upload_finish / put_blob after the content address was verified; deleted by blob_gc.';
+COMMENT ON TABLE syncular.sync_blob_chunks IS
+'The bytes of stored blobs (SPEC §5.9.2): chunks of at most 1 MiB per (upload_id, seq), in order; STORAGE EXTERNAL. Written in the uploading transaction, deleted with their blob by blob_gc.';
+
+CREATE FUNCTION syncular.blob_upload_begin(partition text, actor_id text, blob_id text,
+                                           byte_length bigint DEFAULT NULL)
+RETURNS bigint LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_blob_upload_begin';
+
+CREATE FUNCTION syncular.blob_upload_append(upload bigint, chunk bytea)
+RETURNS bigint LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_blob_upload_append';
+
+CREATE FUNCTION syncular.blob_upload_finish(upload bigint)
+RETURNS jsonb LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_blob_upload_finish';
+
+CREATE FUNCTION syncular.put_blob(partition text, actor_id text, blob_id text, body bytea)
+RETURNS jsonb LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_put_blob';
+
+CREATE FUNCTION syncular.blob_get(partition text, actor_id text, blob_id text,
+                                  client_id text DEFAULT '')
+RETURNS TABLE(status integer, content_type text, byte_length bigint, body bytea)
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_blob_get';
+
+CREATE FUNCTION syncular.blob_gc(partition text DEFAULT NULL, grace_ms bigint DEFAULT 86400000,
+                                 max_blobs integer DEFAULT 1000)
+RETURNS jsonb LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  cutoff   bigint;
+  b        record;
+  n        bigint;
+  blobs    bigint := 0;
+  chunks   bigint := 0;
+  scanned  integer := 0;
+BEGIN
+  IF grace_ms IS NULL OR grace_ms < 0 OR max_blobs IS NULL OR max_blobs < 1 THEN
+    PERFORM syncular._raise('sync.invalid_request', 'blob_gc: grace_ms >= 0 and max_blobs >= 1 are required',
+                            jsonb_build_object('graceMs', grace_ms, 'maxBlobs', max_blobs));
+  END IF;
+  -- the re-check after the lock needs a fresh snapshot per statement (§5.9.2: never delete a
+  -- referenced blob)
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    PERFORM syncular._raise('sync.invalid_request', 'blob_gc runs in READ COMMITTED only',
+                            jsonb_build_object('isolation', current_setting('transaction_isolation')));
+  END IF;
+  cutoff := (extract(epoch FROM clock_timestamp()) * 1000)::bigint - grace_ms;
+  FOR b IN
+    SELECT s.partition, s.blob_id, s.upload_id FROM syncular.sync_blobs s
+     WHERE (blob_gc.partition IS NULL OR s.partition = blob_gc.partition)
+       AND s.created_at_ms < cutoff
+       AND NOT EXISTS (SELECT 1 FROM syncular.sync_blob_refs r
+                        WHERE r.partition = s.partition AND r.blob_id = s.blob_id)
+     ORDER BY s.created_at_ms
+     LIMIT max_blobs
+       FOR UPDATE OF s SKIP LOCKED
+  LOOP
+    scanned := scanned + 1;
+    DELETE FROM syncular.sync_blobs s
+     WHERE s.partition = b.partition AND s.blob_id = b.blob_id
+       AND NOT EXISTS (SELECT 1 FROM syncular.sync_blob_refs r
+                        WHERE r.partition = s.partition AND r.blob_id = s.blob_id);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n > 0 THEN
+      blobs := blobs + 1;
+      DELETE FROM syncular.sync_blob_chunks c WHERE c.upload_id = b.upload_id;
+      GET DIAGNOSTICS n = ROW_COUNT;
+      chunks := chunks + n;
+    END IF;
+  END LOOP;
+  RETURN jsonb_build_object('deletedBlobs', blobs, 'deletedChunks', chunks,
+                            'mayHaveMore', scanned >= max_blobs);
+END $$;
+
+COMMENT ON FUNCTION syncular.blob_upload_begin(text, text, text, bigint) IS
+'Blob upload, step 1 (SPEC §5.9.3; docs/blobs.md): PUT <mount>/blobs/{blobId}. partition: the authenticated tenant; actor_id: the uploader (recorded; upload is host authentication only, no scope check); blob_id: "sha256:" + 64 lowercase hex; byte_length: the request''s Content-Length in bytes, or NULL. Returns the upload handle for blob_upload_append / blob_upload_finish, valid in this transaction only (a transaction that began an upload cannot commit without finishing it). '
+'Errors: sync.invalid_request (22023: NULL or empty argument, malformed blob_id, negative byte_length), blob.too_large (22023, HTTP 413: byte_length over syncular.blob_max_bytes). SECURITY DEFINER.';
+COMMENT ON FUNCTION syncular.blob_upload_append(bigint, bytea) IS
+'Blob upload, step 2 (SPEC §5.9.3; docs/blobs.md): hash and store the next piece of the body (any size; stored as chunks of at most 1 MiB). upload: the handle of blob_upload_begin; chunk: the bytes. Returns the bytes received so far. Errors: sync.invalid_request (22023: NULL argument, unknown or finished handle), blob.too_large (22023, HTTP 413: the streamed count over syncular.blob_max_bytes). SECURITY DEFINER.';
+COMMENT ON FUNCTION syncular.blob_upload_finish(bigint) IS
+'Blob upload, step 3 (SPEC §5.9.3; docs/blobs.md): compare "sha256:" + hex(SHA-256 of the received bytes) with the blob_id and store the blob. Returns {"blobId", "byteLength", "stored": false when the blob was already stored (idempotent success, nothing written)}. Errors: blob.hash_mismatch (22023, HTTP 400: nothing is stored once the transaction rolls back), sync.invalid_request (22023: NULL argument, unknown or finished handle, an append rolled back by a savepoint). SECURITY DEFINER.';
+COMMENT ON FUNCTION syncular.put_blob(text, text, text, bytea) IS
+'Blob upload in one call (SPEC §5.9.3; docs/blobs.md): blob_upload_begin + blob_upload_append + blob_upload_finish over body (memory: body once plus one 1 MiB slice). Arguments as blob_upload_begin, body the bytes. Returns and errors as the three steps. SECURITY DEFINER.';
+COMMENT ON FUNCTION syncular.blob_get(text, text, text, text) IS
+'Blob download (SPEC §5.9.5; docs/blobs.md): GET <mount>/blobs/{blobId}. partition, actor_id: the authenticated tenant and actor; blob_id: the path parameter; client_id: passed to the scope resolver (default ''''). Re-authorizes on every call from the referencing rows (sync_blob_refs): allowed when one of them passes the write-authorization rule (SPEC §3.4) under the actor''s grant. '
+'Returns status 200 rows, one per stored chunk in order (content_type application/octet-stream, byte_length the total size in bytes, body the chunk; one empty row for an empty blob), or one row with status 404 blob.not_found (no such blob in the partition, or a malformed id) / 403 blob.forbidden (no referencing row passes, or the resolver failed), content_type application/json, byte_length NULL and the JSON error body. Errors: sync.invalid_request (22023: NULL or empty partition, actor_id or blob_id). SECURITY DEFINER.';
+COMMENT ON FUNCTION syncular.blob_gc(text, bigint, integer) IS
+'Blob garbage collection (SPEC §5.9.2; docs/blobs.md): deletes blobs of partition (every partition when NULL) that no row references (sync_blob_refs) and that were uploaded more than grace_ms milliseconds ago (default 24 h), with their chunks, at most max_blobs per call. Each candidate is locked FOR UPDATE SKIP LOCKED and re-checked after the lock, so a blob a concurrent push references is kept. Returns {"deletedBlobs", "deletedChunks", "mayHaveMore"}. Errors: sync.invalid_request (22023: grace_ms < 0, max_blobs < 1, or an isolation level other than READ COMMITTED). Owner only.';
+
+-- 0.2.0: auth leases (59_leases.sql)
+-- syncular install script, part 59: auth leases (SPEC §7.3; src/leases.c; README "Auth leases").
+
+CREATE TABLE syncular.sync_leases (
+  partition       TEXT NOT NULL,
+  client_id       TEXT NOT NULL,
+  lease_id        TEXT NOT NULL UNIQUE,
+  actor_id        TEXT NOT NULL,
+  allowed_scopes  JSONB NOT NULL,
+  issued_at_ms    BIGINT NOT NULL,
+  expires_at_ms   BIGINT NOT NULL,
+  revoked_at_ms   BIGINT,
+  PRIMARY KEY (partition, client_id)
+);
+CREATE INDEX sync_leases_by_actor ON syncular.sync_leases (partition, actor_id);
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_leases', '');
+REVOKE ALL ON syncular.sync_leases FROM PUBLIC;
+COMMENT ON TABLE syncular.sync_leases IS
+'Auth leases (SPEC §7.3.1): per (partition, client id) the leaseId, the actor, the allowed scopes the resolver returned at issuance and issued/expires (epoch ms); revoked_at_ms once revoked. Issued and slid by rounds while syncular.lease_ttl_ms > 0; read when the resolver signals an outage; revoked by revoke_lease / revoke_leases, deleted by clear_lease and unregister_schema.';
+
+CREATE FUNCTION syncular.revoke_lease(partition text, lease_id text) RETURNS boolean
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  UPDATE syncular.sync_leases l
+     SET revoked_at_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+   WHERE l.partition = revoke_lease.partition AND l.lease_id = revoke_lease.lease_id
+     AND l.revoked_at_ms IS NULL
+  RETURNING true
+$$;
+
+CREATE FUNCTION syncular.revoke_leases(partition text, actor_id text) RETURNS integer
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  WITH r AS (
+    UPDATE syncular.sync_leases l
+       SET revoked_at_ms = (extract(epoch FROM clock_timestamp()) * 1000)::bigint
+     WHERE l.partition = revoke_leases.partition AND l.actor_id = revoke_leases.actor_id
+       AND l.revoked_at_ms IS NULL
+    RETURNING 1)
+  SELECT count(*)::integer FROM r
+$$;
+
+CREATE FUNCTION syncular.clear_lease(partition text, lease_id text) RETURNS boolean
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+  DELETE FROM syncular.sync_leases l
+   WHERE l.partition = clear_lease.partition AND l.lease_id = clear_lease.lease_id
+  RETURNING true
+$$;
+
+COMMENT ON FUNCTION syncular.revoke_lease(text, text) IS
+'Revokes one auth lease (SPEC §7.3.4): partition and the leaseId of the LEASE frame. Durable: the client''s next round that would be lease-authorized (resolver outage) fails with sync.auth_lease_revoked (HTTP 401), and authorized rounds neither slide it nor issue a new one until clear_lease removes it; local data is not purged. Returns true when a live lease was revoked, NULL when none matched (unknown or already revoked). Owner only.';
+COMMENT ON FUNCTION syncular.revoke_leases(text, text) IS
+'Revokes every live auth lease of an actor in a partition (SPEC §7.3.4), as revoke_lease does for one. Returns how many were revoked. Owner only.';
+COMMENT ON FUNCTION syncular.clear_lease(text, text) IS
+'Deletes one auth lease record (SPEC §7.3.4: the host clears a revocation), revoked or not: the client''s next authorized round mints a new leaseId. partition, lease_id as revoke_lease. Returns true when a record was deleted, NULL otherwise. Owner only.';
 
 -- Nothing new is executable by PUBLIC (90_grants).  Keep this last.
 REVOKE EXECUTE ON ALL ROUTINES IN SCHEMA syncular FROM PUBLIC;

@@ -264,7 +264,7 @@ COMMENT ON TABLE syncular.sync_reactions IS
 COMMENT ON TABLE syncular.sync_clients IS
 'Client records (SPEC §4.5): per (partition, client id) the bound actor, wire version, last cursor, subscriptions and time of the last round. A client id bound to another actor is refused. View: syncular.clients.';
 COMMENT ON TABLE syncular.sync_blob_refs IS
-'The blob ids referenced by blob_ref values of current rows (SPEC §5.9.4), per (partition, table, row id). Indexed only: this server has no blob store.';
+'The blob reference index (SPEC §5.9.4): the blob ids referenced by blob_ref values of current rows, per (partition, table, row id); replaced by every applied upsert, removed with the row. Read by blob_get (download authorization) and blob_gc (orphans).';
 COMMENT ON TABLE syncular.sync_tombstones IS
 'Tombstones of deleted rows (delete precedence): the commit that deleted (partition, table, row id). An unversioned wire-3 upsert onto a tombstoned row answers sync.row_deleted; an insert clears it. Pruned with the log.';
 COMMENT ON TABLE syncular.sync_backfill_checkpoints IS

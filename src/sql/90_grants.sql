@@ -29,6 +29,11 @@
 --   GRANT EXECUTE ON FUNCTION syncular.authenticate(text, text, jsonb, jsonb)            TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.handle_http_authenticated(bytea, text, text, jsonb, jsonb, text)
 --                                                                                         TO sync_gateway;
+--   -- ... and its blob routes (docs/blobs.md)
+--   GRANT EXECUTE ON FUNCTION syncular.blob_upload_begin(text, text, text, bigint),
+--                             syncular.blob_upload_append(bigint, bytea),
+--                             syncular.blob_upload_finish(bigint),
+--                             syncular.blob_get(text, text, text, text) TO sync_gateway;
 --
 --   -- backend jobs writing synced data from SQL
 --   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(291);
+SELECT plan(345);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -71,6 +71,17 @@ INSERT INTO spec VALUES
   (36, 'realtime_fanout',            '{text,bigint,jsonb}',                                    'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
   (37, 'realtime_ack',               '{text,text,text,bigint,text}',                           'boolean',      true,  '{"search_path=pg_catalog, pg_temp"}'),
   (38, 'presence_authorize',         '{text,text,text,text[]}',                                'text[]',       true,  '{"search_path=pg_catalog, pg_temp"}'),
+  -- 58 blobs: the gateway's blob routes (definers) and the owner-only sweep
+  (46, 'blob_upload_begin',          '{text,text,text,bigint}',                                'bigint',       true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (47, 'blob_upload_append',         '{bigint,bytea}',                                         'bigint',       true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (48, 'blob_upload_finish',         '{bigint}',                                               'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (49, 'put_blob',                   '{text,text,text,bytea}',                                 'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (50, 'blob_get',                   '{text,text,text,text}',                                  'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (51, 'blob_gc',                    '{text,bigint,integer}',                                  'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 59 leases: revocation is the host's (owner-only)
+  (52, 'revoke_lease',               '{text,text}',                                            'boolean',      false, '{"search_path=pg_catalog, pg_temp"}'),
+  (53, 'revoke_leases',              '{text,text}',                                            'integer',      false, '{"search_path=pg_catalog, pg_temp"}'),
+  (54, 'clear_lease',                '{text,text}',                                            'boolean',      false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 80 cluster: the shard side of the router's cluster-wide calls, owner-only
   (40, 'cluster_call',               '{text,jsonb,boolean}',                                   'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 22 authenticator: registration is owner-only; the two serving entry points are SECURITY DEFINER
@@ -91,10 +102,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 45 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 54 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 45 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 54 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;

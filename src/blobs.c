@@ -1,0 +1,715 @@
+/*
+ * blobs.c — the blob store (SPEC §5.9; docs/blobs.md).
+ *
+ *   syncular.blob_upload_begin(partition, actor_id, blob_id, byte_length) RETURNS bigint
+ *   syncular.blob_upload_append(upload, chunk bytea) RETURNS bigint
+ *   syncular.blob_upload_finish(upload) RETURNS jsonb
+ *   syncular.put_blob(partition, actor_id, blob_id, body bytea) RETURNS jsonb
+ *   syncular.blob_get(partition, actor_id, blob_id, client_id)
+ *       RETURNS TABLE(status, content_type, byte_length, body)
+ *   sync_blobs_check_row: the push-time existence check (§5.9.6), called by push.c
+ *
+ * Bytes are stored as chunk rows (sync_blob_chunks, at most BLOB_CHUNK_BYTES each) under an
+ * upload id; the sync_blobs row (partition, blob_id) names the upload that holds its bytes and
+ * is written only after the content address was verified (§5.9.3), in the uploading
+ * transaction, so an aborted or refused upload leaves nothing.  The SHA-256 state of an upload
+ * in progress lives in this backend for the uploading transaction (pg_cryptohash under the
+ * transaction's resource owner): begin, append and finish must run in one transaction, and a
+ * transaction that began an upload cannot commit without finishing it.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "blobs.h"
+#include "storage.h"
+
+/* Largest chunk row: a longer append is split.  1 MiB keeps one row's detoast small. */
+#define BLOB_CHUNK_BYTES (1024 * 1024)
+#define BLOB_ID_LEN (7 + 64)	/* "sha256:" + 64 lowercase hex */
+
+int			sync_blob_max_bytes = 64 * 1024 * 1024;
+
+void
+sync_blobs_define_gucs(void)
+{
+	DefineCustomIntVariable("syncular.blob_max_bytes",
+							"Largest blob an upload may store.",
+							"Checked against the declared length at blob_upload_begin and against "
+							"the streamed count on every append; over it the upload fails with "
+							"blob.too_large (HTTP 413) and nothing is stored (SPEC §5.9.3).",
+							&sync_blob_max_bytes,
+							64 * 1024 * 1024, 0, INT_MAX,
+							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------- SPI plans */
+
+typedef enum
+{
+	P_EXISTS_LOCK,
+	P_EXISTS,
+	P_NEXT_ID,
+	P_CHUNK_INSERT,
+	P_STAGED,
+	P_BLOB_INSERT,
+	P_CHUNKS_DELETE,
+	P_BLOB_GET,
+	P_REFS,
+	P_CHUNKS,
+	P_COUNT
+} BlobPlan;
+
+static const struct
+{
+	const char *sql;
+	int			nargs;
+	Oid			types[4];
+}			plan_defs[P_COUNT] = {
+	[P_EXISTS_LOCK] = {"SELECT 1 FROM syncular.sync_blobs WHERE partition = $1 AND blob_id = $2 "
+	"FOR KEY SHARE", 2, {TEXTOID, TEXTOID}},
+	[P_EXISTS] = {"SELECT 1 FROM syncular.sync_blobs WHERE partition = $1 AND blob_id = $2",
+	2, {TEXTOID, TEXTOID}},
+	[P_NEXT_ID] = {"SELECT nextval('syncular.sync_blob_upload_seq')", 0, {0}},
+	[P_CHUNK_INSERT] = {"INSERT INTO syncular.sync_blob_chunks (upload_id, seq, data) "
+	"VALUES ($1, $2, $3)", 3, {INT8OID, INT4OID, BYTEAOID}},
+	[P_STAGED] = {"SELECT count(*)::int4, coalesce(sum(length(data)), 0)::int8 "
+	"FROM syncular.sync_blob_chunks WHERE upload_id = $1", 1, {INT8OID}},
+	[P_BLOB_INSERT] = {"INSERT INTO syncular.sync_blobs "
+		"(partition, blob_id, byte_length, uploader, created_at_ms, upload_id) "
+		"VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (partition, blob_id) DO NOTHING",
+	6, {TEXTOID, TEXTOID, INT8OID, TEXTOID}},
+	[P_CHUNKS_DELETE] = {"DELETE FROM syncular.sync_blob_chunks WHERE upload_id = $1",
+	1, {INT8OID}},
+	[P_BLOB_GET] = {"SELECT byte_length, upload_id FROM syncular.sync_blobs "
+	"WHERE partition = $1 AND blob_id = $2", 2, {TEXTOID, TEXTOID}},
+	[P_REFS] = {"SELECT tbl, row_id FROM syncular.sync_blob_refs "
+	"WHERE partition = $1 AND blob_id = $2 ORDER BY tbl, row_id", 2, {TEXTOID, TEXTOID}},
+	[P_CHUNKS] = {"SELECT data FROM syncular.sync_blob_chunks WHERE upload_id = $1 ORDER BY seq",
+	1, {INT8OID}},
+};
+
+static SPIPlanPtr plans[P_COUNT];
+
+static SPIPlanPtr
+plan(BlobPlan p)
+{
+	if (plans[p] == NULL)
+	{
+		Oid			types[6];
+		SPIPlanPtr	sp;
+
+		memcpy(types, plan_defs[p].types, sizeof(plan_defs[p].types));
+		if (p == P_BLOB_INSERT)
+		{
+			types[4] = INT8OID;
+			types[5] = INT8OID;
+		}
+		sp = SPI_prepare(plan_defs[p].sql, plan_defs[p].nargs, types);
+		if (sp == NULL || SPI_keepplan(sp) != 0)
+			elog(ERROR, "syncular blobs: could not prepare a statement");
+		plans[p] = sp;
+	}
+	return plans[p];
+}
+
+/* Run a kept plan; the caller's memory context is current again afterwards. */
+static int
+run(BlobPlan p, Datum *args, bool read_only, long count)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	int			rc = SPI_execute_plan(plan(p), args, NULL, read_only, count);
+
+	MemoryContextSwitchTo(cxt);
+	if (rc < 0)
+		elog(ERROR, "syncular blobs: statement failed (%d)", rc);
+	return rc;
+}
+
+static void
+connect_spi(void)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular blobs: SPI_connect failed");
+	MemoryContextSwitchTo(cxt);
+}
+
+/* ---------------------------------------------------------------- arguments */
+
+static char *
+text_arg(FunctionCallInfo fcinfo, int n, const char *what)
+{
+	char	   *s;
+
+	if (PG_ARGISNULL(n))
+		sync_raise("sync.invalid_request", "blobs: an argument is NULL",
+				   psprintf("{\"argument\": \"%s\"}", what));
+	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	if (s[0] == '\0')
+		sync_raise("sync.invalid_request", "blobs: an argument is empty",
+				   psprintf("{\"argument\": \"%s\"}", what));
+	return s;
+}
+
+/* "sha256:" + 64 lowercase hex (§5.9.1, §5.1). */
+static bool
+blob_id_valid(const char *id)
+{
+	if (strlen(id) != BLOB_ID_LEN || strncmp(id, "sha256:", 7) != 0)
+		return false;
+	for (const char *p = id + 7; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+static void
+raise_too_large(int64 bytes)
+{
+	sync_raise("blob.too_large", "blob too large",
+			   psprintf("{\"byteLength\": " INT64_FORMAT ", \"maxBytes\": %d}",
+						bytes, sync_blob_max_bytes));
+}
+
+/* ---------------------------------------------------------------- uploads in progress */
+
+typedef struct BlobUpload
+{
+	int64		id;
+	char	   *partition;
+	char	   *actor_id;
+	char	   *blob_id;
+	SubTransactionId subid;		/* begun in this subtransaction */
+	bool		present;		/* already stored at begin: hash only, store nothing */
+	bool		finished;
+	pg_cryptohash_ctx *hash;
+	int64		received;
+	int32		nchunks;
+	struct BlobUpload *next;
+} BlobUpload;
+
+/* Uploads of the current transaction (TopTransactionContext); reset at its end. */
+static BlobUpload *uploads = NULL;
+static bool callback_registered = false;
+
+static void
+blob_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			for (BlobUpload *u = uploads; u != NULL; u = u->next)
+				if (!u->finished)
+				{
+					/* nothing of it may become durable: the transaction aborts instead */
+					sync_raise("sync.invalid_request",
+							   "blobs: a blob upload was begun and not finished; finish it or roll back",
+							   psprintf("{\"upload\": " INT64_FORMAT "}", u->id));
+				}
+			break;
+		default:
+			/* the hash contexts belong to the transaction's resource owner, freed with it */
+			uploads = NULL;
+			break;
+	}
+}
+
+/* An upload begun in a subtransaction that rolls back is abandoned with it. */
+static void
+blob_subxact_callback(SubXactEvent event, SubTransactionId sub, SubTransactionId parent,
+					  void *arg)
+{
+	for (BlobUpload *u = uploads; u != NULL; u = u->next)
+	{
+		if (u->subid != sub)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			u->subid = parent;
+		else if (event == SUBXACT_EVENT_ABORT_SUB && !u->finished)
+		{
+			if (u->hash != NULL)
+				pg_cryptohash_free(u->hash);
+			u->hash = NULL;
+			u->finished = true;
+		}
+	}
+}
+
+static BlobUpload *
+upload_find(int64 id)
+{
+	for (BlobUpload *u = uploads; u != NULL; u = u->next)
+		if (u->id == id && !u->finished)
+			return u;
+	sync_raise("sync.invalid_request",
+			   "blobs: no upload in progress with this handle in this transaction",
+			   psprintf("{\"upload\": " INT64_FORMAT "}", id));
+}
+
+/* Needs SPI. */
+static BlobUpload *
+upload_begin(const char *partition, const char *actor_id, const char *blob_id, int64 declared)
+{
+	MemoryContext old;
+	ResourceOwner owner = CurrentResourceOwner;
+	BlobUpload *u;
+	Datum		args[2];
+	bool		isnull;
+
+	if (!blob_id_valid(blob_id))
+		sync_raise("sync.invalid_request", "blobs: blobId is not \"sha256:\" + 64 lowercase hex",
+				   NULL);
+	if (declared < -1)
+		sync_raise("sync.invalid_request", "blobs: byte_length is negative", NULL);
+	if (declared > sync_blob_max_bytes)
+		raise_too_large(declared);
+	if (!callback_registered)
+	{
+		RegisterXactCallback(blob_xact_callback, NULL);
+		RegisterSubXactCallback(blob_subxact_callback, NULL);
+		callback_registered = true;
+	}
+
+	old = MemoryContextSwitchTo(TopTransactionContext);
+	u = palloc0(sizeof(BlobUpload));
+	u->partition = pstrdup(partition);
+	u->actor_id = pstrdup(actor_id);
+	u->blob_id = pstrdup(blob_id);
+	u->subid = GetCurrentSubTransactionId();
+	MemoryContextSwitchTo(old);
+
+	run(P_NEXT_ID, NULL, false, 1);
+	u->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(blob_id);
+	run(P_EXISTS, args, true, 1);
+	u->present = SPI_processed > 0;
+
+	/* the transaction's owner, not the statement's: the state spans statements */
+	CurrentResourceOwner = TopTransactionResourceOwner;
+	u->hash = pg_cryptohash_create(PG_SHA256);
+	CurrentResourceOwner = owner;
+	if (u->hash == NULL || pg_cryptohash_init(u->hash) < 0)
+		elog(ERROR, "syncular blobs: could not initialize SHA-256");
+	u->next = uploads;
+	uploads = u;
+	return u;
+}
+
+/* Hash and store len bytes; needs SPI. */
+static void
+upload_append(BlobUpload *u, const uint8 *data, size_t len)
+{
+	if ((int64) len > (int64) sync_blob_max_bytes - u->received)
+		raise_too_large(u->received + (int64) len);
+	if (pg_cryptohash_update(u->hash, data, len) < 0)
+		elog(ERROR, "syncular blobs: SHA-256 update failed");
+	u->received += len;
+	if (u->present)
+		return;
+	while (len > 0)
+	{
+		size_t		n = Min(len, (size_t) BLOB_CHUNK_BYTES);
+		bytea	   *chunk = palloc(VARHDRSZ + n);
+		Datum		args[3];
+
+		SET_VARSIZE(chunk, VARHDRSZ + n);
+		memcpy(VARDATA(chunk), data, n);
+		args[0] = Int64GetDatum(u->id);
+		args[1] = Int32GetDatum(u->nchunks);
+		args[2] = PointerGetDatum(chunk);
+		run(P_CHUNK_INSERT, args, false, 0);
+		pfree(chunk);
+		u->nchunks++;
+		data += n;
+		len -= n;
+	}
+}
+
+/* Verify the content address and write the blob row; returns the result JSON.  Needs SPI. */
+static Datum
+upload_finish(BlobUpload *u)
+{
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	char		id[BLOB_ID_LEN + 1];
+	bool		stored = false;
+	Datum		args[6];
+	bool		isnull;
+	StringInfoData b;
+
+	if (pg_cryptohash_final(u->hash, digest, sizeof(digest)) < 0)
+		elog(ERROR, "syncular blobs: SHA-256 final failed");
+	pg_cryptohash_free(u->hash);
+	u->hash = NULL;
+	u->finished = true;
+	memcpy(id, "sha256:", 7);
+	hex_encode((const char *) digest, sizeof(digest), id + 7);
+	id[BLOB_ID_LEN] = '\0';
+	if (strcmp(id, u->blob_id) != 0)
+		sync_raise("blob.hash_mismatch", "blob content does not match its id",
+				   psprintf("{\"blobId\": \"%s\", \"computed\": \"%s\"}", u->blob_id, id));
+
+	if (!u->present)
+	{
+		/* an append rolled back by a savepoint would leave a hole: refuse rather than store it */
+		args[0] = Int64GetDatum(u->id);
+		run(P_STAGED, args, false, 1);	/* read-write: sees this call's own inserts */
+		if (DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) != u->nchunks ||
+			DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) != u->received)
+			sync_raise("sync.invalid_request",
+					   "blobs: the upload's stored chunks differ from the bytes received "
+					   "(an append was rolled back); roll back and upload again", NULL);
+		args[0] = CStringGetTextDatum(u->partition);
+		args[1] = CStringGetTextDatum(u->blob_id);
+		args[2] = Int64GetDatum(u->received);
+		args[3] = CStringGetTextDatum(u->actor_id);
+		args[4] = Int64GetDatum(sync_now_ms());
+		args[5] = Int64GetDatum(u->id);
+		run(P_BLOB_INSERT, args, false, 0);
+		stored = SPI_processed > 0;
+		if (!stored)
+		{
+			/* a concurrent upload of the same bytes committed first: keep its copy */
+			args[0] = Int64GetDatum(u->id);
+			run(P_CHUNKS_DELETE, args, false, 0);
+		}
+	}
+	initStringInfo(&b);
+	appendStringInfo(&b, "{\"blobId\": \"%s\", \"byteLength\": " INT64_FORMAT ", \"stored\": %s}",
+					 u->blob_id, u->received, stored ? "true" : "false");
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(b.data));
+}
+
+static int64
+declared_arg(FunctionCallInfo fcinfo, int n)
+{
+	return (PG_NARGS() > n && !PG_ARGISNULL(n)) ? PG_GETARG_INT64(n) : -1;
+}
+
+PG_FUNCTION_INFO_V1(syncular_blob_upload_begin);
+
+Datum
+syncular_blob_upload_begin(PG_FUNCTION_ARGS)
+{
+	char	   *partition = text_arg(fcinfo, 0, "partition");
+	char	   *actor = text_arg(fcinfo, 1, "actor_id");
+	char	   *blob_id = text_arg(fcinfo, 2, "blob_id");
+	int64		declared = declared_arg(fcinfo, 3);
+	BlobUpload *u;
+
+	if (declared < 0 && !PG_ARGISNULL(3))
+		sync_raise("sync.invalid_request", "blobs: byte_length is negative", NULL);
+	connect_spi();
+	u = upload_begin(partition, actor, blob_id, declared);
+	SPI_finish();
+	PG_RETURN_INT64(u->id);
+}
+
+PG_FUNCTION_INFO_V1(syncular_blob_upload_append);
+
+Datum
+syncular_blob_upload_append(PG_FUNCTION_ARGS)
+{
+	BlobUpload *u;
+	bytea	   *chunk;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		sync_raise("sync.invalid_request", "blobs: an argument is NULL",
+				   PG_ARGISNULL(0) ? "{\"argument\": \"upload\"}" : "{\"argument\": \"chunk\"}");
+	u = upload_find(PG_GETARG_INT64(0));
+	chunk = PG_GETARG_BYTEA_PP(1);
+	connect_spi();
+	upload_append(u, (const uint8 *) VARDATA_ANY(chunk), VARSIZE_ANY_EXHDR(chunk));
+	SPI_finish();
+	PG_RETURN_INT64(u->received);
+}
+
+PG_FUNCTION_INFO_V1(syncular_blob_upload_finish);
+
+Datum
+syncular_blob_upload_finish(PG_FUNCTION_ARGS)
+{
+	BlobUpload *u;
+	Datum		result;
+
+	if (PG_ARGISNULL(0))
+		sync_raise("sync.invalid_request", "blobs: an argument is NULL", "{\"argument\": \"upload\"}");
+	u = upload_find(PG_GETARG_INT64(0));
+	connect_spi();
+	result = upload_finish(u);
+	SPI_finish();
+	PG_RETURN_DATUM(result);
+}
+
+PG_FUNCTION_INFO_V1(syncular_put_blob);
+
+Datum
+syncular_put_blob(PG_FUNCTION_ARGS)
+{
+	char	   *partition = text_arg(fcinfo, 0, "partition");
+	char	   *actor = text_arg(fcinfo, 1, "actor_id");
+	char	   *blob_id = text_arg(fcinfo, 2, "blob_id");
+	bytea	   *body;
+	BlobUpload *u;
+	Datum		result;
+
+	if (PG_ARGISNULL(3))
+		sync_raise("sync.invalid_request", "blobs: an argument is NULL", "{\"argument\": \"body\"}");
+	body = PG_GETARG_BYTEA_PP(3);
+	connect_spi();
+	u = upload_begin(partition, actor, blob_id, VARSIZE_ANY_EXHDR(body));
+	upload_append(u, (const uint8 *) VARDATA_ANY(body), VARSIZE_ANY_EXHDR(body));
+	result = upload_finish(u);
+	SPI_finish();
+	PG_RETURN_DATUM(result);
+}
+
+/* ---------------------------------------------------------------- download (§5.9.5) */
+
+/*
+ * May the actor download the blob?  At least one referencing row of the partition passes the
+ * §3.4 stored-row check under the actor's grant (resolved once).  Refs are read through a
+ * cursor, a page at a time, and the first row that passes ends the walk.
+ */
+static bool
+blob_authorized(const char *partition, const char *actor, const char *client,
+				const char *blob_id)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext per_row;
+	SyncSchema *schema = sync_schema_get();
+	SyncRound	round;
+	SyncAllowed *allowed;
+	Portal		portal;
+	Datum		args[2];
+	bool		ok = false;
+
+	MemoryContextSwitchTo(cxt);
+	if (schema == NULL)
+		return false;
+	memset(&round, 0, sizeof(round));
+	round.schema = schema;
+	round.partition = partition;
+	round.actor_id = actor;
+	round.client_id = client;
+	round.wire_version = 3;
+	round.now_ms = sync_now_ms();
+	allowed = sync_scopes_resolve(&round);
+	MemoryContextSwitchTo(cxt);
+	if (allowed == NULL || allowed->failed)
+		return false;
+
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(blob_id);
+	portal = SPI_cursor_open(NULL, plan(P_REFS), args, NULL, true);
+	MemoryContextSwitchTo(cxt);
+	per_row = AllocSetContextCreate(cxt, "syncular blob authorization", ALLOCSET_DEFAULT_SIZES);
+	while (!ok)
+	{
+		SPITupleTable *tt;
+		uint64		n;
+
+		SPI_cursor_fetch(portal, true, 100);
+		MemoryContextSwitchTo(cxt);
+		tt = SPI_tuptable;
+		n = SPI_processed;
+		if (n == 0)
+			break;
+		for (uint64 i = 0; i < n && !ok; i++)
+		{
+			MemoryContext old = MemoryContextSwitchTo(per_row);
+			char	   *tbl = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
+			char	   *row_id = SPI_getvalue(tt->vals[i], tt->tupdesc, 2);
+			int			ti = sync_schema_table_index(schema, tbl);
+			SyncStoredRow stored;
+
+			if (ti >= 0 && sync_storage_row_get(schema, ti, partition, row_id, &stored))
+			{
+				SyncRowScopes rs;
+
+				sync_row_scopes_from_jsonb(stored.scopes, &rs);
+				ok = sync_scopes_authorize_write(allowed, &schema->tables[ti], &rs);
+			}
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(per_row);
+		}
+		SPI_freetuptable(tt);
+	}
+	SPI_cursor_close(portal);
+	MemoryContextSwitchTo(cxt);
+	MemoryContextDelete(per_row);
+	return ok;
+}
+
+static void
+put_row(ReturnSetInfo *rsinfo, int status, const char *ctype, bool has_length, int64 length,
+		Datum body)
+{
+	Datum		values[4];
+	bool		nulls[4] = {false, false, !has_length, false};
+
+	values[0] = Int32GetDatum(status);
+	values[1] = CStringGetTextDatum(ctype);
+	values[2] = Int64GetDatum(length);
+	values[3] = body;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+static void
+put_error(ReturnSetInfo *rsinfo, const char *code, const char *message)
+{
+	const SyncErrorInfo *e = sync_error_info(code);
+	char	   *json = sync_http_error_body(e, message, NULL);
+	size_t		len = strlen(json);
+	bytea	   *b = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), json, len);
+	put_row(rsinfo, e->http_status, "application/json", false, 0, PointerGetDatum(b));
+}
+
+PG_FUNCTION_INFO_V1(syncular_blob_get);
+
+Datum
+syncular_blob_get(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *partition = text_arg(fcinfo, 0, "partition");
+	char	   *actor = text_arg(fcinfo, 1, "actor_id");
+	char	   *blob_id = text_arg(fcinfo, 2, "blob_id");
+	char	   *client = PG_ARGISNULL(3) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	Datum		args[2];
+	bool		isnull;
+	int64		length;
+	int64		upload_id;
+	Portal		portal;
+	bool		any = false;
+
+	InitMaterializedSRF(fcinfo, 0);
+	MemoryContextSwitchTo(cxt);
+	connect_spi();
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(blob_id);
+	if (!blob_id_valid(blob_id) || run(P_BLOB_GET, args, true, 1) != SPI_OK_SELECT ||
+		SPI_processed == 0)
+	{
+		put_error(rsinfo, "blob.not_found", "blob not found");
+		SPI_finish();
+		return (Datum) 0;
+	}
+	length = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	upload_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (!blob_authorized(partition, actor, client, blob_id))
+	{
+		put_error(rsinfo, "blob.forbidden", "blob access forbidden");
+		SPI_finish();
+		return (Datum) 0;
+	}
+
+	/* one chunk detoasted at a time; the result store spills past work_mem */
+	args[0] = Int64GetDatum(upload_id);
+	portal = SPI_cursor_open(NULL, plan(P_CHUNKS), args, NULL, true);
+	MemoryContextSwitchTo(cxt);
+	for (;;)
+	{
+		Datum		d;
+		struct varlena *chunk;
+
+		SPI_cursor_fetch(portal, true, 1);
+		MemoryContextSwitchTo(cxt);
+		if (SPI_processed == 0)
+			break;
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		chunk = PG_DETOAST_DATUM(d);
+		put_row(rsinfo, 200, "application/octet-stream", true, length, PointerGetDatum(chunk));
+		any = true;
+		if ((Pointer) chunk != DatumGetPointer(d))
+			pfree(chunk);
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	if (!any)
+	{
+		bytea	   *empty = palloc(VARHDRSZ);
+
+		SET_VARSIZE(empty, VARHDRSZ);
+		put_row(rsinfo, 200, "application/octet-stream", true, length, PointerGetDatum(empty));
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/* ---------------------------------------------------------------- the push-time check */
+
+/* The blobId member of a BlobRef text (validated by the row codec at decode), or NULL. */
+static char *
+blob_ref_id(const SspValue *v)
+{
+	SspJson    *j;
+	SspError	err;
+
+	if (!ssp_json_parse(ssp_arena_new(), v->str.ptr, v->str.len, &j, &err) ||
+		j->kind != SSP_JSON_OBJECT)
+		return NULL;
+	for (uint32 k = 0; k < j->count; k++)
+		if (j->keys[k].len == 6 && memcmp(j->keys[k].ptr, "blobId", 6) == 0 &&
+			j->items[k].kind == SSP_JSON_STRING &&
+			memchr(j->items[k].text.ptr, '\0', j->items[k].text.len) == NULL)
+			return pnstrdup(j->items[k].text.ptr, j->items[k].text.len);
+	return NULL;
+}
+
+bool
+sync_blobs_check_row(const char *partition, const SyncTable *t, const SspValue *row,
+					 int32 op_index, SyncOpReject *reject)
+{
+	for (int i = 0; i < t->ncolumns; i++)
+	{
+		char	   *id;
+		Datum		args[2];
+		StringInfoData d;
+
+		if (t->columns[i].type != SSP_COL_BLOB_REF || !row[i].present || row[i].is_null)
+			continue;
+		id = blob_ref_id(&row[i]);
+		if (id != NULL)
+		{
+			args[0] = CStringGetTextDatum(partition);
+			args[1] = CStringGetTextDatum(id);
+			run(P_EXISTS_LOCK, args, false, 1);
+			if (SPI_processed > 0)
+				continue;
+		}
+		initStringInfo(&d);
+		appendStringInfoString(&d, "{\"fieldPaths\":[");
+		escape_json(&d, t->columns[i].name);
+		appendStringInfoString(&d, "],\"reason\":\"missing_blob\"}");
+		memset(reject, 0, sizeof(*reject));
+		reject->op_index = op_index;
+		reject->code = "blob.not_found";
+		reject->message = "blob not found";
+		reject->retryable = false;
+		reject->details_json = d.data;
+		return false;
+	}
+	return true;
+}
