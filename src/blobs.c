@@ -152,20 +152,6 @@ connect_spi(void)
 
 /* ---------------------------------------------------------------- arguments */
 
-static char *
-text_arg(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *s;
-
-	if (PG_ARGISNULL(n))
-		sync_raise("sync.invalid_request", "blobs: an argument is NULL",
-				   psprintf("{\"argument\": \"%s\"}", what));
-	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
-	if (s[0] == '\0')
-		sync_raise("sync.invalid_request", "blobs: an argument is empty",
-				   psprintf("{\"argument\": \"%s\"}", what));
-	return s;
-}
 
 /* "sha256:" + 64 lowercase hex (§5.9.1, §5.1). */
 static bool
@@ -409,9 +395,9 @@ PG_FUNCTION_INFO_V1(syncular_blob_upload_begin);
 Datum
 syncular_blob_upload_begin(PG_FUNCTION_ARGS)
 {
-	char	   *partition = text_arg(fcinfo, 0, "partition");
-	char	   *actor = text_arg(fcinfo, 1, "actor_id");
-	char	   *blob_id = text_arg(fcinfo, 2, "blob_id");
+	char	   *partition = sync_required_text_arg(fcinfo, 0, "blobs", "partition");
+	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
+	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
 	int64		declared = declared_arg(fcinfo, 3);
 	BlobUpload *u;
 
@@ -464,9 +450,9 @@ PG_FUNCTION_INFO_V1(syncular_put_blob);
 Datum
 syncular_put_blob(PG_FUNCTION_ARGS)
 {
-	char	   *partition = text_arg(fcinfo, 0, "partition");
-	char	   *actor = text_arg(fcinfo, 1, "actor_id");
-	char	   *blob_id = text_arg(fcinfo, 2, "blob_id");
+	char	   *partition = sync_required_text_arg(fcinfo, 0, "blobs", "partition");
+	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
+	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
 	bytea	   *body;
 	BlobUpload *u;
 	Datum		result;
@@ -593,9 +579,9 @@ syncular_blob_get(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *partition = text_arg(fcinfo, 0, "partition");
-	char	   *actor = text_arg(fcinfo, 1, "actor_id");
-	char	   *blob_id = text_arg(fcinfo, 2, "blob_id");
+	char	   *partition = sync_required_text_arg(fcinfo, 0, "blobs", "partition");
+	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
+	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
 	char	   *client = PG_ARGISNULL(3) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(3));
 	Datum		args[2];
 	bool		isnull;

@@ -116,6 +116,10 @@ extern void sync_raise(const char *code, const char *message, const char *detail
  * (details omitted when NULL). */
 extern char *sync_error_detail_json(const char *code, const char *details_json);
 
+/* A required, non-empty text argument of a SQL function (sync.invalid_request otherwise). */
+extern char *sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *who,
+									const char *what);
+
 /* sql_api.c: the JSON error body of an HTTP answer {code, category, retryable,
  * recommendedAction, message, details?} (details_json may be NULL). */
 extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,

@@ -249,3 +249,23 @@ syncular_error_catalog(PG_FUNCTION_ARGS)
 	}
 	return (Datum) 0;
 }
+
+/*
+ * A required text argument of a SQL function (argument n, named `what` in the error): NULL or
+ * empty raises sync.invalid_request (22023) with details {"argument": what}; `who` prefixes the
+ * message ("blobs", "realtime").
+ */
+char *
+sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *who, const char *what)
+{
+	char	   *s;
+
+	if (PG_ARGISNULL(n))
+		sync_raise("sync.invalid_request", psprintf("%s: an argument is NULL", who),
+				   psprintf("{\"argument\": \"%s\"}", what));
+	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
+	if (s[0] == '\0')
+		sync_raise("sync.invalid_request", psprintf("%s: an argument is empty", who),
+				   psprintf("{\"argument\": \"%s\"}", what));
+	return s;
+}

@@ -80,20 +80,6 @@ sync_realtime_define_gucs(void)
 
 /* ---------------------------------------------------------------- arguments */
 
-static char *
-text_arg(FunctionCallInfo fcinfo, int n, const char *what)
-{
-	char	   *s;
-
-	if (PG_ARGISNULL(n))
-		sync_raise("sync.invalid_request", "realtime: an argument is NULL",
-				   psprintf("{\"argument\": \"%s\"}", what));
-	s = text_to_cstring(PG_GETARG_TEXT_PP(n));
-	if (s[0] == '\0')
-		sync_raise("sync.invalid_request", "realtime: an argument is empty",
-				   psprintf("{\"argument\": \"%s\"}", what));
-	return s;
-}
 
 /* ---------------------------------------------------------------- the registration */
 
@@ -368,9 +354,9 @@ PG_FUNCTION_INFO_V1(syncular_realtime_connect);
 Datum
 syncular_realtime_connect(PG_FUNCTION_ARGS)
 {
-	char	   *partition = text_arg(fcinfo, 0, "partition");
-	char	   *actor = text_arg(fcinfo, 1, "actor_id");
-	char	   *client = text_arg(fcinfo, 2, "client_id");
+	char	   *partition = sync_required_text_arg(fcinfo, 0, "realtime", "partition");
+	char	   *actor = sync_required_text_arg(fcinfo, 1, "realtime", "actor_id");
+	char	   *client = sync_required_text_arg(fcinfo, 2, "realtime", "client_id");
 	MemoryContext caller = CurrentMemoryContext;
 	Registration r;
 	StringInfoData b;
@@ -424,9 +410,9 @@ PG_FUNCTION_INFO_V1(syncular_presence_authorize);
 Datum
 syncular_presence_authorize(PG_FUNCTION_ARGS)
 {
-	char	   *partition = text_arg(fcinfo, 0, "partition");
-	char	   *actor = text_arg(fcinfo, 1, "actor_id");
-	char	   *client = text_arg(fcinfo, 2, "client_id");
+	char	   *partition = sync_required_text_arg(fcinfo, 0, "realtime", "partition");
+	char	   *actor = sync_required_text_arg(fcinfo, 1, "realtime", "actor_id");
+	char	   *client = sync_required_text_arg(fcinfo, 2, "realtime", "client_id");
 	MemoryContext caller = CurrentMemoryContext;
 	ArrayType  *arr;
 	Datum	   *elems;
@@ -492,10 +478,10 @@ PG_FUNCTION_INFO_V1(syncular_realtime_ack);
 Datum
 syncular_realtime_ack(PG_FUNCTION_ARGS)
 {
-	char	   *partition = text_arg(fcinfo, 0, "partition");
-	char	   *actor = text_arg(fcinfo, 1, "actor_id");
-	char	   *client = text_arg(fcinfo, 2, "client_id");
-	char	   *epoch = text_arg(fcinfo, 4, "log_epoch");
+	char	   *partition = sync_required_text_arg(fcinfo, 0, "realtime", "partition");
+	char	   *actor = sync_required_text_arg(fcinfo, 1, "realtime", "actor_id");
+	char	   *client = sync_required_text_arg(fcinfo, 2, "realtime", "client_id");
+	char	   *epoch = sync_required_text_arg(fcinfo, 4, "realtime", "log_epoch");
 	int64		cursor;
 	Datum		args[6];
 	bool		updated;
