@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "rules.h"
+#include "stats.h"
 
 PG_MODULE_MAGIC;
 
@@ -122,6 +123,7 @@ _PG_init(void)
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
 	MarkGUCPrefixReserved("syncular");
+	sync_stats_init();
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);
 }
