@@ -84,19 +84,19 @@ SELECT p.partition,
        (SELECT c.created_at_ms FROM syncular.sync_commits c
          WHERE c.partition = p.partition AND c.commit_seq = p.max_commit_seq) AS newest_commit_at_ms,
        coalesce(a.clients, 0) AS clients,
-       coalesce(a.bootstrapping, 0) AS clients_bootstrapping,
+       coalesce(a.no_cursor, 0) AS clients_without_cursor,
        a.oldest_cursor AS oldest_client_cursor,
        p.max_commit_seq - a.oldest_cursor AS max_commits_behind,
        a.last_seen_at_ms
   FROM syncular.partitions p
   LEFT JOIN LATERAL (
-    SELECT count(*) AS clients, count(*) FILTER (WHERE c.cursor < 0) AS bootstrapping,
+    SELECT count(*) AS clients, count(*) FILTER (WHERE c.cursor < 0) AS no_cursor,
            min(c.cursor) FILTER (WHERE c.cursor >= 0) AS oldest_cursor,
            max(c.updated_at_ms) AS last_seen_at_ms
       FROM syncular.sync_clients c WHERE c.partition = p.partition) a ON true;
 COMMENT ON VIEW syncular.partition_lag IS
   'Read-only. One row per known partition: newest_commit_seq (max_commit_seq) and its created_at_ms, clients, '
-  'clients_bootstrapping (cursor < 0), oldest_client_cursor (the lowest cursor >= 0 of its client records, NULL when '
+  'clients_without_cursor (cursor < 0: no pull served yet, or only revoked subscriptions), oldest_client_cursor (the lowest cursor >= 0 of its client records, NULL when '
   'none), max_commits_behind = newest_commit_seq - oldest_client_cursor (commit sequence numbers of the whole '
   'partition, an upper bound of what that client has still to pull), last_seen_at_ms (newest client record update, '
   'ms since the epoch). SPEC §4.5, §4.6. docs/operations.md.';
@@ -112,7 +112,7 @@ SELECT c.partition, c.client_id, c.actor_id, c.wire_version, c.cursor,
   LEFT JOIN syncular.sync_partitions p ON p.partition = c.partition;
 COMMENT ON VIEW syncular.client_lag IS
   'Read-only. One row per client record: wire_version and cursor of its last round, commits_behind = the '
-  'partition''s newest commit_seq - cursor (NULL while the client bootstraps, cursor < 0; counts every commit of the '
+  'partition''s newest commit_seq - cursor (NULL while the client has no cursor, cursor < 0; counts every commit of the '
   'partition, an upper bound), behind_horizon (its next pull resets with sync.cursor_expired), last_seen_at_ms (ms '
   'since the epoch) and idle_ms (now() - last_seen_at_ms). SPEC §4.5. docs/operations.md.';
 

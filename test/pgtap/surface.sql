@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(261);
+SELECT plan(286);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -72,7 +72,9 @@ INSERT INTO spec VALUES
   (37, 'realtime_ack',               '{text,text,text,bigint,text}',                           'boolean',      true,  '{"search_path=pg_catalog, pg_temp"}'),
   (38, 'presence_authorize',         '{text,text,text,text[]}',                                'text[]',       true,  '{"search_path=pg_catalog, pg_temp"}'),
   -- 80 cluster: the shard side of the router's cluster-wide calls, owner-only
-  (40, 'cluster_call',               '{text,jsonb,boolean}',                                   'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}');
+  (40, 'cluster_call',               '{text,jsonb,boolean}',                                   'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 45 stats: a C function, owner-only (pg_stat_statements' reset convention)
+  (41, 'stats_reset',                '{}',                                                     'void',         false, NULL);
 CREATE TEMP VIEW spec_sig AS
 SELECT s.*, format('syncular.%s(%s)', s.name, array_to_string(s.args, ', ')) AS sig,
        to_regprocedure(format('syncular.%I(%s)', s.name, array_to_string(s.args, ','))) AS fn
@@ -84,10 +86,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 40 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 41 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 40 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 41 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
@@ -131,14 +133,25 @@ SELECT ok(has_schema_privilege('public', 'syncular', 'USAGE'), 'PUBLIC has USAGE
 -- views: exist, are commented, are owner-only
 SELECT set_eq(
   $$SELECT c.relname::text FROM pg_class c WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind = 'v'$$,
-  ARRAY['partitions', 'clients', 'commits', 'reactions'],
-  'the views of schema syncular are partitions, clients, commits, reactions');
+  ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag'],
+  'the views of schema syncular are partitions, clients, commits, reactions, stats, stats_tables, partition_lag, client_lag');
 SELECT has_view('syncular', v, 'view syncular.' || v || ' exists')
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']::name[]) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag']::name[]) v;
 SELECT ok(obj_description(to_regclass('syncular.' || v), 'pg_class') IS NOT NULL, 'view syncular.' || v || ' has a COMMENT')
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag']) v;
 SELECT ok(NOT has_table_privilege('public', 'syncular.' || v, 'SELECT'), 'PUBLIC cannot SELECT syncular.' || v)
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag']) v;
+
+-- the statistics follow pg_stat_statements: pg_read_all_stats reads them (views and their C
+-- functions), nobody else but the owner; the lag views are owner-only like the others
+SELECT ok(has_table_privilege('pg_read_all_stats', 'syncular.' || v, 'SELECT'), 'pg_read_all_stats can SELECT syncular.' || v)
+  FROM unnest(ARRAY['stats', 'stats_tables']) v;
+SELECT ok(has_function_privilege('pg_read_all_stats', f, 'EXECUTE'), 'pg_read_all_stats can EXECUTE ' || f)
+  FROM unnest(ARRAY['syncular._stats()', 'syncular._stats_tables()']) f;
+SELECT ok(NOT has_function_privilege('pg_read_all_stats', 'syncular.stats_reset()', 'EXECUTE'),
+          'pg_read_all_stats cannot EXECUTE syncular.stats_reset()');
+SELECT ok(NOT has_table_privilege('pg_read_all_stats', 'syncular.' || v, 'SELECT'), 'pg_read_all_stats cannot SELECT syncular.' || v)
+  FROM unnest(ARRAY['partition_lag', 'client_lag']) v;
 
 -- every catalog table and view says what it holds (\dt+ / \dv+ syncular.*)
 SELECT is_empty(
