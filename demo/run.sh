@@ -22,4 +22,6 @@ for part in rules upgrade; do
     psql -X -q -d "demo_$part" -v ON_ERROR_STOP=1 -v demodir="$demodir" -v ir="$(cat "$ir_file")" -f "$demodir/$part.sql"
   fi
 done
+# what the server counted (syncular.stats; the cluster preloads the library, scripts/demo.sh)
+psql -X -q -d demo_todos -v ON_ERROR_STOP=1 -f "$demodir/stats.sql"
 echo "════ demo finished ════"
