@@ -22,6 +22,8 @@ for part in rules upgrade; do
     psql -X -q -d "demo_$part" -v ON_ERROR_STOP=1 -v demodir="$demodir" -v ir="$(cat "$ir_file")" -f "$demodir/$part.sql"
   fi
 done
+# what the server counted (syncular.stats; the cluster preloads the library, scripts/demo.sh)
+psql -X -q -d demo_todos -v ON_ERROR_STOP=1 -f "$demodir/stats.sql"
 # part 5: the gateway in front of the database, two clients over HTTP and WebSocket
 if [ -f "$demodir/gateway.sh" ]; then
   bash "$demodir/gateway.sh" "$ir_file"

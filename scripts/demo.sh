@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing, builds and installs syncular, starts a throwaway
 # local cluster (pg_virtualenv, 127.0.0.1 / unix socket only) and serves real sync rounds:
-# demo/demo.sh prints a readable transcript of every round.
+# demo/demo.sh prints a readable transcript of every round.  The cluster preloads the library
+# (shared_preload_libraries = syncular) so that the demo ends with the activity counters
+# (syncular.stats, docs/operations.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 bash scripts/setup.sh
 . scripts/shared-env.sh
 export DEMO_DIR=$root/demo
-pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash "$root/demo/run.sh"
+pg_virtualenv -t -c "-p $(bash scripts/free-port.sh) -o shared_preload_libraries=syncular" -v 15 bash "$root/demo/run.sh"

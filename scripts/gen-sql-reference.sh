@@ -52,7 +52,7 @@ WITH objs AS (
            WHEN o.name IN ('push', 'pull') THEN 4
            WHEN o.name ~ 'checkpoint|barrier|fence|readiness|serve_gate|coverage' THEN 5
            WHEN o.name ~ 'reaction' THEN 6
-           WHEN o.name ~ '^(prune|rotate_log_epoch)$' OR o.kind LIKE '%view' THEN 7
+           WHEN o.name ~ '^(prune|rotate_log_epoch|stats_reset)$' OR o.kind LIKE '%view' THEN 7
            WHEN o.name ~ '^debug_' THEN 8
            WHEN o.name ~ 'catalog' THEN 9
            WHEN o.name ~ '^(realtime_|presence_)' THEN 10

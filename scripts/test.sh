@@ -2,7 +2,8 @@
 # Runs every test: the standalone codec conformance suite, pg_regress and isolation specs
 # (`make installcheck`), pgTAP (`pg_prove`) and every SQL block of the docs (check-docs.sh),
 # against a throwaway cluster made by pg_virtualenv, then the multi-node test (test/scale/run.sh:
-# clusters of its own, about a minute); ends with a summary that counts the skips.
+# clusters of its own, about a minute) and the counter test (test/stats/run.sh: a preloaded
+# cluster of its own, seconds); ends with a summary that counts the skips.
 # Golden vectors are read from ../shared/vectors when present (SYNCULAR_VECTORS overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,6 +62,9 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
 
 echo "==> multi-node: PL/Proxy router over four shards on two clusters, hot standby, shard move"
 PG_CONFIG=$PG_CONFIG timeout 300 bash test/scale/run.sh
+
+echo "==> activity counters: pg_regress in a cluster of its own with shared_preload_libraries = syncular"
+PG_CONFIG=$PG_CONFIG timeout 180 bash test/stats/run.sh
 
 # The closing lines: what ran and what was skipped (a skip is never reported as a pass).
 echo "==> summary"

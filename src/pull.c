@@ -72,6 +72,7 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
+#include "stats.h"
 
 /* Rows per SPI_cursor_fetch: what SPI holds at once is one batch, never a whole page/window. */
 #define PULL_FETCH_ROWS 256
@@ -152,6 +153,7 @@ write_sub_start(PullCtx *pc, uint8 status, const char *reason, bool bootstrap)
 	if (status == SSP_SUB_ACTIVE)
 		s->effective_scopes = sync_pull_effective_map(pc->effective);
 	write_frame(pc, &f);
+	sync_stats_section(pc->table->name, status, bootstrap);
 }
 
 /* SUB_START.effectiveScopes of an effective map (also used by realtime deltas, §8.2). */
@@ -439,6 +441,7 @@ write_commit(PullCtx *pc, const WindowCommit *wc)
 			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 		MemoryContextSwitchTo(old);
 		pc->round->data_delivered = true;
+		sync_stats_commit_served(pc->table->name, wc->nchanges);
 	}
 	ssp_buf_free(&frame);
 	return fits;
@@ -853,6 +856,7 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 			f.segment_inline.payload.ptr = seg.data;
 			f.segment_inline.payload.len = (uint32) seg.len;
 			write_frame(pc, &f);
+			sync_stats_rows_served(t->name, added);
 		}
 		ssp_buf_free(&seg);
 		MemoryContextSwitchTo(old);

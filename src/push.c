@@ -45,6 +45,7 @@
 #include "blobs.h"
 #include "engine.h"
 #include "rules.h"
+#include "stats.h"
 #include "storage.h"
 
 /* ---------------------------------------------------------------- seams (weak no-ops) */
@@ -1575,6 +1576,7 @@ write_outcome(SyncRound *round, const SspPushCommit *commit, const CommitOutcome
 	f.push_result.commit_seq = o->commit_seq;
 	f.push_result.nresults = (uint32) o->nrecords;
 	f.push_result.results = res;
+	sync_stats_push_result(commit, o->status);
 	for (int i = 0; i < o->nrecords; i++)
 	{
 		const OpRecord *r = &o->records[i];
@@ -1583,6 +1585,7 @@ write_outcome(SyncRound *round, const SspPushCommit *commit, const CommitOutcome
 		res[i].status = r->status;
 		if (r->status == SSP_RESULT_APPLIED)
 			continue;
+		sync_stats_push_failure(commit, r->op_index, r->status, r->code);
 		res[i].code.ptr = r->code;
 		/* the wire-2 catalogue has no declared references: their FK-like rejection is the
 		 * constraint code it lists for unique/FK/not-null failures (SPEC v2 §10.2) */

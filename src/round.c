@@ -20,6 +20,7 @@
 
 #include "engine.h"
 #include "leases.h"
+#include "stats.h"
 #include "storage.h"
 
 #define RESERVED_CLIENT_PREFIX "[\"remote-command\","
@@ -409,6 +410,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	sync_leases_round(round);
 	MemoryContextSwitchTo(rcxt);
 
+	sync_stats_phase(SYNC_STATS_PHASE_PUSH);
 	for (int i = 0; i < ncommits; i++)
 	{
 		sync_push_commit(round, &commits[i]->push_commit);
@@ -422,6 +424,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 		int64		cursor = -1;
 		bool		any_active = false;
 
+		sync_stats_phase(SYNC_STATS_PHASE_PULL);
 		round->accept = pull->accept;
 		round->limit_commits = clamp(pull->limit_commits, 1, 1000, 1000);
 		round->limit_snapshot_rows = clamp(pull->limit_snapshot_rows, 1, 50000, 1000);

@@ -22,6 +22,7 @@
 #include "utils/resowner.h"
 
 #include "engine.h"
+#include "stats.h"
 #include "storage.h"
 
 #define SYNC_CONTENT_TYPE "application/vnd.syncular.sync.v2"
@@ -36,6 +37,30 @@ args_or_raise(FunctionCallInfo fcinfo)
 	sync_check_request_bytes(toast_raw_datum_size(PG_GETARG_DATUM(0)) - VARHDRSZ);
 }
 
+/*
+ * One round, counted (stats.c): a round that raises counts as refused under its catalogue code,
+ * then the error goes on to the caller unchanged.
+ */
+static bytea *
+serve(bytea *request, const char *partition, const char *actor_id, bool nonatomic)
+{
+	bytea	   *volatile result = NULL;
+
+	sync_stats_round_begin();
+	PG_TRY();
+	{
+		result = sync_round_serve(request, partition, actor_id, nonatomic);
+	}
+	PG_CATCH();
+	{
+		sync_stats_round_failed();
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	sync_stats_round_done(VARSIZE(result) - VARHDRSZ);
+	return result;
+}
+
 PG_FUNCTION_INFO_V1(syncular_handle);
 
 Datum
@@ -44,7 +69,7 @@ syncular_handle(PG_FUNCTION_ARGS)
 	bytea	   *result;
 
 	args_or_raise(fcinfo);
-	result = sync_round_serve(PG_GETARG_BYTEA_PP(0),
+	result = serve(PG_GETARG_BYTEA_PP(0),
 							  text_to_cstring(PG_GETARG_TEXT_PP(1)),
 							  text_to_cstring(PG_GETARG_TEXT_PP(2)),
 							  false);
@@ -77,10 +102,10 @@ syncular_sync(PG_FUNCTION_ARGS)
 		partition = pstrdup(partition);
 		actor = pstrdup(actor);
 		MemoryContextSwitchTo(old);
-		result = sync_round_serve(req, partition, actor, true);
+		result = serve(req, partition, actor, true);
 	}
 	else
-		result = sync_round_serve(PG_GETARG_BYTEA_PP(0), partition, actor, false);
+		result = serve(PG_GETARG_BYTEA_PP(0), partition, actor, false);
 
 	if (get_call_result_type(fcinfo, NULL, &desc) == TYPEFUNC_COMPOSITE)
 	{
@@ -218,7 +243,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 		PG_TRY();
 		{
 			args_or_raise(fcinfo);
-			body = sync_round_serve(PG_GETARG_BYTEA_PP(0),
+			body = serve(PG_GETARG_BYTEA_PP(0),
 									text_to_cstring(PG_GETARG_TEXT_PP(1)),
 									text_to_cstring(PG_GETARG_TEXT_PP(2)),
 									false);

@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "leases.h"
 #include "rules.h"
+#include "stats.h"
 
 PG_MODULE_MAGIC;
 
@@ -126,6 +127,7 @@ _PG_init(void)
 	sync_blobs_define_gucs();
 	sync_leases_define_gucs();
 	MarkGUCPrefixReserved("syncular");
+	sync_stats_init();
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);
 }

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(345);
+SELECT plan(370);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -90,7 +90,9 @@ INSERT INTO spec VALUES
   (43, 'handle_http_authenticated',  '{bytea,text,text,jsonb,jsonb,text}',                     'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
   -- 26 crdt
   (44, 'set_crdt_merger',            '{text,regprocedure}',                                    'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
-  (45, 'crdt_merge',                 '{text,bytea,bytea}',                                     'bytea',        false, '{"search_path=pg_catalog, pg_temp"}');
+  (45, 'crdt_merge',                 '{text,bytea,bytea}',                                     'bytea',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 45 stats: a C function, owner-only (pg_stat_statements' reset convention)
+  (55, 'stats_reset',                '{}',                                                     'void',         false, NULL);
 CREATE TEMP VIEW spec_sig AS
 SELECT s.*, format('syncular.%s(%s)', s.name, array_to_string(s.args, ', ')) AS sig,
        to_regprocedure(format('syncular.%I(%s)', s.name, array_to_string(s.args, ','))) AS fn
@@ -102,10 +104,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 54 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 55 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 54 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 55 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
@@ -149,14 +151,25 @@ SELECT ok(has_schema_privilege('public', 'syncular', 'USAGE'), 'PUBLIC has USAGE
 -- views: exist, are commented, are owner-only
 SELECT set_eq(
   $$SELECT c.relname::text FROM pg_class c WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind = 'v'$$,
-  ARRAY['partitions', 'clients', 'commits', 'reactions'],
-  'the views of schema syncular are partitions, clients, commits, reactions');
+  ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag'],
+  'the views of schema syncular are partitions, clients, commits, reactions, stats, stats_tables, partition_lag, client_lag');
 SELECT has_view('syncular', v, 'view syncular.' || v || ' exists')
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']::name[]) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag']::name[]) v;
 SELECT ok(obj_description(to_regclass('syncular.' || v), 'pg_class') IS NOT NULL, 'view syncular.' || v || ' has a COMMENT')
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag']) v;
 SELECT ok(NOT has_table_privilege('public', 'syncular.' || v, 'SELECT'), 'PUBLIC cannot SELECT syncular.' || v)
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions']) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag']) v;
+
+-- the statistics follow pg_stat_statements: pg_read_all_stats reads them (views and their C
+-- functions), nobody else but the owner; the lag views are owner-only like the others
+SELECT ok(has_table_privilege('pg_read_all_stats', 'syncular.' || v, 'SELECT'), 'pg_read_all_stats can SELECT syncular.' || v)
+  FROM unnest(ARRAY['stats', 'stats_tables']) v;
+SELECT ok(has_function_privilege('pg_read_all_stats', f, 'EXECUTE'), 'pg_read_all_stats can EXECUTE ' || f)
+  FROM unnest(ARRAY['syncular._stats()', 'syncular._stats_tables()']) f;
+SELECT ok(NOT has_function_privilege('pg_read_all_stats', 'syncular.stats_reset()', 'EXECUTE'),
+          'pg_read_all_stats cannot EXECUTE syncular.stats_reset()');
+SELECT ok(NOT has_table_privilege('pg_read_all_stats', 'syncular.' || v, 'SELECT'), 'pg_read_all_stats cannot SELECT syncular.' || v)
+  FROM unnest(ARRAY['partition_lag', 'client_lag']) v;
 
 -- every catalog table and view says what it holds (\dt+ / \dv+ syncular.*)
 SELECT is_empty(
