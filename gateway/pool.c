@@ -40,6 +40,7 @@ typedef struct PgConn
 	struct lws *wsi;
 	bool        flushing;       /* query bytes still to send */
 	bool        in_writeable;   /* inside the wsi's writable callback */
+	bool        conn_writing;   /* PQconnectPoll waits for writable */
 	GwJob      *job;
 	PGresult   *res;
 	int         backoff_ms;
@@ -185,7 +186,7 @@ kick_cb(lws_sorted_usec_list_t *sul)
 			pc_connecting(pc);
 		return;
 	}
-	if (pc->st == PC_CONNECTING || pc->flushing)
+	if ((pc->st == PC_CONNECTING && pc->conn_writing) || pc->flushing)
 		lws_callback_on_writable(pc->wsi);
 }
 
@@ -273,6 +274,7 @@ pc_connect(PgConn *pc)
 		return;
 	}
 	pc->st = PC_CONNECTING;
+	pc->conn_writing = true;
 	if (!pc_attach(pc))
 	{
 		pc_fail(pc, "cannot watch the database socket");
@@ -395,7 +397,10 @@ pc_ready(PgConn *pc)
 static void
 pc_connecting(PgConn *pc)
 {
-	switch (PQconnectPoll(pc->conn))
+	PostgresPollingStatusType r = PQconnectPoll(pc->conn);
+
+	pc->conn_writing = (r == PGRES_POLLING_WRITING);
+	switch (r)
 	{
 		case PGRES_POLLING_FAILED:
 			pc_fail(pc, NULL);

@@ -69,8 +69,9 @@ def relay_to_cluster():
 
 
 def t_pool_connects_over_tcp():
-    """readyz becomes ready with --db naming 127.0.0.1, and "localhost" (::1 first, refused: the
-    relay listens on 127.0.0.1 only); rounds, a large one included, run on that pool."""
+    """readyz becomes ready with --db naming 127.0.0.1, and "localhost" (as in CI; where it also
+    resolves to ::1, that address is refused first: the relay listens on 127.0.0.1 only); rounds,
+    a large one included, run on that pool."""
     relay = relay_to_cluster()
     user = " user=" + os.environ["PGUSER"] if os.environ.get("PGUSER") else ""
     try:
