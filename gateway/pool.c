@@ -3,9 +3,17 @@
  * libwebsockets event loop (no thread per connection or request).
  *
  * Each connection's socket is dup()ed and adopted into lws as a raw file descriptor; lws polls
- * it and calls gw_pool_callback on readable/writable.  The dup keeps libpq the sole owner of its
- * own socket: lws closes only the copy.  Connection establishment is asynchronous too
- * (PQconnectStart / PQconnectPoll, re-adopting when libpq switches sockets).
+ * it and calls gw_pool_callback on readable/writable.  The raw-file role only polls: unlike the
+ * raw-socket role it never reads, so every byte stays for libpq.  The dup keeps libpq the sole
+ * owner of its own socket: lws closes only the copy.  Connection establishment is asynchronous
+ * too (PQconnectStart / PQconnectPoll, re-adopting when libpq switches sockets, which it does
+ * when one address of the host fails and it tries the next).
+ *
+ * lws 4.1's raw-file role turns POLLOUT off *after* the writable callback returns, so a request
+ * for another writable callback made inside it (PQconnectPoll answering "writing" again, as it
+ * does on a TCP connection that just completed, or a PQflush that could not send everything)
+ * would be lost and the connection would stall until some unrelated event.  Such a request is
+ * therefore re-armed from a zero-delay timer, after the callback has returned (pc_want_write).
  *
  * conns[0 .. pool-1] serve rounds, one job at a time each; conns[pool] holds LISTEN for the
  * commit wake-ups (SPEC §8.2) and presence (§8.6) and never runs rounds, so a notification is
@@ -18,6 +26,7 @@
 #include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef enum { PC_DOWN, PC_CONNECTING, PC_READY, PC_BUSY } PcState;
@@ -29,12 +38,14 @@ typedef struct PgConn
 	PcState     st;
 	PGconn     *conn;
 	struct lws *wsi;
-	int         sock;           /* libpq's socket the wsi watches (via a dup) */
 	bool        flushing;       /* query bytes still to send */
+	bool        in_writeable;   /* inside the wsi's writable callback */
+	bool        conn_writing;   /* PQconnectPoll waits for writable */
 	GwJob      *job;
 	PGresult   *res;
 	int         backoff_ms;
 	lws_sorted_usec_list_t retry;
+	lws_sorted_usec_list_t kick; /* deferred POLLOUT request or PQconnectPoll */
 } PgConn;
 
 static PgConn *conns;
@@ -47,6 +58,7 @@ static GwNotifyFn notify_fn;
 static bool    shutting_down;
 
 static void pc_connect(PgConn *pc);
+static void pc_connecting(PgConn *pc);
 void presence_request_sync(void);
 static void pc_dispatch(void);
 
@@ -113,7 +125,22 @@ pc_detach(PgConn *pc)
 		lws_set_timeout(pc->wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC);
 		pc->wsi = NULL;
 	}
-	pc->sock = -1;
+}
+
+/*
+ * Whether the wsi watches libpq's current socket.  Comparing descriptor numbers is not enough:
+ * libpq closes a socket whose address failed and may get the same number for the next one, while
+ * the wsi still polls the dup of the dead one.  A dup shares its socket's inode, a new socket
+ * does not.
+ */
+static bool
+pc_watching(PgConn *pc, int fd)
+{
+	struct stat a, b;
+
+	if (!pc->wsi || fstat(fd, &a) != 0 || fstat(lws_get_socket_fd(pc->wsi), &b) != 0)
+		return false;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 static bool
@@ -124,7 +151,7 @@ pc_attach(PgConn *pc)
 
 	if (fd < 0)
 		return false;
-	if (pc->wsi && pc->sock == fd)
+	if (pc_watching(pc, fd))
 		return true;
 	pc_detach(pc);
 	memset(&ad, 0, sizeof(ad));
@@ -141,8 +168,36 @@ pc_attach(PgConn *pc)
 		close(ad.fd.filefd);
 		return false;
 	}
-	pc->sock = fd;
 	return true;
+}
+
+static void
+kick_cb(lws_sorted_usec_list_t *sul)
+{
+	PgConn *pc = lws_container_of(sul, PgConn, kick);
+
+	if (!pc->conn || shutting_down)
+		return;
+	if (!pc->wsi)
+	{
+		/* lws dropped the watch of a socket that failed while connecting: PQconnectPoll reads
+		 * why, and tries the host's next address or gives up */
+		if (pc->st == PC_CONNECTING)
+			pc_connecting(pc);
+		return;
+	}
+	if ((pc->st == PC_CONNECTING && pc->conn_writing) || pc->flushing)
+		lws_callback_on_writable(pc->wsi);
+}
+
+/* ask for a writable callback; from inside one, only after it returns (see the top comment) */
+static void
+pc_want_write(PgConn *pc)
+{
+	if (pc->in_writeable)
+		lws_sul_schedule(ctx, 0, &pc->kick, kick_cb, 0);
+	else
+		lws_callback_on_writable(pc->wsi);
 }
 
 /* ---- failure and reconnect ---- */
@@ -187,6 +242,7 @@ pc_fail(PgConn *pc, const char *why)
 	if (pc->res)
 		PQclear(pc->res);
 	pc->res = NULL;
+	lws_sul_cancel(&pc->kick);
 	pc_detach(pc);
 	if (pc->conn)
 		PQfinish(pc->conn);
@@ -218,12 +274,13 @@ pc_connect(PgConn *pc)
 		return;
 	}
 	pc->st = PC_CONNECTING;
+	pc->conn_writing = true;
 	if (!pc_attach(pc))
 	{
 		pc_fail(pc, "cannot watch the database socket");
 		return;
 	}
-	lws_callback_on_writable(pc->wsi);   /* PQconnectPoll starts as if writable */
+	pc_want_write(pc);   /* PQconnectPoll starts as if writable */
 }
 
 /* ---- query execution ---- */
@@ -238,7 +295,7 @@ pc_flush(PgConn *pc)
 	else if (r == 1)
 	{
 		pc->flushing = true;
-		lws_callback_on_writable(pc->wsi);
+		pc_want_write(pc);
 	}
 	else
 		pc->flushing = false;
@@ -340,7 +397,10 @@ pc_ready(PgConn *pc)
 static void
 pc_connecting(PgConn *pc)
 {
-	switch (PQconnectPoll(pc->conn))
+	PostgresPollingStatusType r = PQconnectPoll(pc->conn);
+
+	pc->conn_writing = (r == PGRES_POLLING_WRITING);
+	switch (r)
 	{
 		case PGRES_POLLING_FAILED:
 			pc_fail(pc, NULL);
@@ -355,7 +415,7 @@ pc_connecting(PgConn *pc)
 			if (!pc_attach(pc))
 				pc_fail(pc, "cannot watch the database socket");
 			else
-				lws_callback_on_writable(pc->wsi);
+				pc_want_write(pc);
 			return;
 		default:                /* reading */
 			if (!pc_attach(pc))
@@ -443,18 +503,22 @@ gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 		case LWS_CALLBACK_RAW_WRITEABLE_FILE:
 			if (!pc)
 				return -1;
+			pc->in_writeable = true;
 			if (pc->st == PC_CONNECTING)
 				pc_connecting(pc);
 			else if (pc->flushing)
 				pc_flush(pc);
+			pc->in_writeable = false;
 			return 0;
 		case LWS_CALLBACK_RAW_CLOSE_FILE:
-			/* lws dropped our watch (e.g. POLLHUP): libpq will see the failure too */
+			/* lws dropped our watch on POLLHUP/POLLERR without calling back first */
 			if (pc && pc->wsi == wsi)
 			{
 				pc->wsi = NULL;
-				pc->sock = -1;
-				pc_fail(pc, "database socket closed");
+				if (pc->st == PC_CONNECTING)
+					lws_sul_schedule(ctx, 0, &pc->kick, kick_cb, 0);
+				else
+					pc_fail(pc, "database socket closed");
 			}
 			return 0;
 		default:
@@ -474,7 +538,6 @@ gw_pool_init(struct lws_context *c, struct lws_vhost *vh)
 	for (int i = 0; i < nconns; i++)
 	{
 		conns[i].idx = i;
-		conns[i].sock = -1;
 		conns[i].listener = (i == gw_cfg.pool);
 		pc_connect(&conns[i]);
 	}
@@ -488,6 +551,7 @@ gw_pool_shutdown(void)
 	for (int i = 0; i < nconns; i++)
 	{
 		lws_sul_cancel(&conns[i].retry);
+		lws_sul_cancel(&conns[i].kick);
 		if (conns[i].conn)
 			pc_fail(&conns[i], NULL);
 	}
