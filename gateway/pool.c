@@ -11,6 +11,11 @@
  * commit wake-ups (SPEC §8.2) and presence (§8.6) and never runs rounds, so a notification is
  * never queued behind a long round.  A connection that dies fails its job (the requester
  * answers sync.internal_error, retryable) and is replaced after a short backoff.
+ *
+ * In front of a syncular_router database the commits happen on the shards, each of which
+ * issues its own NOTIFY syncular_commit: the shard listeners (one per distinct shard database,
+ * list kept by shards.c) LISTEN there, with the --db credentials.  Rounds, fanout calls and
+ * presence still go through --db (the router routes them by partition).
  */
 #include "gateway.h"
 
@@ -26,6 +31,8 @@ typedef struct PgConn
 {
 	int         idx;
 	bool        listener;
+	char       *conninfo;       /* shard listener: the shard's conninfo; NULL = --db */
+	struct PgConn *snext;       /* shard listeners list */
 	PcState     st;
 	PGconn     *conn;
 	struct lws *wsi;
@@ -35,6 +42,8 @@ typedef struct PgConn
 	PGresult   *res;
 	int         backoff_ms;
 	lws_sorted_usec_list_t retry;
+	lws_sorted_usec_list_t wantw;   /* a write interest asked for inside the writable callback */
+	bool        in_writable;
 } PgConn;
 
 static PgConn *conns;
@@ -45,6 +54,7 @@ static GwJob  *qhead, *qtail;
 static int     qlen;
 static GwNotifyFn notify_fn;
 static bool    shutting_down;
+static PgConn *shards;
 
 static void pc_connect(PgConn *pc);
 void presence_request_sync(void);
@@ -145,6 +155,28 @@ pc_attach(PgConn *pc)
 	return true;
 }
 
+/* lws drops POLLOUT interest of a raw file descriptor after its writable callback returns,
+ * so a write interest asked for inside that callback (libpq wants to write again, e.g. the
+ * startup packet after a TCP connect completed, or more of a large query) is asked for again
+ * from a timer once the callback has returned */
+static void
+wantw_cb(lws_sorted_usec_list_t *sul)
+{
+	PgConn *pc = lws_container_of(sul, PgConn, wantw);
+
+	if (pc->wsi)
+		lws_callback_on_writable(pc->wsi);
+}
+
+static void
+pc_want_write(PgConn *pc)
+{
+	if (pc->in_writable)
+		lws_sul_schedule(ctx, 0, &pc->wantw, wantw_cb, 1);
+	else
+		lws_callback_on_writable(pc->wsi);
+}
+
 /* ---- failure and reconnect ---- */
 
 static void
@@ -181,8 +213,13 @@ pc_fail(PgConn *pc, const char *why)
 	GwJob *j = pc->job;
 
 	if (pc->conn && !shutting_down)
-		gw_log("database connection %d%s lost: %s", pc->idx, pc->listener ? " (listen)" : "",
-			   why ? why : PQerrorMessage(pc->conn));
+	{
+		if (pc->conninfo)
+			gw_log("shard listen connection (%s) lost: %s", pc->conninfo, why ? why : PQerrorMessage(pc->conn));
+		else
+			gw_log("database connection %d%s lost: %s", pc->idx, pc->listener ? " (listen)" : "",
+				   why ? why : PQerrorMessage(pc->conn));
+	}
 	pc->job = NULL;
 	if (pc->res)
 		PQclear(pc->res);
@@ -204,6 +241,48 @@ pc_fail(PgConn *pc, const char *why)
 	pc_dispatch();
 }
 
+/* a shard's conninfo over the --db one: the shard names host, port and dbname, --db the
+ * credentials and other settings (the router lists shards without user or password) */
+static PGconn *
+connect_shard(const char *shard)
+{
+	PQconninfoOption *base = PQconninfoParse(gw_cfg.db, NULL);
+	PQconninfoOption *over = PQconninfoParse(shard, NULL);
+	const char *keys[64], *vals[64];
+	int n = 0;
+	PGconn *c = NULL;
+
+	if (base && over)
+	{
+		for (PQconninfoOption *o = over; o->keyword && n < 62; o++)
+		{
+			const char *v = o->val;
+			bool addr = strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0 ||
+				strcmp(o->keyword, "port") == 0 || strcmp(o->keyword, "dbname") == 0 ||
+				strcmp(o->keyword, "service") == 0;
+
+			if (!v && !addr)
+				for (PQconninfoOption *b = base; b->keyword; b++)
+					if (strcmp(b->keyword, o->keyword) == 0)
+						v = b->val;
+			if (!v && strcmp(o->keyword, "application_name") == 0)
+				v = "syncular-gateway";
+			if (v)
+			{
+				keys[n] = o->keyword;
+				vals[n++] = v;
+			}
+		}
+		keys[n] = vals[n] = NULL;
+		c = PQconnectStartParams(keys, vals, 0);
+	}
+	if (base)
+		PQconninfoFree(base);
+	if (over)
+		PQconninfoFree(over);
+	return c;
+}
+
 static void
 pc_connect(PgConn *pc)
 {
@@ -211,10 +290,10 @@ pc_connect(PgConn *pc)
 	static const char *const keys[] = {"application_name", "dbname", NULL};
 	const char *vals[] = {"syncular-gateway", gw_cfg.db, NULL};
 
-	pc->conn = PQconnectStartParams(keys, vals, 1);
+	pc->conn = pc->conninfo ? connect_shard(pc->conninfo) : PQconnectStartParams(keys, vals, 1);
 	if (!pc->conn || PQstatus(pc->conn) == CONNECTION_BAD)
 	{
-		pc_fail(pc, pc->conn ? PQerrorMessage(pc->conn) : "out of memory");
+		pc_fail(pc, pc->conn ? PQerrorMessage(pc->conn) : "out of memory or a bad shard connection string");
 		return;
 	}
 	pc->st = PC_CONNECTING;
@@ -223,7 +302,7 @@ pc_connect(PgConn *pc)
 		pc_fail(pc, "cannot watch the database socket");
 		return;
 	}
-	lws_callback_on_writable(pc->wsi);   /* PQconnectPoll starts as if writable */
+	pc_want_write(pc);                   /* PQconnectPoll starts as if writable */
 }
 
 /* ---- query execution ---- */
@@ -238,7 +317,7 @@ pc_flush(PgConn *pc)
 	else if (r == 1)
 	{
 		pc->flushing = true;
-		lws_callback_on_writable(pc->wsi);
+		pc_want_write(pc);
 	}
 	else
 		pc->flushing = false;
@@ -323,15 +402,20 @@ pc_ready(PgConn *pc)
 	}
 	if (pc->listener)
 	{
-		/* LISTEN as a plain query; its result is consumed like any other */
-		if (!PQsendQuery(pc->conn, "LISTEN syncular_commit; LISTEN syncular_presence"))
+		/* LISTEN as a plain query; its result is consumed like any other.  A shard listener
+		 * takes commits only: presence travels through --db, shared by every gateway. */
+		if (!PQsendQuery(pc->conn, pc->conninfo ? "LISTEN syncular_commit"
+						 : "LISTEN syncular_commit; LISTEN syncular_presence"))
 		{
 			pc_fail(pc, NULL);
 			return;
 		}
 		pc->st = PC_BUSY;
 		pc_flush(pc);
-		presence_request_sync();
+		if (pc->conninfo)
+			gw_log("listening for commits on shard %s", pc->conninfo);
+		else
+			presence_request_sync();
 		return;
 	}
 	pc_dispatch();
@@ -355,7 +439,7 @@ pc_connecting(PgConn *pc)
 			if (!pc_attach(pc))
 				pc_fail(pc, "cannot watch the database socket");
 			else
-				lws_callback_on_writable(pc->wsi);
+				pc_want_write(pc);
 			return;
 		default:                /* reading */
 			if (!pc_attach(pc))
@@ -443,10 +527,13 @@ gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 		case LWS_CALLBACK_RAW_WRITEABLE_FILE:
 			if (!pc)
 				return -1;
+			pc->in_writable = true;
 			if (pc->st == PC_CONNECTING)
 				pc_connecting(pc);
 			else if (pc->flushing)
 				pc_flush(pc);
+			/* pc may have failed and reconnected meanwhile: still the same struct */
+			pc->in_writable = false;
 			return 0;
 		case LWS_CALLBACK_RAW_CLOSE_FILE:
 			/* lws dropped our watch (e.g. POLLHUP): libpq will see the failure too */
@@ -485,9 +572,11 @@ void
 gw_pool_shutdown(void)
 {
 	shutting_down = true;
+	gw_pool_set_shards(NULL, 0);
 	for (int i = 0; i < nconns; i++)
 	{
 		lws_sul_cancel(&conns[i].retry);
+		lws_sul_cancel(&conns[i].wantw);
 		if (conns[i].conn)
 			pc_fail(&conns[i], NULL);
 	}
@@ -538,4 +627,76 @@ gw_pool_notify(const char *channel, const char *payload)
 	gw_job_param(j, channel, (int) strlen(channel), 0, true);
 	gw_job_param(j, payload, (int) strlen(payload), 0, true);
 	return gw_pool_submit(j);
+}
+
+/* ---- shard listeners (router mode) ---- */
+
+static void
+shard_close(PgConn *pc)
+{
+	lws_sul_cancel(&pc->retry);
+	lws_sul_cancel(&pc->wantw);
+	if (pc->res)
+		PQclear(pc->res);
+	pc_detach(pc);
+	if (pc->conn)
+		PQfinish(pc->conn);
+	free(pc->conninfo);
+	free(pc);
+}
+
+void
+gw_pool_set_shards(char **conninfos, int n)
+{
+	PgConn **pp = &shards;
+
+	/* close the listeners of shards no longer listed */
+	while (*pp)
+	{
+		PgConn *pc = *pp;
+		bool keep = false;
+
+		for (int i = 0; i < n && !keep; i++)
+			keep = strcmp(conninfos[i], pc->conninfo) == 0;
+		if (keep)
+		{
+			pp = &pc->snext;
+			continue;
+		}
+		*pp = pc->snext;
+		gw_log("no longer listening on shard %s", pc->conninfo);
+		shard_close(pc);
+	}
+	/* open one for each new one */
+	for (int i = 0; i < n && !shutting_down; i++)
+	{
+		PgConn *pc;
+		bool have = false;
+
+		for (pc = shards; pc && !have; pc = pc->snext)
+			have = strcmp(conninfos[i], pc->conninfo) == 0;
+		if (have || !(pc = calloc(1, sizeof(PgConn))))
+			continue;
+		if (!(pc->conninfo = strdup(conninfos[i])))
+		{
+			free(pc);
+			continue;
+		}
+		pc->idx = -1;
+		pc->sock = -1;
+		pc->listener = true;
+		pc->snext = shards;
+		shards = pc;
+		pc_connect(pc);
+	}
+}
+
+int
+gw_pool_shards_live(void)
+{
+	int n = 0;
+
+	for (PgConn *pc = shards; pc; pc = pc->snext)
+		n += (pc->st == PC_READY || pc->st == PC_BUSY);
+	return n;
 }
