@@ -101,6 +101,8 @@ for k in 0 1 2 3; do
 done
 sql "$port_a" postgres -c "CREATE DATABASE syncular_router"
 docblock router | sql "$port_a" syncular_router
+sql "$port_a" postgres -c "CREATE ROLE sync_gateway LOGIN"
+docblock gateway-grants | sql "$port_a" syncular_router
 check "router: four logical shards" "$(sql "$port_a" syncular_router -c 'SELECT syncular.shard_count()')" 4
 r=$(sql "$port_a" syncular_router <<'SQL'
 SELECT count(*) FILTER (WHERE p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
