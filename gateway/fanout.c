@@ -281,6 +281,15 @@ fanout_on_notify(const char *channel, const char *payload)
 	char *end;
 	long long seq;
 
+	if (payload == NULL)
+	{
+		/* a listen connection came back: whatever was committed meanwhile is unknown here */
+		for (WsPart *p = parts; p; p = p->next)
+			for (Sock *s = p->socks; s; s = s->pnext)
+				if (s->st == WS_OPEN && s->registration_text)
+					ws_send_wake(s, p->seen_seq > s->cursor ? p->seen_seq : s->cursor, "catchup-required");
+		return;
+	}
 	if (strcmp(channel, "syncular_presence") == 0)
 	{
 		presence_on_notify(payload);

@@ -99,7 +99,9 @@ void   gw_pool_shutdown(void);
 int    gw_pool_live(void);          /* connections in the ready state */
 int    gw_pool_busy(void);          /* jobs queued or running */
 int    gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
-/* the LISTEN connection: called with channel and payload of each notification */
+/* the LISTEN connection: called with channel and payload of each notification, and with
+ * ("syncular_commit", NULL) when a listen connection is back after a loss (commits of the gap
+ * were not notified) */
 typedef void (*GwNotifyFn) (const char *channel, const char *payload);
 void   gw_pool_set_notify(GwNotifyFn fn);
 /* send NOTIFY through the listen connection (presence); false when it is down */

@@ -44,6 +44,7 @@ typedef struct PgConn
 	lws_sorted_usec_list_t retry;
 	lws_sorted_usec_list_t wantw;   /* a write interest asked for inside the writable callback */
 	bool        in_writable;
+	bool        listened;       /* a LISTEN of this connection succeeded before */
 } PgConn;
 
 static PgConn *conns;
@@ -491,6 +492,14 @@ pc_readable(PgConn *pc)
 				job_finish(j, pc->res, NULL);
 			else if (pc->listener && pc->res && PQresultStatus(pc->res) != PGRES_COMMAND_OK)
 				gw_log("LISTEN failed: %s", PQresultErrorMessage(pc->res));
+			else if (pc->listener)
+			{
+				/* listening again after a lost connection: commits of the gap were not
+				 * notified here, so every socket is told to catch up (SPEC §8.3) */
+				if (pc->listened && notify_fn)
+					notify_fn("syncular_commit", NULL);
+				pc->listened = true;
+			}
 			if (pc->res)
 				PQclear(pc->res);
 			pc->res = NULL;
