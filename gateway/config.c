@@ -67,6 +67,9 @@ static const Opt opts[] = {
 	 "bytes: largest presence metadata of one publish (SPEC 8.6)"},
 	{"drain", "SYNCULAR_GATEWAY_DRAIN", T_INT, &gw_cfg.drain_s, "10",
 	 "seconds SIGTERM waits for in-flight rounds before exiting"},
+	{"shard-refresh", "SYNCULAR_GATEWAY_SHARD_REFRESH", T_INT, &gw_cfg.shard_refresh_s, "30",
+	 "seconds between re-reads of the shard list when --db is a syncular_router database (one LISTEN "
+	 "connection per shard)"},
 	{"verbose", "SYNCULAR_GATEWAY_VERBOSE", T_FLAG, &gw_cfg.verbose, "0",
 	 "log every request and database event to stderr"},
 };
@@ -169,7 +172,8 @@ check(void)
 		return 2;
 	}
 	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.ws_max_unacked < 1 ||
-		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s)
+		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s || gw_cfg.shard_refresh_s < 1 ||
+		gw_cfg.shard_refresh_s > 86400)
 	{
 		fprintf(stderr, "syncular-gateway: limits out of range (see --help)\n");
 		return 2;

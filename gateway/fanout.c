@@ -130,24 +130,36 @@ be64(const char *p)
 	return (int64_t) be64toh(v);
 }
 
+/*
+ * The socket of a result row.  Rows come back in input order, which is the order of p->socks
+ * when the call was made; since then sockets may have joined (at the head) or left, but the
+ * others kept their order.  So the search resumes after the previous row's socket (*from):
+ * linear over the whole answer instead of per row; a socket that left costs one scan.
+ */
 static Sock *
-find_sock(WsPart *p, uint64_t id)
+find_sock(WsPart *p, uint64_t id, Sock **from)
 {
-	for (Sock *s = p->socks; s; s = s->pnext)
+	for (Sock *s = *from ? *from : p->socks; s; s = s->pnext)
+		if (s->id == id)
+		{
+			*from = s->pnext;
+			return s;
+		}
+	for (Sock *s = p->socks; s; s = s->pnext)	/* out of order: a full scan */
 		if (s->id == id)
 			return s;
 	return NULL;
 }
 
 static void
-apply_row(WsPart *p, PGresult *res, int row, int64_t latest)
+apply_row(WsPart *p, PGresult *res, int row, int64_t latest, Sock **from)
 {
 	Sock *s;
 	const char *action;
 
 	if (PQgetisnull(res, row, 0) || PQgetlength(res, row, 0) != 8)
 		return;
-	if (!(s = find_sock(p, (uint64_t) be64(PQgetvalue(res, row, 0)))) || s->st != WS_OPEN)
+	if (!(s = find_sock(p, (uint64_t) be64(PQgetvalue(res, row, 0)), from)) || s->st != WS_OPEN)
 		return;                 /* closed meanwhile */
 	action = PQgetvalue(res, row, 1);
 	if (gw_cfg.verbose)
@@ -195,8 +207,12 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
 		gw_log("realtime_fanout on a partition failed: %s", res ? PQresultErrorMessage(res) : err ? err : "?");
 	else
+	{
+		Sock *from = NULL;
+
 		for (int i = 0; i < PQntuples(res); i++)
-			apply_row(p, res, i, seq);
+			apply_row(p, res, i, seq, &from);
+	}
 	if (p->pending_seq > 0)
 	{
 		int64_t next = p->pending_seq;
@@ -265,6 +281,15 @@ fanout_on_notify(const char *channel, const char *payload)
 	char *end;
 	long long seq;
 
+	if (payload == NULL)
+	{
+		/* a listen connection came back: whatever was committed meanwhile is unknown here */
+		for (WsPart *p = parts; p; p = p->next)
+			for (Sock *s = p->socks; s; s = s->pnext)
+				if (s->st == WS_OPEN && s->registration_text)
+					ws_send_wake(s, p->seen_seq > s->cursor ? p->seen_seq : s->cursor, "catchup-required");
+		return;
+	}
 	if (strcmp(channel, "syncular_presence") == 0)
 	{
 		presence_on_notify(payload);

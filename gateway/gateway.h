@@ -49,6 +49,8 @@ typedef struct GwConfig
 	int         idle_timeout_s;
 	size_t      presence_max;     /* bytes of one presence payload */
 	int         drain_s;          /* SIGTERM: seconds to let rounds finish */
+	int         shard_refresh_s;  /* router: seconds between shard list reads */
+	bool        router;           /* --db holds syncular_router (found at startup) */
 	int         verbose;
 } GwConfig;
 
@@ -97,11 +99,21 @@ void   gw_pool_shutdown(void);
 int    gw_pool_live(void);          /* connections in the ready state */
 int    gw_pool_busy(void);          /* jobs queued or running */
 int    gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
-/* the LISTEN connection: called with channel and payload of each notification */
+/* the LISTEN connection: called with channel and payload of each notification, and with
+ * ("syncular_commit", NULL) when a listen connection is back after a loss (commits of the gap
+ * were not notified) */
 typedef void (*GwNotifyFn) (const char *channel, const char *payload);
 void   gw_pool_set_notify(GwNotifyFn fn);
 /* send NOTIFY through the listen connection (presence); false when it is down */
 bool   gw_pool_notify(const char *channel, const char *payload);
+/* router: LISTEN syncular_commit on exactly these shard databases (libpq conninfos, merged
+ * with the --db credentials); connections to shards no longer named are closed */
+void   gw_pool_set_shards(char **conninfos, int n);
+int    gw_pool_shards_live(void);   /* shard LISTEN connections up */
+
+/* ---------------- shards.c ---------------- */
+void   gw_shards_init(struct lws_context *ctx);
+void   gw_shards_shutdown(void);
 
 /* ---------------- auth.c ---------------- */
 typedef struct GwIdentity

@@ -104,18 +104,23 @@ startup_checks(void)
 				PQerrorMessage(c));
 		goto out;
 	}
-	r = PQexec(c, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'syncular'");
+	/* a syncular_router database (docs/scaling.md) serves the same functions, routed to shards */
+	r = PQexec(c, "SELECT extname, extversion FROM pg_catalog.pg_extension "
+			   "WHERE extname IN ('syncular', 'syncular_router') ORDER BY extname");
 	if (PQresultStatus(r) != PGRES_TUPLES_OK)
 		fprintf(stderr, "syncular-gateway: cannot read pg_extension: %s", PQresultErrorMessage(r));
 	else if (PQntuples(r) == 0)
 		fprintf(stderr, "syncular-gateway: the syncular extension is not installed in database \"%s\" "
 				"(run CREATE EXTENSION syncular)\n", PQdb(c));
-	else if (strcmp(PQgetvalue(r, 0, 0), GW_EXTVERSION) != 0)
-		fprintf(stderr, "syncular-gateway: database \"%s\" has syncular %s but this gateway was built for %s "
-				"(ALTER EXTENSION syncular UPDATE, or use the matching gateway)\n",
-				PQdb(c), PQgetvalue(r, 0, 0), GW_EXTVERSION);
+	else if (strcmp(PQgetvalue(r, 0, 1), GW_EXTVERSION) != 0)
+		fprintf(stderr, "syncular-gateway: database \"%s\" has %s %s but this gateway was built for %s "
+				"(ALTER EXTENSION %s UPDATE, or use the matching gateway)\n",
+				PQdb(c), PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1), GW_EXTVERSION, PQgetvalue(r, 0, 0));
 	else
+	{
+		gw_cfg.router = strcmp(PQgetvalue(r, 0, 0), "syncular_router") == 0;
 		rc = 0;
+	}
 	PQclear(r);
 out:
 	PQfinish(c);
@@ -170,11 +175,14 @@ main(int argc, char **argv)
 		return 1;
 	}
 	gw_ws_init(gw_ctx);
+	gw_shards_init(gw_ctx);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	gw_log("listening on http://%s:%d%s (pool %d, auth %s, syncular %s)", gw_cfg.listen_host,
 		   gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool, gw_auth_is_jwt() ? "jwt" : "sql", GW_EXTVERSION);
+	if (gw_cfg.router)
+		gw_log("database is a syncular_router: realtime LISTENs on every shard");
 
 	for (;;)
 	{
@@ -193,6 +201,7 @@ main(int argc, char **argv)
 	}
 	gw_log("stopped (%d request(s) still in flight)", gw_http_inflight());
 	lws_sul_cancel(&drain_tick);
+	gw_shards_shutdown();
 	gw_pool_shutdown();
 	lws_context_destroy(gw_ctx);
 	return 0;

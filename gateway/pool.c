@@ -19,6 +19,11 @@
  * commit wake-ups (SPEC §8.2) and presence (§8.6) and never runs rounds, so a notification is
  * never queued behind a long round.  A connection that dies fails its job (the requester
  * answers sync.internal_error, retryable) and is replaced after a short backoff.
+ *
+ * In front of a syncular_router database the commits happen on the shards, each of which
+ * issues its own NOTIFY syncular_commit: the shard listeners (one per distinct shard database,
+ * list kept by shards.c) LISTEN there, with the --db credentials.  Rounds, fanout calls and
+ * presence still go through --db (the router routes them by partition).
  */
 #include "gateway.h"
 
@@ -35,6 +40,8 @@ typedef struct PgConn
 {
 	int         idx;
 	bool        listener;
+	char       *conninfo;       /* shard listener: the shard's conninfo; NULL = --db */
+	struct PgConn *snext;       /* shard listeners list */
 	PcState     st;
 	PGconn     *conn;
 	struct lws *wsi;
@@ -46,6 +53,7 @@ typedef struct PgConn
 	int         backoff_ms;
 	lws_sorted_usec_list_t retry;
 	lws_sorted_usec_list_t kick; /* deferred POLLOUT request or PQconnectPoll */
+	bool        listened;       /* a LISTEN of this connection succeeded before */
 } PgConn;
 
 static PgConn *conns;
@@ -56,6 +64,7 @@ static GwJob  *qhead, *qtail;
 static int     qlen;
 static GwNotifyFn notify_fn;
 static bool    shutting_down;
+static PgConn *shards;
 
 static void pc_connect(PgConn *pc);
 static void pc_connecting(PgConn *pc);
@@ -236,8 +245,13 @@ pc_fail(PgConn *pc, const char *why)
 	GwJob *j = pc->job;
 
 	if (pc->conn && !shutting_down)
-		gw_log("database connection %d%s lost: %s", pc->idx, pc->listener ? " (listen)" : "",
-			   why ? why : PQerrorMessage(pc->conn));
+	{
+		if (pc->conninfo)
+			gw_log("shard listen connection (%s) lost: %s", pc->conninfo, why ? why : PQerrorMessage(pc->conn));
+		else
+			gw_log("database connection %d%s lost: %s", pc->idx, pc->listener ? " (listen)" : "",
+				   why ? why : PQerrorMessage(pc->conn));
+	}
 	pc->job = NULL;
 	if (pc->res)
 		PQclear(pc->res);
@@ -260,6 +274,48 @@ pc_fail(PgConn *pc, const char *why)
 	pc_dispatch();
 }
 
+/* a shard's conninfo over the --db one: the shard names host, port and dbname, --db the
+ * credentials and other settings (the router lists shards without user or password) */
+static PGconn *
+connect_shard(const char *shard)
+{
+	PQconninfoOption *base = PQconninfoParse(gw_cfg.db, NULL);
+	PQconninfoOption *over = PQconninfoParse(shard, NULL);
+	const char *keys[64], *vals[64];
+	int n = 0;
+	PGconn *c = NULL;
+
+	if (base && over)
+	{
+		for (PQconninfoOption *o = over; o->keyword && n < 62; o++)
+		{
+			const char *v = o->val;
+			bool addr = strcmp(o->keyword, "host") == 0 || strcmp(o->keyword, "hostaddr") == 0 ||
+				strcmp(o->keyword, "port") == 0 || strcmp(o->keyword, "dbname") == 0 ||
+				strcmp(o->keyword, "service") == 0;
+
+			if (!v && !addr)
+				for (PQconninfoOption *b = base; b->keyword; b++)
+					if (strcmp(b->keyword, o->keyword) == 0)
+						v = b->val;
+			if (!v && strcmp(o->keyword, "application_name") == 0)
+				v = "syncular-gateway";
+			if (v)
+			{
+				keys[n] = o->keyword;
+				vals[n++] = v;
+			}
+		}
+		keys[n] = vals[n] = NULL;
+		c = PQconnectStartParams(keys, vals, 0);
+	}
+	if (base)
+		PQconninfoFree(base);
+	if (over)
+		PQconninfoFree(over);
+	return c;
+}
+
 static void
 pc_connect(PgConn *pc)
 {
@@ -267,10 +323,10 @@ pc_connect(PgConn *pc)
 	static const char *const keys[] = {"application_name", "dbname", NULL};
 	const char *vals[] = {"syncular-gateway", gw_cfg.db, NULL};
 
-	pc->conn = PQconnectStartParams(keys, vals, 1);
+	pc->conn = pc->conninfo ? connect_shard(pc->conninfo) : PQconnectStartParams(keys, vals, 1);
 	if (!pc->conn || PQstatus(pc->conn) == CONNECTION_BAD)
 	{
-		pc_fail(pc, pc->conn ? PQerrorMessage(pc->conn) : "out of memory");
+		pc_fail(pc, pc->conn ? PQerrorMessage(pc->conn) : "out of memory or a bad shard connection string");
 		return;
 	}
 	pc->st = PC_CONNECTING;
@@ -380,15 +436,20 @@ pc_ready(PgConn *pc)
 	}
 	if (pc->listener)
 	{
-		/* LISTEN as a plain query; its result is consumed like any other */
-		if (!PQsendQuery(pc->conn, "LISTEN syncular_commit; LISTEN syncular_presence"))
+		/* LISTEN as a plain query; its result is consumed like any other.  A shard listener
+		 * takes commits only: presence travels through --db, shared by every gateway. */
+		if (!PQsendQuery(pc->conn, pc->conninfo ? "LISTEN syncular_commit"
+						 : "LISTEN syncular_commit; LISTEN syncular_presence"))
 		{
 			pc_fail(pc, NULL);
 			return;
 		}
 		pc->st = PC_BUSY;
 		pc_flush(pc);
-		presence_request_sync();
+		if (pc->conninfo)
+			gw_log("listening for commits on shard %s", pc->conninfo);
+		else
+			presence_request_sync();
 		return;
 	}
 	pc_dispatch();
@@ -467,6 +528,14 @@ pc_readable(PgConn *pc)
 				job_finish(j, pc->res, NULL);
 			else if (pc->listener && pc->res && PQresultStatus(pc->res) != PGRES_COMMAND_OK)
 				gw_log("LISTEN failed: %s", PQresultErrorMessage(pc->res));
+			else if (pc->listener)
+			{
+				/* listening again after a lost connection: commits of the gap were not
+				 * notified here, so every socket is told to catch up (SPEC §8.3) */
+				if (pc->listened && notify_fn)
+					notify_fn("syncular_commit", NULL);
+				pc->listened = true;
+			}
 			if (pc->res)
 				PQclear(pc->res);
 			pc->res = NULL;
@@ -548,6 +617,7 @@ void
 gw_pool_shutdown(void)
 {
 	shutting_down = true;
+	gw_pool_set_shards(NULL, 0);
 	for (int i = 0; i < nconns; i++)
 	{
 		lws_sul_cancel(&conns[i].retry);
@@ -602,4 +672,75 @@ gw_pool_notify(const char *channel, const char *payload)
 	gw_job_param(j, channel, (int) strlen(channel), 0, true);
 	gw_job_param(j, payload, (int) strlen(payload), 0, true);
 	return gw_pool_submit(j);
+}
+
+/* ---- shard listeners (router mode) ---- */
+
+static void
+shard_close(PgConn *pc)
+{
+	lws_sul_cancel(&pc->retry);
+	lws_sul_cancel(&pc->kick);
+	if (pc->res)
+		PQclear(pc->res);
+	pc_detach(pc);
+	if (pc->conn)
+		PQfinish(pc->conn);
+	free(pc->conninfo);
+	free(pc);
+}
+
+void
+gw_pool_set_shards(char **conninfos, int n)
+{
+	PgConn **pp = &shards;
+
+	/* close the listeners of shards no longer listed */
+	while (*pp)
+	{
+		PgConn *pc = *pp;
+		bool keep = false;
+
+		for (int i = 0; i < n && !keep; i++)
+			keep = strcmp(conninfos[i], pc->conninfo) == 0;
+		if (keep)
+		{
+			pp = &pc->snext;
+			continue;
+		}
+		*pp = pc->snext;
+		gw_log("no longer listening on shard %s", pc->conninfo);
+		shard_close(pc);
+	}
+	/* open one for each new one */
+	for (int i = 0; i < n && !shutting_down; i++)
+	{
+		PgConn *pc;
+		bool have = false;
+
+		for (pc = shards; pc && !have; pc = pc->snext)
+			have = strcmp(conninfos[i], pc->conninfo) == 0;
+		if (have || !(pc = calloc(1, sizeof(PgConn))))
+			continue;
+		if (!(pc->conninfo = strdup(conninfos[i])))
+		{
+			free(pc);
+			continue;
+		}
+		pc->idx = -1;
+		pc->listener = true;
+		pc->snext = shards;
+		shards = pc;
+		pc_connect(pc);
+	}
+}
+
+int
+gw_pool_shards_live(void)
+{
+	int n = 0;
+
+	for (PgConn *pc = shards; pc; pc = pc->snext)
+		n += (pc->st == PC_READY || pc->st == PC_BUSY);
+	return n;
 }

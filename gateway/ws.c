@@ -187,8 +187,11 @@ on_writeable(Sock *s)
 	WsMsg *m = s->qhead;
 
 	/* lws keeps what the kernel did not take and would take more: write only when the previous
-	 * message is gone, so unsent bytes stay in our queue, bounded by --ws-max-buffer */
-	if (lws_partial_buffered(s->wsi) || lws_send_pipe_choked(s->wsi))
+	 * message is gone, so unsent bytes stay in our queue, bounded by --ws-max-buffer (plus the
+	 * unsent rest of at most one message inside lws).  No poll() of the socket here: a fanout
+	 * writes to every socket of a partition at once, and one poll() per write was most of its
+	 * system time; a full kernel buffer shows as a partial write on the next lws_write. */
+	if (lws_partial_buffered(s->wsi))
 	{
 		lws_callback_on_writable(s->wsi);
 		return 0;

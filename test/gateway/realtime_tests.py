@@ -417,6 +417,25 @@ def t_rt_killed_connections_recover():
         g.stop()
 
 
+def t_rt_listen_lost_wakes():
+    """Commits made while the LISTEN connection was down were never notified to this gateway:
+    once it listens again, every socket gets a catchup-required wake-up (SPEC §8.3)."""
+    g = Gateway()
+    try:
+        pull_http(g, "rtLost")
+
+        async def go():
+            async with websockets.connect(url(g, "rtLost")) as ws:
+                await hello(ws)
+                psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE application_name = 'syncular-gateway' AND query ~* '^LISTEN'")
+                ev = await next_msg(ws, "sync", timeout=10)
+                assert ev["data"]["reason"] == "catchup-required", ev
+        arun(go())
+    finally:
+        g.stop()
+
+
 def t_rt_slow_consumer_bounded():
     """A client that never reads (a raw socket with a tiny receive window after the upgrade):
     once the kernel buffers are full, the gateway's queue for it stays within --ws-max-buffer
@@ -519,7 +538,7 @@ def t_rt_sigterm_closes_sockets():
 
 TESTS = [t_rt_hello_delta_ack, t_rt_never_pulled_requires_sync, t_rt_two_gateways, t_rt_flow_control_wakes,
          t_rt_heartbeat, t_rt_socket_rounds, t_rt_bad_input_closes, t_rt_upgrade_refusals, t_rt_presence,
-         t_rt_killed_connections_recover, t_rt_least_privilege_role, t_rt_sigterm_closes_sockets,
+         t_rt_killed_connections_recover, t_rt_listen_lost_wakes, t_rt_least_privilege_role, t_rt_sigterm_closes_sockets,
          t_rt_slow_consumer_bounded]     # last: it leaves 7 MB of rows in list l1
 
 

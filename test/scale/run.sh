@@ -7,7 +7,10 @@
 #      and rows on exactly the shard PL/Proxy maps it to;
 #   2. rounds through the router are byte-identical to rounds on the shard (pull, push replay,
 #      handle_http), requests built with syncular.debug_encode;
-#   3. server B stopped: only the partitions of shards 2 and 3 answer 503 sync.schema_not_ready
+#   3. syncular-gateway with --db on the router: a realtime socket on a partition of every shard
+#      gets the delta of a push through the router (the gateway LISTENs on every shard database),
+#      and still does for the shards on A once B stops;
+#      server B stopped: only the partitions of shards 2 and 3 answer 503 sync.schema_not_ready
 #      {"shardUnavailable": true}; the others keep serving; cluster-wide calls fail as a whole;
 #      B restarted: served again;
 #   4. a hot standby of B (pg_basebackup -R): pull-only rounds answer the primary's bytes at the
@@ -98,6 +101,8 @@ for k in 0 1 2 3; do
 done
 sql "$port_a" postgres -c "CREATE DATABASE syncular_router"
 docblock router | sql "$port_a" syncular_router
+sql "$port_a" postgres -c "CREATE ROLE sync_gateway LOGIN"
+docblock gateway-grants | sql "$port_a" syncular_router
 check "router: four logical shards" "$(sql "$port_a" syncular_router -c 'SELECT syncular.shard_count()')" 4
 r=$(sql "$port_a" syncular_router <<'SQL'
 SELECT count(*) FILTER (WHERE p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
@@ -205,6 +210,27 @@ check "push replay: router and shard answer the same bytes" \
 [ "$(http "$port_a" syncular_router "$req" $P)" = "$(http "${shard_port[$k]}" "syncular_s$k" "$req" $P)" ] \
   || fail "handle_http via the router differs from the shard's"
 ok "handle_http through the router: same status, content type and body as on the shard"
+# the SQL authenticator lives in the router (it answers the partition, so it runs before routing)
+sql "$port_a" syncular_router >/dev/null <<'SQL'
+CREATE FUNCTION public.auth(method text, path text, headers jsonb, query jsonb) RETURNS jsonb
+  LANGUAGE sql STABLE SET search_path = pg_catalog AS $$
+  SELECT CASE WHEN headers ->> 'x-api-key' = 'k1' THEN jsonb_build_object('actorId', 'u1', 'partition', query ->> 'p') END $$;
+SELECT syncular.set_authenticator('public.auth(text,text,jsonb,jsonb)');
+SQL
+authd() { # authd <request hex> <api key>: "status content_type body-hex" of the router's handle_http_authenticated
+  sql "$port_a" syncular_router -v req="$1" -v key="$2" -v p="$P" <<< \
+    "SELECT status || ' ' || content_type || ' ' || encode(body, 'hex') FROM syncular.handle_http_authenticated(decode(:'req', 'hex'), 'POST', '/sync-api/sync', jsonb_build_object('x-api-key', :'key'), jsonb_build_object('p', :'p'))"
+}
+[ "$(authd "$req" k1)" = "$(http "${shard_port[$k]}" "syncular_s$k" "$req" $P)" ] \
+  || fail "handle_http_authenticated via the router differs from the shard's handle_http"
+ok "handle_http_authenticated through the router: the router's authenticator, then the shard's round"
+r=$(authd "$req" wrong)
+check "a refused request through the router: 401 sync.auth_required" \
+  "${r%% *} $(sql "$port_a" syncular_router <<< "SELECT convert_from(decode('${r##* }', 'hex'), 'UTF8')::jsonb ->> 'code'")" \
+  "401 sync.auth_required"
+check "presence_authorize through the router: the shard's answer" \
+  "$(sql "$port_a" syncular_router -v p="$P" <<< "SELECT syncular.presence_authorize(:'p', 'u1', 'cmp', ARRAY['list:l1', 'list:zz'])")" \
+  "$(sql "${shard_port[$k]}" "syncular_s$k" -v p="$P" <<< "SELECT syncular.presence_authorize(:'p', 'u1', 'cmp', ARRAY['list:l1', 'list:zz'])")"
 r=$(sql "$port_a" syncular_router -v req="$req" <<'SQL' 2>&1 || true
 \set VERBOSITY default
 SELECT syncular.handle(decode(:'req', 'hex'), 'tenant-7', '');
@@ -213,9 +239,18 @@ SQL
 echo "$r" | grep -q 'DETAIL:  {"code": "sync.invalid_request"}' || fail "a shard's error through the router: $r"
 ok "a shard's error comes through the router with its message and catalogue DETAIL"
 
-# ------------------------------------------------------------------ 3. server B stopped
+# ------------------------------------------------------------------ 3. the gateway; server B stopped
+# syncular-gateway with --db on the router: a socket on a partition of every shard gets its
+# partition's delta (the gateway LISTENs on each shard database), also after B stops (the python
+# step stops it: STOP_CMD)
+make -s gateway PG_CONFIG="$PG_CONFIG" >/dev/null
+export -f as_pg stop
+export BIN work
+/usr/bin/python3 test/scale/gateway.py gateway/syncular-gateway \
+  "host=$work port=$port_a user=postgres dbname=syncular_router" \
+  "host=$work port=$port_a user=postgres dbname=syncular_s0" "stop b" "$work/gateway.log" \
+  || fail "the gateway in front of the router"
 bare=$(mkreq 0 tenant-0 probe "'[{\"type\": \"PULL_HEADER\", \"limitCommits\": 0, \"limitSnapshotRows\": 0, \"maxSnapshotPages\": 0, \"accept\": 1}]'" none)
-stop b
 r=$(sql "$port_a" syncular_router -v bare="$bare" <<'SQL'
 SELECT string_agg(x, ' ' ORDER BY x) FROM (
   SELECT format('%s:%s:%s', syncular.shard_of('tenant-' || i) >= 2, h.status,
