@@ -116,6 +116,10 @@ extern void sync_raise(const char *code, const char *message, const char *detail
  * (details omitted when NULL). */
 extern char *sync_error_detail_json(const char *code, const char *details_json);
 
+/* sql_api.c: the HTTP JSON error body, and the catalogue entry of a raised error (NULL if none) */
+extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message, const char *details_json);
+extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);
+
 /* ---------------------------------------------------------------- settings (syncular.c) */
 
 extern int	sync_max_operations_per_request;	/* GUC syncular.max_operations_per_request */

@@ -72,6 +72,7 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
+#include "segments.h"
 
 /* Rows per SPI_cursor_fetch: what SPI holds at once is one batch, never a whole page/window. */
 #define PULL_FETCH_ROWS 256
@@ -707,7 +708,7 @@ resume_token_json(const char *table, int64 as_of, const char *row_cursor)
  * the budget stopped it.
  */
 static uint64
-fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
+fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, bool budgeted,
 		  SspSegmentWriter *w, SspBuf *seg, StringInfo cursor, uint64 *scanned_out,
 		  bool *more, bool *full)
 {
@@ -754,14 +755,16 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
 					sync_raise("sync.internal_error", "pull: a stored row has no payload", NULL);
 				payload = DatumGetByteaPP(raw);
 				len = VARSIZE_ANY_EXHDR(payload);
-				if (!budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
+				if (budgeted &&
+					!budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
 				{
 					*full = true;
 					break;
 				}
 				if (!ssp_segment_add_row(w, sv, (const uint8_t *) VARDATA_ANY(payload), len, &err))
 					raise_codec("adding a row to a rows segment", &err);
-				round->data_delivered = true;
+				if (budgeted)
+					round->data_delivered = true;
 				added++;
 				if ((Pointer) payload != DatumGetPointer(raw))
 					pfree(payload);
@@ -781,6 +784,176 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
 	return added;
 }
 
+/*
+ * Where this section's pages go (§5.4, §5.7).  Inline-only (bit 0 alone, or a server that cannot
+ * store segments: a hot standby, a read-only transaction, or a partition whose RFC 0007 checkpoint
+ * is ahead of the running schema when inline is accepted) keeps the budgeted page fill above.
+ * With external rows accepted, a page is filled whole and then sent inline when the client
+ * accepts inline, it is at most syncular.inline_segment_max_bytes and the response budget takes
+ * it; otherwise it is stored (or an unexpired stored publication of the same page is reused) and
+ * sent as a SEGMENT_REF, which puts no row data in the response.
+ */
+typedef struct PageLane
+{
+	bool		inline_ok;		/* accept bit 0 */
+	bool		external;		/* pages may be stored and referenced */
+	SyncSegKey	key;
+	int64		now_ms;
+} PageLane;
+
+static void
+lane_init(PullCtx *pc, int64 pin, PageLane *lane)
+{
+	SyncRound  *round = pc->round;
+
+	memset(lane, 0, sizeof(*lane));
+	lane->inline_ok = (round->accept & SSP_ACCEPT_INLINE_ROWS) != 0;
+	lane->external = (round->accept & SSP_ACCEPT_EXTERNAL_ROWS) != 0;
+	if (!lane->external)
+		return;
+	if (!sync_segments_writable())
+	{
+		if (!lane->inline_ok)
+			sync_raise("sync.schema_not_ready", "server schema is not ready for this request",
+					   "{\"hotStandby\": true}");
+		lane->external = false;
+		return;
+	}
+	if (lane->inline_ok && sync_segments_checkpoint_ahead(round->partition, round->schema->version))
+	{
+		/* a stored page would download as sync.segment_expired (RFC 0007 §9.1) */
+		lane->external = false;
+		return;
+	}
+	lane->now_ms = round->now_ms;
+	lane->key.partition = round->partition;
+	lane->key.log_epoch = round->log_epoch;
+	lane->key.table = pc->table->name;
+	lane->key.schema_version = round->schema->version;
+	lane->key.media_type = SSP_MEDIA_ROWS;
+	lane->key.scope_digest = sync_scope_digest(pc->effective);
+	lane->key.grant_digest = sync_grant_digest(pc->effective);
+	lane->key.as_of = pin;
+	lane->key.page_rows = round->limit_snapshot_rows;
+}
+
+static void
+write_inline(PullCtx *pc, const uint8 *data, size_t len)
+{
+	SspFrame	f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = SSP_FRAME_SEGMENT_INLINE;
+	f.segment_inline.payload.ptr = data;
+	f.segment_inline.payload.len = (uint32) len;
+	write_frame(pc, &f);
+}
+
+static void
+write_ref(PullCtx *pc, const PageLane *lane, const SyncSegPub *pub, const char *row_cursor)
+{
+	SspFrame	f;
+	SspSegmentRef *r = &f.segment_ref;
+
+	memset(&f, 0, sizeof(f));
+	f.type = SSP_FRAME_SEGMENT_REF;
+	r->segment_id = mkstr(pub->segment_id);
+	r->media_type = lane->key.media_type;
+	r->table = mkstr(lane->key.table);
+	r->byte_length = pub->byte_length;
+	r->row_count = pub->row_count;
+	r->as_of_commit_seq = lane->key.as_of;
+	r->scope_digest = mkstr(lane->key.scope_digest);
+	r->has_row_cursor = row_cursor != NULL;
+	if (row_cursor)
+		r->row_cursor = mkstr(row_cursor);
+	r->has_next_row_cursor = pub->next_row_cursor != NULL;
+	if (pub->next_row_cursor)
+		r->next_row_cursor = mkstr(pub->next_row_cursor);
+	write_frame(pc, &f);
+}
+
+/* Inline when the client takes it, it is small enough and the budget takes it (see PageLane). */
+static bool
+page_goes_inline(PullCtx *pc, const PageLane *lane, size_t len)
+{
+	if (!lane->inline_ok)
+		return false;
+	if (len > (size_t) sync_inline_segment_max_bytes)
+		return false;
+	if (!budget_allows(pc->round, len + SEGMENT_SLACK))
+		return false;
+	pc->round->data_delivered = true;
+	return true;
+}
+
+/*
+ * One page on the external lane, starting after `cursor` (page_start: its text, NULL at the
+ * table start).  Returns whether more rows follow; `cursor` is left at the page's last row.
+ */
+static bool
+external_page(PullCtx *pc, PageLane *lane, SPIPlanPtr plan, Datum *args, char *nulls,
+			  const char *page_start, bool first, StringInfo cursor, bool *have_cursor)
+{
+	SyncTable  *t = pc->table;
+	SyncSegPub	pub;
+	SspBuf		seg;
+	SspSegmentWriter w;
+	SspError	err;
+	uint64		added;
+	uint64		scanned;
+	bool		more;
+	bool		full;
+
+	lane->key.row_cursor = page_start;
+	if (sync_segment_find(&lane->key, lane->now_ms, &pub))
+	{
+		/* reuse: the same page of the same pin, scopes and grant (§5.1 build once) */
+		bytea	   *bytes = NULL;
+
+		if (lane->inline_ok && pub.byte_length <= sync_inline_segment_max_bytes)
+			bytes = sync_segment_bytes(pub.segment_id);
+		if (bytes && page_goes_inline(pc, lane, VARSIZE_ANY_EXHDR(bytes)))
+			write_inline(pc, (const uint8 *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes));
+		else
+			write_ref(pc, lane, &pub, page_start);
+		if (pub.next_row_cursor)
+		{
+			resetStringInfo(cursor);
+			appendStringInfoString(cursor, pub.next_row_cursor);
+			*have_cursor = true;
+		}
+		return pub.next_row_cursor != NULL;
+	}
+
+	ssp_buf_init(&seg);
+	if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), pc->round->schema->version,
+						   t->codec_columns, (uint16) t->ncolumns, &err))
+		raise_codec("starting a rows segment", &err);
+	added = fill_page(pc, plan, args, nulls, pc->round->limit_snapshot_rows, false, &w, &seg,
+					  cursor, &scanned, &more, &full);
+	*have_cursor = *have_cursor || scanned > 0;
+	if (!ssp_segment_finish(&w, &err))
+		raise_codec("finishing a rows segment", &err);
+	/* a page is sent when it has rows, and a section's first page always (§4.7) */
+	if (first || added > 0)
+	{
+		if (page_goes_inline(pc, lane, seg.len))
+			write_inline(pc, seg.data, seg.len);
+		else
+		{
+			pub.next_row_cursor = more ? cursor->data : NULL;
+			pub.segment_id = sync_segment_put(&lane->key, seg.data, seg.len, (int64) added,
+											  pub.next_row_cursor, lane->now_ms);
+			pub.byte_length = (int64) seg.len;
+			pub.row_count = (int64) added;
+			write_ref(pc, lane, &pub, page_start);
+		}
+	}
+	ssp_buf_free(&seg);
+	return more;
+}
+
 static void
 pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 {
@@ -795,8 +968,10 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 	Datum		args[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	SPIPlanPtr	plan = get_plan(scan_sql(t), 6, argtypes);
+	PageLane	lane;
 
 	write_sub_start(pc, SSP_SUB_ACTIVE, "", true);
+	lane_init(pc, pin, &lane);
 
 	initStringInfo(&cursor);
 	if (have_cursor)
@@ -812,7 +987,6 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 		SspBuf		seg;
 		SspSegmentWriter w;
 		SspError	err;
-		SspFrame	f;
 		MemoryContext old;
 		bool		more = false;
 		bool		full = round->budget_spent;	/* no room: one empty page (Budget) */
@@ -830,6 +1004,22 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 		}
 
 		old = MemoryContextSwitchTo(pc->work);
+		if (lane.external)
+		{
+			char	   *page_start = have_cursor ? pstrdup(cursor.data) : NULL;
+
+			full = false;		/* a reference carries no row data (Budget) */
+			more = external_page(pc, &lane, plan, args, nulls, page_start, page == 0, &cursor,
+								 &have_cursor);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(pc->work);
+			if (!more)
+			{
+				complete = true;
+				break;
+			}
+			continue;
+		}
 		ssp_buf_init(&seg);
 		if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), round->schema->version,
 							   t->codec_columns, (uint16) t->ncolumns, &err))
@@ -838,7 +1028,7 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 		{
 			uint64		scanned;
 
-			added = fill_page(pc, plan, args, nulls, limit, &w, &seg, &cursor, &scanned,
+			added = fill_page(pc, plan, args, nulls, limit, true, &w, &seg, &cursor, &scanned,
 							  &more, &full);
 			have_cursor = have_cursor || scanned > 0;
 		}
@@ -847,13 +1037,7 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 
 		/* a page is sent when it has rows, and a section's first page always (§4.7) */
 		if (page == 0 || added > 0)
-		{
-			memset(&f, 0, sizeof(f));
-			f.type = SSP_FRAME_SEGMENT_INLINE;
-			f.segment_inline.payload.ptr = seg.data;
-			f.segment_inline.payload.len = (uint32) seg.len;
-			write_frame(pc, &f);
-		}
+			write_inline(pc, seg.data, seg.len);
 		ssp_buf_free(&seg);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(pc->work);

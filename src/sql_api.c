@@ -108,8 +108,8 @@ text_bytea(const char *s)
 }
 
 /* The JSON error body {code, category, retryable, recommendedAction, message, details?}. */
-static char *
-error_body(const SyncErrorInfo *e, const char *message, const char *details_json)
+char *
+sync_http_error_body(const SyncErrorInfo *e, const char *message, const char *details_json)
 {
 	StringInfoData b;
 
@@ -134,8 +134,8 @@ error_body(const SyncErrorInfo *e, const char *message, const char *details_json
  * {"code": "<code>", "details": <json>} and the SQLSTATE is the catalogue's.  Returns the entry
  * (NULL for anything else) and the raw details text.
  */
-static const SyncErrorInfo *
-catalogue_error(const ErrorData *edata, char **details)
+const SyncErrorInfo *
+sync_catalogue_error(const ErrorData *edata, char **details)
 {
 	const char *d = edata->detail;
 	const char *p;
@@ -208,7 +208,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 	{
 		status = 415;
 		ctype = "application/json";
-		body = text_bytea(error_body(sync_error_info("sync.invalid_request"),
+		body = text_bytea(sync_http_error_body(sync_error_info("sync.invalid_request"),
 									 "unsupported content type", NULL));
 	}
 	else
@@ -234,12 +234,12 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
 				ReThrowError(edata);
-			e = catalogue_error(edata, &details);
+			e = sync_catalogue_error(edata, &details);
 			ctype = "application/json";
 			if (e != NULL)
 			{
 				status = e->http_status;
-				body = text_bytea(error_body(e, edata->message, details));
+				body = text_bytea(sync_http_error_body(e, edata->message, details));
 			}
 			else
 			{
@@ -248,7 +248,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 						 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
 						 errcode(edata->sqlerrcode)));
 				status = 500;
-				body = text_bytea(error_body(sync_error_info("sync.internal_error"),
+				body = text_bytea(sync_http_error_body(sync_error_info("sync.internal_error"),
 											 "internal server error", NULL));
 			}
 			FreeErrorData(edata);

@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "rules.h"
+#include "segments.h"
 
 PG_MODULE_MAGIC;
 
@@ -121,6 +122,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
+	sync_segments_define_gucs();
 	MarkGUCPrefixReserved("syncular");
 
 	ssp_set_allocator(codec_malloc, codec_realloc, codec_free);
