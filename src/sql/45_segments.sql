@@ -40,8 +40,8 @@ CREATE UNLOGGED TABLE syncular.sync_segment_publications (
   next_row_cursor  TEXT,
   created_at_ms    BIGINT NOT NULL,
   expires_at_ms    BIGINT NOT NULL,
-  UNIQUE NULLS NOT DISTINCT (partition, log_epoch, tbl, schema_version, media_type, scope_digest,
-                             grant_digest, as_of_commit_seq, row_cursor, page_rows)
+  CONSTRAINT sync_segment_publications_key UNIQUE NULLS NOT DISTINCT (partition, log_epoch, tbl, schema_version, media_type, scope_digest,
+                                                             grant_digest, as_of_commit_seq, row_cursor, page_rows)
 );
 CREATE INDEX sync_segment_publications_segment ON syncular.sync_segment_publications (segment_id);
 CREATE INDEX sync_segment_publications_expiry ON syncular.sync_segment_publications (expires_at_ms);
