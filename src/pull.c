@@ -65,6 +65,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -72,6 +73,7 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
+#include "image.h"
 #include "segments.h"
 
 /* Rows per SPI_cursor_fetch: what SPI holds at once is one batch, never a whole page/window. */
@@ -705,12 +707,13 @@ resume_token_json(const char *table, int64 as_of, const char *row_cursor)
  * Fill one page: rows after `cursor` (keyset), at most `limit`, while the budget allows.  The
  * page's last row read is left in *cursor (rows that are gone or out of scope advance it too).
  * Returns the rows added; *scanned: the rows read; *more: a row past the page exists; *full:
- * the budget stopped it.
+ * the budget stopped it.  Rows go into the rows segment w, or into the sqlite image img when it
+ * is given (then w and seg are unused and the page is never budgeted).
  */
 static uint64
 fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, bool budgeted,
-		  SspSegmentWriter *w, SspBuf *seg, StringInfo cursor, uint64 *scanned_out,
-		  bool *more, bool *full)
+		  SspSegmentWriter *w, SspBuf *seg, SyncImage *img, StringInfo cursor,
+		  uint64 *scanned_out, bool *more, bool *full)
 {
 	SyncRound  *round = pc->round;
 	Portal		portal;
@@ -761,7 +764,9 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, b
 					*full = true;
 					break;
 				}
-				if (!ssp_segment_add_row(w, sv, (const uint8_t *) VARDATA_ANY(payload), len, &err))
+				if (img)
+					sync_image_add_row(img, sv, (const uint8 *) VARDATA_ANY(payload), len);
+				else if (!ssp_segment_add_row(w, sv, (const uint8_t *) VARDATA_ANY(payload), len, &err))
 					raise_codec("adding a row to a rows segment", &err);
 				if (budgeted)
 					round->data_delivered = true;
@@ -801,6 +806,25 @@ typedef struct PageLane
 	int64		now_ms;
 } PageLane;
 
+/* The publication key of this section's pages (or image: no row cursor, page size 0). */
+static void
+lane_key(PullCtx *pc, int64 pin, uint8 media_type, PageLane *lane)
+{
+	SyncRound  *round = pc->round;
+
+	lane->now_ms = round->now_ms;
+	lane->key.partition = round->partition;
+	lane->key.log_epoch = round->log_epoch;
+	lane->key.table = pc->table->name;
+	lane->key.schema_version = round->schema->version;
+	lane->key.media_type = media_type;
+	lane->key.scope_digest = sync_scope_digest(pc->effective);
+	lane->key.grant_digest = sync_grant_digest(pc->effective);
+	lane->key.as_of = pin;
+	lane->key.row_cursor = NULL;
+	lane->key.page_rows = media_type == SSP_MEDIA_ROWS ? round->limit_snapshot_rows : 0;
+}
+
 static void
 lane_init(PullCtx *pc, int64 pin, PageLane *lane)
 {
@@ -825,16 +849,7 @@ lane_init(PullCtx *pc, int64 pin, PageLane *lane)
 		lane->external = false;
 		return;
 	}
-	lane->now_ms = round->now_ms;
-	lane->key.partition = round->partition;
-	lane->key.log_epoch = round->log_epoch;
-	lane->key.table = pc->table->name;
-	lane->key.schema_version = round->schema->version;
-	lane->key.media_type = SSP_MEDIA_ROWS;
-	lane->key.scope_digest = sync_scope_digest(pc->effective);
-	lane->key.grant_digest = sync_grant_digest(pc->effective);
-	lane->key.as_of = pin;
-	lane->key.page_rows = round->limit_snapshot_rows;
+	lane_key(pc, pin, SSP_MEDIA_ROWS, lane);
 }
 
 static void
@@ -931,7 +946,7 @@ external_page(PullCtx *pc, PageLane *lane, SPIPlanPtr plan, Datum *args, char *n
 						   t->codec_columns, (uint16) t->ncolumns, &err))
 		raise_codec("starting a rows segment", &err);
 	added = fill_page(pc, plan, args, nulls, pc->round->limit_snapshot_rows, false, &w, &seg,
-					  cursor, &scanned, &more, &full);
+					  NULL, cursor, &scanned, &more, &full);
 	*have_cursor = *have_cursor || scanned > 0;
 	if (!ssp_segment_finish(&w, &err))
 		raise_codec("finishing a rows segment", &err);
@@ -954,6 +969,78 @@ external_page(PullCtx *pc, PageLane *lane, SPIPlanPtr plan, Datum *args, char *n
 	return more;
 }
 
+/*
+ * The sqlite lane (§5.3): only at the start of a table (a bootstrap resumed mid-table stays on
+ * the rows lane), when the client accepts images (bit 2), the table has no encrypted column, the
+ * store can be written and no RFC 0007 checkpoint of the partition is ahead of the running schema.
+ * An unexpired stored image of the same key is reused (never rebuilt per client, §5.3); otherwise
+ * the whole table is read in this pull's snapshot into a new image, which is kept only when the
+ * snapshot exceeds one rows page (more than limitSnapshotRows rows) — below that the rows lane
+ * serves it inline.  Returns whether the table was delivered as one SEGMENT_REF (no cursors).
+ */
+#define IMAGE_SCAN_ROWS 10000
+
+static bool
+image_lane(PullCtx *pc, int64 pin, SPIPlanPtr plan, Datum *args, char *nulls)
+{
+	SyncRound  *round = pc->round;
+	SyncTable  *t = pc->table;
+	PageLane	lane;
+	SyncSegPub	pub;
+	SyncImage  *img;
+	StringInfoData cursor;
+	bool		more = true;
+	uint8	   *bytes;
+	size_t		len;
+
+	if ((round->accept & SSP_ACCEPT_SQLITE) == 0 || !sync_segments_writable())
+		return false;
+	for (int i = 0; i < t->ncolumns; i++)
+		if (t->columns[i].encrypted)
+			return false;
+	if (sync_segments_checkpoint_ahead(round->partition, round->schema->version))
+		return false;
+	memset(&lane, 0, sizeof(lane));
+	lane_key(pc, pin, SSP_MEDIA_SQLITE, &lane);
+	if (sync_segment_find(&lane.key, lane.now_ms, &pub))
+	{
+		write_ref(pc, &lane, &pub, NULL);
+		return true;
+	}
+
+	img = sync_image_begin(t);
+	initStringInfo(&cursor);
+	args[5] = Int64GetDatum(IMAGE_SCAN_ROWS + 1);
+	for (int64 scanned_total = 0; more; )
+	{
+		uint64		scanned;
+		bool		full;
+
+		args[4] = scanned_total > 0 ? CStringGetTextDatum(cursor.data) : (Datum) 0;
+		nulls[4] = scanned_total > 0 ? ' ' : 'n';
+		fill_page(pc, plan, args, nulls, IMAGE_SCAN_ROWS, false, NULL, NULL, img, &cursor,
+				  &scanned, &more, &full);
+		scanned_total += (int64) scanned;
+		CHECK_FOR_INTERRUPTS();
+	}
+	args[5] = Int64GetDatum((int64) round->limit_snapshot_rows + 1);
+	nulls[4] = 'n';
+	if (sync_image_rows(img) <= round->limit_snapshot_rows)
+	{
+		sync_image_discard(img);
+		return false;
+	}
+	bytes = sync_image_finish(img, round->schema->version, pin, lane.key.scope_digest, &len);
+	pub.row_count = sync_image_rows(img);
+	sync_image_discard(img);
+	pub.next_row_cursor = NULL;
+	pub.segment_id = sync_segment_put(&lane.key, bytes, len, pub.row_count, NULL, lane.now_ms);
+	pub.byte_length = (int64) len;
+	pfree(bytes);
+	write_ref(pc, &lane, &pub, NULL);
+	return true;
+}
+
 static void
 pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 {
@@ -971,16 +1058,23 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 	PageLane	lane;
 
 	write_sub_start(pc, SSP_SUB_ACTIVE, "", true);
-	lane_init(pc, pin, &lane);
-
-	initStringInfo(&cursor);
-	if (have_cursor)
-		appendStringInfoString(&cursor, resume->row_cursor);
 	args[0] = CStringGetTextDatum(round->partition);
 	args[1] = CStringGetTextDatum(t->name);
 	args[2] = CStringGetTextDatum(pc->effective->vars[0]);
 	args[3] = first_var_values(pc->effective);
 	args[5] = Int64GetDatum(limit + 1);
+	if (!have_cursor && image_lane(pc, pin, plan, args, nulls))
+	{
+		result->active = true;
+		result->next_cursor = pin;
+		write_sub_end(pc, pin, NULL);
+		return;
+	}
+	lane_init(pc, pin, &lane);
+
+	initStringInfo(&cursor);
+	if (have_cursor)
+		appendStringInfoString(&cursor, resume->row_cursor);
 
 	for (int page = 0; page < round->max_snapshot_pages; page++)
 	{
@@ -1028,8 +1122,8 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 		{
 			uint64		scanned;
 
-			added = fill_page(pc, plan, args, nulls, limit, true, &w, &seg, &cursor, &scanned,
-							  &more, &full);
+			added = fill_page(pc, plan, args, nulls, limit, true, &w, &seg, NULL, &cursor,
+							  &scanned, &more, &full);
 			have_cursor = have_cursor || scanned > 0;
 		}
 		if (!ssp_segment_finish(&w, &err))

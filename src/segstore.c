@@ -154,6 +154,7 @@ bool
 sync_segments_checkpoint_ahead(const char *partition, int32 schema_version)
 {
 	static SPIPlanPtr plan = NULL;
+	MemoryContext caller = CurrentMemoryContext;
 	Oid			types[2] = {TEXTOID, INT4OID};
 	Datum		v[2];
 	int			rc;
@@ -161,6 +162,7 @@ sync_segments_checkpoint_ahead(const char *partition, int32 schema_version)
 	v[0] = CStringGetTextDatum(partition);
 	v[1] = Int32GetDatum(schema_version);
 	rc = SPI_execute_plan(keep_plan(&plan, CHECKPOINT_AHEAD_SQL, 2, types), v, NULL, true, 1);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "syncular segments: checkpoint read failed: %s", SPI_result_code_string(rc));
 	return SPI_processed > 0;
@@ -181,6 +183,7 @@ bool
 sync_segment_find(const SyncSegKey *key, int64 now_ms, SyncSegPub *out)
 {
 	static SPIPlanPtr plan = NULL;
+	MemoryContext caller = CurrentMemoryContext;
 	Oid			types[11] = {KEY_TYPES, INT8OID};
 	Datum		v[11];
 	char		n[11];
@@ -194,6 +197,7 @@ sync_segment_find(const SyncSegKey *key, int64 now_ms, SyncSegPub *out)
 	v[10] = Int64GetDatum(now_ms);
 	n[10] = ' ';
 	rc = SPI_execute_plan(keep_plan(&plan, FIND_SQL, 11, types), v, n, true, 1);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "syncular segments: publication read failed: %s", SPI_result_code_string(rc));
 	if (SPI_processed == 0)
@@ -213,6 +217,7 @@ bytea *
 sync_segment_bytes(const char *segment_id)
 {
 	static SPIPlanPtr plan = NULL;
+	MemoryContext caller = CurrentMemoryContext;
 	Oid			types[1] = {TEXTOID};
 	Datum		v[1];
 	int			rc;
@@ -224,6 +229,7 @@ sync_segment_bytes(const char *segment_id)
 	rc = SPI_execute_plan(keep_plan(&plan,
 									"SELECT s.bytes FROM syncular.sync_segments s WHERE s.segment_id = $1",
 									1, types), v, NULL, true, 1);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "syncular segments: segment read failed: %s", SPI_result_code_string(rc));
 	if (SPI_processed == 0)
@@ -261,6 +267,7 @@ sync_segment_put(const SyncSegKey *key, const uint8 *data, size_t len, int64 row
 	static SPIPlanPtr put_plan = NULL;
 	static SPIPlanPtr same_plan = NULL;
 	static SPIPlanPtr pub_plan = NULL;
+	MemoryContext caller = CurrentMemoryContext;
 	Oid			put_types[6] = {TEXTOID, INT2OID, INT8OID, INT8OID, INT8OID, BYTEAOID};
 	Oid			same_types[2] = {TEXTOID, BYTEAOID};
 	Oid			pub_types[14] = {KEY_TYPES, TEXTOID, TEXTOID, INT8OID, INT8OID};
@@ -280,12 +287,14 @@ sync_segment_put(const SyncSegKey *key, const uint8 *data, size_t len, int64 row
 	v[4] = Int64GetDatum(now_ms);
 	v[5] = PointerGetDatum(bytes);
 	rc = SPI_execute_plan(keep_plan(&put_plan, PUT_SEGMENT_SQL, 6, put_types), v, NULL, false, 0);
+	MemoryContextSwitchTo(caller);
 	if (rc != SPI_OK_INSERT)
 		elog(ERROR, "syncular segments: storing a segment failed: %s", SPI_result_code_string(rc));
 	if (SPI_processed == 0)
 	{
 		v[1] = PointerGetDatum(bytes);
 		rc = SPI_execute_plan(keep_plan(&same_plan, SAME_BYTES_SQL, 2, same_types), v, NULL, false, 1);
+		MemoryContextSwitchTo(caller);
 		if (rc != SPI_OK_SELECT)
 			elog(ERROR, "syncular segments: segment read failed: %s", SPI_result_code_string(rc));
 		if (SPI_processed > 0)
@@ -304,6 +313,7 @@ sync_segment_put(const SyncSegKey *key, const uint8 *data, size_t len, int64 row
 	n[11] = next_row_cursor ? ' ' : 'n';
 	n[12] = n[13] = ' ';
 	rc = SPI_execute_plan(keep_plan(&pub_plan, PUBLISH_SQL, 14, pub_types), v, n, false, 0);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 	if (rc != SPI_OK_INSERT)
 		elog(ERROR, "syncular segments: publishing a segment failed: %s", SPI_result_code_string(rc));
 	return id;
