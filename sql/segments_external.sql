@@ -183,4 +183,73 @@ SELECT pg_temp.seg('admin', 'c1', '[{"id": "s", "table": "todos", "scopes": {"li
                    '{"rows": 2, "pages": 1}');
 SELECT row_cursor, next_row_cursor, row_count, expires_at_ms > created_at_ms AS live FROM syncular.segments('p1');
 
+-- 8. signed URLs (§5.4): issued only with accept bit 3 and a configured base
+SELECT pg_temp.seg('admin', 'c6', '[{"id": "s", "table": "todos", "scopes": {"list_id": ["L2"]}, "cursor": -1}]', '{}', 10);
+SET LOCAL syncular.segment_url_base = 'https://cdn.example/segments/';
+SELECT pg_temp.seg('admin', 'c6', '[{"id": "s", "table": "todos", "scopes": {"list_id": ["L2"]}, "cursor": -1}]', '{}', 2);
+CREATE TEMP TABLE refs AS
+SELECT f->>'segmentId' AS id, f->>'url' AS url, (f->>'urlExpiresAtMs')::bigint AS exp_ms
+  FROM jsonb_array_elements(syncular.debug_render(syncular.handle(syncular.debug_encode(jsonb_build_object(
+    'magic', 'SSP2', 'wireVersion', 3, 'msgKind', 'request', 'frames', jsonb_build_array(
+      jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'c6', 'schemaVersion', 1,
+                         'logEpoch', syncular._producer_epoch('p1', 'admin', 'c6')),
+      '{"type": "PULL_HEADER", "limitCommits": 0, "limitSnapshotRows": 0, "maxSnapshotPages": 0, "accept": 10}'::jsonb,
+      '{"type": "SUBSCRIPTION", "id": "s", "table": "todos", "scopes": {"list_id": ["L2"]}, "cursor": -1}'::jsonb))),
+    'p1', 'admin'))->'frames') f
+ WHERE f->>'type' = 'SEGMENT_REF';
+SELECT url LIKE 'https://cdn.example/segments/' || id || '?st=%' AS url_shape,
+       exp_ms % 1000 = 0 AND exp_ms BETWEEN (extract(epoch FROM clock_timestamp())::bigint + 895) * 1000
+                                        AND (extract(epoch FROM clock_timestamp())::bigint + 905) * 1000 AS expires_in_15_min
+  FROM refs;
+-- the token: base64url(payload) "." base64url(HMAC-SHA256(secret, payload)), checked here with a SQL HMAC
+CREATE FUNCTION pg_temp.b64url_decode(s text) RETURNS bytea LANGUAGE sql AS $$
+  SELECT decode(rpad(translate(s, '-_', '+/'), (length(s) + 3) / 4 * 4, '='), 'base64') $$;
+CREATE FUNCTION pg_temp.b64url(b bytea) RETURNS text LANGUAGE sql AS $$
+  SELECT rtrim(translate(replace(encode(b, 'base64'), E'\n', ''), '+/', '-_'), '=') $$;
+CREATE FUNCTION pg_temp.hmac256(key bytea, msg bytea) RETURNS bytea LANGUAGE plpgsql AS $$
+DECLARE
+  k bytea := key || decode(repeat('00', 64 - length(key)), 'hex');
+  ipad bytea := k;
+  opad bytea := k;
+BEGIN
+  FOR i IN 0..63 LOOP
+    ipad := set_byte(ipad, i, get_byte(k, i) # 54);
+    opad := set_byte(opad, i, get_byte(k, i) # 92);
+  END LOOP;
+  RETURN sha256(opad || sha256(ipad || msg));
+END $$;
+SELECT split_part(url, '?st=', 2) AS st, id AS url_seg FROM refs \gset
+SELECT convert_from(pg_temp.b64url_decode(split_part(:'st', '.', 1)), 'UTF8')::jsonb - 'exp' - 'aud' AS claims,
+       pg_temp.b64url(pg_temp.hmac256((SELECT key FROM syncular.sync_segment_secret),
+                                      pg_temp.b64url_decode(split_part(:'st', '.', 1)))) = split_part(:'st', '.', 2) AS mac_ok;
+-- the bare-URL fetch: 200 with the bytes, 304, encodings as the direct endpoint
+SELECT status, headers - 'ETag' AS headers, length(body)
+  FROM syncular.segment_url_download(:'url_seg', :'st');
+SELECT d.body = s.bytes AS body_is_segment FROM syncular.segment_url_download(:'url_seg', :'st') d, syncular.sync_segments s
+ WHERE s.segment_id = :'url_seg';
+SELECT status FROM syncular.segment_url_download(:'url_seg', :'st', '"' || :'url_seg' || '"');
+SELECT status, headers->>'Content-Encoding' AS encoding FROM syncular.segment_url_download(:'url_seg', :'st', NULL, 'gzip');
+-- tampered payload, tampered MAC, garbage, another segment: 403 sync.forbidden
+SELECT status, convert_from(body, 'UTF8')::jsonb->>'code' AS code
+  FROM (VALUES (:'url_seg', pg_temp.b64url(convert_to(replace(convert_from(pg_temp.b64url_decode(split_part(:'st', '.', 1)), 'UTF8'),
+                                   '"v":1', '"v":2'), 'UTF8')) || '.' || split_part(:'st', '.', 2)),
+               (:'url_seg', split_part(:'st', '.', 1) || '.' || pg_temp.b64url(sha256('x'))),
+               (:'url_seg', 'not-a-token'),
+               (:'first_page', :'st')) v(seg, tok),
+       LATERAL syncular.segment_url_download(seg, tok);
+-- a token signed with the secret, expired 2 minutes ago (past the 60 s skew): 404 sync.segment_expired
+SELECT convert_from(pg_temp.b64url_decode(split_part(:'st', '.', 1)), 'UTF8')::jsonb
+         || jsonb_build_object('exp', extract(epoch FROM clock_timestamp())::bigint - 120) AS old_claims \gset
+SELECT status, convert_from(body, 'UTF8')::jsonb->>'code' AS code
+  FROM syncular.segment_url_download(:'url_seg',
+         pg_temp.b64url(convert_to(:'old_claims', 'UTF8')) || '.' ||
+         pg_temp.b64url(pg_temp.hmac256((SELECT key FROM syncular.sync_segment_secret), convert_to(:'old_claims', 'UTF8'))));
+-- a lost URL: the segment forgotten -> 404 sync.not_found; a new secret invalidates every URL -> 403
+SAVEPOINT before_lost;
+DELETE FROM syncular.sync_segment_publications WHERE segment_id = :'url_seg';
+SELECT status, convert_from(body, 'UTF8')::jsonb->>'code' AS code FROM syncular.segment_url_download(:'url_seg', :'st');
+ROLLBACK TO SAVEPOINT before_lost;
+UPDATE syncular.sync_segment_secret SET key = sha256('another secret');
+SELECT status, convert_from(body, 'UTF8')::jsonb->>'code' AS code FROM syncular.segment_url_download(:'url_seg', :'st');
+
 ROLLBACK;

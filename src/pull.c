@@ -885,6 +885,18 @@ write_ref(PullCtx *pc, const PageLane *lane, const SyncSegPub *pub, const char *
 	r->has_next_row_cursor = pub->next_row_cursor != NULL;
 	if (pub->next_row_cursor)
 		r->next_row_cursor = mkstr(pub->next_row_cursor);
+	/* §5.4: a url only for a client that advertised bit 3, when the operator configured URLs */
+	if ((pc->round->accept & SSP_ACCEPT_SIGNED_URLS) != 0)
+	{
+		char	   *url;
+
+		if (sync_segment_signed_url(pub->segment_id, lane->key.scope_digest, lane->key.partition,
+									lane->now_ms, &url, &r->url_expires_at_ms))
+		{
+			r->has_url = r->has_url_expires_at_ms = true;
+			r->url = mkstr(url);
+		}
+	}
 	write_frame(pc, &f);
 }
 

@@ -312,39 +312,19 @@ read_publications(const char *segment_id, const char *partition, const char *epo
 }
 
 /*
- * Steps 1-6 of the header comment; returns the selected publication or raises.  The requested
- * map is checked against the first publication's table (every publication of one content
- * address holds the same table: the SSG2 header names it).
+ * Steps 3 (digest) to 6 over the publications read in step 1: the last live publication with
+ * the scope digest `sd` (and the grant digest `gd`, unless NULL), or raise.
  */
 static const SegPublication *
-authorize(SyncRound *round, const char *segment_id, Jsonb *requested)
+select_publication(const SyncRound *round, const SegPublication *pubs, int npubs, const char *sd,
+				   const char *gd)
 {
-	SegPublication *pubs;
-	int			npubs;
-	SyncTable  *table;
-	SspScopeMap map;
-	SyncEffective *eff;
-	char	   *sd;
-	char	   *gd;
 	const SegPublication *chosen = NULL;
 	bool		digest_ok = false;
 
-	npubs = read_publications(segment_id, round->partition, round->log_epoch, &pubs);
-	table = npubs > 0 ? sync_schema_table(round->schema, pubs[0].tbl) : NULL;
-	if (table == NULL)
-		sync_raise("sync.not_found", "segment not found", NULL);
-	map = requested_map(requested, table);
-	sync_scopes_resolve(round);
-	eff = sync_scopes_effective(round->allowed, table, &map);
-	if (eff->revoked || eff->nvars == 0)
-		sync_raise("sync.forbidden", "the requested scopes are not authorized for this segment",
-				   NULL);
-	sd = sync_scope_digest(eff);
-	gd = sync_grant_digest(eff);
 	for (int i = 0; i < npubs; i++)
 	{
-		if (strcmp(pubs[i].tbl, table->name) != 0 || strcmp(pubs[i].scope_digest, sd) != 0 ||
-			strcmp(pubs[i].grant_digest, gd) != 0)
+		if (strcmp(pubs[i].scope_digest, sd) != 0 || (gd && strcmp(pubs[i].grant_digest, gd) != 0))
 			continue;
 		digest_ok = true;
 		if (pubs[i].expires_at_ms > round->now_ms)
@@ -363,48 +343,61 @@ authorize(SyncRound *round, const char *segment_id, Jsonb *requested)
 	return chosen;
 }
 
-/* ---------------------------------------------------------------- the endpoint */
-
+/*
+ * Steps 1-6 of the header comment for the direct endpoint.  The requested map is checked
+ * against the first publication's table (every publication of one content address holds the
+ * same table: the SSG2 header or the image names it).
+ */
 static void
-serve(FunctionCallInfo fcinfo, DownloadReply *r)
+authorize(SyncRound *round, const char *segment_id, Jsonb *requested)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	SyncRound	round;
-	char	   *segment_id;
-	char	   *etag;
-	bytea	   *bytes;
-	Encoding	enc;
+	SegPublication *pubs;
+	int			npubs;
+	SyncTable  *table;
+	SspScopeMap map;
+	SyncEffective *eff;
 
-	for (int i = 0; i < 4; i++)
-		if (PG_ARGISNULL(i))
-			sync_raise("sync.invalid_request",
-					   "segment_id, partition, actor_id and requested_scopes must not be NULL",
-					   NULL);
+	npubs = read_publications(segment_id, round->partition, round->log_epoch, &pubs);
+	table = npubs > 0 ? sync_schema_table(round->schema, pubs[0].tbl) : NULL;
+	if (table == NULL)
+		sync_raise("sync.not_found", "segment not found", NULL);
+	map = requested_map(requested, table);
+	sync_scopes_resolve(round);
+	eff = sync_scopes_effective(round->allowed, table, &map);
+	if (eff->revoked || eff->nvars == 0)
+		sync_raise("sync.forbidden", "the requested scopes are not authorized for this segment",
+				   NULL);
+	select_publication(round, pubs, npubs, sync_scope_digest(eff), sync_grant_digest(eff));
+}
+
+/* ---------------------------------------------------------------- the endpoints */
+
+/* Common start: the schema, an SPI connection, the round's clock; not on a hot standby. */
+static void
+begin(SyncRound *round, MemoryContext cxt)
+{
 	if (RecoveryInProgress())
 		sync_raise("sync.schema_not_ready", "server schema is not ready for this request",
 				   "{\"hotStandby\": true}");
-	memset(&round, 0, sizeof(round));
-	segment_id = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	round.partition = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	round.actor_id = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	round.client_id = PG_ARGISNULL(6) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(6));
-	round.now_ms = sync_now_ms();
-	round.schema = sync_schema_get();
-	if (round.schema == NULL)
+	round->now_ms = sync_now_ms();
+	round->schema = sync_schema_get();
+	if (round->schema == NULL)
 		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
-
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
 	MemoryContextSwitchTo(cxt);
-	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false);
-	MemoryContextSwitchTo(cxt);
-	if (round.log_epoch == NULL)
-		sync_raise("sync.not_found", "segment not found", NULL);
-	authorize(&round, segment_id, PG_GETARG_JSONB_P(3));
-	MemoryContextSwitchTo(cxt);
+}
 
-	etag = psprintf("\"%s\"", segment_id);
-	if (!PG_ARGISNULL(4) && etag_matches(text_to_cstring(PG_GETARG_TEXT_PP(4)), etag))
+/* After authorization: 304, or 200 with the bytes in the negotiated encoding (§5.5, §5.8). */
+static void
+respond(DownloadReply *r, MemoryContext cxt, const char *segment_id, const char *if_none_match,
+		const char *accept_encoding)
+{
+	char	   *etag = psprintf("\"%s\"", segment_id);
+	bytea	   *bytes;
+	Encoding	enc;
+
+	if (if_none_match && etag_matches(if_none_match, etag))
 	{
 		SPI_finish();
 		r->status = 304;
@@ -414,12 +407,12 @@ serve(FunctionCallInfo fcinfo, DownloadReply *r)
 		return;
 	}
 	bytes = sync_segment_bytes(segment_id);
-	MemoryContextSwitchTo(cxt);
 	SPI_finish();
+	MemoryContextSwitchTo(cxt);
 	if (bytes == NULL)
 		sync_raise("sync.not_found", "segment not found", NULL);
 
-	enc = choose_encoding(PG_ARGISNULL(5) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(5)));
+	enc = choose_encoding(accept_encoding);
 	r->status = 200;
 	header(r, "Content-Type", "application/octet-stream");
 	cache_headers(r, etag);
@@ -437,6 +430,70 @@ serve(FunctionCallInfo fcinfo, DownloadReply *r)
 		r->body = bytes;
 }
 
+static char *
+opt_text(FunctionCallInfo fcinfo, int i)
+{
+	return PG_ARGISNULL(i) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(i));
+}
+
+/* segment_download(segment_id, partition, actor_id, requested_scopes, inm, ae, client_id) */
+static void
+serve_direct(FunctionCallInfo fcinfo, DownloadReply *r)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	SyncRound	round;
+	char	   *segment_id;
+
+	for (int i = 0; i < 4; i++)
+		if (PG_ARGISNULL(i))
+			sync_raise("sync.invalid_request",
+					   "segment_id, partition, actor_id and requested_scopes must not be NULL",
+					   NULL);
+	memset(&round, 0, sizeof(round));
+	segment_id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	round.partition = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	round.actor_id = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	round.client_id = PG_ARGISNULL(6) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(6));
+	begin(&round, cxt);
+	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false);
+	MemoryContextSwitchTo(cxt);
+	if (round.log_epoch == NULL)
+		sync_raise("sync.not_found", "segment not found", NULL);
+	authorize(&round, segment_id, PG_GETARG_JSONB_P(3));
+	MemoryContextSwitchTo(cxt);
+	respond(r, cxt, segment_id, opt_text(fcinfo, 4), opt_text(fcinfo, 5));
+}
+
+/* segment_url_download(segment_id, st, inm, ae): the bare-URL fetch, the token is the grant */
+static void
+serve_url(FunctionCallInfo fcinfo, DownloadReply *r)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	SyncRound	round;
+	char	   *segment_id;
+	char	   *sd;
+	SegPublication *pubs;
+	int			npubs;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
+	memset(&round, 0, sizeof(round));
+	segment_id = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	begin(&round, cxt);
+	round.partition = sync_segment_url_check(segment_id, text_to_cstring(PG_GETARG_TEXT_PP(1)),
+											 round.now_ms, &sd);
+	MemoryContextSwitchTo(cxt);
+	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false);
+	MemoryContextSwitchTo(cxt);
+	npubs = round.log_epoch ? read_publications(segment_id, round.partition, round.log_epoch, &pubs) : 0;
+	MemoryContextSwitchTo(cxt);
+	if (npubs == 0)
+		sync_raise("sync.not_found", "segment not found", NULL);
+	select_publication(&round, pubs, npubs, sd, NULL);
+	MemoryContextSwitchTo(cxt);
+	respond(r, cxt, segment_id, opt_text(fcinfo, 2), opt_text(fcinfo, 3));
+}
+
 static bytea *
 text_bytes(const char *s)
 {
@@ -448,10 +505,13 @@ text_bytes(const char *s)
 	return b;
 }
 
-PG_FUNCTION_INFO_V1(syncular_segment_download);
-
-Datum
-syncular_segment_download(PG_FUNCTION_ARGS)
+/*
+ * One HTTP answer as a row: `serve` runs in a subtransaction; a catalogue error becomes its
+ * status and JSON body, anything else 500 sync.internal_error (the cause goes to the server log),
+ * as handle_http answers.
+ */
+static Datum
+answer(FunctionCallInfo fcinfo, void (*serve) (FunctionCallInfo, DownloadReply *))
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext caller = CurrentMemoryContext;
@@ -510,4 +570,20 @@ syncular_segment_download(PG_FUNCTION_ARGS)
 	values[2] = PointerGetDatum(r->body);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(syncular_segment_download);
+
+Datum
+syncular_segment_download(PG_FUNCTION_ARGS)
+{
+	return answer(fcinfo, serve_direct);
+}
+
+PG_FUNCTION_INFO_V1(syncular_segment_url_download);
+
+Datum
+syncular_segment_url_download(PG_FUNCTION_ARGS)
+{
+	return answer(fcinfo, serve_url);
 }

@@ -68,4 +68,18 @@ extern char *sync_segment_id(const uint8 *data, size_t len);
  */
 extern char *sync_grant_digest(const SyncEffective *effective);
 
+/* Signed URLs (segurl.c, §5.4) */
+extern char *sync_segment_url_base;	/* syncular.segment_url_base */
+extern int	sync_segment_url_ttl_s;	/* syncular.segment_url_ttl, seconds */
+extern void sync_segment_url_define_gucs(void);
+
+/* A signed URL for the segment, or false when none is configured (no base, no secret). */
+extern bool sync_segment_signed_url(const char *segment_id, const char *scope_digest,
+									const char *partition, int64 now_ms, char **url,
+									int64 *expires_at_ms);
+
+/* Verify a token; returns the partition it names and its scope digest, or raises. */
+extern char *sync_segment_url_check(const char *segment_id, const char *st, int64 now_ms,
+									char **scope_digest);
+
 #endif							/* SYNCULAR_SEGMENTS_H */

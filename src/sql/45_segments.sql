@@ -112,3 +112,35 @@ $$;
 COMMENT ON FUNCTION syncular.segments(text) IS
 'The stored segment publications (SPEC §5.1) of one partition (NULL: every partition): descriptor fields, sizes and '
 'expiry in ms since the Unix epoch. For operators and tests; owner-only. No errors.';
+
+-- The server secret of signed segment URLs (§5.4): owner-only like every catalog table.
+CREATE TABLE syncular.sync_segment_secret (
+  id   INTEGER PRIMARY KEY CHECK (id = 1),
+  key  BYTEA NOT NULL CHECK (length(key) >= 32)
+);
+-- 244 random bits from two v4 UUIDs (pg_strong_random), hashed to a 32-byte key
+INSERT INTO syncular.sync_segment_secret (id, key)
+VALUES (1, sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())));
+REVOKE ALL ON syncular.sync_segments, syncular.sync_segment_publications, syncular.sync_segment_secret
+  FROM PUBLIC;
+COMMENT ON TABLE syncular.sync_segment_secret IS
+'The HMAC-SHA256 key of signed segment URLs (SPEC §5.4), created with the extension. Owner-only: readable by no '
+'role the operator does not grant. Replace it (UPDATE ... SET key = <32 random bytes>) to invalidate every '
+'issued URL at once.';
+
+CREATE FUNCTION syncular.segment_url_download(segment_id text, st text,
+                                              if_none_match text DEFAULT NULL,
+                                              accept_encoding text DEFAULT NULL)
+RETURNS TABLE(status integer, headers jsonb, body bytea)
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_segment_url_download';
+COMMENT ON FUNCTION syncular.segment_url_download(text, text, text, text) IS
+'A bare signed-URL fetch (SPEC §5.4) as one row, for the gateway route that serves syncular.segment_url_base: no '
+'host authentication, the token is the whole grant. segment_id: the path''s segment id; st: the st query '
+'parameter; if_none_match, accept_encoding: the request headers. Verifies the HMAC, exp (60 s skew), seg, and that '
+'the token''s scope digest was published for the segment in the partition its aud names (live log epoch), then '
+'answers like syncular.segment_download: 200 (zstd/gzip/identity), 304, 403 sync.forbidden (malformed or '
+'tampered token, another segment), 404 sync.segment_expired (token or publication expired, RFC 0007 checkpoint '
+'ahead), 404 sync.not_found (forgotten, rotated epoch), 503 sync.schema_not_ready. SECURITY DEFINER like '
+'syncular.handle.';

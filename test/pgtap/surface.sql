@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(279);
+SELECT plan(285);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -49,6 +49,7 @@ INSERT INTO spec VALUES
   -- 45 segments: the download is the gateway's surface (SECURITY DEFINER like handle)
   (41, 'prune_segments',             '{bigint}',                                               'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
   (42, 'segment_download',           '{text,text,text,jsonb,text,text,text}',                  'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (44, 'segment_url_download',       '{text,text,text,text}',                                  'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
   (43, 'segments',                   '{text}',                                                 'setof record', false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 50 producers (SECURITY DEFINER: 90_grants.sql, README "Security")
   (18, 'push',                       '{text,text,text,jsonb}',                                 'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
@@ -88,10 +89,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 43 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 44 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 43 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 44 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
