@@ -656,34 +656,76 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 
 /* ---------------------------------------------------------------- bootstrap */
 
+/*
+ * A bootstrap page is read in two statements.  First its row ids (ID_SQL): per scope value of
+ * the first effective variable, an ordered range scan of the paging index (partition, tbl,
+ * var, value, row_id COLLATE "C") from the cursor, stopped at page size + 1; then the union of
+ * those few ids in order.  It reads at most values x (page + 1) index entries, never every
+ * entry past the cursor.  Then the rows (scan_sql): one index scan of the synced table's
+ * primary key for the page's ids (= ANY, no per-row join probe), in the same C order.  The
+ * page boundary and the "more" look-ahead come from the ids, so a row that is gone cannot end
+ * the table early.
+ */
+#define ID_SQL \
+	"SELECT DISTINCT v.row_id" \
+	"  FROM unnest($4::text[]) AS val(value)," \
+	"       LATERAL (SELECT s.row_id COLLATE \"C\" AS row_id" \
+	"                  FROM syncular.sync_row_scopes s" \
+	"                 WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = val.value" \
+	"                   AND ($5::text IS NULL OR s.row_id COLLATE \"C\" > $5::text COLLATE \"C\")" \
+	"                 ORDER BY s.row_id COLLATE \"C\" LIMIT $6) v" \
+	" ORDER BY 1 LIMIT $6"
+
 static char *
 scan_sql(const SyncTable *t)
 {
 	return psprintf(
-		"SELECT k.row_id, t._sync_server_version, t._sync_scopes, t._sync_payload"
-		"  FROM (SELECT DISTINCT s.row_id COLLATE \"C\" AS row_id"
-		"          FROM syncular.sync_row_scopes s"
-		"         WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = ANY($4)"
-		"           AND ($5::text IS NULL OR s.row_id COLLATE \"C\" > $5::text COLLATE \"C\")"
-		"         ORDER BY 1 LIMIT $6) k"
-		/*
-		 * One primary-key probe per row id.  The LATERAL ... LIMIT 1 keeps the subquery from
-		 * being flattened into a join: with stale statistics (a partition just filled) the
-		 * planner otherwise picked a nested loop filtering the whole partition per row id,
-		 * quadratic in the page size (56 s for a 12k-row page in bench/).  The probe asks for the
-		 * first row id >= the candidate in key order (then checks equality): only the primary
-		 * key yields that order, so no user index on (partition, ...) is used with a filter.
-		 */
-		"  LEFT JOIN LATERAL (SELECT z._sync_server_version, z._sync_scopes, z._sync_payload"
-		"                       FROM (SELECT r._sync_row_id, r._sync_server_version, r._sync_scopes,"
-		"                                    r._sync_payload"
-		"                               FROM %s r"
-		"                              WHERE r._sync_partition = $1"
-		"                                AND r._sync_row_id >= (k.row_id COLLATE \"default\")"
-		"                              ORDER BY r._sync_row_id LIMIT 1) z"
-		"                      WHERE z._sync_row_id = (k.row_id COLLATE \"default\")) t ON true"
-		" ORDER BY k.row_id",
+		"SELECT r._sync_row_id, r._sync_server_version, r._sync_scopes, r._sync_payload"
+		"  FROM %s r"
+		" WHERE r._sync_partition = $1 AND r._sync_row_id = ANY ($2::text[])"
+		" ORDER BY r._sync_row_id COLLATE \"C\"",
 		t->qualified);
+}
+
+/*
+ * The ids of the page after args[4] (ID_SQL, LIMIT args[5] = limit + 1): the first `limit` as
+ * a text[] in *ids, their count in *nids, the last one in last_id; *more when one more exists.
+ */
+static void
+page_ids(Datum *args, char *nulls, int64 limit, Datum *ids, int *nids, StringInfo last_id,
+		 bool *more)
+{
+	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
+	SPIPlanPtr	plan = get_plan(ID_SQL, 6, argtypes);
+	MemoryContext caller = CurrentMemoryContext;
+	Datum	   *elems;
+	int			rc;
+	int			n;
+
+	rc = SPI_execute_plan(plan, args, nulls, true, 0);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular pull: page id read failed: %s", SPI_result_code_string(rc));
+	n = (int) Min((int64) SPI_processed, limit);
+	*more = (int64) SPI_processed > limit;
+	elems = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		elems[i] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(SPI_tuptable->vals[i],
+																	 SPI_tuptable->tupdesc, 1, &isnull)));
+	}
+	if (n > 0)
+	{
+		text	   *lastt = DatumGetTextPP(elems[n - 1]);
+
+		resetStringInfo(last_id);
+		appendBinaryStringInfo(last_id, VARDATA_ANY(lastt), VARSIZE_ANY_EXHDR(lastt));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	*ids = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+	*nids = n;
 }
 
 static char *
@@ -717,15 +759,23 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, b
 {
 	SyncRound  *round = pc->round;
 	Portal		portal;
-	uint64		scanned = 0;
 	uint64		added = 0;
 	SspError	err;
+	Datum		rargs[2];
+	int			nids;
+	StringInfoData last_id;
 
 	*more = *full = false;
-	portal = SPI_cursor_open(NULL, plan, args, nulls, true);
+	*scanned_out = 0;
+	initStringInfo(&last_id);
+	page_ids(args, nulls, limit, &rargs[1], &nids, &last_id, more);
+	if (nids == 0)
+		return 0;
+	rargs[0] = args[0];
+	portal = SPI_cursor_open(NULL, plan, rargs, NULL, true);
 	if (portal == NULL)
 		elog(ERROR, "syncular pull: row scan failed: %s", SPI_result_code_string(SPI_result));
-	while (!*more && !*full)
+	while (!*full)
 	{
 		SPITupleTable *tt;
 		uint64		n;
@@ -741,11 +791,6 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, b
 			Datum		d;
 			text	   *id;
 
-			if (scanned == (uint64) limit)
-			{
-				*more = true;	/* the look-ahead row: this page is full */
-				break;
-			}
 			d = SPI_getbinval(tup, td, 3, &isnull);
 			if (!isnull && sync_scopes_match(pc->effective, DatumGetJsonbP(d)))
 			{
@@ -762,6 +807,7 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, b
 					!budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
 				{
 					*full = true;
+					*more = false;
 					break;
 				}
 				if (img)
@@ -778,14 +824,20 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, b
 			id = DatumGetTextPP(SPI_getbinval(tup, td, 1, &isnull));
 			resetStringInfo(cursor);
 			appendBinaryStringInfo(cursor, VARDATA_ANY(id), VARSIZE_ANY_EXHDR(id));
-			scanned++;
+			(*scanned_out)++;
 		}
 		SPI_freetuptable(tt);
 		if (n == 0)
 			break;
 	}
 	SPI_cursor_close(portal);
-	*scanned_out = scanned;
+	if (!*full)
+	{
+		/* every id of the page is read, including ids whose row is gone */
+		resetStringInfo(cursor);
+		appendBinaryStringInfo(cursor, last_id.data, last_id.len);
+		*scanned_out = (uint64) nids;
+	}
 	return added;
 }
 
@@ -1063,10 +1115,10 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 	bool		complete = false;
 	bool		have_cursor = resume && resume->row_cursor;
 	StringInfoData cursor;
-	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
+	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		args[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
-	SPIPlanPtr	plan = get_plan(scan_sql(t), 6, argtypes);
+	SPIPlanPtr	plan = get_plan(scan_sql(t), 2, argtypes);
 	PageLane	lane;
 
 	write_sub_start(pc, SSP_SUB_ACTIVE, "", true);
