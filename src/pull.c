@@ -23,15 +23,14 @@
  * then commits are added while delivered + next <= limitCommits.  nextCursor = max(cursor,
  * maxSeq) when the look-ahead stayed within budget, else max(cursor, last delivered commit).
  *
- * Bootstrap (§3.7), rows lane only: this server hosts no segment store, so there are no sqlite
- * images and no external segments.  A client that accepts only external rows segments (accept
- * bit 1 without bit 0) still gets SEGMENT_INLINE frames: with nowhere to store a segment, inline
- * is the only way to deliver it, and every SDK decodes SEGMENT_INLINE (it is the mandatory
- * rows-segment carrier).  Up to maxSnapshotPages pages of limitSnapshotRows rows each, keyset-paged by
- * _sync_row_id under COLLATE "C" (the same order for the page query, the "more" probe and the
- * resume cursor, whatever the database's default collation); each page is one SSG2 segment;
- * the first page is always sent, even with 0 rows.  SUB_END.nextCursor = the pin; the resume
- * token {"asOfCommitSeq","tables","tableIndex","rowCursor"} is present iff incomplete.
+ * Bootstrap (§3.7).  The sqlite lane (§5.3, accept bit 2) is tried at the start of a table
+ * (pull_image_lane); otherwise the rows lane: up to maxSnapshotPages pages of limitSnapshotRows rows
+ * each, keyset-paged by _sync_row_id under COLLATE "C" (the same order for the page's ids, its
+ * rows and the resume cursor, whatever the database's default collation); each page is one
+ * SSG2 segment, sent inline (SEGMENT_INLINE) or stored and referenced (SEGMENT_REF, §5.4) as
+ * PageLane decides from the accept bits; the first page is always sent, even with 0 rows.
+ * SUB_END.nextCursor = the pin; the resume token {"asOfCommitSeq","tables","tableIndex",
+ * "rowCursor"} is present iff incomplete.
  *
  * The §3.6 continuity re-check (horizon read again after the window) is not needed: the horizon
  * and the window are read in the same snapshot, so pruning cannot pass the cursor in between.
@@ -53,6 +52,9 @@
  *   - every later section of the round carries no data: a bootstrap sends one empty page and
  *     its resume token (unchanged when resumed, row cursor null when fresh), an incremental
  *     section no commits with nextCursor = its cursor; revoked and reset sections are as usual.
+ * A SEGMENT_REF (an external page or an image, §5.4) carries no row data and spends nothing:
+ * with external rows accepted, a page that does not fit goes by reference instead of ending the
+ * section.
  * So the row data never passes B except for a single oversized first item; what is added past
  * it is framing only (SUB_START/SUB_END, empty pages), bounded per subscription, and the
  * number of subscriptions is bounded by syncular.max_subscriptions_per_request.  A response
@@ -73,28 +75,16 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
-#include "image.h"
-#include "segments.h"
+#include "pull_internal.h"
 
 /* Rows per SPI_cursor_fetch: what SPI holds at once is one batch, never a whole page/window. */
 #define PULL_FETCH_ROWS 256
-/* A segment's framing beyond its row records: frame header, block headers, terminator. */
-#define SEGMENT_SLACK 64
 
 /* ---------------------------------------------------------------- output helpers */
 
-typedef struct PullCtx
-{
-	SyncRound  *round;
-	const SspSubscription *sub;
-	const SyncEffective *effective;
-	SyncTable  *table;
-	MemoryContext outer;		/* the caller's context: round->out grows there */
-	MemoryContext work;			/* reset per batch / page */
-} PullCtx;
 
-static void
-raise_codec(const char *what, const SspError *err)
+void
+pull_raise_codec(const char *what, const SspError *err)
 {
 	char	   *msg = psprintf("pull: %s: %s", what, err->message);
 
@@ -102,14 +92,14 @@ raise_codec(const char *what, const SspError *err)
 			   msg, NULL);
 }
 
-static void
-write_frame(PullCtx *pc, const SspFrame *f)
+void
+pull_write_frame(PullCtx *pc, const SspFrame *f)
 {
 	MemoryContext old = MemoryContextSwitchTo(pc->outer);
 	SspError	err;
 
 	if (!ssp_write_frame(pc->round->out, pc->round->wire_version, f, &err))
-		raise_codec("writing a response frame", &err);
+		pull_raise_codec("writing a response frame", &err);
 	MemoryContextSwitchTo(old);
 }
 
@@ -117,8 +107,8 @@ write_frame(PullCtx *pc, const SspFrame *f)
  * May `pending` more bytes of row data enter the response (see "Budget" above)?  Spends the
  * budget (round->budget_spent) when they may not.
  */
-static bool
-budget_allows(SyncRound *round, size_t pending)
+bool
+pull_budget_allows(SyncRound *round, size_t pending)
 {
 	if (round->budget_spent)
 		return false;
@@ -130,8 +120,8 @@ budget_allows(SyncRound *round, size_t pending)
 	return false;
 }
 
-static SspStr
-mkstr(const char *s)
+SspStr
+pull_mkstr(const char *s)
 {
 	SspStr		r;
 
@@ -150,11 +140,11 @@ write_sub_start(PullCtx *pc, uint8 status, const char *reason, bool bootstrap)
 	f.type = SSP_FRAME_SUB_START;
 	s->id = pc->sub->id;
 	s->status = status;
-	s->reason_code = mkstr(reason);
+	s->reason_code = pull_mkstr(reason);
 	s->bootstrap = bootstrap;
 	if (status == SSP_SUB_ACTIVE)
 		s->effective_scopes = sync_pull_effective_map(pc->effective);
-	write_frame(pc, &f);
+	pull_write_frame(pc, &f);
 }
 
 /* SUB_START.effectiveScopes of an effective map (also used by realtime deltas, §8.2). */
@@ -169,11 +159,11 @@ sync_pull_effective_map(const SyncEffective *e)
 	{
 		SspScopeEntry *ent = &m.entries[i];
 
-		ent->key = mkstr(e->vars[i]);
+		ent->key = pull_mkstr(e->vars[i]);
 		ent->nvalues = (uint32) e->nvalues[i];
 		ent->values = palloc0(sizeof(SspStr) * Max(e->nvalues[i], 1));
 		for (int k = 0; k < e->nvalues[i]; k++)
-			ent->values[k] = mkstr(e->values[i][k]);
+			ent->values[k] = pull_mkstr(e->values[i][k]);
 	}
 	return m;
 }
@@ -189,9 +179,9 @@ write_sub_end(PullCtx *pc, int64 next_cursor, const char *bootstrap_state)
 	if (bootstrap_state)
 	{
 		f.sub_end.has_bootstrap_state = true;
-		f.sub_end.bootstrap_state = mkstr(bootstrap_state);
+		f.sub_end.bootstrap_state = pull_mkstr(bootstrap_state);
 	}
-	write_frame(pc, &f);
+	pull_write_frame(pc, &f);
 }
 
 /* text[] of the first effective variable's values */
@@ -425,15 +415,15 @@ write_commit(PullCtx *pc, const WindowCommit *wc)
 	f.type = SSP_FRAME_COMMIT;
 	f.commit.commit_seq = wc->seq;
 	f.commit.created_at_ms = wc->created_at_ms;
-	f.commit.actor_id = mkstr(wc->actor_id);
+	f.commit.actor_id = pull_mkstr(wc->actor_id);
 	f.commit.ntables = 1;
 	f.commit.tables = &table;
 	f.commit.nchanges = (uint32) wc->nchanges;
 	f.commit.changes = wc->changes;
 	ssp_buf_init(&frame);
 	if (!ssp_write_frame(&frame, pc->round->wire_version, &f, &err))
-		raise_codec("writing a commit frame", &err);
-	fits = budget_allows(pc->round, frame.len);
+		pull_raise_codec("writing a commit frame", &err);
+	fits = pull_budget_allows(pc->round, frame.len);
 	if (fits)
 	{
 		MemoryContext old = MemoryContextSwitchTo(pc->outer);
@@ -497,7 +487,7 @@ add_window_change(PullCtx *pc, HeapTuple tup, TupleDesc td, WindowCommit *wc)
 	ch = &wc->changes[wc->nchanges++];
 	memset(ch, 0, sizeof(*ch));
 	ch->table_index = 0;
-	ch->row_id = mkstr(TextDatumGetCString(d));
+	ch->row_id = pull_mkstr(TextDatumGetCString(d));
 	op = DatumGetInt16(SPI_getbinval(tup, td, 5, &isnull));
 	ch->op = (uint8) op;
 	ch->scopes = sync_pull_stored_scopes(scopes);
@@ -752,8 +742,8 @@ resume_token_json(const char *table, int64 as_of, const char *row_cursor)
  * the budget stopped it.  Rows go into the rows segment w, or into the sqlite image img when it
  * is given (then w and seg are unused and the page is never budgeted).
  */
-static uint64
-fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, bool budgeted,
+uint64
+pull_fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, bool budgeted,
 		  SspSegmentWriter *w, SspBuf *seg, SyncImage *img, StringInfo cursor,
 		  uint64 *scanned_out, bool *more, bool *full)
 {
@@ -804,7 +794,7 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, b
 				payload = DatumGetByteaPP(raw);
 				len = VARSIZE_ANY_EXHDR(payload);
 				if (budgeted &&
-					!budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
+					!pull_budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
 				{
 					*full = true;
 					*more = false;
@@ -813,7 +803,7 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, b
 				if (img)
 					sync_image_add_row(img, sv, (const uint8 *) VARDATA_ANY(payload), len);
 				else if (!ssp_segment_add_row(w, sv, (const uint8_t *) VARDATA_ANY(payload), len, &err))
-					raise_codec("adding a row to a rows segment", &err);
+					pull_raise_codec("adding a row to a rows segment", &err);
 				if (budgeted)
 					round->data_delivered = true;
 				added++;
@@ -841,270 +831,6 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, b
 	return added;
 }
 
-/*
- * Where this section's pages go (§5.4, §5.7).  Inline-only (bit 0 alone, or a server that cannot
- * store segments: a hot standby, a read-only transaction, or a partition whose RFC 0007 checkpoint
- * is ahead of the running schema when inline is accepted) keeps the budgeted page fill above.
- * With external rows accepted, a page is filled whole and then sent inline when the client
- * accepts inline, it is at most syncular.inline_segment_max_bytes and the response budget takes
- * it; otherwise it is stored (or an unexpired stored publication of the same page is reused) and
- * sent as a SEGMENT_REF, which puts no row data in the response.
- */
-typedef struct PageLane
-{
-	bool		inline_ok;		/* accept bit 0 */
-	bool		external;		/* pages may be stored and referenced */
-	SyncSegKey	key;
-	int64		now_ms;
-} PageLane;
-
-/* The publication key of this section's pages (or image: no row cursor, page size 0). */
-static void
-lane_key(PullCtx *pc, int64 pin, uint8 media_type, PageLane *lane)
-{
-	SyncRound  *round = pc->round;
-
-	lane->now_ms = round->now_ms;
-	lane->key.partition = round->partition;
-	lane->key.log_epoch = round->log_epoch;
-	lane->key.table = pc->table->name;
-	lane->key.schema_version = round->schema->version;
-	lane->key.media_type = media_type;
-	lane->key.scope_digest = sync_scope_digest(pc->effective);
-	lane->key.grant_digest = sync_grant_digest(pc->effective);
-	lane->key.as_of = pin;
-	lane->key.row_cursor = NULL;
-	lane->key.page_rows = media_type == SSP_MEDIA_ROWS ? round->limit_snapshot_rows : 0;
-}
-
-static void
-lane_init(PullCtx *pc, int64 pin, PageLane *lane)
-{
-	SyncRound  *round = pc->round;
-
-	memset(lane, 0, sizeof(*lane));
-	lane->inline_ok = (round->accept & SSP_ACCEPT_INLINE_ROWS) != 0;
-	lane->external = (round->accept & SSP_ACCEPT_EXTERNAL_ROWS) != 0;
-	if (!lane->external)
-		return;
-	if (!sync_segments_writable())
-	{
-		if (!lane->inline_ok)
-			sync_raise("sync.schema_not_ready", "server schema is not ready for this request",
-					   "{\"hotStandby\": true}");
-		lane->external = false;
-		return;
-	}
-	if (lane->inline_ok && sync_segments_checkpoint_ahead(round->partition, round->schema->version))
-	{
-		/* a stored page would download as sync.segment_expired (RFC 0007 §9.1) */
-		lane->external = false;
-		return;
-	}
-	lane_key(pc, pin, SSP_MEDIA_ROWS, lane);
-}
-
-static void
-write_inline(PullCtx *pc, const uint8 *data, size_t len)
-{
-	SspFrame	f;
-
-	memset(&f, 0, sizeof(f));
-	f.type = SSP_FRAME_SEGMENT_INLINE;
-	f.segment_inline.payload.ptr = data;
-	f.segment_inline.payload.len = (uint32) len;
-	write_frame(pc, &f);
-}
-
-static void
-write_ref(PullCtx *pc, const PageLane *lane, const SyncSegPub *pub, const char *row_cursor)
-{
-	SspFrame	f;
-	SspSegmentRef *r = &f.segment_ref;
-
-	memset(&f, 0, sizeof(f));
-	f.type = SSP_FRAME_SEGMENT_REF;
-	r->segment_id = mkstr(pub->segment_id);
-	r->media_type = lane->key.media_type;
-	r->table = mkstr(lane->key.table);
-	r->byte_length = pub->byte_length;
-	r->row_count = pub->row_count;
-	r->as_of_commit_seq = lane->key.as_of;
-	r->scope_digest = mkstr(lane->key.scope_digest);
-	r->has_row_cursor = row_cursor != NULL;
-	if (row_cursor)
-		r->row_cursor = mkstr(row_cursor);
-	r->has_next_row_cursor = pub->next_row_cursor != NULL;
-	if (pub->next_row_cursor)
-		r->next_row_cursor = mkstr(pub->next_row_cursor);
-	/* §5.4: a url only for a client that advertised bit 3, when the operator configured URLs */
-	if ((pc->round->accept & SSP_ACCEPT_SIGNED_URLS) != 0)
-	{
-		char	   *url;
-
-		if (sync_segment_signed_url(pub->segment_id, lane->key.scope_digest, lane->key.partition,
-									lane->now_ms, &url, &r->url_expires_at_ms))
-		{
-			r->has_url = r->has_url_expires_at_ms = true;
-			r->url = mkstr(url);
-		}
-	}
-	write_frame(pc, &f);
-}
-
-/* Inline when the client takes it, it is small enough and the budget takes it (see PageLane). */
-static bool
-page_goes_inline(PullCtx *pc, const PageLane *lane, size_t len)
-{
-	if (!lane->inline_ok)
-		return false;
-	if (len > (size_t) sync_inline_segment_max_bytes)
-		return false;
-	if (!budget_allows(pc->round, len + SEGMENT_SLACK))
-		return false;
-	pc->round->data_delivered = true;
-	return true;
-}
-
-/*
- * One page on the external lane, starting after `cursor` (page_start: its text, NULL at the
- * table start).  Returns whether more rows follow; `cursor` is left at the page's last row.
- */
-static bool
-external_page(PullCtx *pc, PageLane *lane, SPIPlanPtr plan, Datum *args, char *nulls,
-			  const char *page_start, bool first, StringInfo cursor, bool *have_cursor)
-{
-	SyncTable  *t = pc->table;
-	SyncSegPub	pub;
-	SspBuf		seg;
-	SspSegmentWriter w;
-	SspError	err;
-	uint64		added;
-	uint64		scanned;
-	bool		more;
-	bool		full;
-
-	lane->key.row_cursor = page_start;
-	if (sync_segment_find(&lane->key, lane->now_ms, &pub))
-	{
-		/* reuse: the same page of the same pin, scopes and grant (§5.1 build once) */
-		bytea	   *bytes = NULL;
-
-		if (lane->inline_ok && pub.byte_length <= sync_inline_segment_max_bytes)
-			bytes = sync_segment_bytes(pub.segment_id);
-		if (bytes && page_goes_inline(pc, lane, VARSIZE_ANY_EXHDR(bytes)))
-			write_inline(pc, (const uint8 *) VARDATA_ANY(bytes), VARSIZE_ANY_EXHDR(bytes));
-		else
-			write_ref(pc, lane, &pub, page_start);
-		if (pub.next_row_cursor)
-		{
-			resetStringInfo(cursor);
-			appendStringInfoString(cursor, pub.next_row_cursor);
-			*have_cursor = true;
-		}
-		return pub.next_row_cursor != NULL;
-	}
-
-	ssp_buf_init(&seg);
-	if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), pc->round->schema->version,
-						   t->codec_columns, (uint16) t->ncolumns, &err))
-		raise_codec("starting a rows segment", &err);
-	added = fill_page(pc, plan, args, nulls, pc->round->limit_snapshot_rows, false, &w, &seg,
-					  NULL, cursor, &scanned, &more, &full);
-	*have_cursor = *have_cursor || scanned > 0;
-	if (!ssp_segment_finish(&w, &err))
-		raise_codec("finishing a rows segment", &err);
-	/* a page is sent when it has rows, and a section's first page always (§4.7) */
-	if (first || added > 0)
-	{
-		if (page_goes_inline(pc, lane, seg.len))
-			write_inline(pc, seg.data, seg.len);
-		else
-		{
-			pub.next_row_cursor = more ? cursor->data : NULL;
-			pub.segment_id = sync_segment_put(&lane->key, seg.data, seg.len, (int64) added,
-											  pub.next_row_cursor, lane->now_ms);
-			pub.byte_length = (int64) seg.len;
-			pub.row_count = (int64) added;
-			write_ref(pc, lane, &pub, page_start);
-		}
-	}
-	ssp_buf_free(&seg);
-	return more;
-}
-
-/*
- * The sqlite lane (§5.3): only at the start of a table (a bootstrap resumed mid-table stays on
- * the rows lane), when the client accepts images (bit 2), the table has no encrypted column, the
- * store can be written and no RFC 0007 checkpoint of the partition is ahead of the running schema.
- * An unexpired stored image of the same key is reused (never rebuilt per client, §5.3); otherwise
- * the whole table is read in this pull's snapshot into a new image, which is kept only when the
- * snapshot exceeds one rows page (more than limitSnapshotRows rows) — below that the rows lane
- * serves it inline.  Returns whether the table was delivered as one SEGMENT_REF (no cursors).
- */
-#define IMAGE_SCAN_ROWS 10000
-
-static bool
-image_lane(PullCtx *pc, int64 pin, SPIPlanPtr plan, Datum *args, char *nulls)
-{
-	SyncRound  *round = pc->round;
-	SyncTable  *t = pc->table;
-	PageLane	lane;
-	SyncSegPub	pub;
-	SyncImage  *img;
-	StringInfoData cursor;
-	bool		more = true;
-	uint8	   *bytes;
-	size_t		len;
-
-	if ((round->accept & SSP_ACCEPT_SQLITE) == 0 || !sync_segments_writable())
-		return false;
-	for (int i = 0; i < t->ncolumns; i++)
-		if (t->columns[i].encrypted)
-			return false;
-	if (sync_segments_checkpoint_ahead(round->partition, round->schema->version))
-		return false;
-	memset(&lane, 0, sizeof(lane));
-	lane_key(pc, pin, SSP_MEDIA_SQLITE, &lane);
-	if (sync_segment_find(&lane.key, lane.now_ms, &pub))
-	{
-		write_ref(pc, &lane, &pub, NULL);
-		return true;
-	}
-
-	img = sync_image_begin(t);
-	initStringInfo(&cursor);
-	args[5] = Int64GetDatum(IMAGE_SCAN_ROWS + 1);
-	for (int64 scanned_total = 0; more; )
-	{
-		uint64		scanned;
-		bool		full;
-
-		args[4] = scanned_total > 0 ? CStringGetTextDatum(cursor.data) : (Datum) 0;
-		nulls[4] = scanned_total > 0 ? ' ' : 'n';
-		fill_page(pc, plan, args, nulls, IMAGE_SCAN_ROWS, false, NULL, NULL, img, &cursor,
-				  &scanned, &more, &full);
-		scanned_total += (int64) scanned;
-		CHECK_FOR_INTERRUPTS();
-	}
-	args[5] = Int64GetDatum((int64) round->limit_snapshot_rows + 1);
-	nulls[4] = 'n';
-	if (sync_image_rows(img) <= round->limit_snapshot_rows)
-	{
-		sync_image_discard(img);
-		return false;
-	}
-	bytes = sync_image_finish(img, round->schema->version, pin, lane.key.scope_digest, &len);
-	pub.row_count = sync_image_rows(img);
-	sync_image_discard(img);
-	pub.next_row_cursor = NULL;
-	pub.segment_id = sync_segment_put(&lane.key, bytes, len, pub.row_count, NULL, lane.now_ms);
-	pub.byte_length = (int64) len;
-	pfree(bytes);
-	write_ref(pc, &lane, &pub, NULL);
-	return true;
-}
-
 static void
 pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 {
@@ -1127,14 +853,14 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 	args[2] = CStringGetTextDatum(pc->effective->vars[0]);
 	args[3] = first_var_values(pc->effective);
 	args[5] = Int64GetDatum(limit + 1);
-	if (!have_cursor && image_lane(pc, pin, plan, args, nulls))
+	if (!have_cursor && pull_image_lane(pc, pin, plan, args, nulls))
 	{
 		result->active = true;
 		result->next_cursor = pin;
 		write_sub_end(pc, pin, NULL);
 		return;
 	}
-	lane_init(pc, pin, &lane);
+	pull_lane_init(pc, pin, &lane);
 
 	initStringInfo(&cursor);
 	if (have_cursor)
@@ -1167,7 +893,7 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 			char	   *page_start = have_cursor ? pstrdup(cursor.data) : NULL;
 
 			full = false;		/* a reference carries no row data (Budget) */
-			more = external_page(pc, &lane, plan, args, nulls, page_start, page == 0, &cursor,
+			more = pull_external_page(pc, &lane, plan, args, nulls, page_start, page == 0, &cursor,
 								 &have_cursor);
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(pc->work);
@@ -1181,21 +907,21 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 		ssp_buf_init(&seg);
 		if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), round->schema->version,
 							   t->codec_columns, (uint16) t->ncolumns, &err))
-			raise_codec("starting a rows segment", &err);
+			pull_raise_codec("starting a rows segment", &err);
 		if (!full)
 		{
 			uint64		scanned;
 
-			added = fill_page(pc, plan, args, nulls, limit, true, &w, &seg, NULL, &cursor,
+			added = pull_fill_page(pc, plan, args, nulls, limit, true, &w, &seg, NULL, &cursor,
 							  &scanned, &more, &full);
 			have_cursor = have_cursor || scanned > 0;
 		}
 		if (!ssp_segment_finish(&w, &err))
-			raise_codec("finishing a rows segment", &err);
+			pull_raise_codec("finishing a rows segment", &err);
 
 		/* a page is sent when it has rows, and a section's first page always (§4.7) */
 		if (page == 0 || added > 0)
-			write_inline(pc, seg.data, seg.len);
+			pull_write_inline(pc, seg.data, seg.len);
 		ssp_buf_free(&seg);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(pc->work);
