@@ -666,6 +666,14 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 	"                 ORDER BY s.row_id COLLATE \"C\" LIMIT $6) v" \
 	" ORDER BY 1 LIMIT $6"
 
+/* One scope value: the index range scan alone is the page (ids unique and ordered, no sort). */
+#define ID1_SQL \
+	"SELECT s.row_id COLLATE \"C\" AS row_id" \
+	"  FROM syncular.sync_row_scopes s" \
+	" WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = ($4::text[])[1]" \
+	"   AND ($5::text IS NULL OR s.row_id COLLATE \"C\" > $5::text COLLATE \"C\")" \
+	" ORDER BY s.row_id COLLATE \"C\" LIMIT $6"
+
 static char *
 scan_sql(const SyncTable *t)
 {
@@ -678,7 +686,8 @@ scan_sql(const SyncTable *t)
 }
 
 /*
- * The ids of the page after args[4] (ID_SQL, LIMIT args[5] = limit + 1): the first `limit` as
+ * The ids of the page after args[4] (ID1_SQL for one scope value, else ID_SQL; LIMIT args[5] =
+ * limit + 1): the first `limit` as
  * a text[] in *ids, their count in *nids, the last one in last_id; *more when one more exists.
  */
 static void
@@ -686,7 +695,9 @@ page_ids(Datum *args, char *nulls, int64 limit, Datum *ids, int *nids, StringInf
 		 bool *more)
 {
 	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
-	SPIPlanPtr	plan = get_plan(ID_SQL, 6, argtypes);
+	ArrayType  *values = DatumGetArrayTypeP(args[3]);
+	SPIPlanPtr	plan = get_plan(ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values)) == 1 ? ID1_SQL : ID_SQL,
+								6, argtypes);
 	MemoryContext caller = CurrentMemoryContext;
 	Datum	   *elems;
 	int			rc;
