@@ -656,23 +656,31 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
  * page boundary and the "more" look-ahead come from the ids, so a row that is gone cannot end
  * the table early.
  */
-#define ID_SQL \
+#define ID_SQL(after) \
 	"SELECT DISTINCT v.row_id" \
 	"  FROM unnest($4::text[]) AS val(value)," \
 	"       LATERAL (SELECT s.row_id COLLATE \"C\" AS row_id" \
 	"                  FROM syncular.sync_row_scopes s" \
 	"                 WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = val.value" \
-	"                   AND ($5::text IS NULL OR s.row_id COLLATE \"C\" > $5::text COLLATE \"C\")" \
+	"                   AND " after \
 	"                 ORDER BY s.row_id COLLATE \"C\" LIMIT $6) v" \
 	" ORDER BY 1 LIMIT $6"
 
 /* One scope value: the index range scan alone is the page (ids unique and ordered, no sort). */
-#define ID1_SQL \
+#define ID1_SQL(after) \
 	"SELECT s.row_id COLLATE \"C\" AS row_id" \
 	"  FROM syncular.sync_row_scopes s" \
 	" WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = ($4::text[])[1]" \
-	"   AND ($5::text IS NULL OR s.row_id COLLATE \"C\" > $5::text COLLATE \"C\")" \
+	"   AND " after \
 	" ORDER BY s.row_id COLLATE \"C\" LIMIT $6"
+
+/*
+ * The page start as its own statement text (table start: $5 unused but typed), so that the
+ * cursor is always an index condition: a generic plan of "$5 IS NULL OR row_id > $5" could not
+ * use it and would read the whole range before the cursor on every page.
+ */
+#define AFTER_START "($5::text IS NULL)"
+#define AFTER_CURSOR "s.row_id COLLATE \"C\" > $5::text COLLATE \"C\""
 
 static char *
 scan_sql(const SyncTable *t)
@@ -696,7 +704,10 @@ page_ids(Datum *args, char *nulls, int64 limit, Datum *ids, int *nids, StringInf
 {
 	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
 	ArrayType  *values = DatumGetArrayTypeP(args[3]);
-	SPIPlanPtr	plan = get_plan(ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values)) == 1 ? ID1_SQL : ID_SQL,
+	bool		one = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values)) == 1;
+	bool		start = nulls[4] == 'n';
+	SPIPlanPtr	plan = get_plan(one ? (start ? ID1_SQL(AFTER_START) : ID1_SQL(AFTER_CURSOR))
+								: (start ? ID_SQL(AFTER_START) : ID_SQL(AFTER_CURSOR)),
 								6, argtypes);
 	MemoryContext caller = CurrentMemoryContext;
 	Datum	   *elems;
