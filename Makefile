@@ -18,6 +18,9 @@ ISOLATION      = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/codec
+# Segment downloads compress per response (SPEC §5.8): libzstd, zlib (Debian libzstd-dev, zlib1g-dev);
+# sqlite images (§5.3) are built with libsqlite3 (libsqlite3-dev).
+SHLIB_LINK  = -lzstd -lz -lsqlite3
 # -Wextra, less one class: -Wunused-parameter fires in PostgreSQL's own headers (lib/ilist.h,
 # storage/bufpage.h inline functions) and on this code's seam callbacks, whose signatures are
 # fixed by their callers.  Every other -Wextra class is clean (sign-compare, clobbered locals

@@ -122,6 +122,11 @@ BEGIN
         END LOOP;
       END LOOP;
       CONTINUE;
+    WHEN 'SEGMENT_REF' THEN
+      line := line || format('%s table=%s rows=%s bytes=%s pin=%s id=%s%s%s', f->>'mediaType', f->>'table',
+                             f->>'rowCount', f->>'byteLength', f->>'asOfCommitSeq', left(f->>'segmentId', 19) || '…',
+                             coalesce(' rowCursor=' || (f->>'rowCursor'), ''),
+                             coalesce(' nextRowCursor=' || (f->>'nextRowCursor'), ''));
     WHEN 'SUB_END' THEN
       line := line || format('nextCursor=%s%s', f->>'nextCursor',
                              coalesce(' resume=' || (f->>'bootstrapState'), ''));

@@ -15,8 +15,8 @@ if [ -f "$demodir/vectors.sql" ]; then
   psql -X -q -d demo_notes -v ON_ERROR_STOP=1 -v demodir="$demodir" -v vecdir="${SYNCULAR_VECTORS:-}" -f "$demodir/vectors.sql"
 fi
 # further parts, each in its own database: write rules (validators, constraints) and an
-# upgrade with a backfill (RFC 0007)
-for part in rules upgrade; do
+# upgrade with a backfill (RFC 0007), bootstrap segments (SPEC §5)
+for part in rules upgrade segments; do
   if [ -f "$demodir/$part.sql" ]; then
     createdb "demo_$part"
     psql -X -q -d "demo_$part" -v ON_ERROR_STOP=1 -v demodir="$demodir" -v ir="$(cat "$ir_file")" -f "$demodir/$part.sql"

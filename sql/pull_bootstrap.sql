@@ -1,7 +1,7 @@
 -- pull_bootstrap: rows-lane bootstrap (push-and-pull.md §3.7): paging by _sync_row_id under
 -- COLLATE "C", resume tokens across rounds (no loss, no duplicates, handoff at the pin), unusable
 -- tokens restart with a fresh pin whatever the cursor (project decision, §3.5), the first page is
--- always sent, exact scope matching, inline segments only.
+-- always sent, exact scope matching, inline segments (accept bit 0).
 \i sql/pull_fixture.psql
 
 -- L1 holds 8 rows whose ids sort differently under C and under linguistic collations
@@ -59,7 +59,7 @@ SELECT pg_temp.round('admin', '[{"id": "l2", "table": "todos", "scopes": {"list_
                      '{"rows": 1, "pages": 2}');
 -- nothing in scope: the first page is still sent (0 rows) so the client clears; complete
 SELECT pg_temp.round('admin', '[{"id": "none", "table": "todos", "scopes": {"list_id": ["L9"]}, "cursor": -1}]');
--- a client accepting only external rows segments still gets them inline (no segment store)
+-- a client accepting only external rows segments gets SEGMENT_REF descriptors (segments_external)
 SELECT pg_temp.round('admin', '[{"id": "ext", "table": "todos", "scopes": {"list_id": ["L2"]}, "cursor": -1}]', '{}', 2);
 
 -- exact matching on every variable: n2 (owner u2) is skipped but still advances the keyset

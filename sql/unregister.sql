@@ -26,7 +26,9 @@ CREATE FUNCTION pg_temp.catalog_rows() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE t text; n bigint; out text := '';
 BEGIN
   FOR t IN SELECT c.relname FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
-            WHERE s.nspname = 'syncular' AND c.relkind = 'r' ORDER BY c.relname LOOP
+            WHERE s.nspname = 'syncular' AND c.relkind = 'r'
+              AND c.relname <> 'sync_segment_secret'  -- the server key, created with the extension
+            ORDER BY c.relname LOOP
     EXECUTE format('SELECT count(*) FROM syncular.%I', t) INTO n;
     IF n > 0 THEN
       out := out || format('%s=%s ', t, n);

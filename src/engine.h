@@ -124,6 +124,7 @@ extern char *sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *
  * recommendedAction, message, details?} (details_json may be NULL). */
 extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,
 								  const char *details_json);
+extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);
 
 /* ---------------------------------------------------------------- settings (syncular.c) */
 

@@ -23,15 +23,14 @@
  * then commits are added while delivered + next <= limitCommits.  nextCursor = max(cursor,
  * maxSeq) when the look-ahead stayed within budget, else max(cursor, last delivered commit).
  *
- * Bootstrap (§3.7), rows lane only: this server hosts no segment store, so there are no sqlite
- * images and no external segments.  A client that accepts only external rows segments (accept
- * bit 1 without bit 0) still gets SEGMENT_INLINE frames: with nowhere to store a segment, inline
- * is the only way to deliver it, and every SDK decodes SEGMENT_INLINE (it is the mandatory
- * rows-segment carrier).  Up to maxSnapshotPages pages of limitSnapshotRows rows each, keyset-paged by
- * _sync_row_id under COLLATE "C" (the same order for the page query, the "more" probe and the
- * resume cursor, whatever the database's default collation); each page is one SSG2 segment;
- * the first page is always sent, even with 0 rows.  SUB_END.nextCursor = the pin; the resume
- * token {"asOfCommitSeq","tables","tableIndex","rowCursor"} is present iff incomplete.
+ * Bootstrap (§3.7).  The sqlite lane (§5.3, accept bit 2) is tried at the start of a table
+ * (pull_image_lane); otherwise the rows lane: up to maxSnapshotPages pages of limitSnapshotRows rows
+ * each, keyset-paged by _sync_row_id under COLLATE "C" (the same order for the page's ids, its
+ * rows and the resume cursor, whatever the database's default collation); each page is one
+ * SSG2 segment, sent inline (SEGMENT_INLINE) or stored and referenced (SEGMENT_REF, §5.4) as
+ * PageLane decides from the accept bits; the first page is always sent, even with 0 rows.
+ * SUB_END.nextCursor = the pin; the resume token {"asOfCommitSeq","tables","tableIndex",
+ * "rowCursor"} is present iff incomplete.
  *
  * The §3.6 continuity re-check (horizon read again after the window) is not needed: the horizon
  * and the window are read in the same snapshot, so pruning cannot pass the cursor in between.
@@ -53,6 +52,9 @@
  *   - every later section of the round carries no data: a bootstrap sends one empty page and
  *     its resume token (unchanged when resumed, row cursor null when fresh), an incremental
  *     section no commits with nextCursor = its cursor; revoked and reset sections are as usual.
+ * A SEGMENT_REF (an external page or an image, §5.4) carries no row data and spends nothing:
+ * with external rows accepted, a page that does not fit goes by reference instead of ending the
+ * section.
  * So the row data never passes B except for a single oversized first item; what is added past
  * it is framing only (SUB_START/SUB_END, empty pages), bounded per subscription, and the
  * number of subscriptions is bounded by syncular.max_subscriptions_per_request.  A response
@@ -65,6 +67,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -73,26 +76,16 @@
 
 #include "engine.h"
 #include "stats.h"
+#include "pull_internal.h"
 
 /* Rows per SPI_cursor_fetch: what SPI holds at once is one batch, never a whole page/window. */
 #define PULL_FETCH_ROWS 256
-/* A segment's framing beyond its row records: frame header, block headers, terminator. */
-#define SEGMENT_SLACK 64
 
 /* ---------------------------------------------------------------- output helpers */
 
-typedef struct PullCtx
-{
-	SyncRound  *round;
-	const SspSubscription *sub;
-	const SyncEffective *effective;
-	SyncTable  *table;
-	MemoryContext outer;		/* the caller's context: round->out grows there */
-	MemoryContext work;			/* reset per batch / page */
-} PullCtx;
 
-static void
-raise_codec(const char *what, const SspError *err)
+void
+pull_raise_codec(const char *what, const SspError *err)
 {
 	char	   *msg = psprintf("pull: %s: %s", what, err->message);
 
@@ -100,14 +93,14 @@ raise_codec(const char *what, const SspError *err)
 			   msg, NULL);
 }
 
-static void
-write_frame(PullCtx *pc, const SspFrame *f)
+void
+pull_write_frame(PullCtx *pc, const SspFrame *f)
 {
 	MemoryContext old = MemoryContextSwitchTo(pc->outer);
 	SspError	err;
 
 	if (!ssp_write_frame(pc->round->out, pc->round->wire_version, f, &err))
-		raise_codec("writing a response frame", &err);
+		pull_raise_codec("writing a response frame", &err);
 	MemoryContextSwitchTo(old);
 }
 
@@ -115,8 +108,8 @@ write_frame(PullCtx *pc, const SspFrame *f)
  * May `pending` more bytes of row data enter the response (see "Budget" above)?  Spends the
  * budget (round->budget_spent) when they may not.
  */
-static bool
-budget_allows(SyncRound *round, size_t pending)
+bool
+pull_budget_allows(SyncRound *round, size_t pending)
 {
 	if (round->budget_spent)
 		return false;
@@ -128,8 +121,8 @@ budget_allows(SyncRound *round, size_t pending)
 	return false;
 }
 
-static SspStr
-mkstr(const char *s)
+SspStr
+pull_mkstr(const char *s)
 {
 	SspStr		r;
 
@@ -148,11 +141,11 @@ write_sub_start(PullCtx *pc, uint8 status, const char *reason, bool bootstrap)
 	f.type = SSP_FRAME_SUB_START;
 	s->id = pc->sub->id;
 	s->status = status;
-	s->reason_code = mkstr(reason);
+	s->reason_code = pull_mkstr(reason);
 	s->bootstrap = bootstrap;
 	if (status == SSP_SUB_ACTIVE)
 		s->effective_scopes = sync_pull_effective_map(pc->effective);
-	write_frame(pc, &f);
+	pull_write_frame(pc, &f);
 	sync_stats_section(pc->table->name, status, bootstrap);
 }
 
@@ -168,11 +161,11 @@ sync_pull_effective_map(const SyncEffective *e)
 	{
 		SspScopeEntry *ent = &m.entries[i];
 
-		ent->key = mkstr(e->vars[i]);
+		ent->key = pull_mkstr(e->vars[i]);
 		ent->nvalues = (uint32) e->nvalues[i];
 		ent->values = palloc0(sizeof(SspStr) * Max(e->nvalues[i], 1));
 		for (int k = 0; k < e->nvalues[i]; k++)
-			ent->values[k] = mkstr(e->values[i][k]);
+			ent->values[k] = pull_mkstr(e->values[i][k]);
 	}
 	return m;
 }
@@ -188,9 +181,9 @@ write_sub_end(PullCtx *pc, int64 next_cursor, const char *bootstrap_state)
 	if (bootstrap_state)
 	{
 		f.sub_end.has_bootstrap_state = true;
-		f.sub_end.bootstrap_state = mkstr(bootstrap_state);
+		f.sub_end.bootstrap_state = pull_mkstr(bootstrap_state);
 	}
-	write_frame(pc, &f);
+	pull_write_frame(pc, &f);
 }
 
 /* text[] of the first effective variable's values */
@@ -424,15 +417,15 @@ write_commit(PullCtx *pc, const WindowCommit *wc)
 	f.type = SSP_FRAME_COMMIT;
 	f.commit.commit_seq = wc->seq;
 	f.commit.created_at_ms = wc->created_at_ms;
-	f.commit.actor_id = mkstr(wc->actor_id);
+	f.commit.actor_id = pull_mkstr(wc->actor_id);
 	f.commit.ntables = 1;
 	f.commit.tables = &table;
 	f.commit.nchanges = (uint32) wc->nchanges;
 	f.commit.changes = wc->changes;
 	ssp_buf_init(&frame);
 	if (!ssp_write_frame(&frame, pc->round->wire_version, &f, &err))
-		raise_codec("writing a commit frame", &err);
-	fits = budget_allows(pc->round, frame.len);
+		pull_raise_codec("writing a commit frame", &err);
+	fits = pull_budget_allows(pc->round, frame.len);
 	if (fits)
 	{
 		MemoryContext old = MemoryContextSwitchTo(pc->outer);
@@ -497,7 +490,7 @@ add_window_change(PullCtx *pc, HeapTuple tup, TupleDesc td, WindowCommit *wc)
 	ch = &wc->changes[wc->nchanges++];
 	memset(ch, 0, sizeof(*ch));
 	ch->table_index = 0;
-	ch->row_id = mkstr(TextDatumGetCString(d));
+	ch->row_id = pull_mkstr(TextDatumGetCString(d));
 	op = DatumGetInt16(SPI_getbinval(tup, td, 5, &isnull));
 	ch->op = (uint8) op;
 	ch->scopes = sync_pull_stored_scopes(scopes);
@@ -656,34 +649,98 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 
 /* ---------------------------------------------------------------- bootstrap */
 
+/*
+ * A bootstrap page is read in two statements.  First its row ids (ID_SQL): per scope value of
+ * the first effective variable, an ordered range scan of the paging index (partition, tbl,
+ * var, value, row_id COLLATE "C") from the cursor, stopped at page size + 1; then the union of
+ * those few ids in order.  It reads at most values x (page + 1) index entries, never every
+ * entry past the cursor.  Then the rows (scan_sql): one index scan of the synced table's
+ * primary key for the page's ids (= ANY, no per-row join probe), in the same C order.  The
+ * page boundary and the "more" look-ahead come from the ids, so a row that is gone cannot end
+ * the table early.
+ */
+#define ID_SQL(after) \
+	"SELECT DISTINCT v.row_id" \
+	"  FROM unnest($4::text[]) AS val(value)," \
+	"       LATERAL (SELECT s.row_id COLLATE \"C\" AS row_id" \
+	"                  FROM syncular.sync_row_scopes s" \
+	"                 WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = val.value" \
+	"                   AND " after \
+	"                 ORDER BY s.row_id COLLATE \"C\" LIMIT $6) v" \
+	" ORDER BY 1 LIMIT $6"
+
+/* One scope value: the index range scan alone is the page (ids unique and ordered, no sort). */
+#define ID1_SQL(after) \
+	"SELECT s.row_id COLLATE \"C\" AS row_id" \
+	"  FROM syncular.sync_row_scopes s" \
+	" WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = ($4::text[])[1]" \
+	"   AND " after \
+	" ORDER BY s.row_id COLLATE \"C\" LIMIT $6"
+
+/*
+ * The page start as its own statement text (table start: $5 unused but typed), so that the
+ * cursor is always an index condition: a generic plan of "$5 IS NULL OR row_id > $5" could not
+ * use it and would read the whole range before the cursor on every page.
+ */
+#define AFTER_START "($5::text IS NULL)"
+#define AFTER_CURSOR "s.row_id COLLATE \"C\" > $5::text COLLATE \"C\""
+
 static char *
 scan_sql(const SyncTable *t)
 {
 	return psprintf(
-		"SELECT k.row_id, t._sync_server_version, t._sync_scopes, t._sync_payload"
-		"  FROM (SELECT DISTINCT s.row_id COLLATE \"C\" AS row_id"
-		"          FROM syncular.sync_row_scopes s"
-		"         WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = ANY($4)"
-		"           AND ($5::text IS NULL OR s.row_id COLLATE \"C\" > $5::text COLLATE \"C\")"
-		"         ORDER BY 1 LIMIT $6) k"
-		/*
-		 * One primary-key probe per row id.  The LATERAL ... LIMIT 1 keeps the subquery from
-		 * being flattened into a join: with stale statistics (a partition just filled) the
-		 * planner otherwise picked a nested loop filtering the whole partition per row id,
-		 * quadratic in the page size (56 s for a 12k-row page in bench/).  The probe asks for the
-		 * first row id >= the candidate in key order (then checks equality): only the primary
-		 * key yields that order, so no user index on (partition, ...) is used with a filter.
-		 */
-		"  LEFT JOIN LATERAL (SELECT z._sync_server_version, z._sync_scopes, z._sync_payload"
-		"                       FROM (SELECT r._sync_row_id, r._sync_server_version, r._sync_scopes,"
-		"                                    r._sync_payload"
-		"                               FROM %s r"
-		"                              WHERE r._sync_partition = $1"
-		"                                AND r._sync_row_id >= (k.row_id COLLATE \"default\")"
-		"                              ORDER BY r._sync_row_id LIMIT 1) z"
-		"                      WHERE z._sync_row_id = (k.row_id COLLATE \"default\")) t ON true"
-		" ORDER BY k.row_id",
+		"SELECT r._sync_row_id, r._sync_server_version, r._sync_scopes, r._sync_payload"
+		"  FROM %s r"
+		" WHERE r._sync_partition = $1 AND r._sync_row_id = ANY ($2::text[])"
+		" ORDER BY r._sync_row_id COLLATE \"C\"",
 		t->qualified);
+}
+
+/*
+ * The ids of the page after args[4] (ID1_SQL for one scope value, else ID_SQL; LIMIT args[5] =
+ * limit + 1): the first `limit` as
+ * a text[] in *ids, their count in *nids, the last one in last_id; *more when one more exists.
+ */
+static void
+page_ids(Datum *args, char *nulls, int64 limit, Datum *ids, int *nids, StringInfo last_id,
+		 bool *more)
+{
+	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
+	ArrayType  *values = DatumGetArrayTypeP(args[3]);
+	bool		one = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values)) == 1;
+	bool		start = nulls[4] == 'n';
+	SPIPlanPtr	plan = get_plan(one ? (start ? ID1_SQL(AFTER_START) : ID1_SQL(AFTER_CURSOR))
+								: (start ? ID_SQL(AFTER_START) : ID_SQL(AFTER_CURSOR)),
+								6, argtypes);
+	MemoryContext caller = CurrentMemoryContext;
+	Datum	   *elems;
+	int			rc;
+	int			n;
+
+	rc = SPI_execute_plan(plan, args, nulls, true, 0);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular pull: page id read failed: %s", SPI_result_code_string(rc));
+	n = (int) Min((int64) SPI_processed, limit);
+	*more = (int64) SPI_processed > limit;
+	elems = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		elems[i] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(SPI_tuptable->vals[i],
+																	 SPI_tuptable->tupdesc, 1, &isnull)));
+	}
+	if (n > 0)
+	{
+		text	   *lastt = DatumGetTextPP(elems[n - 1]);
+
+		resetStringInfo(last_id);
+		appendBinaryStringInfo(last_id, VARDATA_ANY(lastt), VARSIZE_ANY_EXHDR(lastt));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	*ids = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+	*nids = n;
 }
 
 static char *
@@ -707,24 +764,33 @@ resume_token_json(const char *table, int64 as_of, const char *row_cursor)
  * Fill one page: rows after `cursor` (keyset), at most `limit`, while the budget allows.  The
  * page's last row read is left in *cursor (rows that are gone or out of scope advance it too).
  * Returns the rows added; *scanned: the rows read; *more: a row past the page exists; *full:
- * the budget stopped it.
+ * the budget stopped it.  Rows go into the rows segment w, or into the sqlite image img when it
+ * is given (then w and seg are unused and the page is never budgeted).
  */
-static uint64
-fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
-		  SspSegmentWriter *w, SspBuf *seg, StringInfo cursor, uint64 *scanned_out,
-		  bool *more, bool *full)
+uint64
+pull_fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit, bool budgeted,
+		  SspSegmentWriter *w, SspBuf *seg, SyncImage *img, StringInfo cursor,
+		  uint64 *scanned_out, bool *more, bool *full)
 {
 	SyncRound  *round = pc->round;
 	Portal		portal;
-	uint64		scanned = 0;
 	uint64		added = 0;
 	SspError	err;
+	Datum		rargs[2];
+	int			nids;
+	StringInfoData last_id;
 
 	*more = *full = false;
-	portal = SPI_cursor_open(NULL, plan, args, nulls, true);
+	*scanned_out = 0;
+	initStringInfo(&last_id);
+	page_ids(args, nulls, limit, &rargs[1], &nids, &last_id, more);
+	if (nids == 0)
+		return 0;
+	rargs[0] = args[0];
+	portal = SPI_cursor_open(NULL, plan, rargs, NULL, true);
 	if (portal == NULL)
 		elog(ERROR, "syncular pull: row scan failed: %s", SPI_result_code_string(SPI_result));
-	while (!*more && !*full)
+	while (!*full)
 	{
 		SPITupleTable *tt;
 		uint64		n;
@@ -740,11 +806,6 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
 			Datum		d;
 			text	   *id;
 
-			if (scanned == (uint64) limit)
-			{
-				*more = true;	/* the look-ahead row: this page is full */
-				break;
-			}
 			d = SPI_getbinval(tup, td, 3, &isnull);
 			if (!isnull && sync_scopes_match(pc->effective, DatumGetJsonbP(d)))
 			{
@@ -757,14 +818,19 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
 					sync_raise("sync.internal_error", "pull: a stored row has no payload", NULL);
 				payload = DatumGetByteaPP(raw);
 				len = VARSIZE_ANY_EXHDR(payload);
-				if (!budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
+				if (budgeted &&
+					!pull_budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
 				{
 					*full = true;
+					*more = false;
 					break;
 				}
-				if (!ssp_segment_add_row(w, sv, (const uint8_t *) VARDATA_ANY(payload), len, &err))
-					raise_codec("adding a row to a rows segment", &err);
-				round->data_delivered = true;
+				if (img)
+					sync_image_add_row(img, sv, (const uint8 *) VARDATA_ANY(payload), len);
+				else if (!ssp_segment_add_row(w, sv, (const uint8_t *) VARDATA_ANY(payload), len, &err))
+					pull_raise_codec("adding a row to a rows segment", &err);
+				if (budgeted)
+					round->data_delivered = true;
 				added++;
 				if ((Pointer) payload != DatumGetPointer(raw))
 					pfree(payload);
@@ -773,14 +839,20 @@ fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
 			id = DatumGetTextPP(SPI_getbinval(tup, td, 1, &isnull));
 			resetStringInfo(cursor);
 			appendBinaryStringInfo(cursor, VARDATA_ANY(id), VARSIZE_ANY_EXHDR(id));
-			scanned++;
+			(*scanned_out)++;
 		}
 		SPI_freetuptable(tt);
 		if (n == 0)
 			break;
 	}
 	SPI_cursor_close(portal);
-	*scanned_out = scanned;
+	if (!*full)
+	{
+		/* every id of the page is read, including ids whose row is gone */
+		resetStringInfo(cursor);
+		appendBinaryStringInfo(cursor, last_id.data, last_id.len);
+		*scanned_out = (uint64) nids;
+	}
 	return added;
 }
 
@@ -794,28 +866,36 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 	bool		complete = false;
 	bool		have_cursor = resume && resume->row_cursor;
 	StringInfoData cursor;
-	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
+	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		args[6];
 	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
-	SPIPlanPtr	plan = get_plan(scan_sql(t), 6, argtypes);
+	SPIPlanPtr	plan = get_plan(scan_sql(t), 2, argtypes);
+	PageLane	lane;
 
 	write_sub_start(pc, SSP_SUB_ACTIVE, "", true);
-
-	initStringInfo(&cursor);
-	if (have_cursor)
-		appendStringInfoString(&cursor, resume->row_cursor);
 	args[0] = CStringGetTextDatum(round->partition);
 	args[1] = CStringGetTextDatum(t->name);
 	args[2] = CStringGetTextDatum(pc->effective->vars[0]);
 	args[3] = first_var_values(pc->effective);
 	args[5] = Int64GetDatum(limit + 1);
+	if (!have_cursor && pull_image_lane(pc, pin, plan, args, nulls))
+	{
+		result->active = true;
+		result->next_cursor = pin;
+		write_sub_end(pc, pin, NULL);
+		return;
+	}
+	pull_lane_init(pc, pin, &lane);
+
+	initStringInfo(&cursor);
+	if (have_cursor)
+		appendStringInfoString(&cursor, resume->row_cursor);
 
 	for (int page = 0; page < round->max_snapshot_pages; page++)
 	{
 		SspBuf		seg;
 		SspSegmentWriter w;
 		SspError	err;
-		SspFrame	f;
 		MemoryContext old;
 		bool		more = false;
 		bool		full = round->budget_spent;	/* no room: one empty page (Budget) */
@@ -833,29 +913,41 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 		}
 
 		old = MemoryContextSwitchTo(pc->work);
+		if (lane.external)
+		{
+			char	   *page_start = have_cursor ? pstrdup(cursor.data) : NULL;
+
+			full = false;		/* a reference carries no row data (Budget) */
+			more = pull_external_page(pc, &lane, plan, args, nulls, page_start, page == 0, &cursor,
+								 &have_cursor);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(pc->work);
+			if (!more)
+			{
+				complete = true;
+				break;
+			}
+			continue;
+		}
 		ssp_buf_init(&seg);
 		if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), round->schema->version,
 							   t->codec_columns, (uint16) t->ncolumns, &err))
-			raise_codec("starting a rows segment", &err);
+			pull_raise_codec("starting a rows segment", &err);
 		if (!full)
 		{
 			uint64		scanned;
 
-			added = fill_page(pc, plan, args, nulls, limit, &w, &seg, &cursor, &scanned,
-							  &more, &full);
+			added = pull_fill_page(pc, plan, args, nulls, limit, true, &w, &seg, NULL, &cursor,
+							  &scanned, &more, &full);
 			have_cursor = have_cursor || scanned > 0;
 		}
 		if (!ssp_segment_finish(&w, &err))
-			raise_codec("finishing a rows segment", &err);
+			pull_raise_codec("finishing a rows segment", &err);
 
 		/* a page is sent when it has rows, and a section's first page always (§4.7) */
 		if (page == 0 || added > 0)
 		{
-			memset(&f, 0, sizeof(f));
-			f.type = SSP_FRAME_SEGMENT_INLINE;
-			f.segment_inline.payload.ptr = seg.data;
-			f.segment_inline.payload.len = (uint32) seg.len;
-			write_frame(pc, &f);
+			pull_write_inline(pc, seg.data, seg.len);
 			sync_stats_rows_served(t->name, added);
 		}
 		ssp_buf_free(&seg);

@@ -467,9 +467,8 @@ append_json_string(StringInfo buf, const char *s)
 /*
  * Canonical JSON of an effective map: keys and values in UTF-16 order, no whitespace.  Only the
  * requested entries [0, nvars): the map the wire echoes.  The grant restriction on unrequested
- * variables is not part of it, so a digest does not bind it; this server publishes no segments
- * (every bootstrap page is built for the puller in its own round), and a segment store added
- * later must bind the restriction as well before sharing pages between actors.
+ * variables is not part of it, so a digest does not bind it: the segment store binds it with
+ * a second digest (sync_grant_digest, segstore.c) before sharing pages between actors.
  */
 char *
 sync_effective_json(const SyncEffective *effective)

@@ -159,8 +159,8 @@ sync_http_error_body(const SyncErrorInfo *e, const char *message, const char *de
  * {"code": "<code>", "details": <json>} and the SQLSTATE is the catalogue's.  Returns the entry
  * (NULL for anything else) and the raw details text.
  */
-static const SyncErrorInfo *
-catalogue_error(const ErrorData *edata, char **details)
+const SyncErrorInfo *
+sync_catalogue_error(const ErrorData *edata, char **details)
 {
 	const char *d = edata->detail;
 	const char *p;
@@ -259,7 +259,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
 				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
 				ReThrowError(edata);
-			e = catalogue_error(edata, &details);
+			e = sync_catalogue_error(edata, &details);
 			ctype = "application/json";
 			if (e != NULL)
 			{

@@ -14,6 +14,7 @@
 #include "leases.h"
 #include "rules.h"
 #include "stats.h"
+#include "segments.h"
 
 PG_MODULE_MAGIC;
 
@@ -126,6 +127,7 @@ _PG_init(void)
 	sync_realtime_define_gucs();
 	sync_blobs_define_gucs();
 	sync_leases_define_gucs();
+	sync_segments_define_gucs();
 	MarkGUCPrefixReserved("syncular");
 	sync_stats_init();
 

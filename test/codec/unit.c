@@ -756,6 +756,38 @@ done:
 	ssp_buf_free(&r2);
 }
 
+/*
+ * The descriptor the server writes for an external rows page (SPEC §5.4): mediaType rows, both
+ * row cursors, no url; and the first and last pages' shapes (a cursor absent).  Wire 2 and 3.
+ */
+static void
+test_segment_ref_rows(void)
+{
+	for (uint16_t wire = 2; wire <= 3; wire++)
+	{
+		Fx          x;
+		SspFrame    mid;
+		SspFrame    first;
+		SspFrame    last;
+
+		fx_init(&x, wire);
+		memset(&mid, 0, sizeof(mid));
+		mid.type = SSP_FRAME_SEGMENT_REF;
+		mid.segment_ref = (SspSegmentRef) {S("sha256:7133f36f"), SSP_MEDIA_ROWS, S("todos"), 115, 2, 1,
+		S("9d4fab24"), true, S("b"), true, S("d"), false, S(""), false, 0};
+		first = mid;
+		first.segment_ref.has_row_cursor = false;
+		last = mid;
+		last.segment_ref.has_next_row_cursor = false;
+		{
+			const SspFrame *rsp[] = {&x.rs_hdr, &x.ss2, &first, &mid, &last, &x.se2};
+
+			roundtrip(wire, SSP_KIND_RESPONSE, rsp, 6, "response: rows SEGMENT_REF pages with row cursors, no url");
+		}
+		fx_free(&x);
+	}
+}
+
 static void
 test_roundtrips(void)
 {
@@ -1150,6 +1182,7 @@ main(void)
 	test_framing();
 	test_huge_counts();
 	test_roundtrips();
+	test_segment_ref_rows();
 	test_writer_refusals();
 	test_grammar();
 	test_segments();

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(370);
+SELECT plan(394);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -46,6 +46,11 @@ INSERT INTO spec VALUES
   -- 40 maintenance
   (16, 'prune',                      '{text,jsonb}',                                           'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
   (17, 'rotate_log_epoch',           '{text}',                                                 'text',         false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 45 segments: the download is the gateway's surface (SECURITY DEFINER like handle)
+  (56, 'prune_segments',             '{bigint}',                                               'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  (58, 'segment_download',           '{text,text,text,jsonb,text,text,text}',                  'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (59, 'segment_url_download',       '{text,text,text,text}',                                  'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (57, 'segments',                   '{text}',                                                 'setof record', false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 50 producers (SECURITY DEFINER: 90_grants.sql, README "Security")
   (18, 'push',                       '{text,text,text,jsonb}',                                 'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
   (19, 'pull',                       '{text,text,text,jsonb,jsonb}',                           'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
@@ -104,10 +109,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 55 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 59 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 55 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 59 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;

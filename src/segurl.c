@@ -1,0 +1,322 @@
+/*
+ * segurl.c — signed segment URLs, the native scheme of SPEC §5.4:
+ *
+ *   url = syncular.segment_url_base || segmentId || '?st=' || st
+ *   st  = base64url(payloadJson) "." base64url(HMAC-SHA256(key, payloadJson))
+ *   payloadJson = {"v":1,"seg":"<segmentId>","sd":"<scopeDigest>","aud":"<aud>","exp":<unix s>}
+ *
+ * The key is the server secret in syncular.sync_segment_secret (owner-only, created with the
+ * extension).  aud = base64url of the first 16 bytes of HMAC-SHA256(key, "aud:" || partition):
+ * stable per partition and not derivable by a client (§5.4).  A URL is issued in the pull
+ * (right after scope resolution) when the client advertised accept bit 3 and the operator set
+ * syncular.segment_url_base; it lives syncular.segment_url_ttl (default 15 min, the SHOULD).
+ * sync_segment_url_check verifies a token for the gateway's bare-URL fetch.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "catalog/pg_type.h"
+#include "common/base64.h"
+#include "common/hmac.h"
+#include "common/sha2.h"
+#include "port.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+
+#include "segments.h"
+
+char	   *sync_segment_url_base = NULL;
+int			sync_segment_url_ttl_s = 15 * 60;
+
+#define VERIFY_SKEW_S 60		/* §5.4: at most 60 s of clock skew at verification */
+
+void
+sync_segment_url_define_gucs(void)
+{
+	DefineCustomStringVariable("syncular.segment_url_base",
+							   "Base of signed segment URLs (SPEC §5.4); empty: none are issued.",
+							   "A descriptor for a client that advertised accept bit 3 carries "
+							   "url = this value || segmentId || '?st=' || token; the gateway serves it "
+							   "with syncular.segment_url_download.",
+							   &sync_segment_url_base,
+							   "",
+							   PGC_SUSET, 0,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.segment_url_ttl",
+							"Lifetime of a signed segment URL (SPEC §5.4).",
+							"urlExpiresAtMs is this long after issuance; it is also the revocation "
+							"window of an issued URL.",
+							&sync_segment_url_ttl_s,
+							15 * 60, 1, 24 * 60 * 60,
+							PGC_SUSET, GUC_UNIT_S,
+							NULL, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------- primitives */
+
+static char *
+b64url(const uint8 *data, int len)
+{
+	int			cap = pg_b64_enc_len(len) + 1;
+	char	   *out = palloc(cap);
+	int			n = pg_b64_encode((const char *) data, len, out, cap);
+	int			k = 0;
+
+	if (n < 0)
+		elog(ERROR, "syncular: base64 encoding failed");
+	for (int i = 0; i < n; i++)
+	{
+		char		c = out[i];
+
+		if (c == '=')
+			break;
+		out[k++] = c == '+' ? '-' : c == '/' ? '_' : c;
+	}
+	out[k] = '\0';
+	return out;
+}
+
+/* base64url without padding -> bytes; NULL when malformed */
+static uint8 *
+unb64url(const char *s, int len, int *outlen)
+{
+	int			padded = len + (4 - len % 4) % 4;
+	char	   *buf = palloc(padded + 1);
+	uint8	   *out;
+	int			n;
+
+	for (int i = 0; i < len; i++)
+	{
+		char		c = s[i];
+
+		if (c == '-')
+			c = '+';
+		else if (c == '_')
+			c = '/';
+		else if (c == '+' || c == '/' || c == '=')
+			return NULL;
+		buf[i] = c;
+	}
+	for (int i = len; i < padded; i++)
+		buf[i] = '=';
+	out = palloc(pg_b64_dec_len(padded) + 1);
+	n = pg_b64_decode(buf, padded, (char *) out, pg_b64_dec_len(padded) + 1);
+	if (n < 0)
+		return NULL;
+	*outlen = n;
+	return out;
+}
+
+static void
+hmac256(const uint8 *key, int keylen, const char *data, int len, uint8 *mac)
+{
+	pg_hmac_ctx *ctx = pg_hmac_create(PG_SHA256);
+
+	if (ctx == NULL || pg_hmac_init(ctx, key, keylen) < 0 ||
+		pg_hmac_update(ctx, (const uint8 *) data, len) < 0 ||
+		pg_hmac_final(ctx, mac, PG_SHA256_DIGEST_LENGTH) < 0)
+	{
+		if (ctx)
+			pg_hmac_free(ctx);
+		elog(ERROR, "syncular: HMAC-SHA256 failed");
+	}
+	pg_hmac_free(ctx);
+}
+
+/*
+ * The server secret.  It is created with the extension; a missing row (the table emptied) is
+ * replaced by 32 bytes from pg_strong_random when the store can be written, else NULL.
+ */
+static bytea *read_secret_row(void);
+
+static bytea *
+read_secret(void)
+{
+	bytea	   *key = read_secret_row();
+	uint8		fresh[32];
+	Oid			type = BYTEAOID;
+	Datum		arg;
+	bytea	   *b;
+	int			rc;
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (key != NULL || !sync_segments_writable())
+		return key;
+	if (!pg_strong_random(fresh, sizeof(fresh)))
+		elog(ERROR, "syncular: could not generate a random secret");
+	b = palloc(VARHDRSZ + sizeof(fresh));
+	SET_VARSIZE(b, VARHDRSZ + sizeof(fresh));
+	memcpy(VARDATA(b), fresh, sizeof(fresh));
+	arg = PointerGetDatum(b);
+	/* the pull's reads use its snapshot, which cannot see this row: RETURNING gives the key */
+	rc = SPI_execute_with_args("INSERT INTO syncular.sync_segment_secret AS s (id, key) VALUES (1, $1)"
+							   " ON CONFLICT (id) DO UPDATE SET key = s.key RETURNING s.key",
+							   1, &type, &arg, NULL, false, 0);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+		elog(ERROR, "syncular segments: creating the secret failed: %s", SPI_result_code_string(rc));
+	{
+		bool		isnull;
+
+		return DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+}
+
+static bytea *
+read_secret_row(void)
+{
+	static SPIPlanPtr plan = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc;
+	bool		isnull;
+	bytea	   *key = NULL;
+
+	if (plan == NULL)
+	{
+		plan = SPI_prepare("SELECT s.key FROM syncular.sync_segment_secret s WHERE s.id = 1", 0, NULL);
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "syncular segments: preparing the secret read failed");
+	}
+	rc = SPI_execute_plan(plan, NULL, NULL, true, 1);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular segments: reading the secret failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed > 0)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			key = DatumGetByteaPCopy(d);
+	}
+	return key;
+}
+
+static char *
+audience(const bytea *key, const char *partition)
+{
+	uint8		mac[PG_SHA256_DIGEST_LENGTH];
+	char	   *msg = psprintf("aud:%s", partition);
+
+	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), msg, strlen(msg), mac);
+	return b64url(mac, 16);
+}
+
+/* ---------------------------------------------------------------- issuance */
+
+bool
+sync_segment_signed_url(const char *segment_id, const char *scope_digest, const char *partition,
+						int64 now_ms, char **url, int64 *expires_at_ms)
+{
+	bytea	   *key;
+	StringInfoData payload;
+	uint8		mac[PG_SHA256_DIGEST_LENGTH];
+	int64		exp_s;
+
+	if (sync_segment_url_base == NULL || sync_segment_url_base[0] == '\0')
+		return false;
+	key = read_secret();
+	if (key == NULL)
+		return false;
+	exp_s = now_ms / 1000 + sync_segment_url_ttl_s;
+	initStringInfo(&payload);
+	appendStringInfoString(&payload, "{\"v\":1,\"seg\":");
+	escape_json(&payload, segment_id);
+	appendStringInfoString(&payload, ",\"sd\":");
+	escape_json(&payload, scope_digest);
+	appendStringInfoString(&payload, ",\"aud\":");
+	escape_json(&payload, audience(key, partition));
+	appendStringInfo(&payload, ",\"exp\":" INT64_FORMAT "}", exp_s);
+	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), payload.data, payload.len, mac);
+	*url = psprintf("%s%s?st=%s.%s", sync_segment_url_base, segment_id,
+					b64url((const uint8 *) payload.data, payload.len), b64url(mac, sizeof(mac)));
+	*expires_at_ms = exp_s * 1000;
+	return true;
+}
+
+/* ---------------------------------------------------------------- verification */
+
+static char *
+claim_text(Jsonb *jb, const char *key)
+{
+	JsonbValue	v;
+
+	if (getKeyJsonValueFromContainer(&jb->root, key, strlen(key), &v) == NULL || v.type != jbvString)
+		return NULL;
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+/*
+ * Check the token `st` for `segment_id` (§5.4): the MAC, then exp (with VERIFY_SKEW_S), seg,
+ * and (sd, aud) against the segment's publications.  Raises sync.forbidden for a malformed,
+ * tampered or foreign token and sync.segment_expired for an expired one; on success returns the
+ * partition the token's aud names, and the publication's scope digest in *scope_digest.
+ */
+char *
+sync_segment_url_check(const char *segment_id, const char *st, int64 now_ms, char **scope_digest)
+{
+	const char *dot = strchr(st, '.');
+	bytea	   *key = read_secret();
+	uint8	   *payload;
+	uint8	   *sig;
+	int			plen;
+	int			slen;
+	uint8		mac[PG_SHA256_DIGEST_LENGTH];
+	Jsonb	   *claims;
+	JsonbValue	v;
+	char	   *seg;
+	char	   *sd;
+	char	   *aud;
+	int64		exp_s;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
+	int			rc;
+	MemoryContext caller = CurrentMemoryContext;
+
+	if (key == NULL || dot == NULL ||
+		(payload = unb64url(st, dot - st, &plen)) == NULL ||
+		(sig = unb64url(dot + 1, strlen(dot + 1), &slen)) == NULL || slen != (int) sizeof(mac))
+		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
+	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), (const char *) payload, plen, mac);
+	if (timingsafe_bcmp(mac, sig, sizeof(mac)) != 0)
+		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
+	/* signed by this server: the payload is its own JSON */
+	claims = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup((char *) payload, plen))));
+	seg = claim_text(claims, "seg");
+	sd = claim_text(claims, "sd");
+	aud = claim_text(claims, "aud");
+	if (getKeyJsonValueFromContainer(&claims->root, "exp", 3, &v) == NULL || v.type != jbvNumeric ||
+		seg == NULL || sd == NULL || aud == NULL)
+		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
+	exp_s = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v.val.numeric)));
+	if (strcmp(seg, segment_id) != 0)
+		sync_raise("sync.forbidden", "the signed URL is for another segment", NULL);
+	if (now_ms / 1000 > exp_s + VERIFY_SKEW_S)
+		sync_raise("sync.segment_expired", "the signed URL has expired — re-pull (§5.4)", NULL);
+
+	/* the partitions whose publications of this segment recorded the digest; aud selects one */
+	args[0] = CStringGetTextDatum(segment_id);
+	args[1] = CStringGetTextDatum(sd);
+	rc = SPI_execute_with_args("SELECT DISTINCT p.partition FROM syncular.sync_segment_publications p"
+							   " WHERE p.segment_id = $1 AND p.scope_digest = $2",
+							   2, types, args, NULL, true, 0);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular segments: publication read failed: %s", SPI_result_code_string(rc));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		char	   *partition = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[i],
+																  SPI_tuptable->tupdesc, 1, &isnull));
+
+		if (strcmp(audience(key, partition), aud) == 0)
+		{
+			*scope_digest = sd;
+			return partition;
+		}
+	}
+	sync_raise("sync.not_found", "segment not found", NULL);
+}
