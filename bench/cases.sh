@@ -40,6 +40,8 @@ ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EX
   qty = EXCLUDED.qty, done = EXCLUDED.done;"
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+only=${BENCH_ONLY:-all}   # all | wal
+if [ "$only" = all ]; then
 echo "| case | syncular | plain SQL | ratio |"
 echo "|---|---|---|---|"
 for ops in 1 10 100; do
@@ -75,21 +77,25 @@ SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.sy
   done
   row "incremental pull, ${changes} changes, tps" "$(echo "$s" | median)" "$(echo "$b" | median)"
 done
+fi
 
-# WAL per round (pg_stat_wal, cluster-wide: one client, nothing else running)
-wal() { q "SELECT wal_records || ' ' || wal_bytes FROM pg_stat_wal"; }
+# WAL per round (pg_stat_wal is cluster-wide: one client, autovacuum paused, a checkpoint first
+# so every case starts with the same full-page-image state)
+wal() { q "SELECT wal_records || ' ' || wal_fpi || ' ' || wal_bytes FROM pg_stat_wal"; }
+q "ALTER SYSTEM SET autovacuum = off" >/dev/null; q "SELECT pg_reload_conf()" >/dev/null
 echo
-echo "| WAL per round, 1 client, 1 partition | syncular records | bytes | plain SQL records | bytes |"
-echo "|---|---|---|---|---|"
+echo "| WAL per round, 1 client, 1 partition | syncular records | FPI | bytes | plain SQL records | FPI | bytes |"
+echo "|---|---|---|---|---|---|---|"
 for ops in 1 10 100; do
   n=200
   q "SELECT bench.fill($ops, 1, 1, $n, 2)" >/dev/null
-  sleep 1
-  w0=$(wal); tps 1 $n "$push_sql" -D n=0 -D base=0 >/dev/null; sleep 1.2
-  w1=$(wal); tps 1 $n "$plain_sql" -D n=0 -D base=10000000 >/dev/null; sleep 1.2
-  w2=$(wal)
-  echo "$w0 $w1 $w2" | awk -v o="$ops" -v n="$n" '{ printf "| %d-op commit | %.1f | %.0f | %.1f | %.0f |\n", o, ($3-$1)/n, ($4-$2)/n, ($5-$3)/n, ($6-$4)/n }'
+  q "CHECKPOINT" >/dev/null; sleep 1.2
+  w0=$(wal); tps 1 $n "$push_sql" -D n=0 -D base=0 >/dev/null; sleep 1.2; w1=$(wal)
+  q "CHECKPOINT" >/dev/null; sleep 1.2
+  w2=$(wal); tps 1 $n "$plain_sql" -D n=0 -D base=10000000 >/dev/null; sleep 1.2; w3=$(wal)
+  echo "$w0 $w1 $w2 $w3" | awk -v o="$ops" -v n="$n" '{ printf "| %d-op commit | %.1f | %.1f | %.0f | %.1f | %.1f | %.0f |\n", o, ($4-$1)/n, ($5-$2)/n, ($6-$3)/n, ($10-$7)/n, ($11-$8)/n, ($12-$9)/n }'
 done
+q "ALTER SYSTEM RESET autovacuum" >/dev/null; q "SELECT pg_reload_conf()" >/dev/null
 
 # profile: the round's statements by total time (needs pg_stat_statements preloaded)
 if q "SHOW shared_preload_libraries" | grep -q pg_stat_statements; then

@@ -50,6 +50,7 @@ enum
 	P_CLIENT_UPSERT,
 	P_RESULT_GET,
 	P_RESULT_INSERT,
+	P_RESULT_INSERT_NEW,
 	P_TOMBSTONE_GET,
 	P_TOMBSTONE_CLEAR,
 	P_BLOBS_REPLACE,
@@ -144,6 +145,15 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"VALUES ($1, $2, $3, $4::jsonb) "
 		"ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
+	[P_RESULT_INSERT_NEW] = {
+		/*
+		 * An applied commit's record: the caller holds the partition lock and found no record
+		 * after taking it, so none can exist.  A plain insert: no speculative insertion (its
+		 * extra index probe and HEAP_CONFIRM WAL record) for a conflict that cannot happen.
+		 */
+		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
+		"VALUES ($1, $2, $3, $4::jsonb)",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
 	[P_TOMBSTONE_GET] = {
 		"SELECT t.commit_seq, "
 		"(SELECT c.scopes FROM syncular.sync_changes c WHERE c.partition = t.partition "
@@ -174,6 +184,9 @@ static const StaticPlan static_sql[P_COUNT] = {
 		 * DISTINCT ON: a commit can delete the same row twice (delete, re-insert, delete) and
 		 * ON CONFLICT DO UPDATE may not touch one row twice in a statement; every tombstone of
 		 * the commit carries the same commit_seq, so one per row is the same end state.
+		 * Scope entries: the commit_seq is new and only this commit (under the partition lock)
+		 * writes it, so DISTINCT plus NOT EXISTS (entries an earlier statement of the same
+		 * commit wrote) replace ON CONFLICT DO NOTHING and its speculative insertion.
 		 */
 		"WITH x AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($3::int4[]), "
 		" pg_catalog.unnest($4::text[]), pg_catalog.unnest($5::text[]), "
@@ -185,8 +198,9 @@ static const StaticPlan static_sql[P_COUNT] = {
 		" SELECT $1, $2, x.idx, x.tbl, x.row_id, x.op, x.row_version, x.scopes, x.payload "
 		" FROM x), "
 		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-		" SELECT $1, x.tbl, e.key, e.value, $2 FROM x, pg_catalog.jsonb_each_text(x.scopes) e "
-		" ON CONFLICT DO NOTHING) "
+		" SELECT DISTINCT $1, x.tbl, e.key, e.value, $2 FROM x, pg_catalog.jsonb_each_text(x.scopes) e "
+		" WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z WHERE z.partition = $1 "
+		"  AND z.tbl = x.tbl AND z.var = e.key AND z.value = e.value AND z.commit_seq = $2)) "
 		"INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, commit_seq) "
 		"SELECT DISTINCT ON (x.tbl, x.row_id) $1, x.tbl, x.row_id, $2 FROM x WHERE x.op = 2 "
 		"ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq",
@@ -807,6 +821,20 @@ sync_storage_push_result_insert(const char *partition, const char *client_id,
 	v[2] = text_datum(client_commit_id);
 	v[3] = text_datum(result_json);
 	return run(static_plan(P_RESULT_INSERT), v, NULL, false, 0) == 1;
+}
+
+/* The record of a commit applied under the partition lock (none can exist yet). */
+void
+sync_storage_push_result_insert_new(const char *partition, const char *client_id,
+									const char *client_commit_id, const char *result_json)
+{
+	Datum		v[4];
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	v[2] = text_datum(client_commit_id);
+	v[3] = text_datum(result_json);
+	run(static_plan(P_RESULT_INSERT_NEW), v, NULL, false, 0);
 }
 
 /* ---------------------------------------------------------------- rows */

@@ -64,6 +64,9 @@ extern Jsonb *sync_storage_push_result_get(const char *partition, const char *cl
 extern bool sync_storage_push_result_insert(const char *partition, const char *client_id,
 											const char *client_commit_id,
 											const char *result_json);
+extern void sync_storage_push_result_insert_new(const char *partition, const char *client_id,
+												const char *client_commit_id,
+												const char *result_json);
 
 /* rows */
 extern bool sync_storage_row_get(const SyncSchema *schema, int table_index,
