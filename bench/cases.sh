@@ -79,6 +79,26 @@ SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.sy
 done
 fi
 
+# bootstrap: 100,000 distinct rows pushed into a new partition, then one round of up to 50 pages
+# of 50,000 rows at once (statistics still stale, as right after a tenant's import), against a
+# plain ordered read of the same rows.  One run (BENCH_ONLY=all or boot).
+if [ "$only" = all ] || [ "$only" = boot ]; then
+q "SELECT bench.push('boot', 500, bench.seq_rows(g * 500, 500)) FROM generate_series(0, 199) g" >/dev/null
+n=$(q "SELECT count(*) FROM items WHERE _sync_partition = 'boot'")
+t0=$(date +%s.%N)
+psql -X -Atq -d "$db" <<'SQL' >/dev/null
+SELECT length(syncular.handle(syncular.debug_encode(jsonb_build_object('magic','SSP2','wireVersion',3,'msgKind','request','frames', jsonb_build_array(
+  jsonb_build_object('type','REQ_HEADER','clientId','boot-client','schemaVersion',1,'logEpoch',bench.epoch('boot')),
+  jsonb_build_object('type','PULL_HEADER','limitCommits',1000,'limitSnapshotRows',50000,'maxSnapshotPages',50,'accept',1),
+  jsonb_build_object('type','SUBSCRIPTION','id','s','table','items','scopes','{"list_id":["l1"]}'::jsonb,'cursor',-1)))),
+  'boot', 'bench'));
+SQL
+t1=$(date +%s.%N)
+q "COPY (SELECT _sync_server_version, _sync_payload FROM items WHERE _sync_partition = 'boot' ORDER BY _sync_row_id COLLATE \"C\") TO STDOUT" >/dev/null
+t2=$(date +%s.%N)
+awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "| bootstrap of %d rows, rows/s | %.0f | %.0f | %.3f |\n", n, n / (b - a), n / (c - b), (c - b) / (b - a) }'
+fi
+
 # WAL per round (pg_stat_wal is cluster-wide: one client, autovacuum paused, a checkpoint first
 # so every case starts with the same full-page-image state)
 wal() { q "SELECT wal_records || ' ' || wal_fpi || ' ' || wal_bytes FROM pg_stat_wal"; }

@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 bash scripts/setup.sh >/dev/null
-pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash bench/cases.sh "$runs"
+pg_virtualenv -t -o shared_preload_libraries=pg_stat_statements -c "-p $(bash scripts/free-port.sh)" -v 15 \
+  bash bench/cases.sh "$runs"

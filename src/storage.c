@@ -186,7 +186,9 @@ static const StaticPlan static_sql[P_COUNT] = {
 		 * the commit carries the same commit_seq, so one per row is the same end state.
 		 * Scope entries: the commit_seq is new and only this commit (under the partition lock)
 		 * writes it, so DISTINCT plus NOT EXISTS (entries an earlier statement of the same
-		 * commit wrote) replace ON CONFLICT DO NOTHING and its speculative insertion.
+		 * commit wrote) replace ON CONFLICT DO NOTHING and its speculative insertion.  OFFSET 0
+		 * keeps NOT EXISTS a key probe per entry: as an anti-join the generic plan hashed the
+		 * partition's whole scope index on every commit.
 		 */
 		"WITH x AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($3::int4[]), "
 		" pg_catalog.unnest($4::text[]), pg_catalog.unnest($5::text[]), "
@@ -200,7 +202,8 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
 		" SELECT DISTINCT $1, x.tbl, e.key, e.value, $2 FROM x, pg_catalog.jsonb_each_text(x.scopes) e "
 		" WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z WHERE z.partition = $1 "
-		"  AND z.tbl = x.tbl AND z.var = e.key AND z.value = e.value AND z.commit_seq = $2)) "
+		"  AND z.tbl = x.tbl AND z.var = e.key AND z.value = e.value AND z.commit_seq = $2 "
+		"  OFFSET 0)) "
 		"INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, commit_seq) "
 		"SELECT DISTINCT ON (x.tbl, x.row_id) $1, x.tbl, x.row_id, $2 FROM x WHERE x.op = 2 "
 		"ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq",
