@@ -99,6 +99,41 @@ t2=$(date +%s.%N)
 awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "| bootstrap of %d rows, rows/s | %.0f | %.0f | %.3f |\n", n, n / (b - a), n / (c - b), (c - b) / (b - a) }'
 fi
 
+# CPU per round: the backend's own user+system time (/proc/self/stat, clock ticks) over n rounds
+# run one after another in one session, each its own transaction.  Far less sensitive to other
+# load on the machine than tps; wall time is not measured here.
+cpu() {  # cpu <n> <statement with :k> -> ms of backend CPU per round
+  local n=$1 f="$tmp/cpu.sql" hz
+  hz=$(getconf CLK_TCK)
+  {
+    echo "PREPARE r(bigint) AS $2;"
+    echo "SELECT split_part(pg_read_file('/proc/self/stat'), ' ', 14)::bigint + split_part(pg_read_file('/proc/self/stat'), ' ', 15)::bigint AS c0 \\gset"
+    for i in $(seq 1 "$n"); do echo "EXECUTE r($i);"; done
+    echo "SELECT round(((split_part(pg_read_file('/proc/self/stat'), ' ', 14)::bigint + split_part(pg_read_file('/proc/self/stat'), ' ', 15)::bigint - :c0) * 1000.0 / $hz / $n)::numeric, 3);"
+  } > "$f"
+  psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -f "$f" | tail -1
+}
+if [ "$only" = all ] || [ "$only" = cpu ]; then
+echo
+echo "| backend CPU per round, 1 client, 1 partition | syncular ms | plain SQL ms | ratio |"
+echo "|---|---|---|---|"
+for ops in 1 10 100; do
+  case $ops in 1) n=400;; 10) n=200;; 100) n=40;; esac
+  q "SELECT bench.fill($ops, 1, 1, $n, 2)" >/dev/null
+  s=$(cpu "$n" "SELECT length(syncular.handle(q.req, q.part, 'bench')) FROM bench.req q WHERE q.k = \$1")
+  b=$(cpu "$n" "INSERT INTO public.items_plain SELECT DISTINCT ON (r->>'id') q.part, r->>'id', r->>'list_id', r->>'title', (r->>'qty')::bigint, (r->>'done')::boolean FROM bench.req q, jsonb_array_elements(q.rows) r WHERE q.k = 10000000 + \$1 ORDER BY r->>'id' ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EXCLUDED.title, qty = EXCLUDED.qty, done = EXCLUDED.done")
+  awk -v o="$ops" -v s="$s" -v b="$b" 'BEGIN { printf "| push %d-op commit | %.3f | %.3f | %.3f |\n", o, s, b, (s > 0 ? b / s : 0) }'
+done
+if [ -n "${maxc:-}" ]; then
+  for changes in 100 1000; do
+    n=$(( changes == 100 ? 200 : 60 ))
+    s=$(cpu "$n" "SELECT length(syncular.handle(q.req, 'pull', 'bench')) FROM bench.preq q WHERE q.changes = $changes AND q.c = \$1 % 150")
+    b=$(cpu "$n" "SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.sync_changes ch WHERE ch.partition = 'pull' AND ch.commit_seq > \$1 % 150 ORDER BY ch.commit_seq, ch.idx LIMIT $changes) x")
+    awk -v c="$changes" -v s="$s" -v b="$b" 'BEGIN { printf "| incremental pull, %d changes | %.3f | %.3f | %.3f |\n", c, s, b, (s > 0 ? b / s : 0) }'
+  done
+fi
+fi
+
 # WAL per round (pg_stat_wal is cluster-wide: one client, autovacuum paused, a checkpoint first
 # so every case starts with the same full-page-image state)
 wal() { q "SELECT wal_records || ' ' || wal_fpi || ' ' || wal_bytes FROM pg_stat_wal"; }
