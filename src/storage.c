@@ -276,8 +276,8 @@ static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_ent
 /*
  * Every statement here is a key probe or a keyed write whose best plan does not depend on the
  * parameter values: a generic plan from the start (CURSOR_OPT_GENERIC_PLAN), so no call pays
- * for a custom plan (the plan cache's default would re-plan the first five calls and every
- * call whose custom plan looks cheaper).  ANALYZE and DDL still invalidate and re-plan it.
+ * for planning (the plan cache's default plans the first five calls afresh and keeps doing so
+ * while a custom plan looks cheaper than the generic one).  ANALYZE and DDL still re-plan it.
  */
 static SPIPlanPtr
 prepare(const char *sql, int nargs, Oid *types)
