@@ -1,41 +1,92 @@
 #!/usr/bin/env bash
-# Runs inside pg_virtualenv.  Each case is a pgbench script; tps of syncular vs the plain baseline.
+# Runs against the cluster of the PG* environment (syncular installed), in a database `bench`
+# it recreates.  Every case is pgbench -M prepared over pre-built request bytes (bench.req /
+# bench.preq), the plain-SQL baseline right after each syncular run; each case runs `runs`
+# times and the median tps is printed.  Never fails on a time.
+# Usage: bash bench/cases.sh [runs] [scale]   (scale multiplies the transactions per run)
 set -euo pipefail
-secs=$1
+runs=${1:-3}
+scale=${2:-1}
 here=$(cd "$(dirname "$0")" && pwd)
-createdb bench
-psql -X -q -d bench -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
+db=bench
+dropdb --if-exists "$db" 2>/dev/null || true
+createdb "$db"
+psql -X -q -d "$db" -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
 tmp=$(mktemp -d)
-tps() {  # tps <clients> <script text>
-  printf '%s\n' "$2" > "$tmp/s.sql"
-  pgbench -n -T "$secs" -c "$1" -j "$1" -f "$tmp/s.sql" bench 2>/dev/null | awk '/^tps/ {print $3; exit}' || true
+trap 'rm -rf "$tmp"' EXIT
+q() { psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -c "$1"; }
+# tps <clients> <transactions per client> <script text> [pgbench -D ...]
+tps() {
+  local c=$1 t=$2
+  printf '%s\n' "$3" > "$tmp/s.sql"
+  shift 3
+  pgbench -n -M prepared -c "$c" -j "$c" -t "$t" "$@" -f "$tmp/s.sql" "$db" 2>"$tmp/err" \
+    | awk '/^tps/ {print $3; exit}' || true
+  if grep -q 'ERROR' "$tmp/err"; then head -3 "$tmp/err" >&2; fi
 }
-row() { awk -v n="$1" -v s="$2" -v b="$3" 'BEGIN { printf "%-44s %10.2f %10.2f %8.3f\n", n, s, b, (b > 0 ? s / b : 0) }'; }
-printf '%-44s %10s %10s %8s\n' case syncular baseline ratio
-for ops in 1 10; do
-  for parts in 1 16; do
-    s=$(tps 2 "\\set p random(1, $parts)
-SELECT bench.push('p' || :p, $ops);")
-    b=$(tps 2 "\\set p random(1, $parts)
-SELECT bench.plain('p' || :p, $ops);")
-    row "push ${ops}-op commits, ${parts} partition(s), tps" "$s" "$b"
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}'; }
+row() { awk -v n="$1" -v s="$2" -v b="$3" 'BEGIN { printf "| %s | %.1f | %.1f | %.3f |\n", n, s, b, (b > 0 ? s / b : 0) }'; }
+
+key='\set n :n + 1
+\set k :base + :client_id * 100000 + :n'
+push_sql="$key
+SELECT length(syncular.handle(q.req, q.part, 'bench')) FROM bench.req q WHERE q.k = :k;"
+plain_sql="$key
+INSERT INTO public.items_plain
+  SELECT DISTINCT ON (r->>'id') q.part, r->>'id', r->>'list_id', r->>'title', (r->>'qty')::bigint,
+         (r->>'done')::boolean
+    FROM bench.req q, jsonb_array_elements(q.rows) r WHERE q.k = :k ORDER BY r->>'id'
+ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EXCLUDED.title,
+  qty = EXCLUDED.qty, done = EXCLUDED.done;"
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+only=${BENCH_ONLY:-all}   # all | wal
+if [ "$only" = all ]; then
+echo "| case | syncular | plain SQL | ratio |"
+echo "|---|---|---|---|"
+for ops in 1 10 100; do
+  case $ops in 1) per=$((400 * scale));; 10) per=$((200 * scale));; 100) per=$((40 * scale));; esac
+  for clients in 1 4; do
+    for parts in 1 16; do
+      q "SELECT bench.fill($ops, $clients, $parts, $per, $runs)" >/dev/null
+      s=""; b=""
+      for r in $(seq 0 $((runs - 1))); do
+        s="$s $(tps "$clients" "$per" "$push_sql" -D n=0 -D base=$((r * 10000000)))"
+        b="$b $(tps "$clients" "$per" "$plain_sql" -D n=0 -D base=$((r * 10000000)))"
+      done
+      row "push ${ops}-op commit, ${clients} client(s), ${parts} partition(s), tps" \
+        "$(echo "$s" | median)" "$(echo "$b" | median)"
+    done
   done
 done
-# incremental pull: a client 100 commits behind, vs reading the same changes with plain SQL
-psql -X -q -d bench -c "SELECT bench.push('pull', 1) FROM generate_series(1, 2000)" >/dev/null
-s=$(tps 2 "\\set c random(0, 1900)
-SELECT bench.pull('pull', :c);")
-b=$(tps 2 "\\set c random(0, 1900)
-SELECT count(*) FROM (SELECT payload FROM syncular.sync_changes WHERE partition = 'pull' AND commit_seq > :c ORDER BY commit_seq LIMIT 100) x;")
-row "incremental pull (100 changes), tps" "$s" "$b"
-# bootstrap: 100k rows through handle() pages vs a plain scan of the same rows
-# 100,000 distinct rows, then the bootstrap at once (statistics still stale, as right after a
-# tenant's import)
-psql -X -q -d bench -c "SELECT bench.push('boot', 500, bench.seq_rows(g * 500, 500)) FROM generate_series(0, 199) g" >/dev/null
-n=$(psql -X -Atq -d bench -c "SELECT count(*) FROM items WHERE _sync_partition = 'boot'")
+
+# incremental pull: 300 commits of 10 changes; a client 100 or 1,000 changes behind
+q "SELECT count(bench.push('pull', 10)) FROM generate_series(1, 300)" >/dev/null
+q "ANALYZE"
+maxc=$(q "SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'pull'")
+for changes in 100 1000; do
+  commits=$((changes / 10)); top=$((maxc - commits))
+  q "INSERT INTO bench.preq SELECT $changes, c, bench.pull_req('pull', c, $commits) FROM generate_series(0, $top) c" >/dev/null
+  per=$(( (changes == 100 ? 300 : 60) * scale ))
+  s=""; b=""
+  for r in $(seq 1 "$runs"); do
+    s="$s $(tps 1 "$per" "\\set c random(0, $top)
+SELECT length(syncular.handle(q.req, 'pull', 'bench')) FROM bench.preq q WHERE q.changes = $changes AND q.c = :c;")"
+    b="$b $(tps 1 "$per" "\\set c random(0, $top)
+SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.sync_changes ch WHERE ch.partition = 'pull' AND ch.commit_seq > :c ORDER BY ch.commit_seq, ch.idx LIMIT $changes) x;")"
+  done
+  row "incremental pull, ${changes} changes, tps" "$(echo "$s" | median)" "$(echo "$b" | median)"
+done
+fi
+
+# bootstrap: 100,000 distinct rows pushed into a new partition, then one round of up to 50 pages
+# of 50,000 rows at once (statistics still stale, as right after a tenant's import), against a
+# plain ordered read of the same rows.  One run (BENCH_ONLY=all or boot).
+if [ "$only" = all ] || [ "$only" = boot ]; then
+q "SELECT bench.push('boot', 500, bench.seq_rows(g * 500, 500)) FROM generate_series(0, 199) g" >/dev/null
+n=$(q "SELECT count(*) FROM items WHERE _sync_partition = 'boot'")
 t0=$(date +%s.%N)
-# one round: up to 50 pages of 50,000 rows, so the whole table comes back as inline SSG2 pages
-psql -X -Atq -d bench <<'SQL' >/dev/null
+psql -X -Atq -d "$db" <<'SQL' >/dev/null
 SELECT length(syncular.handle(syncular.debug_encode(jsonb_build_object('magic','SSP2','wireVersion',3,'msgKind','request','frames', jsonb_build_array(
   jsonb_build_object('type','REQ_HEADER','clientId','boot-client','schemaVersion',1,'logEpoch',bench.epoch('boot')),
   jsonb_build_object('type','PULL_HEADER','limitCommits',1000,'limitSnapshotRows',50000,'maxSnapshotPages',50,'accept',1),
@@ -43,13 +94,81 @@ SELECT length(syncular.handle(syncular.debug_encode(jsonb_build_object('magic','
   'boot', 'bench'));
 SQL
 t1=$(date +%s.%N)
-psql -X -Atq -d bench -c "COPY (SELECT _sync_server_version, _sync_payload FROM items WHERE _sync_partition = 'boot' ORDER BY _sync_row_id COLLATE \"C\") TO STDOUT" >/dev/null
+q "COPY (SELECT _sync_server_version, _sync_payload FROM items WHERE _sync_partition = 'boot' ORDER BY _sync_row_id COLLATE \"C\") TO STDOUT" >/dev/null
 t2=$(date +%s.%N)
-s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print 1 / (b - a) }'); b=$(awk -v a="$t1" -v b="$t2" 'BEGIN { print 1 / (b - a) }')
-row "bootstrap of $n rows (runs per second)" "$s" "$b"
+awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "| bootstrap of %d rows, rows/s | %.0f | %.0f | %.3f |\n", n, n / (b - a), n / (c - b), (c - b) / (b - a) }'
+fi
+
+# CPU per round: the backend's own user+system time (/proc/self/stat, clock ticks) over n rounds
+# run one after another in one session, each its own transaction.  Far less sensitive to other
+# load on the machine than tps; wall time is not measured here.
+cpu() {  # cpu <n> <statement with :k> -> ms of backend CPU per round
+  local n=$1 f="$tmp/cpu.sql" hz
+  hz=$(getconf CLK_TCK)
+  {
+    echo "PREPARE r(bigint) AS $2;"
+    echo "SELECT split_part(pg_read_file('/proc/self/stat'), ' ', 14)::bigint + split_part(pg_read_file('/proc/self/stat'), ' ', 15)::bigint AS c0 \\gset"
+    for i in $(seq 1 "$n"); do echo "EXECUTE r($i);"; done
+    echo "SELECT round(((split_part(pg_read_file('/proc/self/stat'), ' ', 14)::bigint + split_part(pg_read_file('/proc/self/stat'), ' ', 15)::bigint - :c0) * 1000.0 / $hz / $n)::numeric, 3);"
+  } > "$f"
+  psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -f "$f" | tail -1
+}
+if [ "$only" = all ] || [ "$only" = cpu ]; then
+echo
+echo "| backend CPU per round, 1 client, 1 partition | syncular ms | plain SQL ms | ratio |"
+echo "|---|---|---|---|"
+for ops in 1 10 100; do
+  case $ops in 1) n=400;; 10) n=200;; 100) n=40;; esac
+  q "SELECT bench.fill($ops, 1, 1, $n, 2)" >/dev/null
+  s=$(cpu "$n" "SELECT length(syncular.handle(q.req, q.part, 'bench')) FROM bench.req q WHERE q.k = \$1")
+  b=$(cpu "$n" "INSERT INTO public.items_plain SELECT DISTINCT ON (r->>'id') q.part, r->>'id', r->>'list_id', r->>'title', (r->>'qty')::bigint, (r->>'done')::boolean FROM bench.req q, jsonb_array_elements(q.rows) r WHERE q.k = 10000000 + \$1 ORDER BY r->>'id' ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EXCLUDED.title, qty = EXCLUDED.qty, done = EXCLUDED.done")
+  awk -v o="$ops" -v s="$s" -v b="$b" 'BEGIN { printf "| push %d-op commit | %.3f | %.3f | %.3f |\n", o, s, b, (s > 0 ? b / s : 0) }'
+done
+if [ -n "${maxc:-}" ]; then
+  for changes in 100 1000; do
+    n=$(( changes == 100 ? 200 : 60 ))
+    s=$(cpu "$n" "SELECT length(syncular.handle(q.req, 'pull', 'bench')) FROM bench.preq q WHERE q.changes = $changes AND q.c = \$1 % 150")
+    b=$(cpu "$n" "SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.sync_changes ch WHERE ch.partition = 'pull' AND ch.commit_seq > \$1 % 150 ORDER BY ch.commit_seq, ch.idx LIMIT $changes) x")
+    awk -v c="$changes" -v s="$s" -v b="$b" 'BEGIN { printf "| incremental pull, %d changes | %.3f | %.3f | %.3f |\n", c, s, b, (s > 0 ? b / s : 0) }'
+  done
+fi
+fi
+
+# WAL per round (pg_stat_wal is cluster-wide: one client, autovacuum paused, a checkpoint first
+# so every case starts with the same full-page-image state)
+wal() { q "SELECT wal_records || ' ' || wal_fpi || ' ' || wal_bytes FROM pg_stat_wal"; }
+q "ALTER SYSTEM SET autovacuum = off" >/dev/null; q "SELECT pg_reload_conf()" >/dev/null
+echo
+echo "| WAL per round, 1 client, 1 partition | syncular records | FPI | bytes | plain SQL records | FPI | bytes |"
+echo "|---|---|---|---|---|---|---|"
+for ops in 1 10 100; do
+  n=200
+  q "SELECT bench.fill($ops, 1, 1, $n, 2)" >/dev/null
+  q "CHECKPOINT" >/dev/null; sleep 1.2
+  w0=$(wal); tps 1 $n "$push_sql" -D n=0 -D base=0 >/dev/null; sleep 1.2; w1=$(wal)
+  q "CHECKPOINT" >/dev/null; sleep 1.2
+  w2=$(wal); tps 1 $n "$plain_sql" -D n=0 -D base=10000000 >/dev/null; sleep 1.2; w3=$(wal)
+  echo "$w0 $w1 $w2 $w3" | awk -v o="$ops" -v n="$n" '{ printf "| %d-op commit | %.1f | %.1f | %.0f | %.1f | %.1f | %.0f |\n", o, ($4-$1)/n, ($5-$2)/n, ($6-$3)/n, ($10-$7)/n, ($11-$8)/n, ($12-$9)/n }'
+done
+q "ALTER SYSTEM RESET autovacuum" >/dev/null; q "SELECT pg_reload_conf()" >/dev/null
+
+# profile: the round's statements by total time (needs pg_stat_statements preloaded)
+if q "SHOW shared_preload_libraries" | grep -q pg_stat_statements; then
+  q "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
+  q "ALTER DATABASE $db SET pg_stat_statements.track = 'all'" >/dev/null
+  q "SELECT bench.fill(1, 1, 1, 500, 1)" >/dev/null
+  q "SELECT pg_stat_statements_reset()" >/dev/null
+  tps 1 500 "$push_sql" -D n=0 -D base=0 >/dev/null
+  echo
+  echo "pg_stat_statements, 500 one-op push rounds (calls per round, ms per round, statement):"
+  q "SELECT round(calls / 500.0, 2) || ' | ' || round((total_exec_time + total_plan_time)::numeric / 500, 4)
+       || ' | ' || left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '$db')
+      ORDER BY total_exec_time DESC LIMIT 16"
+fi
 # the gateway: POST /sync push rounds through syncular-gateway vs handle_http called directly
 if [ -x "$here/../gateway/syncular-gateway" ]; then
-  /usr/bin/python3 "$here/gateway.py" "$secs"
+  /usr/bin/python3 "$here/gateway.py" "${secs:-5}"
   /usr/bin/python3 "$here/gateway_realtime.py" 1000
 fi
-rm -rf "$tmp"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks syncular against a plain-SQL baseline measured in the same run, on a throwaway
-# cluster.  Prints ratios; never fails on a time.  Usage: bash bench/run.sh [seconds-per-case]
+# cluster.  Prints ratios; never fails on a time.  Usage: bash bench/run.sh [runs-per-case]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=${1:-10}
+runs=${1:-3}
 bash scripts/setup.sh >/dev/null
-pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash bench/cases.sh "$secs"
+pg_virtualenv -t -o shared_preload_libraries=pg_stat_statements -c "-p $(bash scripts/free-port.sh)" -v 15 \
+  bash bench/cases.sh "$runs"

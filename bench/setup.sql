@@ -49,20 +49,23 @@ CREATE FUNCTION bench.seq_rows(first int, n int) RETURNS jsonb LANGUAGE sql VOLA
                    'title', md5(g::text), 'qty', g % 100, 'done', false))
     FROM generate_series(first, first + n - 1) g
 $$;
-CREATE FUNCTION bench.push(part text, n int, rows jsonb DEFAULT NULL) RETURNS int LANGUAGE plpgsql AS $$
+-- The request bytes of one push commit of `rows` (upserts) by clientId `client`.
+CREATE FUNCTION bench.push_req(part text, client text, rows jsonb) RETURNS bytea LANGUAGE plpgsql AS $$
 DECLARE ops jsonb;
 BEGIN
-  rows := coalesce(rows, bench.rows(n));
   SELECT jsonb_agg(jsonb_build_object('table', 'items', 'rowId', r->>'id', 'op', 'upsert',
            'payload', encode(syncular.encode_sparse_row('items', r), 'base64')))
     INTO ops FROM jsonb_array_elements(rows) r;
-  RETURN length(syncular.handle(syncular.debug_encode(jsonb_build_object(
+  RETURN syncular.debug_encode(jsonb_build_object(
     'magic', 'SSP2', 'wireVersion', 3, 'msgKind', 'request', 'frames', jsonb_build_array(
-      jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'bench-client', 'schemaVersion', 1,
+      jsonb_build_object('type', 'REQ_HEADER', 'clientId', client, 'schemaVersion', 1,
                          'logEpoch', bench.epoch(part)),
-      jsonb_build_object('type', 'PUSH_COMMIT', 'clientCommitId', gen_random_uuid()::text, 'operations', ops)))),
-    part, 'bench'));
+      jsonb_build_object('type', 'PUSH_COMMIT', 'clientCommitId', gen_random_uuid()::text, 'operations', ops))));
 END $$;
+CREATE FUNCTION bench.push(part text, n int, rows jsonb DEFAULT NULL) RETURNS int LANGUAGE sql AS $$
+  SELECT length(syncular.handle(bench.push_req(part, 'bench-client', coalesce(rows, bench.rows(n))),
+                                part, 'bench'))
+$$;
 CREATE FUNCTION bench.plain(part text, n int) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE rows jsonb := bench.rows(n); ops jsonb;
 BEGIN
@@ -79,17 +82,52 @@ BEGIN
     qty = EXCLUDED.qty, done = EXCLUDED.done;
   RETURN jsonb_array_length(ops);
 END $$;
--- An incremental pull round for one subscription from cursor `c`.
-CREATE FUNCTION bench.pull(part text, c bigint, rows int DEFAULT 1000) RETURNS int LANGUAGE sql AS $$
-  SELECT length(syncular.handle(syncular.debug_encode(jsonb_build_object(
+-- The request bytes of an incremental pull round for one subscription from cursor `c`.
+CREATE FUNCTION bench.pull_req(part text, c bigint, commits int, rows int DEFAULT 1000) RETURNS bytea
+LANGUAGE sql AS $$
+  SELECT syncular.debug_encode(jsonb_build_object(
     'magic', 'SSP2', 'wireVersion', 3, 'msgKind', 'request', 'frames', jsonb_build_array(
       jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'bench-puller', 'schemaVersion', 1,
                          'logEpoch', bench.epoch(part)),
-      jsonb_build_object('type', 'PULL_HEADER', 'limitCommits', 100, 'limitSnapshotRows', rows,
+      jsonb_build_object('type', 'PULL_HEADER', 'limitCommits', commits, 'limitSnapshotRows', rows,
                          'maxSnapshotPages', 50, 'accept', 1),
       jsonb_build_object('type', 'SUBSCRIPTION', 'id', 's', 'table', 'items',
-                         'scopes', '{"list_id": ["l1"]}'::jsonb, 'cursor', c)))),
-    part, 'bench'))
+                         'scopes', '{"list_id": ["l1"]}'::jsonb, 'cursor', c))))
+$$;
+CREATE FUNCTION bench.pull(part text, c bigint, rows int DEFAULT 1000) RETURNS int LANGUAGE sql AS $$
+  SELECT length(syncular.handle(bench.pull_req(part, c, 100, rows), part, 'bench'))
+$$;
+
+-- Pre-built requests, looked up by key in the timed statement (the gateway's shape: the request
+-- bytes arrive as a parameter).  Push keys: run * 10^7 + client * 10^5 + n (n from 1); the
+-- plain baseline writes the same rows (`rows`).  Pull keys: (changes, cursor).
+CREATE TABLE bench.req (k bigint PRIMARY KEY, part text NOT NULL, rows jsonb NOT NULL,
+                        req bytea NOT NULL);
+CREATE TABLE bench.preq (changes int, c bigint, req bytea NOT NULL, PRIMARY KEY (changes, c));
+-- Fills bench.req for one case: `runs` runs of `per_client` commits of `ops` upserts for each of
+-- `clients` clients (clientId c<client>) over `parts` partitions (p1..p<parts>, at random).
+CREATE FUNCTION bench.fill(ops int, clients int, parts int, per_client int, runs int) RETURNS bigint
+LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE bench.req;
+  INSERT INTO bench.req
+  SELECT k, part, rows, bench.push_req(part, 'c' || cl, rows)
+    FROM (SELECT r * 10000000 + cl * 100000 + n AS k, cl,
+                 'p' || (1 + floor(random() * parts))::int AS part, bench.rows(ops) AS rows
+            FROM generate_series(0, runs - 1) r, generate_series(0, clients - 1) cl,
+                 generate_series(1, per_client) n) x;
+  ANALYZE bench.req;
+  RETURN (SELECT count(*) FROM bench.req);
+END $$;
+-- The plain baseline of one pre-built push: the same rows, one upsert statement.
+CREATE FUNCTION bench.plain_req(key bigint) RETURNS int LANGUAGE sql AS $$
+  INSERT INTO public.items_plain
+    SELECT DISTINCT ON (r->>'id') q.part, r->>'id', r->>'list_id', r->>'title', (r->>'qty')::bigint,
+           (r->>'done')::boolean
+      FROM bench.req q, jsonb_array_elements(q.rows) r WHERE q.k = key ORDER BY r->>'id'
+  ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EXCLUDED.title,
+    qty = EXCLUDED.qty, done = EXCLUDED.done
+  RETURNING 1
 $$;
 
 -- Acquire every partition's log epoch up front: a transaction that serves an acquisition round

@@ -130,6 +130,7 @@ extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **
 
 extern int	sync_max_operations_per_request;	/* GUC syncular.max_operations_per_request */
 extern int	sync_max_request_bytes;	/* GUC syncular.max_request_bytes */
+extern char *sync_declared_checkpoints;	/* GUC syncular.checkpoints (JSON array text) */
 extern int	sync_max_subscriptions_per_request;	/* GUC syncular.max_subscriptions_per_request */
 extern int	sync_max_response_bytes;	/* GUC syncular.max_response_bytes */
 extern int	sync_max_row_bytes;		/* GUC syncular.max_row_bytes */
@@ -213,7 +214,8 @@ typedef struct SyncRound
 	int64		now_ms;			/* server clock at the start of the round */
 	bool		nonatomic;		/* procedure form outside a transaction block */
 	bool		has_pull;		/* the request carries a PULL_HEADER */
-	char	   *gate_token;		/* gate.c: {storedSchemaVersion, logEpoch} read at entry */
+	int64		gate_stored;	/* gate.c: the token read at entry: stored schema version */
+	char	   *gate_epoch;		/* ... and the partition's log epoch */
 	/* pull.c: the response budget (syncular.max_response_bytes), see pull.c "Budget" */
 	bool		data_delivered;	/* a bootstrap row or a commit is in the response */
 	bool		budget_spent;	/* an item did not fit: later sections carry no data */

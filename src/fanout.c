@@ -729,6 +729,7 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 	int			nconns;
 	int64		commit_seq;
 	int64		max_seq = 0;
+	int64		touched;
 	int64		horizon = 0;
 	int64		lo = PG_INT64_MAX;
 	char	   *gate = NULL;
@@ -763,7 +764,7 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 		parse_conn(&f, getIthJsonbValueFromContainer(&input->root, i), i, &conns[i]);
 
 	/* the partition's state, once, in this statement's snapshot */
-	f.epoch = sync_storage_partition_epoch(f.partition, 0, false);
+	f.epoch = sync_storage_partition_epoch(f.partition, 0, false, &touched);
 	MemoryContextSwitchTo(cxt);
 	if (f.epoch != NULL)
 	{

@@ -1,22 +1,25 @@
 /*
- * gate.c — the RFC 0007 serve gate as the engine evaluates it
- * (shared/reference/barrier-rfc0007.md §4.4).
+ * gate.c — the RFC 0007 serve gate (shared/reference/barrier-rfc0007.md §4): the one definition
+ * of its rule, used by the engine in every round and by the SQL functions syncular.serve_gate()
+ * (the operator's report) and syncular._serve_gate_check() (the engine's form).
  *
- * The gate itself (one read of the stored schema version, the partition's log epoch and every
- * pending checkpoint, then the refusal order schema → checkpoint → epoch) lives in SQL,
- * syncular._serve_gate_check(partition, running_version, token) in src/sql/60_barrier.sql, so
- * the operator function syncular.serve_gate() and the engine share one definition.  Declarations
- * come from the session's `syncular.checkpoints` GUC.  Both functions are STABLE: their reads use
- * the snapshot of the statement that calls them, never a fresh one.
+ * One read (gate_read: a kept plan, one statement, one snapshot) of the stored schema version,
+ * the partition's log epoch and every pending checkpoint; then the refusal order of §4.2:
+ * schema (stored > running) → checkpoint (the first pending one, in (partition, name) COLLATE
+ * "C" order, the caller did not declare) → epoch (a member of an earlier read's token differs).
+ * Declarations of the engine and of _serve_gate_check come from the session's
+ * `syncular.checkpoints` setting, validated by syncular._checkpoint_declarations and kept per
+ * setting value, so a round reads no declaration unless the setting changed.
  *
  * Where the engine evaluates it:
- *   entry  after the partition is touched, before any planning, in a fresh snapshot; it records
+ *   entry  after the partition is touched, before any planning, in a fresh snapshot; it keeps
  *          the gate token (stored schema version + the partition's log epoch) in the round;
- *   push   inside each push commit, right after the partition lock, in a fresh snapshot;
+ *   push   inside each push commit, right after the partition lock, in a fresh snapshot (a
+ *          schema bump committed while the push waited for the lock must be seen);
  *   pull   inside the ONE snapshot round.c pushes for every pull read, before any subscription
  *          is served: the gate and the pull data agree by construction, so a pull never serves
  *          a mixed result and no read-verify pass is needed (DESIGN.md decisions 5 and 13).
- * The push and pull checks also compare the token with the one recorded at entry: a round that
+ * The push and pull checks also compare the token with the one kept at entry: a round that
  * spans several snapshots (the procedure form, which commits between pushed commits, or any
  * READ COMMITTED round) and sees a schema bump or a log-epoch rotation committed meanwhile is
  * refused with kind `epoch`, details {"logEpochChanged":true} (schema and checkpoint refusals take
@@ -31,78 +34,333 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/jsonapi.h"
+#include "mb/pg_wchar.h"
 #include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
+#include "utils/jsonb.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 
 #include "engine.h"
 
-static SPIPlanPtr gate_plan = NULL;
+#define NOT_READY "server schema is not ready for this request"
+
+/* Checkpoint declarations (partition, name), matched on both (§3.1). */
+typedef struct GateDecls
+{
+	int			n;
+	char	  **partition;
+	char	  **name;
+} GateDecls;
+
+/* One gate read. */
+typedef struct GateRead
+{
+	int64		stored;			/* stored schema version, 0 without a marker */
+	char	   *epoch;			/* the partition's log epoch, NULL without a registry row */
+	int			npending;		/* pending checkpoints, (partition, name) COLLATE "C" order */
+	char	  **pending_partition;
+	char	  **pending_name;
+} GateRead;
 
 /*
- * Run syncular._serve_gate_check(partition, running_version, token) through SPI (the caller is
- * connected).  read_only = true evaluates the gate in the caller's active snapshot; false gives
- * the statement a fresh one.  `token` (JSON text or NULL) is compared with the gate's current
- * token.  Raises sync.schema_not_ready with the exact details of barrier-rfc0007.md §4.3 when the
- * gate refuses; otherwise returns the current token as JSON text, allocated in `cxt`.
+ * An earlier read's token: the members a caller gave (storedSchemaVersion, logEpoch).  A member
+ * whose JSON type can never equal the current value (a string version, a numeric epoch) is kept
+ * as `bad` and always differs; epoch NULL with has_epoch = JSON null.
  */
-static char *
-gate_check(SyncRound *round, const char *token, bool read_only, MemoryContext cxt)
+typedef struct GateToken
 {
-	Datum		args[3];
-	char		nulls[3] = {' ', ' ', ' '};
-	char	   *result;
+	bool		has_stored;
+	bool		stored_bad;
+	Numeric		stored;
+	bool		has_epoch;
+	bool		epoch_bad;
+	char	   *epoch;
+} GateToken;
 
-	if (gate_plan == NULL)
-	{
-		Oid			types[3] = {TEXTOID, INT4OID, TEXTOID};
-		SPIPlanPtr	plan = SPI_prepare("SELECT syncular._serve_gate_check($1, $2, $3::jsonb)::text",
-									   3, types);
+static SPIPlanPtr read_plan = NULL;
+static SPIPlanPtr decl_plan = NULL;
 
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "syncular: could not prepare the serve gate");
-		gate_plan = plan;
-	}
-	args[0] = CStringGetTextDatum(round->partition);
-	args[1] = Int32GetDatum(round->schema->version);
-	if (token != NULL)
-		args[2] = CStringGetTextDatum(token);
+/* the declarations of the last syncular.checkpoints value seen (TopMemoryContext) */
+static char *decls_setting = NULL;
+static GateDecls decls_cached;
+
+static SPIPlanPtr
+keep(const char *sql, int nargs, Oid *types)
+{
+	SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, types, CURSOR_OPT_GENERIC_PLAN);
+
+	if (p == NULL || SPI_keepplan(p) != 0)
+		elog(ERROR, "syncular: could not prepare the serve gate: %s",
+			 SPI_result_code_string(SPI_result));
+	return p;
+}
+
+static char *
+text_array_elem(ArrayType *a, int i, int n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			count;
+
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
+	if (count != n || nulls[i])
+		elog(ERROR, "syncular: serve gate read returned a malformed checkpoint list");
+	return TextDatumGetCString(elems[i]);
+}
+
+/*
+ * The gate read, in one statement (one snapshot).  read_only = true reads in the caller's
+ * active snapshot; false gives the statement a fresh one.  partition NULL: no registry row.
+ * The caller is connected to SPI; results are allocated in the caller's memory context.
+ */
+static void
+gate_read(const char *partition, int32 running, bool read_only, GateRead *g)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		args[2];
+	char		nulls[2] = {' ', ' '};
+	bool		isnull;
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	if (read_plan == NULL)
+		read_plan = keep(
+			"SELECT coalesce((SELECT m.schema_version FROM syncular.sync_schema_meta m "
+			"  WHERE m.id = 1), 0)::int8, "
+			" (SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1), "
+			" ARRAY(SELECT c.partition FROM syncular.sync_backfill_checkpoints c "
+			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
+			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\"), "
+			" ARRAY(SELECT c.name FROM syncular.sync_backfill_checkpoints c "
+			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
+			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\")",
+			2, (Oid[]) {TEXTOID, INT4OID});
+	if (partition != NULL)
+		args[0] = CStringGetTextDatum(partition);
 	else
 	{
-		args[2] = (Datum) 0;
-		nulls[2] = 'n';
+		args[0] = (Datum) 0;
+		nulls[0] = 'n';
 	}
-	if (SPI_execute_plan(gate_plan, args, nulls, read_only, 1) != SPI_OK_SELECT ||
+	args[1] = Int32GetDatum(running);
+	if (SPI_execute_plan(read_plan, args, nulls, read_only, 1) != SPI_OK_SELECT ||
 		SPI_processed != 1)
 		elog(ERROR, "syncular: serve gate read failed");
-	result = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	if (result == NULL)
-		elog(ERROR, "syncular: serve gate returned no token");
-	result = MemoryContextStrdup(cxt, result);
+	MemoryContextSwitchTo(cxt);
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	memset(g, 0, sizeof(*g));
+	g->stored = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	{
+		Datum		e = SPI_getbinval(tup, desc, 2, &isnull);
+
+		g->epoch = isnull ? NULL : TextDatumGetCString(e);
+	}
+	{
+		ArrayType  *parts = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 3, &isnull));
+		ArrayType  *names = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 4, &isnull));
+		int			n = ArrayGetNItems(ARR_NDIM(parts), ARR_DIMS(parts));
+
+		g->npending = n;
+		g->pending_partition = palloc(sizeof(char *) * Max(n, 1));
+		g->pending_name = palloc(sizeof(char *) * Max(n, 1));
+		for (int i = 0; i < n; i++)
+		{
+			g->pending_partition[i] = text_array_elem(parts, i, n);
+			g->pending_name[i] = text_array_elem(names, i, n);
+		}
+	}
 	SPI_freetuptable(SPI_tuptable);
-	return result;
 }
+
+/*
+ * §4.2 serveGateRefusal: NULL when ready, else the refusal's kind with *details (JSON text in
+ * jsonb's key order, as the refusal's DETAIL has always carried it).
+ */
+static const char *
+gate_refusal(int32 running, const GateRead *g, const GateDecls *d, char **details)
+{
+	StringInfoData b;
+
+	*details = NULL;
+	initStringInfo(&b);
+	if (g->stored > running)
+	{
+		appendStringInfo(&b, "{\"storedSchemaVersion\": " INT64_FORMAT
+						 ", \"runningSchemaVersion\": %d}", g->stored, running);
+		*details = b.data;
+		return "schema";
+	}
+	for (int i = 0; i < g->npending; i++)
+	{
+		bool		declared = false;
+
+		for (int j = 0; j < d->n && !declared; j++)
+			declared = strcmp(d->partition[j], g->pending_partition[i]) == 0 &&
+				strcmp(d->name[j], g->pending_name[i]) == 0;
+		if (declared)
+			continue;
+		appendStringInfoString(&b, "{\"partition\": ");
+		escape_json(&b, g->pending_partition[i]);
+		appendStringInfoString(&b, ", \"projection\": ");
+		escape_json(&b, g->pending_name[i]);
+		appendStringInfoChar(&b, '}');
+		*details = b.data;
+		return "checkpoint";
+	}
+	return NULL;
+}
+
+/* §4.2 serveGateTokenChanged: a member of the earlier token differs from this read. */
+static bool
+token_changed(const GateToken *t, const GateRead *g)
+{
+	if (t->has_stored &&
+		(t->stored_bad ||
+		 !DatumGetBool(DirectFunctionCall2(numeric_eq, NumericGetDatum(t->stored),
+										   NumericGetDatum(int64_to_numeric(g->stored))))))
+		return true;
+	if (t->has_epoch &&
+		(t->epoch_bad || (t->epoch == NULL) != (g->epoch == NULL) ||
+		 (t->epoch != NULL && strcmp(t->epoch, g->epoch) != 0)))
+		return true;
+	return false;
+}
+
+/* Read, then refuse in the §4.2 order (raises sync.schema_not_ready); token may be NULL. */
+static void
+gate_check(const char *partition, int32 running, const GateDecls *d, const GateToken *token,
+		   bool read_only, GateRead *g)
+{
+	char	   *details;
+
+	gate_read(partition, running, read_only, g);
+	if (gate_refusal(running, g, d, &details) != NULL)
+		sync_raise("sync.schema_not_ready", NOT_READY, details);
+	if (token != NULL && token_changed(token, g))
+		sync_raise("sync.schema_not_ready", NOT_READY, "{\"logEpochChanged\": true}");
+}
+
+/* ---------------------------------------------------------------- declarations */
+
+/*
+ * Declarations of a jsonb value (NULL: none), validated by syncular._checkpoint_declarations
+ * (sync.storage.invalid_checkpoints), allocated in cxt.  The caller is connected to SPI.
+ */
+static void
+decls_from_jsonb(Datum checkpoints, bool isnull, GateDecls *d, MemoryContext cxt)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	char		nulls[1] = {isnull ? 'n' : ' '};
+
+	memset(d, 0, sizeof(*d));
+	if (decl_plan == NULL)
+		decl_plan = keep("SELECT d.partition, d.name FROM syncular._checkpoint_declarations($1) d",
+						 1, (Oid[]) {JSONBOID});
+	if (SPI_execute_plan(decl_plan, &checkpoints, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "syncular: reading checkpoint declarations failed");
+	d->n = (int) SPI_processed;
+	d->partition = MemoryContextAlloc(cxt, sizeof(char *) * Max(d->n, 1));
+	d->name = MemoryContextAlloc(cxt, sizeof(char *) * Max(d->n, 1));
+	for (int i = 0; i < d->n; i++)
+	{
+		d->partition[i] = MemoryContextStrdup(cxt, SPI_getvalue(SPI_tuptable->vals[i],
+																SPI_tuptable->tupdesc, 1));
+		d->name[i] = MemoryContextStrdup(cxt, SPI_getvalue(SPI_tuptable->vals[i],
+														   SPI_tuptable->tupdesc, 2));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	MemoryContextSwitchTo(caller);
+}
+
+/*
+ * The session's declarations (`syncular.checkpoints`; unset or blank = none).  Parsed when the
+ * setting's value differs from the last one seen; text that is not JSON raises
+ * sync.storage.invalid_checkpoints with details {"reason": "not_json"}.
+ */
+static const GateDecls *
+session_decls(void)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	const char *raw = sync_declared_checkpoints ? sync_declared_checkpoints : "";
+	JsonLexContext *lex;
+	GateDecls	d;
+	char	   *trimmed;
+	bool		blank = true;
+
+	if (decls_setting != NULL && strcmp(decls_setting, raw) == 0)
+		return &decls_cached;
+	for (const char *p = raw; *p; p++)
+		if (*p != ' ')			/* btrim's blank: spaces only */
+			blank = false;
+	memset(&d, 0, sizeof(d));
+	if (!blank)
+	{
+		trimmed = pstrdup(raw);
+		lex = makeJsonLexContextCstringLen(trimmed, strlen(trimmed), GetDatabaseEncoding(), true);
+		if (pg_parse_json(lex, &nullSemAction) != JSON_SUCCESS)
+			sync_raise("sync.storage.invalid_checkpoints",
+					   "the syncular.checkpoints setting is not valid JSON",
+					   "{\"reason\": \"not_json\"}");
+		decls_from_jsonb(DirectFunctionCall1(jsonb_in, CStringGetDatum(trimmed)), false, &d,
+						 TopMemoryContext);
+		MemoryContextSwitchTo(caller);
+	}
+	if (decls_setting != NULL)
+	{
+		for (int i = 0; i < decls_cached.n; i++)
+		{
+			pfree(decls_cached.partition[i]);
+			pfree(decls_cached.name[i]);
+		}
+		if (decls_cached.partition)
+			pfree(decls_cached.partition);
+		if (decls_cached.name)
+			pfree(decls_cached.name);
+		pfree(decls_setting);
+	}
+	decls_cached = d;
+	decls_setting = MemoryContextStrdup(TopMemoryContext, raw);
+	return &decls_cached;
+}
+
+/* ---------------------------------------------------------------- the engine */
 
 /*
  * sync_gate_check_entry — the entry gate: after the partition is touched and before any
  * planning (schema floor, epoch reset, scopes, pushes, pulls).  The epoch it checks against is
  * the one the round read when it touched the partition (round->log_epoch, the one the response
- * header carries); the token it returns is kept in round->gate_token (round's memory context)
- * for the push and pull checks.  Raises sync.schema_not_ready.
+ * header carries); the read's stored version and epoch become the round's gate token.
  */
 void
 sync_gate_check_entry(SyncRound *round)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	StringInfoData t;
+	GateToken	t = {0};
+	GateRead	g;
 
-	initStringInfo(&t);
-	appendStringInfoString(&t, "{\"logEpoch\": ");
-	escape_json(&t, round->log_epoch);
-	appendStringInfoChar(&t, '}');
-	round->gate_token = gate_check(round, t.data, false, cxt);
+	t.has_epoch = true;
+	t.epoch = round->log_epoch;
+	gate_check(round->partition, round->schema->version, session_decls(), &t, false, &g);
 	MemoryContextSwitchTo(cxt);
+	round->gate_stored = g.stored;
+	round->gate_epoch = g.epoch;
+}
+
+/* The round's token: both members of the entry read. */
+static void
+round_token(const SyncRound *round, GateToken *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->has_stored = true;
+	t->stored = int64_to_numeric(round->gate_stored);
+	t->has_epoch = true;
+	t->epoch = round->gate_epoch;
 }
 
 /*
@@ -111,29 +369,182 @@ sync_gate_check_entry(SyncRound *round)
  * while this push waited for the lock makes the stored version newer than the schema this
  * round planned with: the commit is refused (nothing is persisted) instead of writing rows in
  * the old layout.  A log-epoch rotation committed since the entry gate refuses it too (kind
- * epoch): the commit was planned against the epoch the client sent.  Raises
- * sync.schema_not_ready.
+ * epoch): the commit was planned against the epoch the client sent.
  */
 void
 sync_gate_check_push(SyncRound *round)
 {
 	MemoryContext cxt = CurrentMemoryContext;
+	GateToken	t;
+	GateRead	g;
 
-	(void) gate_check(round, round->gate_token, false, cxt);
+	round_token(round, &t);
+	gate_check(round->partition, round->schema->version, session_decls(), &t, false, &g);
 	MemoryContextSwitchTo(cxt);
 }
 
 /*
  * sync_gate_check_pull — the gate in the pull's snapshot.  round.c calls it right after it
- * pushes the one snapshot every pull read uses and before any subscription is served; SPI runs
- * read-only, so the gate reads exactly what the pull reads.  Refusals: schema, checkpoint, then
- * epoch (the token differs from the entry's).  Raises sync.schema_not_ready.
+ * pushes the one snapshot every pull read uses and before any subscription is served; the read
+ * runs read-only, so the gate reads exactly what the pull reads.
  */
 void
 sync_gate_check_pull(SyncRound *round)
 {
 	MemoryContext cxt = CurrentMemoryContext;
+	GateToken	t;
+	GateRead	g;
 
-	(void) gate_check(round, round->gate_token, true, cxt);
+	round_token(round, &t);
+	gate_check(round->partition, round->schema->version, session_decls(), &t, true, &g);
 	MemoryContextSwitchTo(cxt);
+}
+
+/* ---------------------------------------------------------------- SQL functions */
+
+/* running_version, or the compiled schema's version; raises schema_not_registered. */
+static int32
+running_version(FunctionCallInfo fcinfo, int argno)
+{
+	bool		isnull;
+	Datum		v;
+
+	if (!PG_ARGISNULL(argno))
+		return PG_GETARG_INT32(argno);
+	if (SPI_execute("SELECT (s.compiled ->> 'version')::integer FROM syncular.sync_settings s "
+					"WHERE s.id = 1", true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "syncular: reading the compiled schema version failed");
+	if (SPI_processed == 1)
+	{
+		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			return DatumGetInt32(v);
+	}
+	sync_raise("sync.storage.schema_not_registered",
+			   "no compiled schema is registered; call syncular.ensure_schema first", NULL);
+	return 0;					/* not reached */
+}
+
+static Datum
+jsonb_of(const char *text)
+{
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(text));
+}
+
+PG_FUNCTION_INFO_V1(syncular_serve_gate);
+
+/*
+ * syncular.serve_gate(partition text, checkpoints jsonb, running_version integer) RETURNS jsonb
+ * §4 readServeGate + serveGateRefusal as a report: {ready, storedSchemaVersion,
+ * runningSchemaVersion, logEpoch, pending, refusal}.  Never raises for a not-ready state.
+ * Reads in the calling statement's snapshot (STABLE).
+ */
+Datum
+syncular_serve_gate(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *partition = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	GateDecls	d;
+	GateRead	g;
+	int32		running;
+	const char *kind;
+	char	   *details;
+	StringInfoData b;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular: SPI_connect failed");
+	decls_from_jsonb(PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1), PG_ARGISNULL(1), &d, cxt);
+	running = running_version(fcinfo, 2);
+	gate_read(partition, running, true, &g);
+	MemoryContextSwitchTo(cxt);
+	kind = gate_refusal(running, &g, &d, &details);
+
+	initStringInfo(&b);
+	appendStringInfo(&b, "{\"ready\": %s, \"storedSchemaVersion\": " INT64_FORMAT
+					 ", \"runningSchemaVersion\": %d, \"logEpoch\": ",
+					 kind == NULL ? "true" : "false", g.stored, running);
+	if (g.epoch != NULL)
+		escape_json(&b, g.epoch);
+	else
+		appendStringInfoString(&b, "null");
+	appendStringInfoString(&b, ", \"pending\": [");
+	for (int i = 0; i < g.npending; i++)
+	{
+		appendStringInfoString(&b, i > 0 ? ", {\"partition\": " : "{\"partition\": ");
+		escape_json(&b, g.pending_partition[i]);
+		appendStringInfoString(&b, ", \"name\": ");
+		escape_json(&b, g.pending_name[i]);
+		appendStringInfoChar(&b, '}');
+	}
+	appendStringInfoString(&b, "], \"refusal\": ");
+	if (kind == NULL)
+		appendStringInfoString(&b, "null");
+	else
+		appendStringInfo(&b, "{\"kind\": \"%s\", \"code\": \"sync.schema_not_ready\", "
+						 "\"message\": \"" NOT_READY "\", \"details\": %s}", kind, details);
+	appendStringInfoChar(&b, '}');
+	SPI_finish();
+	PG_RETURN_DATUM(jsonb_of(b.data));
+}
+
+/* A token member of _serve_gate_check's argument (see GateToken). */
+static void
+token_from_jsonb(Jsonb *j, GateToken *t)
+{
+	JsonbValue	v;
+
+	memset(t, 0, sizeof(*t));
+	if (j == NULL || !JB_ROOT_IS_OBJECT(j))
+		return;
+	if (getKeyJsonValueFromContainer(&j->root, "storedSchemaVersion", 19, &v) != NULL)
+	{
+		t->has_stored = true;
+		t->stored_bad = v.type != jbvNumeric;
+		if (!t->stored_bad)
+			t->stored = v.val.numeric;
+	}
+	if (getKeyJsonValueFromContainer(&j->root, "logEpoch", 8, &v) != NULL)
+	{
+		t->has_epoch = true;
+		t->epoch_bad = v.type != jbvString && v.type != jbvNull;
+		if (v.type == jbvString)
+			t->epoch = pnstrdup(v.val.string.val, v.val.string.len);
+	}
+}
+
+PG_FUNCTION_INFO_V1(syncular_serve_gate_check);
+
+/*
+ * syncular._serve_gate_check(partition text, running_version integer, token jsonb) RETURNS jsonb
+ * The engine's gate as SQL: declarations from syncular.checkpoints, refusals raised, the
+ * current token {storedSchemaVersion, logEpoch} returned.
+ */
+Datum
+syncular_serve_gate_check(PG_FUNCTION_ARGS)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *partition = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	const GateDecls *d;
+	GateToken	t;
+	GateRead	g;
+	int32		running;
+	StringInfoData b;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular: SPI_connect failed");
+	d = session_decls();
+	MemoryContextSwitchTo(cxt);
+	running = running_version(fcinfo, 1);
+	token_from_jsonb(PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2), &t);
+	gate_check(partition, running, d, &t, true, &g);
+	MemoryContextSwitchTo(cxt);
+	initStringInfo(&b);
+	appendStringInfo(&b, "{\"storedSchemaVersion\": " INT64_FORMAT ", \"logEpoch\": ", g.stored);
+	if (g.epoch != NULL)
+		escape_json(&b, g.epoch);
+	else
+		appendStringInfoString(&b, "null");
+	appendStringInfoChar(&b, '}');
+	SPI_finish();
+	PG_RETURN_DATUM(jsonb_of(b.data));
 }

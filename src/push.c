@@ -1786,9 +1786,8 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 				outcome.records[i].status = SSP_RESULT_APPLIED;
 			}
 			json = outcome_json(&outcome, now, new_cache_identity());
-			if (!sync_storage_push_result_insert(round->partition, round->client_id,
-												 st.client_commit_id, json))
-				internal_error("idempotency record");
+			sync_storage_push_result_insert_new(round->partition, round->client_id,
+												st.client_commit_id, json);
 			sync_storage_notify_commit(round->partition, seq);
 			ReleaseCurrentSubTransaction();
 			applied = true;

@@ -273,6 +273,7 @@ registration_build(const char *partition, const char *actor, const char *client,
 	SyncRound	round;
 	Datum		args[2];
 	int64		horizon;
+	int64		touched;
 	int			cap = 8;
 	int			nstored = 0;
 
@@ -283,7 +284,8 @@ registration_build(const char *partition, const char *actor, const char *client,
 		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
 	if (strncmp(client, SYNC_RESERVED_CLIENT_PREFIX, strlen(SYNC_RESERVED_CLIENT_PREFIX)) == 0)
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
-	r->epoch = sync_storage_partition_epoch(partition, sync_now_ms(), !RecoveryInProgress());
+	r->epoch = sync_storage_partition_epoch(partition, sync_now_ms(), !RecoveryInProgress(),
+											&touched);
 	MemoryContextSwitchTo(cxt);
 	sync_storage_read_seqs(partition, &r->latest, &horizon);
 	MemoryContextSwitchTo(cxt);

@@ -196,6 +196,22 @@ client_record(SyncRound *round, int64 cursor, const char *subscriptions)
 }
 
 /*
+ * A push-only round would rewrite its client record with the same binding, cursor and
+ * subscriptions: only wire_version and updated_at_ms could change.  Skip that write when they
+ * are current (same wire version, updated within SYNC_TOUCH_INTERVAL_MS), as long as the round
+ * runs in one transaction: the record claimed at the start is then still there (a
+ * rotate_log_epoch that deletes it takes the partition lock first, and a push that got the lock
+ * after it is refused by the gate).  The procedure form commits between pushes and always writes.
+ */
+static bool
+client_record_current(const SyncRound *round, const SyncClientRecord *client)
+{
+	return !round->nonatomic && client->actor_id != NULL &&
+		client->wire_version == (int32) round->wire_version &&
+		client->updated_at_ms >= round->now_ms - SYNC_TOUCH_INTERVAL_MS;
+}
+
+/*
  * syncular.max_request_bytes: checked on the byte count alone, before anything is decoded
  * (and by the SQL entry points before the argument is copied).
  */
@@ -240,8 +256,8 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	int64		total_ops = 0;
 	bool		can_write = !RecoveryInProgress();
 	bool		reset;
-	char	   *bound_actor = NULL;
-	int64		prev_cursor = -1;
+	SyncClientRecord client = {NULL, -1, 0, 0};
+	int64		touched_ms;
 	bool		known_client;
 	SspBuf	   *out;
 	bytea	   *result;
@@ -332,7 +348,8 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	MemoryContextSwitchTo(rcxt);
 
 	/* 3. touchPartition: the registry row (created with a random epoch on first sight) */
-	round->log_epoch = sync_storage_partition_epoch(partition, round->now_ms, can_write);
+	round->log_epoch = sync_storage_partition_epoch(partition, round->now_ms, can_write,
+													&touched_ms);
 	if (round->log_epoch == NULL)
 		sync_raise("sync.internal_error", "the partition is not registered on this server",
 				   NULL);
@@ -375,12 +392,10 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	 */
 	if (can_write)
 		known_client = sync_storage_client_claim(partition, round->client_id, actor_id,
-												 round->wire_version, round->now_ms,
-												 &bound_actor, &prev_cursor);
+												 round->wire_version, round->now_ms, &client);
 	else
-		known_client = sync_storage_client_get(partition, round->client_id, &bound_actor,
-											   &prev_cursor);
-	if (known_client && strcmp(bound_actor, actor_id) != 0)
+		known_client = sync_storage_client_get(partition, round->client_id, &client);
+	if (known_client && strcmp(client.actor_id, actor_id) != 0)
 		sync_raise("sync.invalid_client_id", "the clientId is bound to another actor", NULL);
 	if (total_ops > sync_max_operations_per_request)
 		sync_raise("sync.too_many_operations", "the request carries too many operations",
@@ -453,15 +468,15 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 		}
 		PopActiveSnapshot();
 		if (!any_active)
-			cursor = known_client ? prev_cursor : -1;
+			cursor = known_client ? client.cursor : -1;
 		if (can_write)
 			client_record(round, cursor, subscriptions_json(subs, nsubs));
 	}
-	else if (can_write)
-		client_record(round, known_client ? prev_cursor : -1, NULL);
+	else if (can_write && !client_record_current(round, &client))
+		client_record(round, known_client ? client.cursor : -1, NULL);
 
 finish:
-	if (can_write)
+	if (can_write && touched_ms < round->now_ms - SYNC_TOUCH_INTERVAL_MS)
 		sync_storage_registry_touch(partition, round->now_ms);
 	if (!ssp_write_end(out, &err))
 		codec_raise(&err, "end");

@@ -50,6 +50,7 @@ enum
 	P_CLIENT_UPSERT,
 	P_RESULT_GET,
 	P_RESULT_INSERT,
+	P_RESULT_INSERT_NEW,
 	P_TOMBSTONE_GET,
 	P_TOMBSTONE_CLEAR,
 	P_BLOBS_REPLACE,
@@ -73,7 +74,8 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"ON CONFLICT (partition) DO NOTHING RETURNING r.log_epoch",
 	2, {TEXTOID, INT8OID}},
 	[P_EPOCH_SELECT] = {
-		"SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1",
+		"SELECT r.log_epoch, r.last_authenticated_at_ms FROM syncular.sync_partition_registry r "
+		"WHERE r.partition = $1",
 	1, {TEXTOID}},
 	[P_REGISTRY_TOUCH] = {
 		/*
@@ -87,8 +89,15 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WHERE l.partition = $1 FOR UPDATE SKIP LOCKED)",
 	2, {TEXTOID, INT8OID}},
 	[P_PART_LOCK] = {
-		"SELECT p.max_commit_seq FROM syncular.sync_partitions p WHERE p.partition = $1 "
-		"FOR UPDATE",
+		/*
+		 * The partition write lock as a no-op update, not SELECT ... FOR UPDATE: the commit's
+		 * subtransaction then updates a row version no one holds a lock on, where updating a
+		 * row this transaction had only locked makes PostgreSQL create a MultiXact (the top
+		 * transaction's lock plus the subtransaction's update) on every commit.  It conflicts
+		 * with every FOR UPDATE / FOR NO KEY UPDATE / FOR SHARE lock on the row, as before.
+		 */
+		"UPDATE syncular.sync_partitions p SET max_commit_seq = p.max_commit_seq "
+		"WHERE p.partition = $1",
 	1, {TEXTOID}},
 	[P_PART_INSERT] = {
 		"INSERT INTO syncular.sync_partitions (partition) VALUES ($1) "
@@ -103,7 +112,7 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WHERE p.partition = $1",
 	1, {TEXTOID}},
 	[P_CLIENT_GET] = {
-		"SELECT c.actor_id, c.cursor FROM syncular.sync_clients c "
+		"SELECT c.actor_id, c.cursor, c.wire_version, c.updated_at_ms FROM syncular.sync_clients c "
 		"WHERE c.partition = $1 AND c.client_id = $2",
 	2, {TEXTOID, TEXTOID}},
 	[P_CLIENT_CLAIM] = {
@@ -136,6 +145,15 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"VALUES ($1, $2, $3, $4::jsonb) "
 		"ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
+	[P_RESULT_INSERT_NEW] = {
+		/*
+		 * An applied commit's record: the caller holds the partition lock and found no record
+		 * after taking it, so none can exist.  A plain insert: no speculative insertion (its
+		 * extra index probe and HEAP_CONFIRM WAL record) for a conflict that cannot happen.
+		 */
+		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
+		"VALUES ($1, $2, $3, $4::jsonb)",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
 	[P_TOMBSTONE_GET] = {
 		"SELECT t.commit_seq, "
 		"(SELECT c.scopes FROM syncular.sync_changes c WHERE c.partition = t.partition "
@@ -166,6 +184,11 @@ static const StaticPlan static_sql[P_COUNT] = {
 		 * DISTINCT ON: a commit can delete the same row twice (delete, re-insert, delete) and
 		 * ON CONFLICT DO UPDATE may not touch one row twice in a statement; every tombstone of
 		 * the commit carries the same commit_seq, so one per row is the same end state.
+		 * Scope entries: the commit_seq is new and only this commit (under the partition lock)
+		 * writes it, so DISTINCT plus NOT EXISTS (entries an earlier statement of the same
+		 * commit wrote) replace ON CONFLICT DO NOTHING and its speculative insertion.  OFFSET 0
+		 * keeps NOT EXISTS a key probe per entry: as an anti-join the generic plan hashed the
+		 * partition's whole scope index on every commit.
 		 */
 		"WITH x AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($3::int4[]), "
 		" pg_catalog.unnest($4::text[]), pg_catalog.unnest($5::text[]), "
@@ -177,8 +200,11 @@ static const StaticPlan static_sql[P_COUNT] = {
 		" SELECT $1, $2, x.idx, x.tbl, x.row_id, x.op, x.row_version, x.scopes, x.payload "
 		" FROM x), "
 		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-		" SELECT $1, x.tbl, e.key, e.value, $2 FROM x, pg_catalog.jsonb_each_text(x.scopes) e "
-		" ON CONFLICT DO NOTHING) "
+		" SELECT $1, d.tbl, d.var, d.value, $2 FROM (SELECT DISTINCT x.tbl, e.key AS var, "
+		"  e.value FROM x, pg_catalog.jsonb_each_text(x.scopes) e) d "
+		" WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z WHERE z.partition = $1 "
+		"  AND z.tbl = d.tbl AND z.var = d.var AND z.value = d.value AND z.commit_seq = $2 "
+		"  OFFSET 0)) "
 		"INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, commit_seq) "
 		"SELECT DISTINCT ON (x.tbl, x.row_id) $1, x.tbl, x.row_id, $2 FROM x WHERE x.op = 2 "
 		"ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq",
@@ -247,11 +273,17 @@ free_table_plans(void *entry)
 
 static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
 
+/*
+ * Every statement here is a key probe or a keyed write whose best plan does not depend on the
+ * parameter values: a generic plan from the start (CURSOR_OPT_GENERIC_PLAN), so no call pays
+ * for planning (the plan cache's default plans the first five calls afresh and keeps doing so
+ * while a custom plan looks cheaper than the generic one).  ANALYZE and DDL still re-plan it.
+ */
 static SPIPlanPtr
 prepare(const char *sql, int nargs, Oid *types)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+	SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, types, CURSOR_OPT_GENERIC_PLAN);
 
 	MemoryContextSwitchTo(caller);
 	if (p == NULL)
@@ -573,16 +605,34 @@ table_plans(const SyncSchema *schema, int table_index)
 
 /* ---------------------------------------------------------------- registry and partitions */
 
+/*
+ * The partition's log epoch, read first and created (random, on first sight) only when the
+ * registry has no row; *touched_ms gets the row's last_authenticated_at_ms (now_ms for a row
+ * this call created).  NULL when there is no row and none may be written (hot standby).
+ */
 char *
-sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write)
+sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write,
+							 int64 *touched_ms)
 {
 	Datum		v[2];
 	char	   *epoch = NULL;
+	bool		isnull;
 
 	v[0] = text_datum(partition);
 	v[1] = Int64GetDatum(now_ms);
-	if (can_write)
+	*touched_ms = now_ms;
+	for (int attempt = 0; attempt < 2; attempt++)
 	{
+		if (run_row(static_plan(P_EPOCH_SELECT), v, !can_write))
+		{
+			epoch = get_text(0, 1);
+			*touched_ms = get_int8(0, 2, &isnull);
+			done();
+			return epoch;
+		}
+		if (!can_write || attempt > 0)
+			break;
+		/* no row: create it; a concurrent first round may win, then read again */
 		run_keep(static_plan(P_EPOCH_INSERT), v, NULL, false, 0);
 		if (SPI_processed == 1)
 		{
@@ -592,12 +642,7 @@ sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write
 		}
 		done();
 	}
-	if (run_row(static_plan(P_EPOCH_SELECT), v, !can_write))
-	{
-		epoch = get_text(0, 1);
-		done();
-	}
-	return epoch;
+	return NULL;
 }
 
 void
@@ -664,8 +709,7 @@ sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq
 /* ---------------------------------------------------------------- client records */
 
 bool
-sync_storage_client_get(const char *partition, const char *client_id, char **actor_id,
-						int64 *cursor)
+sync_storage_client_get(const char *partition, const char *client_id, SyncClientRecord *rec)
 {
 	Datum		v[2];
 	bool		isnull;
@@ -674,8 +718,11 @@ sync_storage_client_get(const char *partition, const char *client_id, char **act
 	v[1] = text_datum(client_id);
 	if (!run_row(static_plan(P_CLIENT_GET), v, false))
 		return false;
-	*actor_id = get_text(0, 1);
-	*cursor = get_int8(0, 2, &isnull);
+	rec->actor_id = get_text(0, 1);
+	rec->cursor = get_int8(0, 2, &isnull);
+	rec->wire_version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+													SPI_tuptable->tupdesc, 3, &isnull));
+	rec->updated_at_ms = get_int8(0, 4, &isnull);
 	done();
 	return true;
 }
@@ -687,13 +734,13 @@ sync_storage_client_get(const char *partition, const char *client_id, char **act
  * under REPEATABLE READ the insert itself fails with a serialization error (40001, retryable).
  * No row lock is kept: the binding never changes once written, and a lock taken here before
  * the partition lock would invert rotate_log_epoch's lock order.  Returns true when
- * the record existed before this round (*bound_actor and *cursor are its values); false when
- * this round created it (bound to actor_id, cursor -1).  The caller compares *bound_actor.
+ * the record existed before this round (*rec holds it); false when this round created it
+ * (*rec: bound to actor_id, cursor -1, now_ms).  The caller compares rec->actor_id.
  * A record deleted between the two statements (rotate_log_epoch) is claimed again.
  */
 bool
 sync_storage_client_claim(const char *partition, const char *client_id, const char *actor_id,
-						  int wire_version, int64 now_ms, char **bound_actor, int64 *cursor)
+						  int wire_version, int64 now_ms, SyncClientRecord *rec)
 {
 	Datum		v[5];
 
@@ -706,11 +753,13 @@ sync_storage_client_claim(const char *partition, const char *client_id, const ch
 	{
 		if (run(static_plan(P_CLIENT_CLAIM), v, NULL, false, 0) == 1)
 		{
-			*bound_actor = pstrdup(actor_id);
-			*cursor = -1;
+			rec->actor_id = pstrdup(actor_id);
+			rec->cursor = -1;
+			rec->wire_version = wire_version;
+			rec->updated_at_ms = now_ms;
 			return false;
 		}
-		if (sync_storage_client_get(partition, client_id, bound_actor, cursor))
+		if (sync_storage_client_get(partition, client_id, rec))
 			return true;
 	}
 	elog(ERROR, "syncular: the client record keeps disappearing while it is claimed");
@@ -776,6 +825,20 @@ sync_storage_push_result_insert(const char *partition, const char *client_id,
 	v[2] = text_datum(client_commit_id);
 	v[3] = text_datum(result_json);
 	return run(static_plan(P_RESULT_INSERT), v, NULL, false, 0) == 1;
+}
+
+/* The record of a commit applied under the partition lock (none can exist yet). */
+void
+sync_storage_push_result_insert_new(const char *partition, const char *client_id,
+									const char *client_commit_id, const char *result_json)
+{
+	Datum		v[4];
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	v[2] = text_datum(client_commit_id);
+	v[3] = text_datum(result_json);
+	run(static_plan(P_RESULT_INSERT_NEW), v, NULL, false, 0);
 }
 
 /* ---------------------------------------------------------------- rows */

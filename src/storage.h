@@ -25,19 +25,35 @@ typedef struct SyncTombstone
 	Jsonb	   *delete_scopes;
 } SyncTombstone;
 
+/*
+ * Advisory timestamps (sync_partition_registry.last_authenticated_at_ms,
+ * sync_clients.updated_at_ms) are rewritten by a round only when they are at least this old:
+ * a busy partition or client is not rewritten on every round.
+ */
+#define SYNC_TOUCH_INTERVAL_MS 1000
+
 /* registry and partitions */
-extern char *sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write);
+extern char *sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write,
+										  int64 *touched_ms);
 extern void sync_storage_registry_touch(const char *partition, int64 now_ms);
 extern void sync_storage_lock_partition(const char *partition);
 extern int64 sync_storage_next_commit_seq(const char *partition);
 extern void sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq);
 
 /* client records */
+typedef struct SyncClientRecord
+{
+	char	   *actor_id;		/* the bound actor */
+	int64		cursor;
+	int32		wire_version;
+	int64		updated_at_ms;
+} SyncClientRecord;
+
 extern bool sync_storage_client_get(const char *partition, const char *client_id,
-									char **actor_id, int64 *cursor);
+									SyncClientRecord *rec);
 extern bool sync_storage_client_claim(const char *partition, const char *client_id,
 									  const char *actor_id, int wire_version, int64 now_ms,
-									  char **bound_actor, int64 *cursor);
+									  SyncClientRecord *rec);
 extern bool sync_storage_client_upsert(const char *partition, const char *client_id,
 									   const char *actor_id, int wire_version, int64 cursor,
 									   const char *subscriptions_json, int64 now_ms);
@@ -48,6 +64,9 @@ extern Jsonb *sync_storage_push_result_get(const char *partition, const char *cl
 extern bool sync_storage_push_result_insert(const char *partition, const char *client_id,
 											const char *client_commit_id,
 											const char *result_json);
+extern void sync_storage_push_result_insert_new(const char *partition, const char *client_id,
+												const char *client_commit_id,
+												const char *result_json);
 
 /* rows */
 extern bool sync_storage_row_get(const SyncSchema *schema, int table_index,

@@ -1745,6 +1745,33 @@ COMMENT ON FUNCTION syncular.segment_url_download(text, text, text, text) IS
 'tampered token, another segment), 404 sync.segment_expired (token or publication expired, RFC 0007 checkpoint '
 'ahead), 404 sync.not_found (forgotten, rotated epoch), 503 sync.schema_not_ready. SECURITY DEFINER like '
 'syncular.handle.';
+-- Advisory timestamps are rewritten at most once a second (src/storage.h SYNC_TOUCH_INTERVAL_MS).
+COMMENT ON TABLE syncular.sync_partition_registry IS
+'The log epoch of each partition (SPEC §2.1): a client whose logEpoch differs is told to reset. Written on first use of a partition and by syncular.rotate_log_epoch; last_authenticated_at_ms = the last authenticated round, to within a second (a round rewrites it only when it is at least 1 s old).';
+COMMENT ON TABLE syncular.sync_clients IS
+'Client records (SPEC §4.5): per (partition, client id) the bound actor, wire version, last cursor, subscriptions and time of the last round (a round that pushes only rewrites an unchanged record only when updated_at_ms is at least 1 s old). A client id bound to another actor is refused. View: syncular.clients.';
+
+-- The serve gate in C (src/gate.c): the same signatures, the rule's one definition.
+CREATE OR REPLACE FUNCTION syncular.serve_gate(partition text, checkpoints jsonb DEFAULT '[]',
+  running_version integer DEFAULT NULL)
+RETURNS jsonb LANGUAGE C STABLE SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_serve_gate';
+CREATE OR REPLACE FUNCTION syncular._serve_gate_check(partition text, running_version integer,
+  token jsonb DEFAULT NULL)
+RETURNS jsonb LANGUAGE C STABLE SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_serve_gate_check';
+COMMENT ON FUNCTION syncular._serve_gate_check(text, integer, jsonb) IS
+'Internal; the C engine''s serve gate as SQL (RFC 0007 §4.4, src/gate.c): the same C code the engine runs at the '
+'entry gate of every round, in every push commit right after the partition lock, and in the pull''s snapshot before '
+'any subscription is served. STABLE, so its reads use the calling statement''s snapshot. '
+'Declarations come from the setting syncular.checkpoints (JSON array text as for serve_gate; unset or empty = '
+'none), set by the gateway with SET syncular.checkpoints = ''[...]''. token: NULL, or an earlier read''s token '
+'(its members storedSchemaVersion and/or logEpoch are compared; others ignored). Returns the gate token '
+'{storedSchemaVersion (0 without a marker), logEpoch (null without a registry row)}. Refusals, in order, all '
+'sync.schema_not_ready (SQLSTATE 55000, message "server schema is not ready for this request"): schema, DETAIL '
+'{"code":"sync.schema_not_ready","details":{"storedSchemaVersion":n,"runningSchemaVersion":n}}; checkpoint, '
+'details {"partition":p,"projection":name}; epoch (a member of token differs from the current read), details '
+'{"logEpochChanged":true}. Errors: sync.storage.invalid_checkpoints (22023) for a bad setting. Writes nothing.';
 
 -- Nothing new is executable by PUBLIC (90_grants).  Keep this last.
 REVOKE EXECUTE ON ALL ROUTINES IN SCHEMA syncular FROM PUBLIC;

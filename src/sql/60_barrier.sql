@@ -3,8 +3,9 @@
 --   backfill checkpoints  declare / claim / advance / activate / checkpoints / source_coverage_seq
 --   writer fence          raised by every install (max semantics, never lowered) and, on every
 --                         schema bump, for every partition in sync_partitions (0.30.4 behaviour);
---   serve gate            serve_gate (one SELECT) and _serve_gate_check (the C engine's form,
---                         with the epoch kind); both STABLE, so they read the caller's snapshot
+--   serve gate            serve_gate (the report) and _serve_gate_check (the engine's form, with
+--                         the epoch kind): both C (src/gate.c, the rule's one definition), STABLE,
+--                         so they read the caller's snapshot
 --   readiness             readiness, _checkpoint_barrier (ensure_schema's barrier)
 --   same-version check    _check_physical_layout (§6.2)
 --
@@ -392,69 +393,8 @@ COMMENT ON FUNCTION syncular.source_coverage_seq(text, text[]) IS
 
 CREATE OR REPLACE FUNCTION syncular.serve_gate(partition text, checkpoints jsonb DEFAULT '[]',
   running_version integer DEFAULT NULL)
-RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
-#variable_conflict use_column
-DECLARE
-  running bigint;
-  stored bigint;
-  epoch text;
-  pending jsonb;
-  decl jsonb;
-  uncovered jsonb;
-  refusal jsonb;
-BEGIN
-  SELECT coalesce(jsonb_agg(jsonb_build_object('partition', d.partition, 'name', d.name)), '[]'::jsonb)
-    INTO decl FROM syncular._checkpoint_declarations(serve_gate.checkpoints) d;
-
-  -- one statement, one snapshot: running version, marker, log epoch, pending checkpoints
-  WITH rv AS (
-    SELECT coalesce(serve_gate.running_version,
-                    (SELECT (s.compiled ->> 'version')::integer FROM syncular.sync_settings s
-                      WHERE s.id = 1)) AS v
-  )
-  SELECT rv.v,
-         coalesce((SELECT m.schema_version FROM syncular.sync_schema_meta m WHERE m.id = 1), 0),
-         (SELECT r.log_epoch FROM syncular.sync_partition_registry r
-           WHERE r.partition = serve_gate.partition),
-         (SELECT coalesce(jsonb_agg(jsonb_build_object('partition', c.partition, 'name', c.name)
-                                    ORDER BY c.partition COLLATE "C", c.name COLLATE "C"), '[]'::jsonb)
-            FROM syncular.sync_backfill_checkpoints c
-           WHERE c.schema_version = rv.v AND c.state <> 'activated')
-    INTO running, stored, epoch, pending
-    FROM rv;
-
-  IF running IS NULL THEN
-    PERFORM syncular._raise('sync.storage.schema_not_registered',
-      'no compiled schema is registered; call syncular.ensure_schema first', NULL);
-  END IF;
-
-  -- §4.2: schema first, then the first pending checkpoint (in (partition, name) order) not declared
-  IF stored > running THEN
-    refusal := jsonb_build_object('kind', 'schema',
-      'details', jsonb_build_object('storedSchemaVersion', stored, 'runningSchemaVersion', running));
-  ELSE
-    SELECT p.value INTO uncovered
-      FROM jsonb_array_elements(pending) WITH ORDINALITY p(value, ord)
-     WHERE NOT decl @> jsonb_build_array(p.value)
-     ORDER BY p.ord LIMIT 1;
-    IF uncovered IS NOT NULL THEN
-      refusal := jsonb_build_object('kind', 'checkpoint',
-        'details', jsonb_build_object('partition', uncovered ->> 'partition', 'projection', uncovered ->> 'name'));
-    END IF;
-  END IF;
-  IF refusal IS NOT NULL THEN
-    refusal := refusal || jsonb_build_object('code', 'sync.schema_not_ready',
-                                             'message', 'server schema is not ready for this request');
-  END IF;
-
-  RETURN jsonb_build_object('ready', refusal IS NULL,
-                            'storedSchemaVersion', stored,
-                            'runningSchemaVersion', running,
-                            'logEpoch', epoch,
-                            'pending', pending,
-                            'refusal', refusal);
-END
-$$;
+RETURNS jsonb LANGUAGE C STABLE SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_serve_gate';
 COMMENT ON FUNCTION syncular.serve_gate(text, jsonb, integer) IS
 'RFC 0007 §4 readServeGate + serveGateRefusal. partition: the request''s partition; checkpoints: the caller''s '
 'declarations, a JSON array of {partition, name, schemaVersion} (NULL/[] = none; matched on partition + name '
@@ -473,43 +413,12 @@ COMMENT ON FUNCTION syncular.serve_gate(text, jsonb, integer) IS
 
 CREATE OR REPLACE FUNCTION syncular._serve_gate_check(partition text, running_version integer,
   token jsonb DEFAULT NULL)
-RETURNS jsonb LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-  raw text := current_setting('syncular.checkpoints', true);
-  decl jsonb := '[]';
-  gate jsonb;
-  now_token jsonb;
-BEGIN
-  IF raw IS NOT NULL AND btrim(raw) <> '' THEN
-    BEGIN
-      decl := raw::jsonb;
-    EXCEPTION WHEN invalid_text_representation THEN
-      PERFORM syncular._raise('sync.storage.invalid_checkpoints',
-        'the syncular.checkpoints setting is not valid JSON', jsonb_build_object('reason', 'not_json'));
-    END;
-  END IF;
-  gate := syncular.serve_gate(_serve_gate_check.partition, decl, _serve_gate_check.running_version);
-  IF NOT (gate ->> 'ready')::boolean THEN
-    PERFORM syncular._raise('sync.schema_not_ready', 'server schema is not ready for this request',
-                            gate -> 'refusal' -> 'details');
-  END IF;
-  -- §4.2 serveGateTokenChanged: after schema and checkpoint, the token of an earlier read
-  now_token := jsonb_build_object('storedSchemaVersion', gate -> 'storedSchemaVersion',
-                                  'logEpoch', gate -> 'logEpoch');
-  IF _serve_gate_check.token IS NOT NULL AND jsonb_typeof(_serve_gate_check.token) <> 'null'
-     AND EXISTS (SELECT 1 FROM jsonb_each(_serve_gate_check.token) t
-                  WHERE t.key IN ('storedSchemaVersion', 'logEpoch')
-                    AND t.value IS DISTINCT FROM now_token -> t.key) THEN
-    PERFORM syncular._raise('sync.schema_not_ready', 'server schema is not ready for this request',
-                            '{"logEpochChanged": true}'::jsonb);
-  END IF;
-  RETURN now_token;
-END
-$$;
+RETURNS jsonb LANGUAGE C STABLE SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_serve_gate_check';
 COMMENT ON FUNCTION syncular._serve_gate_check(text, integer, jsonb) IS
-'Internal; the C engine''s serve gate (RFC 0007 §4.4, src/gate.c): called at the entry gate of every round, in every '
-'push commit right after the partition lock, and in the pull''s snapshot before any subscription is served. STABLE, '
-'so its reads use the calling statement''s snapshot (the engine calls it read-only inside the pull snapshot). '
+'Internal; the C engine''s serve gate as SQL (RFC 0007 §4.4, src/gate.c): the same C code the engine runs at the '
+'entry gate of every round, in every push commit right after the partition lock, and in the pull''s snapshot before '
+'any subscription is served. STABLE, so its reads use the calling statement''s snapshot. '
 'Declarations come from the setting syncular.checkpoints (JSON array text as for serve_gate; unset or empty = '
 'none), set by the gateway with SET syncular.checkpoints = ''[...]''. token: NULL, or an earlier read''s token '
 '(its members storedSchemaVersion and/or logEpoch are compared; others ignored). Returns the gate token '

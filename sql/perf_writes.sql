@@ -1,0 +1,58 @@
+-- perf_writes: what a round does not write.  A pushed commit creates no MultiXact (the
+-- partition lock is not a lock the commit's subtransaction then updates over); the registry
+-- touch and a push-only round's unchanged client record are rewritten only when at least a
+-- second old (SYNC_TOUCH_INTERVAL_MS).  Timestamps are set far in the past or future, so no
+-- outcome depends on how fast the rounds run.
+\set testdb syncular_t_perf_writes
+\i sql/push_helpers.psql
+
+SELECT * FROM pg_temp.acquire('p1', 'u1', 'A');
+CREATE FUNCTION pg_temp.push(id text, row_id text) RETURNS boolean LANGUAGE sql AS $$
+  SELECT syncular.debug_render(syncular.handle(pg_temp.req('p1', 'A', jsonb_build_array(
+           pg_temp.pc(id, pg_temp.up('todos', jsonb_build_object('id', row_id, 'list_id', 'l1',
+             'title', row_id, 'done', false, 'n', 1, 'meta', null, 'doc', null, 'att', null))))),
+           'p1', 'u1')) -> 'frames' -> 1 ->> 'status' = 'applied'
+$$;
+SELECT pg_temp.push('c-1', 'r1') AS applied;
+
+-- no MultiXact for three pushed commits, each in its own transaction
+CHECKPOINT;
+SELECT next_multixact_id AS mx0 FROM pg_control_checkpoint() \gset
+SELECT pg_temp.push('c-2', 'r2') AS applied;
+SELECT pg_temp.push('c-3', 'r3') AS applied;
+SELECT pg_temp.push('c-4', 'r4') AS applied;
+CHECKPOINT;
+SELECT next_multixact_id = :'mx0' AS no_multixact FROM pg_control_checkpoint();
+SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1';
+
+-- registry touch: a recent last_authenticated_at_ms is not rewritten ...
+UPDATE syncular.sync_partition_registry SET last_authenticated_at_ms = 9000000000000 WHERE partition = 'p1';
+SELECT xmin::text AS reg_xmin FROM syncular.sync_partition_registry WHERE partition = 'p1' \gset
+SELECT pg_temp.push('c-5', 'r5') AS applied;
+SELECT xmin::text = :'reg_xmin' AS registry_not_rewritten, last_authenticated_at_ms
+  FROM syncular.sync_partition_registry WHERE partition = 'p1';
+-- ... an old one is
+UPDATE syncular.sync_partition_registry SET last_authenticated_at_ms = 1 WHERE partition = 'p1';
+SELECT pg_temp.push('c-6', 'r6') AS applied;
+SELECT last_authenticated_at_ms > 1000 AS touched FROM syncular.sync_partition_registry WHERE partition = 'p1';
+
+-- a push-only round leaves a current client record alone ...
+UPDATE syncular.sync_clients SET updated_at_ms = 9000000000000 WHERE client_id = 'A';
+SELECT xmin::text AS cl_xmin FROM syncular.sync_clients WHERE client_id = 'A' \gset
+SELECT pg_temp.push('c-7', 'r7') AS applied;
+SELECT xmin::text = :'cl_xmin' AS client_not_rewritten, cursor, wire_version
+  FROM syncular.sync_clients WHERE client_id = 'A';
+-- ... rewrites an old one ...
+UPDATE syncular.sync_clients SET updated_at_ms = 1 WHERE client_id = 'A';
+SELECT pg_temp.push('c-8', 'r8') AS applied;
+SELECT updated_at_ms > 1000 AS rewritten FROM syncular.sync_clients WHERE client_id = 'A';
+-- ... and a pull round always writes its record (cursor, subscriptions)
+UPDATE syncular.sync_clients SET updated_at_ms = 9000000000000 WHERE client_id = 'A';
+SELECT xmin::text AS cl_xmin FROM syncular.sync_clients WHERE client_id = 'A' \gset
+SELECT count(*) > 0 AS pulled FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
+  pg_temp.sub('s1', 'todos', '{"list_id": ["l1"]}', 0)));
+SELECT xmin::text <> :'cl_xmin' AS client_rewritten, cursor, subscriptions -> 0 ->> 'id' AS sub
+  FROM syncular.sync_clients WHERE client_id = 'A';
+
+\c :orig_db
+DROP DATABASE :testdb;
