@@ -442,6 +442,7 @@ serve_direct(FunctionCallInfo fcinfo, DownloadReply *r)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	SyncRound	round;
+	int64		touched;		/* the registry's last touch: unused here */
 	char	   *segment_id;
 
 	for (int i = 0; i < 4; i++)
@@ -455,7 +456,7 @@ serve_direct(FunctionCallInfo fcinfo, DownloadReply *r)
 	round.actor_id = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	round.client_id = PG_ARGISNULL(6) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(6));
 	begin(&round, cxt);
-	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false);
+	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false, &touched);
 	MemoryContextSwitchTo(cxt);
 	if (round.log_epoch == NULL)
 		sync_raise("sync.not_found", "segment not found", NULL);
@@ -470,6 +471,7 @@ serve_url(FunctionCallInfo fcinfo, DownloadReply *r)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	SyncRound	round;
+	int64		touched;		/* the registry's last touch: unused here */
 	char	   *segment_id;
 	char	   *sd;
 	SegPublication *pubs;
@@ -483,7 +485,7 @@ serve_url(FunctionCallInfo fcinfo, DownloadReply *r)
 	round.partition = sync_segment_url_check(segment_id, text_to_cstring(PG_GETARG_TEXT_PP(1)),
 											 round.now_ms, &sd);
 	MemoryContextSwitchTo(cxt);
-	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false);
+	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false, &touched);
 	MemoryContextSwitchTo(cxt);
 	npubs = round.log_epoch ? read_publications(segment_id, round.partition, round.log_epoch, &pubs) : 0;
 	MemoryContextSwitchTo(cxt);
