@@ -199,13 +199,18 @@ family(Buf *b, const char *name, const char *type, const char *help)
 /*
  * One statement (no parameters): docs/operations.md "Metrics for Prometheus" rows plus the table
  * and lag figures, as (family, type, sample, labels jsonb text, value), grouped by family as the
- * exposition format requires, histogram buckets in bound order.
+ * exposition format requires, histogram buckets in bound order.  The views' NOTICE without the
+ * preloaded library would reach the gateway's log at every scrape: the first CTE raises
+ * client_min_messages for this statement's transaction only, and the lateral references (kept by
+ * OFFSET 0) make the views run after it.
  */
 static const char *const scrape_sql =
-"WITH st AS MATERIALIZED (SELECT * FROM syncular.stats),\n"
+"WITH q AS MATERIALIZED (SELECT set_config('client_min_messages', 'warning', true) AS c),\n"
+" st AS MATERIALIZED (SELECT x.* FROM q, LATERAL (SELECT * FROM syncular.stats WHERE q.c IS NOT NULL OFFSET 0) x),\n"
 " s AS (SELECT * FROM st WHERE preloaded AND datname IS NOT NULL),\n"
 " pre AS (SELECT NOT EXISTS (SELECT FROM st WHERE NOT preloaded) AS yes),\n"
-" t AS (SELECT * FROM syncular.stats_tables WHERE datname IS NOT NULL),\n"
+" t AS (SELECT x.* FROM q, LATERAL (SELECT * FROM syncular.stats_tables\n"
+"                                   WHERE datname IS NOT NULL AND q.c IS NOT NULL OFFSET 0) x),\n"
 " lag AS (SELECT coalesce(max(max_commits_behind), 0) AS worst, coalesce(sum(clients), 0) AS clients,\n"
 "                coalesce(sum(clients_without_cursor), 0) AS without FROM syncular.partition_lag),\n"
 " m(sample, labels, value, ord) AS (\n"

@@ -2,13 +2,13 @@
 gateway's counters move by the expected amounts, the database part is queried at most once per
 --metrics-interval, a cluster without the preloaded library exports only syncular_stats_preloaded 0,
 and a role that may not read the statistics gets syncular_stats_readable 0."""
-import asyncio, json, os, subprocess
+import asyncio, json, os, shutil, subprocess, tempfile
 
 import websockets
 from prometheus_client.parser import text_string_to_metric_families
 
-from gwlib import BIN, CT, Gateway, conninfo, psql, req_bytes
-from realtime_tests import KEY, arun, hello, next_msg, pull_http, push_http, url
+from gwlib import BIN, Gateway, conninfo, free_port, frames, psql, req_bytes
+from realtime_tests import KEY, arun, hello, next_msg, pull_http, push_http, url  # noqa: F401
 
 
 def scrape(g):
@@ -80,6 +80,7 @@ def t_metrics_http_counters_and_cache():
         # cached: the second scrape ran no query
         assert val(b, "syncular_gateway_metrics_scrapes_total") == 1, b
         assert val(b, "syncular_gateway_metrics_scrape_errors_total") == 0
+        assert "NOTICE" not in g.logtext(), g.logtext()      # the views' notice stays out of the log
     finally:
         g.stop()
 
@@ -160,8 +161,81 @@ def t_metrics_realtime():
         g.stop()
 
 
+def as_postgres(cmd):
+    if os.getuid() == 0:
+        cmd = ["su", "postgres", "-s", "/bin/bash", "-c", " ".join("'%s'" % c for c in cmd)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+
+
+def t_metrics_preloaded_cluster():
+    """A cluster of its own with shared_preload_libraries = 'syncular' (as test/stats/run.sh):
+    the database part carries the documented families, moved by the rounds through the gateway."""
+    bindir = subprocess.run([os.environ.get("PG_CONFIG", "pg_config"), "--bindir"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    work = tempfile.mkdtemp(prefix="gwstats-")
+    os.chmod(work, 0o755)
+    if os.getuid() == 0:
+        shutil.chown(work, "postgres")
+    port = free_port()
+    data = os.path.join(work, "data")
+    env = dict(os.environ, PGHOST=work, PGPORT=str(port), PGUSER="postgres")
+    g = None
+    try:
+        as_postgres([bindir + "/initdb", "-A", "trust", "-U", "postgres", "-D", data])
+        as_postgres([bindir + "/pg_ctl", "-D", data, "-l", work + "/log", "-w", "-t", "60", "-o",
+                     "-p %d -k %s -c listen_addresses= -c fsync=off -c shared_preload_libraries=syncular" % (port, work),
+                     "start"])
+        subprocess.run(["createdb", "gwstat"], env=env, check=True, capture_output=True)
+        subprocess.run(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-d", "gwstat", "-f",
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture.sql")],
+                       env=env, check=True, capture_output=True)
+        g = Gateway("--db", "host=%s port=%d user=postgres dbname=gwstat" % (work, port), "--metrics-interval", "0")
+        a, types, _ = scrape(g)
+        assert val(a, "syncular_stats_preloaded", database="gwstat") == 1, a
+
+        def rq(expr):       # request bytes built in this cluster's database (its log epoch)
+            return bytes.fromhex(subprocess.run(["psql", "-XAtq", "-d", "gwstat", "-c", "SELECT encode(%s, 'hex')" % expr],
+                                                env=env, check=True, capture_output=True, text=True).stdout.strip())
+        rounds = 0
+        for client in ("pa", "pb"):
+            for _ in range(2):
+                st, _, body = g.sync(rq("gwtest.pull('p1', '%s', -1, 'l1')" % client), {"x-api-key": KEY})
+                assert st == 200, body
+                rounds += 1
+                if not frames(body, "RESP_HEADER")[0].get("resetRequired"):
+                    break
+        st, _, body = g.sync(rq("gwtest.push('p1', 'pa', 'pk1', 'pr1', 'counted', 'l1')"), {"x-api-key": KEY})
+        assert st == 200 and frames(body, "PUSH_RESULT")[0]["status"] == "applied", body
+        rounds += 1
+        st, _, body = g.sync(b"\x00" * 16, {"x-api-key": KEY})     # refused by the extension
+        assert st == 400, body
+        code = json.loads(body)["code"]
+        b, types, text = scrape(g)
+        d = lambda name, **lb: val(b, name, database="gwstat", **lb) - val(a, name, database="gwstat", **lb)  # noqa
+        assert d("syncular_rounds_total", outcome="ok") == rounds, text.decode()
+        assert d("syncular_rounds_refused_total", code=code) == 1, text.decode()
+        assert d("syncular_push_commits_total", status="applied") == 1
+        assert d("syncular_push_operations_total") == 1
+        assert d("syncular_push_phase_seconds_count") == 1
+        assert d("syncular_push_phase_seconds_bucket", le="+Inf") == 1
+        assert types["syncular_push_phase_seconds"] == "histogram" and types["syncular_rounds"] == "counter"
+        assert types["syncular_partition_lag_max_commits"] == "gauge", types
+        assert ("syncular_clients", (("cursor", "with"), ("database", "gwstat"))) in b, text.decode()
+        assert ("syncular_clients_behind_horizon", (("database", "gwstat"),)) in b
+        assert [k for k in b if k[0] == "syncular_table_push_operations_total"], text.decode()
+        assert val(b, "syncular_stats_readable") == 1
+        assert "NOTICE" not in g.logtext() and "failed" not in g.logtext(), g.logtext()
+    finally:
+        if g:
+            g.stop()
+        subprocess.run(["su", "postgres", "-s", "/bin/bash", "-c", "%s/pg_ctl -D %s -m immediate stop" % (bindir, data)]
+                       if os.getuid() == 0 else [bindir + "/pg_ctl", "-D", data, "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 TESTS = [t_metrics_http_counters_and_cache, t_metrics_off_and_help, t_metrics_stats_not_readable,
-         t_metrics_realtime]
+         t_metrics_realtime, t_metrics_preloaded_cluster]
 
 
 def run(tap):
