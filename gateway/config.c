@@ -11,7 +11,7 @@
 
 GwConfig gw_cfg;
 
-typedef enum { T_STR, T_INT, T_SIZE, T_HOSTPORT, T_FLAG } OptType;
+typedef enum { T_STR, T_INT, T_SIZE, T_HOSTPORT, T_FLAG, T_ONOFF } OptType;
 
 typedef struct Opt
 {
@@ -70,6 +70,10 @@ static const Opt opts[] = {
 	{"shard-refresh", "SYNCULAR_GATEWAY_SHARD_REFRESH", T_INT, &gw_cfg.shard_refresh_s, "30",
 	 "seconds between re-reads of the shard list when --db is a syncular_router database (one LISTEN "
 	 "connection per shard)"},
+	{"metrics", "SYNCULAR_GATEWAY_METRICS", T_ONOFF, &gw_cfg.metrics_on, "on",
+	 "on or off: serve GET <mount>/metrics (Prometheus text, unauthenticated like /healthz; off answers 404)"},
+	{"metrics-interval", "SYNCULAR_GATEWAY_METRICS_INTERVAL", T_INT, &gw_cfg.metrics_interval_s, "10",
+	 "seconds: the statistics views are queried at most once per interval; scrapes in between get the cached figures"},
 	{"verbose", "SYNCULAR_GATEWAY_VERBOSE", T_FLAG, &gw_cfg.verbose, "0",
 	 "log every request and database event to stderr"},
 };
@@ -106,6 +110,11 @@ set_opt(const Opt *o, const char *val)
 			return 0;
 		case T_FLAG:
 			*(int *) o->target = (val == NULL || strcmp(val, "0") != 0);
+			return 0;
+		case T_ONOFF:
+			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+				break;
+			*(int *) o->target = strcmp(val, "on") == 0;
 			return 0;
 		case T_HOSTPORT:
 			if (strlen(val) >= sizeof(listen_buf))

@@ -177,6 +177,7 @@ apply_row(WsPart *p, PGresult *res, int row, int64_t latest, Sock **from)
 			s->cursor = next;
 			s->last_delta_cursor = next;
 			s->unacked++;
+			gw_metrics_delta(p->notify_us[0]);
 		}
 		else
 			/* §8.2 flow control: over the message size, or the socket is not draining */
@@ -218,6 +219,7 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 		int64_t next = p->pending_seq;
 
 		p->pending_seq = 0;
+		gw_metrics_notify_next(p->notify_us);
 		run_fanout(p, next);
 	}
 	else
@@ -306,6 +308,7 @@ fanout_on_notify(const char *channel, const char *payload)
 			continue;
 		if (seq > p->seen_seq)
 			p->seen_seq = seq;
+		gw_metrics_notify(p->notify_us, p->fanout_busy);
 		if (p->fanout_busy)
 		{
 			if (seq > p->pending_seq)

@@ -9,6 +9,7 @@
  *   pool.c     libpq connections in non-blocking mode inside the lws event loop
  *   http.c     the HTTP routes
  *   ws.c       the realtime channel (SPEC §8)
+ *   metrics.c  counters and GET /metrics (Prometheus text)
  *   main.c     startup checks, signals, the event loop, drain
  */
 #ifndef SYNCULAR_GATEWAY_H
@@ -51,6 +52,8 @@ typedef struct GwConfig
 	int         drain_s;          /* SIGTERM: seconds to let rounds finish */
 	int         shard_refresh_s;  /* router: seconds between shard list reads */
 	bool        router;           /* --db holds syncular_router (found at startup) */
+	int         metrics_on;       /* GET <mount>/metrics served */
+	int         metrics_interval_s;   /* seconds between two queries of the statistics views */
 	int         verbose;
 } GwConfig;
 
@@ -98,6 +101,7 @@ int    gw_pool_init(struct lws_context *ctx, struct lws_vhost *vh);
 void   gw_pool_shutdown(void);
 int    gw_pool_live(void);          /* connections in the ready state */
 int    gw_pool_busy(void);          /* jobs queued or running */
+int    gw_pool_in_use(void);        /* round connections running a statement */
 int    gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
 /* the LISTEN connection: called with channel and payload of each notification, and with
  * ("syncular_commit", NULL) when a listen connection is back after a loss (commits of the gap

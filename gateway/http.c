@@ -6,10 +6,12 @@
  *                         database's.  415 / 413 / 401 / gzip (§1.3) are decided here.
  *   GET  /healthz         process alive
  *   GET  /readyz          syncular.readiness() ready and a live pool connection
+ *   GET  /metrics         Prometheus text (metrics.c); 404 with --metrics off
  *   GET  /segments/{id}, /blobs/...   404 until the extension serves them
  * Errors before a body byte are JSON (§10.1) with catalogue statuses.
  */
 #include "gateway.h"
+#include "metrics.h"
 #include "parse.h"
 
 #include <arpa/inet.h>
@@ -32,6 +34,7 @@ typedef struct HttpSess
 	int         gzip_in;
 	bool        gzip_ok;        /* client accepts gzip */
 	bool        close_after;    /* body left unread: close instead of keep-alive */
+	bool        metrics_wait;   /* waiting for the statistics scrape */
 	GwIdentity  id;
 	char       *ctype;
 	char       *headers_json;   /* SQL authenticator mode */
@@ -52,6 +55,10 @@ typedef struct HttpSess
 
 static int inflight;
 
+/* /metrics requests waiting for the one statistics query in flight */
+#define MAX_METRICS_WAITERS 32
+static HttpSess *metrics_waiters[MAX_METRICS_WAITERS];
+
 int
 gw_http_inflight(void)
 {
@@ -63,6 +70,10 @@ sess_reset(HttpSess *s)
 {
 	if (s->job)
 		s->job->user = NULL;    /* the pool drops or ignores it */
+	if (s->metrics_wait)
+		for (int i = 0; i < MAX_METRICS_WAITERS; i++)
+			if (metrics_waiters[i] == s)
+				metrics_waiters[i] = NULL;
 	free(s->ctype);
 	free(s->headers_json);
 	free(s->query_json);
@@ -83,6 +94,7 @@ respond(HttpSess *s, int status, const char *type, uint8_t *body, size_t len, bo
 	s->resp = body;
 	s->resp_len = len;
 	s->resp_gzip = gz;
+	gw_metrics_http(s->route, status);
 	lws_callback_on_writable(s->wsi);
 }
 
@@ -160,6 +172,7 @@ on_writeable(struct lws *wsi, HttpSess *s)
 		memcpy(buf + LWS_PRE, s->resp + s->resp_off, n);
 		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int) n)
 			return -1;
+		gw_metrics_bytes(GW_M_HTTP, false, n);
 		s->resp_off += n;
 	}
 	if (!last)
@@ -415,6 +428,7 @@ on_sync(struct lws *wsi, HttpSess *s)
 static void
 on_body(HttpSess *s, const uint8_t *in, size_t len)
 {
+	gw_metrics_bytes(GW_M_HTTP, true, len);
 	if (!s->in_body || s->too_large)
 		return;
 	if (s->body_len + len > gw_cfg.max_body)
@@ -444,6 +458,66 @@ on_body(HttpSess *s, const uint8_t *in, size_t len)
 	}
 	memcpy(s->body + s->body_len, in, len);
 	s->body_len += len;
+}
+
+/* ---- /metrics ---- */
+
+static void
+metrics_respond(HttpSess *s)
+{
+	size_t len = 0;
+	char *text;
+
+	s->metrics_wait = false;
+	if (!(text = gw_metrics_render(&len)))
+	{
+		respond_error(s, "sync.internal_error", "out of memory", 0);
+		return;
+	}
+	respond(s, 200, "text/plain; version=0.0.4; charset=utf-8", (uint8_t *) text, len, false);
+}
+
+static void
+metrics_ready(void)
+{
+	for (int i = 0; i < MAX_METRICS_WAITERS; i++)
+	{
+		HttpSess *s = metrics_waiters[i];
+
+		metrics_waiters[i] = NULL;
+		if (s)
+			metrics_respond(s);
+	}
+}
+
+static void
+on_metrics(struct lws *wsi, HttpSess *s)
+{
+	if (!gw_cfg.metrics_on)
+	{
+		s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
+		respond_error(s, "sync.not_found", "no such route", 0);
+		return;
+	}
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
+	{
+		s->close_after = true;
+		respond_error(s, "sync.invalid_request", "use GET for /metrics", 405);
+		return;
+	}
+	if (!gw_metrics_scrape(metrics_ready) || gw_metrics_scrape_running())
+	{
+		/* wait for the statistics query; past the waiter table, answer the cached figures */
+		for (int i = 0; i < MAX_METRICS_WAITERS; i++)
+			if (!metrics_waiters[i])
+			{
+				metrics_waiters[i] = s;
+				s->metrics_wait = true;
+				lws_set_timeout(s->wsi, NO_PENDING_TIMEOUT, 0);
+				return;
+			}
+	}
+	metrics_respond(s);
 }
 
 static void
@@ -483,6 +557,9 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 			return;
 		case GW_ROUTE_REALTIME:
 			respond_error(s, "sync.invalid_request", "the realtime route needs a WebSocket upgrade", 400);
+			return;
+		case GW_ROUTE_METRICS:
+			on_metrics(wsi, s);
 			return;
 		case GW_ROUTE_SEGMENT:
 			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;

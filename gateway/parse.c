@@ -134,6 +134,8 @@ gw_route(const char *path, const char *mount)
 		return GW_ROUTE_READYZ;
 	if (strcmp(r, "/realtime") == 0)
 		return GW_ROUTE_REALTIME;
+	if (strcmp(r, "/metrics") == 0)
+		return GW_ROUTE_METRICS;
 	if (strncmp(r, "/segments/", 10) == 0 && one_segment(r + 10))
 		return GW_ROUTE_SEGMENT;
 	if (strncmp(r, "/blobs/", 7) == 0 && *(r + 7))

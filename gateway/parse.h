@@ -24,6 +24,7 @@ typedef enum GwRoute
 	GW_ROUTE_REALTIME,
 	GW_ROUTE_SEGMENT,       /* /segments/{id} */
 	GW_ROUTE_BLOB,          /* /blobs/{id} and /blobs/{id}/upload-grant */
+	GW_ROUTE_METRICS,       /* /metrics (Prometheus text) */
 } GwRoute;
 GwRoute gw_route(const char *path, const char *mount);
 

@@ -656,6 +656,16 @@ gw_pool_busy(void)
 	return n;
 }
 
+int
+gw_pool_in_use(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < gw_cfg.pool; i++)
+		n += (conns[i].st == PC_BUSY);
+	return n;
+}
+
 void
 gw_pool_set_notify(GwNotifyFn fn)
 {

@@ -177,6 +177,7 @@ ws_send_wake(Sock *s, int64_t cursor, const char *reason)
 	send_event(s, "sync", json_pack("{s:I, s:b, s:s, s:I}", "cursor", (json_int_t) cursor,
 									"requiresPull", 1, "reason", reason, "timestamp",
 									(json_int_t) ws_now_ms()));
+	gw_metrics_wake(reason);
 	if (s->qtail && !s->qtail->binary)
 		s->qtail->wake = true;
 }
@@ -208,6 +209,7 @@ on_writeable(Sock *s)
 			free(m);
 			return -1;
 		}
+		gw_metrics_bytes(GW_M_WS, false, m->len);
 		free(m);
 		if (s->qhead || s->st == WS_CLOSING)
 			lws_callback_on_writable(s->wsi);
@@ -685,6 +687,7 @@ on_message(Sock *s)
 static void
 on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
 {
+	gw_metrics_bytes(GW_M_WS, true, len);
 	if (lws_is_first_fragment(wsi))
 	{
 		s->rx_len = 0;

@@ -6,6 +6,7 @@
 #define SYNCULAR_GATEWAY_WS_H
 
 #include "gateway.h"
+#include "metrics.h"
 #include "parse.h"
 
 #include <jansson.h>
@@ -68,6 +69,7 @@ struct WsPart
 	int64_t     pending_seq;    /* highest seq notified while a fanout ran */
 	int64_t     seen_seq;       /* highest seq notified */
 	int64_t     fanout_started_ms;
+	int64_t     notify_us[2];   /* metrics.c: NOTIFY arrivals served by the running / next call */
 	WsPart     *next;
 };
 

@@ -35,6 +35,8 @@ def main():
             mods.append(realtime_tests)
         except ImportError:
             pass
+    import metrics_tests  # noqa: E402 (python3-prometheus-client)
+    mods.append(metrics_tests)
     for m in mods:
         m.run(tap)
     # a sanitizer build (make gateway-check) reports memory errors and leaks in the gateway logs
