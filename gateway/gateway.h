@@ -8,6 +8,7 @@
  *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
  *   pool.c     libpq connections in non-blocking mode inside the lws event loop
  *   http.c     the HTTP routes
+ *   blobs.c    the blob routes (SPEC §5.9): pinned-transaction upload and cursor download
  *   ws.c       the realtime channel (SPEC §8)
  *   main.c     startup checks, signals, the event loop, drain
  */

@@ -92,6 +92,7 @@ def t_blob_large_streamed():
         st, hd, body = get(g, bid(data))
         assert st == 200 and body == data and int(hd["content-length"]) == len(data), (st, len(body))
         grown = backend_peak_kb(g.proc.pid) - before
+        print("# gateway peak RSS grew by %d kB for a %d kB body up and down" % (grown, len(data) // 1024))
         assert grown < 6 * 1024, "gateway peak RSS grew by %d kB" % grown
     finally:
         g.stop()
