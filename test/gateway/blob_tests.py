@@ -75,25 +75,26 @@ def backend_peak_kb(pid):
 
 
 def t_blob_large_streamed():
-    """12 MB through PUT and GET: more than a 1 MiB chunk, more than a 256 kB piece; the gateway
-    holds pieces, not the body (its peak RSS grows by less than the body)."""
+    """24 MB through PUT and GET: more than a 1 MiB chunk, more than a 256 kB piece; the gateway
+    holds pieces, not the body (its peak RSS grows by less than a third of the body; ASan adds a
+    constant ~6 MB, a plain build ~1 MB)."""
     # ASan's quarantine would keep every freed piece: measure without it
     g = Gateway("--pool", "2", env={"ASAN_OPTIONS": "quarantine_size_mb=0:detect_leaks=1"})
     try:
-        data = os.urandom(12 * 1024 * 1024 + 12345)
+        data = os.urandom(24 * 1024 * 1024 + 12345)
         before = backend_peak_kb(g.proc.pid)
         st, _, body = put(g, data)
         assert st == 200, (st, body)
         # stored in many chunk rows (one per append piece or 1 MiB), summing to the body
         n, total = psql("SELECT count(*) || ' ' || sum(octet_length(data)) FROM syncular.sync_blob_chunks c "
                         "JOIN syncular.sync_blobs b USING (upload_id) WHERE b.blob_id = '%s'" % bid(data)).split()
-        assert int(n) >= 13 and int(total) == len(data), (n, total)
+        assert int(n) >= 25 and int(total) == len(data), (n, total)
         assert push_file(g, "kbl", "fl", bid(data), len(data))["status"] == "applied"
         st, hd, body = get(g, bid(data))
         assert st == 200 and body == data and int(hd["content-length"]) == len(data), (st, len(body))
         grown = backend_peak_kb(g.proc.pid) - before
         print("# gateway peak RSS grew by %d kB for a %d kB body up and down" % (grown, len(data) // 1024))
-        assert grown < 6 * 1024, "gateway peak RSS grew by %d kB" % grown
+        assert grown < len(data) // 3072, "gateway peak RSS grew by %d kB" % grown
     finally:
         g.stop()
 
