@@ -385,7 +385,7 @@ fetched(GwBlob *b, PGresult *res)
 		return;
 	}
 	ct = PQgetvalue(res, 0, 1);
-	if (status != 200 || PQgetisnull(res, 0, 2))
+	if (status != 200 || PQgetlength(res, 0, 2) != 8)
 	{
 		char *body = (char *) b->resp;
 
