@@ -166,6 +166,33 @@ def t_blob_too_large_early():
         g.stop()
 
 
+def t_blob_abandoned_upload():
+    """A client that goes away mid-body: the transaction rolls back (nothing stored, no session
+    left idle in transaction) and its connection and transfer slot go back (--pool 2 allows
+    one transfer at a time: a leaked slot would answer 429)."""
+    g = Gateway("--pool", "2")
+    try:
+        data = os.urandom(3 * 1024 * 1024)
+        s = socket.create_connection(("127.0.0.1", g.port), timeout=10)
+        s.sendall(("PUT /sync-api/blobs/%s HTTP/1.1\r\nHost: x\r\nx-api-key: u1@p1\r\n"
+                   "Content-Length: %d\r\n\r\n" % (bid(data), len(data))).encode())
+        s.sendall(data[:1024 * 1024])
+        time.sleep(0.5)
+        s.close()
+        for _ in range(50):
+            if psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'syncular-gateway' "
+                    "AND state LIKE 'idle in transaction%'") == "0":
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("a gateway session stayed idle in transaction")
+        assert stored(bid(data)) == 0
+        st, _, body = put(g, data)
+        assert st == 200 and stored(bid(data)) == 1, (st, body)
+    finally:
+        g.stop()
+
+
 def t_blob_jwt():
     from http_tests import SECRET, hs
     g = Gateway("--jwt-secret", SECRET, "--partition", "p1")
@@ -182,7 +209,8 @@ def t_blob_jwt():
         g.stop()
 
 
-TESTS = [t_blob_round_trip, t_blob_large_streamed, t_blob_refusals, t_blob_too_large_early, t_blob_jwt]
+TESTS = [t_blob_round_trip, t_blob_large_streamed, t_blob_refusals, t_blob_too_large_early,
+         t_blob_abandoned_upload, t_blob_jwt]
 
 
 def run(tap):
