@@ -28,6 +28,9 @@ static const CatEntry catalogue[] = {
 	{"sync.websocket_connection_limit", "rate-limited", true, "retryLater", 429},
 	{"sync.invalid_client_id", "invalid-request", false, "resetClientId", 400},
 	{"blob.not_found", "not-found", false, "fixRequest", 404},
+	{"blob.forbidden", "forbidden", false, "checkPermissions", 403},
+	{"blob.hash_mismatch", "invalid-request", false, "fixRequest", 400},
+	{"blob.too_large", "invalid-request", false, "fixRequest", 413},
 };
 
 char *

@@ -8,6 +8,7 @@
  *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
  *   pool.c     libpq connections in non-blocking mode inside the lws event loop
  *   http.c     the HTTP routes
+ *   blobs.c    the blob routes (SPEC §5.9): pinned-transaction upload and cursor download
  *   ws.c       the realtime channel (SPEC §8)
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   main.c     startup checks, signals, the event loop, drain
@@ -89,6 +90,8 @@ struct GwJob
 	int         result_format;          /* 1 = binary */
 	GwJobDone   done;
 	void       *user;                   /* NULL once the requester went away */
+	bool        hold;                   /* keep the connection pinned for user afterwards */
+	int         conn;                   /* the connection that ran it (set by the pool) */
 	GwJob      *next;
 };
 
@@ -97,6 +100,9 @@ GwJob *gw_job_new(const char *sql, GwJobDone done, void *user);
 void   gw_job_param(GwJob *job, const void *val, int len, int binary, bool copy);
 /* false when the queue is full (caller answers 429) */
 bool   gw_pool_submit(GwJob *job);
+/* pinned transactions: see pool.c; false when the pinned connection is gone (job freed) */
+bool   gw_pool_submit_pinned(int conn, GwJob *job);
+void   gw_pool_release(int conn, void *user);
 int    gw_pool_init(struct lws_context *ctx, struct lws_vhost *vh);
 void   gw_pool_shutdown(void);
 int    gw_pool_live(void);          /* connections in the ready state */
@@ -134,6 +140,15 @@ int  gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why);
 /* SQL mode: headers and query of the request as JSON text (malloc'd) */
 char *gw_auth_headers_json(struct lws *wsi);
 char *gw_auth_query_json(struct lws *wsi);
+
+/* ---------------- blobs.c (SPEC §5.9) ---------------- */
+typedef struct GwBlob GwBlob;
+/* a request on <mount>/blobs/...: NULL when out of memory */
+GwBlob *gw_blob_start(struct lws *wsi, const char *uri);
+int     gw_blob_body(GwBlob *b, const uint8_t *in, size_t len);   /* -1: close */
+void    gw_blob_body_done(GwBlob *b);
+int     gw_blob_writeable(GwBlob *b);   /* 1 response complete, -1 close, 0 more */
+void    gw_blob_free(GwBlob *b);
 
 /* ---------------- http.c / ws.c ---------------- */
 int  gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);

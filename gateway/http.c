@@ -7,7 +7,8 @@
  *   GET  /healthz         process alive
  *   GET  /readyz          syncular.readiness() ready and a live pool connection
  *   GET  /metrics         Prometheus text (metrics.c); 404 with --metrics off
- *   GET  /segments/{id}, /blobs/...   404 until the extension serves them
+ *   PUT/GET /blobs/{id}   blobs.c (SPEC §5.9)
+ *   GET  /segments/{id}   404 until the extension serves them
  * Errors before a body byte are JSON (§10.1) with catalogue statuses.
  */
 #include "gateway.h"
@@ -43,6 +44,7 @@ typedef struct HttpSess
 	uint8_t    *body;
 	size_t      body_len, body_cap;
 	GwJob      *job;
+	GwBlob     *blob;           /* the blob routes (blobs.c) */
 	/* response */
 	bool        responding;
 	bool        headers_sent;
@@ -79,6 +81,7 @@ sess_reset(HttpSess *s)
 	free(s->query_json);
 	free(s->body);
 	free(s->resp);
+	gw_blob_free(s->blob);
 	if (s->active)
 		inflight--;
 	memset(s, 0, sizeof(*s));
@@ -566,8 +569,11 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 			respond_error(s, "sync.not_found", "segment download is not served by this server yet", 0);
 			return;
 		case GW_ROUTE_BLOB:
-			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
-			respond_error(s, "blob.not_found", "blob routes are not served by this server yet", 0);
+			if (!(s->blob = gw_blob_start(wsi, uri)))
+			{
+				s->close_after = true;
+				respond_error(s, "sync.internal_error", "out of memory", 0);
+			}
 			return;
 		default:
 			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
@@ -589,9 +595,13 @@ gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 			on_request(wsi, s, (const char *) in);
 			return 0;
 		case LWS_CALLBACK_HTTP_BODY:
+			if (s->blob)
+				return gw_blob_body(s->blob, in, len);
 			on_body(s, in, len);
 			return 0;
 		case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+			if (s->blob)
+				gw_blob_body_done(s->blob);
 			if (!s->in_body)
 				return 0;
 			if (s->too_large)
@@ -602,6 +612,15 @@ gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 			start_round(s);
 			return 0;
 		case LWS_CALLBACK_HTTP_WRITEABLE:
+			if (s->blob)
+			{
+				int r = gw_blob_writeable(s->blob);
+
+				if (r <= 0)
+					return r;
+				sess_reset(s);
+				return gw_draining || lws_http_transaction_completed(wsi) ? -1 : 0;
+			}
 			return on_writeable(wsi, s);
 		case LWS_CALLBACK_CLOSED_HTTP:
 			sess_reset(s);

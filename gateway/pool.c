@@ -34,7 +34,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-typedef enum { PC_DOWN, PC_CONNECTING, PC_READY, PC_BUSY } PcState;
+/* PC_PINNED: idle between the jobs of one requester's transaction (gw_pool_submit_pinned) */
+typedef enum { PC_DOWN, PC_CONNECTING, PC_READY, PC_BUSY, PC_PINNED } PcState;
 
 typedef struct PgConn
 {
@@ -49,6 +50,7 @@ typedef struct PgConn
 	bool        in_writeable;   /* inside the wsi's writable callback */
 	bool        conn_writing;   /* PQconnectPoll waits for writable */
 	GwJob      *job;
+	void       *pinned_by;     /* the requester holding the connection (PC_PINNED) */
 	PGresult   *res;
 	int         backoff_ms;
 	lws_sorted_usec_list_t retry;
@@ -262,6 +264,7 @@ pc_fail(PgConn *pc, const char *why)
 		PQfinish(pc->conn);
 	pc->conn = NULL;
 	pc->st = PC_DOWN;
+	pc->pinned_by = NULL;
 	pc->flushing = false;
 	if (j)
 		job_finish(j, NULL, "database connection lost during the round");
@@ -364,6 +367,7 @@ pc_send(PgConn *pc, GwJob *j)
 						   j->result_format))
 		return false;
 	pc->job = j;
+	j->conn = pc->idx;
 	pc->st = PC_BUSY;
 	pc_flush(pc);
 	return true;
@@ -498,6 +502,27 @@ pc_notifies(PgConn *pc)
 	}
 }
 
+/*
+ * A connection going back to the pool must not carry a transaction: a requester that went away
+ * (or released) in the middle of one leaves it open or aborted.  Sends ROLLBACK and returns
+ * true when it did (the connection is busy with it), false when the session is idle.
+ */
+static bool
+pc_unpin(PgConn *pc)
+{
+	GwJob *j;
+
+	if (!pc->conn || PQtransactionStatus(pc->conn) == PQTRANS_IDLE)
+		return false;
+	if (!(j = gw_job_new("ROLLBACK", NULL, NULL)) || !pc_send(pc, j))
+	{
+		if (j)
+			job_free(j);
+		pc_fail(pc, "cannot roll back an abandoned transaction");
+	}
+	return true;
+}
+
 static void
 pc_readable(PgConn *pc)
 {
@@ -524,6 +549,12 @@ pc_readable(PgConn *pc)
 			j = pc->job;
 			pc->job = NULL;
 			pc->st = PC_READY;
+			pc->pinned_by = NULL;
+			if (j && j->hold && j->user)
+			{
+				pc->st = PC_PINNED;     /* the requester's next job comes with submit_pinned */
+				pc->pinned_by = j->user;
+			}
 			if (j)
 				job_finish(j, pc->res, NULL);
 			else if (pc->listener && pc->res && PQresultStatus(pc->res) != PGRES_COMMAND_OK)
@@ -549,7 +580,7 @@ pc_readable(PgConn *pc)
 	}
 	if (pc->conn && pc->listener)
 		pc_notifies(pc);
-	if (pc->st == PC_READY && !pc->listener)
+	if (pc->st == PC_READY && !pc->listener && !pc_unpin(pc))
 		pc_dispatch();
 }
 
@@ -642,7 +673,7 @@ gw_pool_live(void)
 	int n = 0;
 
 	for (int i = 0; i < gw_cfg.pool; i++)
-		n += (conns[i].st == PC_READY || conns[i].st == PC_BUSY);
+		n += (conns[i].st == PC_READY || conns[i].st == PC_BUSY || conns[i].st == PC_PINNED);
 	return n;
 }
 
@@ -652,7 +683,7 @@ gw_pool_busy(void)
 	int n = qlen;
 
 	for (int i = 0; i < gw_cfg.pool; i++)
-		n += (conns[i].st == PC_BUSY);
+		n += (conns[i].st == PC_BUSY || conns[i].st == PC_PINNED);
 	return n;
 }
 
@@ -662,8 +693,51 @@ gw_pool_in_use(void)
 	int n = 0;
 
 	for (int i = 0; i < gw_cfg.pool; i++)
-		n += (conns[i].st == PC_BUSY);
+		n += (conns[i].st == PC_BUSY || conns[i].st == PC_PINNED);
 	return n;
+}
+
+/*
+ * Pinned transactions (blob routes): a job submitted with hold = true keeps its connection for
+ * job->user once it completes (job->conn names it), so BEGIN ... COMMIT can run as a series of
+ * jobs on one session.  false: the connection is gone (died or not pinned by this requester);
+ * the job is freed without a callback.
+ */
+bool
+gw_pool_submit_pinned(int conn, GwJob *job)
+{
+	PgConn *pc = (conn >= 0 && conn < gw_cfg.pool) ? &conns[conn] : NULL;
+
+	if (!pc || pc->st != PC_PINNED || pc->pinned_by != job->user || !pc->conn)
+	{
+		job_free(job);
+		return false;
+	}
+	pc->pinned_by = NULL;
+	if (!pc_send(pc, job))
+	{
+		job->done = NULL;
+		pc->job = NULL;
+		job_free(job);
+		pc_fail(pc, NULL);
+		return false;
+	}
+	return true;
+}
+
+/* End a pin held by user (idle between jobs): ROLLBACK of an open transaction, then back to the
+ * pool.  A pinned job in flight whose user was cleared is released when it completes. */
+void
+gw_pool_release(int conn, void *user)
+{
+	PgConn *pc = (conn >= 0 && conn < gw_cfg.pool) ? &conns[conn] : NULL;
+
+	if (!pc || pc->st != PC_PINNED || pc->pinned_by != user)
+		return;
+	pc->pinned_by = NULL;
+	pc->st = PC_READY;
+	if (!pc_unpin(pc))
+		pc_dispatch();
 }
 
 void

@@ -9,6 +9,11 @@ SELECT syncular.ensure_schema('{"version": 1, "tables": [
      {"name": "id", "type": "string", "nullable": false},
      {"name": "list_id", "type": "string", "nullable": false},
      {"name": "title", "type": "string", "nullable": true}],
+   "scopes": ["list:{list_id}"]},
+  {"name": "files", "primaryKey": "id", "columns": [
+     {"name": "id", "type": "string", "nullable": false},
+     {"name": "list_id", "type": "string", "nullable": false},
+     {"name": "att", "type": "blob_ref", "nullable": true}],
    "scopes": ["list:{list_id}"]}]}'::jsonb) ->> 'action';
 
 CREATE SCHEMA gwtest;
@@ -68,4 +73,15 @@ CREATE FUNCTION gwtest.push(part text, client text, commit_id text, row_id text,
       jsonb_build_object('table', 'tasks', 'rowId', row_id, 'op', 'upsert',
         'payload', encode(syncular.encode_sparse_row('tasks',
                    jsonb_build_object('id', row_id, 'list_id', list, 'title', title)), 'base64'))))))
+$$;
+-- push_file(partition, client, commitId, rowId, blobId, byteLength, list): a files row whose
+-- blob_ref names a blob (SPEC §5.9.1 canonical BlobRef)
+CREATE FUNCTION gwtest.push_file(part text, client text, commit_id text, row_id text, blob_id text,
+                                 len bigint, list text DEFAULT 'l1') RETURNS bytea LANGUAGE sql AS $$
+  SELECT gwtest.req(part, client, jsonb_build_array(jsonb_build_object(
+    'type', 'PUSH_COMMIT', 'clientCommitId', commit_id, 'operations', jsonb_build_array(
+      jsonb_build_object('table', 'files', 'rowId', row_id, 'op', 'upsert',
+        'payload', encode(syncular.encode_sparse_row('files',
+                   jsonb_build_object('id', row_id, 'list_id', list, 'att',
+                     jsonb_build_object('blobId', blob_id, 'byteLength', len))), 'base64'))))))
 $$;

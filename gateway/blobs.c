@@ -1,0 +1,690 @@
+/*
+ * blobs.c — the blob routes of SPEC §1.1 / §5.9 (docs/blobs.md), thin over the extension:
+ *   PUT  <mount>/blobs/{blobId}   upload (§5.9.3): BEGIN; [authenticate;] blob_upload_begin(...,
+ *        Content-Length); blob_upload_append(piece) per ~256 kB of body; blob_upload_finish;
+ *        COMMIT.  One transaction pinned to one pool connection (gw_pool_submit_pinned); the
+ *        body is read from the client only while no append is waiting (lws rx flow control), so
+ *        the gateway holds at most a piece or two of any body.  The cap is checked by
+ *        blob_upload_begin against the declared Content-Length before a body byte is read.
+ *   GET  <mount>/blobs/{blobId}   download (§5.9.5): BEGIN; [authenticate;] DECLARE a cursor over
+ *        blob_get(...); FETCH 1 per ≤ 1 MiB chunk, each written to the client before the next
+ *        is fetched; 403/404 rows carry the catalogue JSON body.
+ *   POST <mount>/blobs/{blobId}/upload-grant   404: presigned upload is not offered (§5.9.3
+ *        keeps the direct PUT the path when no presign store is configured).
+ * With the SQL authenticator, syncular.authenticate runs first inside the same transaction.
+ */
+#include "gateway.h"
+#include "parse.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIECE    (256 * 1024)     /* bytes per blob_upload_append */
+#define WCHUNK   65536            /* bytes per lws_write */
+#define MAX_BUF  (4 * PIECE)      /* a client ignoring flow control is cut off here */
+#define BODY_TIMEOUT_S 30
+
+typedef enum { B_START, B_BODY, B_DONE } BPhase;
+
+struct GwBlob
+{
+	struct lws *wsi;
+	bool        put;
+	BPhase      phase;
+	char        blob_id[128];
+	char        path[512];
+	char        inm[160];           /* If-None-Match */
+	GwIdentity  id;
+	char       *headers_json, *query_json;
+	bool        has_len;
+	long long   content_length;
+	/* the pinned transaction */
+	int         conn;
+	bool        pinned;
+	bool        counted;            /* holds one of the pin slots */
+	GwJob      *job;
+	char        upload[32];         /* handle of blob_upload_begin, as text */
+	/* upload body */
+	uint8_t    *buf;
+	size_t      len;
+	bool        body_done;
+	bool        paused;
+	/* response */
+	bool        responding, headers_sent, close_after, streaming;
+	bool        broken;             /* a download failed after its headers: close */
+	int         status;
+	char       *ctype;
+	uint8_t    *resp;
+	size_t      resp_len, resp_off;
+	long long   total, sent;        /* download */
+};
+
+static int pins;
+
+static int
+pin_limit(void)
+{
+	return gw_cfg.pool > 1 ? gw_cfg.pool - 1 : 1;    /* keep a connection for /sync */
+}
+
+static void
+unpin(GwBlob *b)
+{
+	if (b->job)
+		b->job->user = NULL;        /* a hold job in flight is released when it completes */
+	b->job = NULL;
+	if (b->pinned)
+		gw_pool_release(b->conn, b);
+	b->pinned = false;
+	if (b->counted)
+		pins--;
+	b->counted = false;
+}
+
+void
+gw_blob_free(GwBlob *b)
+{
+	if (!b)
+		return;
+	unpin(b);
+	free(b->headers_json);
+	free(b->query_json);
+	free(b->buf);
+	free(b->ctype);
+	free(b->resp);
+	free(b);
+}
+
+/* ---- responses ---- */
+
+static void
+respond(GwBlob *b, int status, const char *type, char *body, size_t len)
+{
+	b->phase = B_DONE;
+	b->responding = true;
+	b->status = status;
+	free(b->ctype);
+	b->ctype = strdup(type);
+	free(b->resp);
+	b->resp = (uint8_t *) body;
+	b->resp_len = len;
+	b->resp_off = 0;
+	if (!b->body_done && b->put)
+		b->close_after = true;      /* the rest of the body is not read */
+	if (b->paused)
+		lws_rx_flow_control(b->wsi, 1);
+	b->paused = false;
+	lws_set_timeout(b->wsi, NO_PENDING_TIMEOUT, 0);
+	lws_callback_on_writable(b->wsi);
+}
+
+static void
+fail(GwBlob *b, const char *code, const char *message, int status_override)
+{
+	int status;
+	char *j;
+
+	unpin(b);
+	if (b->streaming)
+	{
+		/* headers and bytes are out: the promised length cannot be met, close */
+		gw_log("blob %s: download broke: %s", b->blob_id, message);
+		b->broken = true;
+		lws_callback_on_writable(b->wsi);
+		return;
+	}
+	j = gw_error_json(code, message, status_override, &status);
+	respond(b, status, "application/json", j, j ? strlen(j) : 0);
+}
+
+/* an error result: a catalogue error raised by the blob functions (code in DETAIL, §10.1)
+ * answers with that code; anything else is a fixed internal error (text to our log) */
+static void
+fail_result(GwBlob *b, PGresult *res, const char *err)
+{
+	const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
+	const char *msg = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	json_t *d = detail ? json_loads(detail, 0, NULL) : NULL;
+	const char *code = d ? json_string_value(json_object_get(d, "code")) : NULL;
+
+	if (!res)
+	{
+		gw_log("blob %s failed: %s", b->blob_id, err ? err : "unknown");
+		fail(b, "sync.internal_error", "the database connection failed; retry", 0);
+	}
+	else if (code && msg && (strcmp(code, "blob.too_large") == 0 || strcmp(code, "blob.hash_mismatch") == 0 ||
+							 strcmp(code, "blob.not_found") == 0 || strcmp(code, "sync.invalid_request") == 0))
+		fail(b, code, msg, 0);
+	else
+	{
+		gw_log("blob %s failed: %s", b->blob_id, PQresultErrorMessage(res));
+		fail(b, "sync.internal_error", "internal server error", 0);
+	}
+	json_decref(d);
+}
+
+static int
+write_headers(GwBlob *b)
+{
+	uint8_t hb[LWS_PRE + 1024];
+	uint8_t *start = hb + LWS_PRE, *p = start, *end = hb + sizeof(hb) - 1;
+	struct lws *wsi = b->wsi;
+	char etag[140];
+	bool bytes = b->streaming || b->status == 304;
+	int n;
+
+	if (b->status == 304)
+	{
+		if (lws_add_http_header_status(wsi, 304, &p, end))
+			return -1;
+	}
+	else if (lws_add_http_common_headers(wsi, (unsigned int) b->status, b->ctype,
+										 (lws_filepos_t) (b->streaming ? b->total : (long long) b->resp_len),
+										 &p, end))
+		return -1;
+	if (bytes)
+	{
+		/* §5.9.5 response headers of the direct path */
+		n = snprintf(etag, sizeof(etag), "\"%s\"", b->blob_id);
+		if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_ETAG, (unsigned char *) etag, n, &p, end) ||
+			lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+										 (const unsigned char *) "private, max-age=0", 18, &p, end) ||
+			lws_add_http_header_by_name(wsi, (const unsigned char *) "vary:",
+										(const unsigned char *) "Authorization, Accept-Encoding", 30, &p, end))
+			return -1;
+	}
+	else if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+										  (const unsigned char *) "no-store", 8, &p, end))
+		return -1;
+	if (b->close_after &&
+		lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *) "close", 5, &p, end))
+		return -1;
+	return lws_finalize_write_http_header(wsi, start, &p, end) ? -1 : 0;
+}
+
+/* ---- the pinned transaction ---- */
+
+static void step_done(GwJob *job, PGresult *res, const char *err);
+
+/* run sql as the next job of the transaction (the first one pins a connection) */
+static bool
+run(GwBlob *b, GwJob *j)
+{
+	bool ok;
+
+	if (!j)
+	{
+		fail(b, "sync.internal_error", "out of memory", 0);
+		return false;
+	}
+	j->hold = true;
+	b->job = j;
+	lws_set_timeout(b->wsi, NO_PENDING_TIMEOUT, 0);
+	ok = b->pinned ? gw_pool_submit_pinned(b->conn, j) : gw_pool_submit(j);
+	if (!ok)
+	{
+		b->job = NULL;
+		if (b->pinned)
+		{
+			b->pinned = false;
+			fail(b, "sync.internal_error", "the database connection failed; retry", 0);
+		}
+		else
+			fail(b, "sync.rate_limited", "too many requests waiting for the database", 0);
+	}
+	return ok;
+}
+
+static GwJob *
+job(GwBlob *b, const char *sql)
+{
+	GwJob *j = gw_job_new(sql, step_done, b);
+
+	if (j)
+		j->result_format = 0;
+	return j;
+}
+
+static void
+param(GwJob *j, const char *s)
+{
+	gw_job_param(j, s, (int) strlen(s), 0, true);
+}
+
+static void
+commit_forget(GwBlob *b)
+{
+	/* blob_get only reads, but the resolver it calls may write: COMMIT, then the connection
+	 * goes back to the pool (no hold) */
+	GwJob *j = gw_job_new("COMMIT", NULL, b);
+
+	if (b->pinned && j)
+		gw_pool_submit_pinned(b->conn, j);
+	else
+		free(j);
+	b->pinned = false;
+	unpin(b);
+}
+
+static void
+start_blob_call(GwBlob *b)
+{
+	GwJob *j;
+
+	if (b->put)
+	{
+		char len[32];
+
+		j = job(b, "SELECT syncular.blob_upload_begin($1, $2, $3, $4::bigint)");
+		if (j)
+		{
+			param(j, b->id.partition);
+			param(j, b->id.actor);
+			param(j, b->blob_id);
+			snprintf(len, sizeof(len), "%lld", b->content_length);
+			if (b->has_len)
+				param(j, len);
+			else
+				gw_job_param(j, NULL, 0, 0, false);
+		}
+	}
+	else
+	{
+		j = job(b, "DECLARE syncular_blob NO SCROLL CURSOR FOR "
+				"SELECT status, content_type, byte_length, body FROM syncular.blob_get($1, $2, $3)");
+		if (j)
+		{
+			j->result_format = 1;
+			param(j, b->id.partition);
+			param(j, b->id.actor);
+			param(j, b->blob_id);
+		}
+	}
+	run(b, j);
+}
+
+static void
+send_piece(GwBlob *b, size_t n)
+{
+	GwJob *j = job(b, "SELECT syncular.blob_upload_append($1::bigint, $2)");
+
+	if (j)
+	{
+		param(j, b->upload);
+		gw_job_param(j, b->buf, (int) n, 1, true);
+	}
+	memmove(b->buf, b->buf + n, b->len - n);
+	b->len -= n;
+	run(b, j);
+}
+
+/* upload: send what is due; called when no job is in flight */
+static void
+upload_next(GwBlob *b)
+{
+	if (b->len >= PIECE || (b->body_done && b->len > 0))
+		send_piece(b, b->len > PIECE ? PIECE : b->len);
+	else if (b->body_done)
+	{
+		GwJob *j = job(b, "SELECT syncular.blob_upload_finish($1::bigint)::text");
+
+		if (j)
+			param(j, b->upload);
+		run(b, j);
+	}
+	else
+	{
+		if (b->paused)
+			lws_rx_flow_control(b->wsi, 1);
+		b->paused = false;
+		lws_set_timeout(b->wsi, PENDING_TIMEOUT_HTTP_CONTENT, BODY_TIMEOUT_S);
+	}
+}
+
+static void
+fetch(GwBlob *b)
+{
+	GwJob *j = job(b, "FETCH 1 FROM syncular_blob");
+
+	if (j)
+		j->result_format = 1;
+	run(b, j);
+}
+
+static void
+fetched(GwBlob *b, PGresult *res)
+{
+	int status;
+	const char *ct;
+
+	if (PQntuples(res) != 1 || PQgetlength(res, 0, 0) != 4)
+	{
+		fail(b, "sync.internal_error", b->streaming ? "fewer bytes than the blob's length" : "internal server error", 0);
+		return;
+	}
+	status = (int) ntohl(*(const uint32_t *) PQgetvalue(res, 0, 0));
+	free(b->resp);
+	b->resp_len = (size_t) PQgetlength(res, 0, 3);
+	b->resp = malloc(b->resp_len ? b->resp_len : 1);
+	b->resp_off = 0;
+	if (!b->resp)
+	{
+		fail(b, "sync.internal_error", "out of memory", 0);
+		return;
+	}
+	memcpy(b->resp, PQgetvalue(res, 0, 3), b->resp_len);
+	if (b->streaming)
+	{
+		lws_callback_on_writable(b->wsi);
+		return;
+	}
+	ct = PQgetvalue(res, 0, 1);
+	if (status != 200 || PQgetlength(res, 0, 2) != 8)
+	{
+		char *body = (char *) b->resp;
+
+		b->resp = NULL;
+		unpin(b);
+		respond(b, status, ct, body, b->resp_len);
+		return;
+	}
+	/* authorized (§5.9.5): a matching If-None-Match is 304 */
+	b->total = (long long) be64toh(*(const uint64_t *) PQgetvalue(res, 0, 2));
+	if (b->inm[0] && strstr(b->inm, b->blob_id))
+	{
+		commit_forget(b);
+		respond(b, 304, ct, NULL, 0);
+		return;
+	}
+	{
+		uint8_t *first = b->resp;
+		size_t flen = b->resp_len;
+
+		b->resp = NULL;
+		respond(b, 200, ct, NULL, 0);
+		b->resp = first;
+		b->resp_len = flen;
+		b->streaming = true;
+	}
+}
+
+static void
+step_done(GwJob *j, PGresult *res, const char *err)
+{
+	GwBlob *b = j->user;
+	ExecStatusType st;
+	const char *sql = j->sql;
+
+	if (!b)
+		return;
+	b->job = NULL;
+	if (res && j->hold)
+	{
+		b->pinned = true;
+		b->conn = j->conn;
+	}
+	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (!res || (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK))
+	{
+		if (!res)
+			b->pinned = false;
+		fail_result(b, res, err);
+		return;
+	}
+	if (strcmp(sql, "BEGIN") == 0)
+	{
+		if (gw_auth_is_jwt())
+			start_blob_call(b);
+		else
+		{
+			GwJob *a = job(b, "SELECT syncular.authenticate($1, $2, $3::jsonb, $4::jsonb)::text");
+
+			if (a)
+			{
+				param(a, b->put ? "PUT" : "GET");
+				param(a, b->path);
+				param(a, b->headers_json);
+				param(a, b->query_json);
+			}
+			run(b, a);
+		}
+	}
+	else if (strstr(sql, "syncular.authenticate("))
+	{
+		json_t *who = PQgetisnull(res, 0, 0) ? NULL : json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+		const char *actor = json_string_value(json_object_get(who, "actorId"));
+		const char *part = json_string_value(json_object_get(who, "partition"));
+
+		if (!actor || !part || strlen(actor) >= sizeof(b->id.actor) || strlen(part) >= sizeof(b->id.partition))
+		{
+			json_decref(who);
+			fail(b, "sync.auth_required", "authentication required", 0);
+			return;
+		}
+		strcpy(b->id.actor, actor);
+		strcpy(b->id.partition, part);
+		json_decref(who);
+		start_blob_call(b);
+	}
+	else if (strstr(sql, "blob_upload_begin("))
+	{
+		snprintf(b->upload, sizeof(b->upload), "%s", PQgetvalue(res, 0, 0));
+		b->phase = B_BODY;
+		upload_next(b);
+	}
+	else if (strstr(sql, "blob_upload_append("))
+		upload_next(b);
+	else if (strstr(sql, "blob_upload_finish("))
+	{
+		GwJob *c = job(b, "COMMIT");
+
+		if (c)
+			c->hold = true;
+		run(b, c);
+	}
+	else if (strcmp(sql, "COMMIT") == 0)
+	{
+		unpin(b);
+		respond(b, 200, "application/octet-stream", NULL, 0);   /* §5.9.3: empty body */
+	}
+	else if (strncmp(sql, "DECLARE", 7) == 0)
+		fetch(b);
+	else
+		fetched(b, res);
+}
+
+/* ---- lws hooks (called by http.c) ---- */
+
+static void
+hdr(struct lws *wsi, enum lws_token_indexes t, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (lws_hdr_total_length(wsi, t) > 0 && lws_hdr_copy(wsi, out, (int) size, t) < 0)
+		out[0] = '\0';
+}
+
+GwBlob *
+gw_blob_start(struct lws *wsi, const char *uri)
+{
+	GwBlob *b = calloc(1, sizeof(GwBlob));
+	const char *id = uri + strlen(gw_cfg.mount) + strlen("/blobs/");
+	const char *slash = strchr(id, '/');
+	char v[64];
+	const char *why;
+
+	if (!b)
+		return NULL;
+	b->wsi = wsi;
+	b->conn = -1;
+	snprintf(b->path, sizeof(b->path), "%s", uri);
+	snprintf(b->blob_id, sizeof(b->blob_id), "%.*s", (int) (slash ? slash - id : (long) strlen(id)), id);
+	b->put = lws_hdr_total_length(wsi, WSI_TOKEN_PUT_URI) > 0;
+	b->body_done = !b->put;
+	if (slash)
+	{
+		b->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
+		fail(b, "blob.not_found", "presigned upload grants are not offered: PUT the bytes to the blob route", 0);
+		return b;
+	}
+	if (!b->put && lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
+	{
+		b->close_after = true;
+		fail(b, "sync.invalid_request", "use PUT or GET for a blob", 405);
+		return b;
+	}
+	hdr(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH, b->inm, sizeof(b->inm));
+	if (b->put)
+	{
+		hdr(wsi, WSI_TOKEN_HTTP_CONTENT_ENCODING, v, sizeof(v));
+		if (gw_content_encoding(v) != 0)
+		{
+			fail(b, "sync.invalid_request", "blob uploads take Content-Encoding identity only", 415);
+			return b;
+		}
+		hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, v, sizeof(v));
+		b->has_len = v[0] != '\0';
+		b->content_length = atoll(v);
+		if (!b->has_len)
+		{
+			fail(b, "sync.invalid_request", "a blob upload needs a Content-Length", 411);
+			return b;
+		}
+		b->body_done = b->content_length == 0;   /* no body callbacks will come */
+	}
+	if (gw_auth_is_jwt())
+	{
+		if (gw_auth_jwt(wsi, &b->id, &why) != 0)
+		{
+			fail(b, "sync.auth_required", why, 0);
+			return b;
+		}
+	}
+	else if (!(b->headers_json = gw_auth_headers_json(wsi)) || !(b->query_json = gw_auth_query_json(wsi)))
+	{
+		fail(b, "sync.internal_error", "out of memory", 0);
+		return b;
+	}
+	if (pins >= pin_limit())
+	{
+		fail(b, "sync.rate_limited", "too many blob transfers in progress", 0);
+		return b;
+	}
+	pins++;
+	b->counted = true;
+	if (b->put && !b->body_done)
+	{
+		lws_rx_flow_control(wsi, 0);    /* no body byte before blob_upload_begin accepted the length */
+		b->paused = true;
+	}
+	{
+		GwJob *j = job(b, "BEGIN");
+
+		run(b, j);
+	}
+	return b;
+}
+
+/* returns -1 to close the connection */
+int
+gw_blob_body(GwBlob *b, const uint8_t *in, size_t len)
+{
+	uint8_t *nb;
+
+	if (!b->put || b->phase == B_DONE)
+		return 0;
+	if (b->len + len > MAX_BUF)
+	{
+		gw_log("blob %s: client does not honour flow control", b->blob_id);
+		return -1;
+	}
+	if (!(nb = realloc(b->buf, b->len + len)))
+		return -1;
+	b->buf = nb;
+	memcpy(b->buf + b->len, in, len);
+	b->len += len;
+	if (b->phase == B_BODY)
+		lws_set_timeout(b->wsi, PENDING_TIMEOUT_HTTP_CONTENT, BODY_TIMEOUT_S);
+	if (b->len >= PIECE)
+	{
+		if (b->phase == B_BODY && !b->job)
+			upload_next(b);
+		else if (!b->paused)
+		{
+			lws_rx_flow_control(b->wsi, 0);
+			b->paused = true;
+		}
+	}
+	return 0;
+}
+
+void
+gw_blob_body_done(GwBlob *b)
+{
+	if (!b->put || b->phase == B_DONE)
+		return;
+	b->body_done = true;
+	if (b->phase == B_BODY && !b->job)
+		upload_next(b);
+}
+
+/* 1: the response is complete (keep-alive), -1: close, 0: more to come */
+int
+gw_blob_writeable(GwBlob *b)
+{
+	static uint8_t wb[LWS_PRE + WCHUNK];
+	size_t n;
+	bool last;
+
+	if (!b->responding)
+		return 0;
+	if (!b->headers_sent)
+	{
+		if (write_headers(b))
+			return -1;
+		b->headers_sent = true;
+		if (b->resp_len || b->streaming)
+		{
+			lws_callback_on_writable(b->wsi);
+			return 0;
+		}
+	}
+	if (b->broken)
+		return -1;              /* the stream broke: the promised length cannot be met */
+	if (b->job)
+		return 0;               /* the next chunk is being fetched */
+	n = b->resp_len - b->resp_off;
+	if (n > WCHUNK)
+		n = WCHUNK;
+	last = b->streaming ? (b->sent + (long long) b->resp_off + (long long) n >= b->total)
+		: (b->resp_off + n == b->resp_len);
+	if (n)
+	{
+		memcpy(wb + LWS_PRE, b->resp + b->resp_off, n);
+		if (lws_write(b->wsi, wb + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int) n)
+			return -1;
+		b->resp_off += n;
+	}
+	if (b->streaming && b->resp_off == b->resp_len && !last)
+	{
+		b->sent += (long long) b->resp_len;
+		b->resp_len = b->resp_off = 0;
+		fetch(b);               /* the next chunk, only now: one chunk in memory */
+		return 0;
+	}
+	if (!last)
+	{
+		lws_callback_on_writable(b->wsi);
+		return 0;
+	}
+	if (b->streaming)
+		commit_forget(b);
+	if (gw_cfg.verbose)
+		gw_log("%s -> %d", b->path, b->status);
+	return b->close_after ? -1 : 1;
+}
