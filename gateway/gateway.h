@@ -8,6 +8,7 @@
  *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
  *   pool.c     libpq connections in non-blocking mode inside the lws event loop
  *   http.c     the HTTP routes
+ *   segments.c GET <mount>/segments/{id}: direct (§5.5) and signed-URL (§5.4) downloads
  *   ws.c       the realtime channel (SPEC §8)
  *   main.c     startup checks, signals, the event loop, drain
  */
@@ -130,6 +131,13 @@ int  gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why);
 /* SQL mode: headers and query of the request as JSON text (malloc'd) */
 char *gw_auth_headers_json(struct lws *wsi);
 char *gw_auth_query_json(struct lws *wsi);
+
+/* ---------------- segments.c (SPEC §5.4, §5.5) ---------------- */
+typedef struct GwSeg GwSeg;
+/* a request on <mount>/segments/{id}: NULL when out of memory */
+GwSeg *gw_seg_start(struct lws *wsi, const char *uri, const char *mount);
+int    gw_seg_writeable(GwSeg *g);  /* 1 response complete, -1 close, 0 more */
+void   gw_seg_free(GwSeg *g);
 
 /* ---------------- http.c / ws.c ---------------- */
 int  gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);

@@ -6,7 +6,8 @@
  *                         database's.  415 / 413 / 401 / gzip (§1.3) are decided here.
  *   GET  /healthz         process alive
  *   GET  /readyz          syncular.readiness() ready and a live pool connection
- *   GET  /segments/{id}, /blobs/...   404 until the extension serves them
+ *   GET  /segments/{id}   segments.c (SPEC §5.4, §5.5)
+ *   /blobs/...            404 until the extension serves them
  * Errors before a body byte are JSON (§10.1) with catalogue statuses.
  */
 #include "gateway.h"
@@ -40,6 +41,7 @@ typedef struct HttpSess
 	uint8_t    *body;
 	size_t      body_len, body_cap;
 	GwJob      *job;
+	GwSeg      *seg;            /* the segment route (segments.c) */
 	/* response */
 	bool        responding;
 	bool        headers_sent;
@@ -68,6 +70,7 @@ sess_reset(HttpSess *s)
 	free(s->query_json);
 	free(s->body);
 	free(s->resp);
+	gw_seg_free(s->seg);
 	if (s->active)
 		inflight--;
 	memset(s, 0, sizeof(*s));
@@ -485,8 +488,11 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 			respond_error(s, "sync.invalid_request", "the realtime route needs a WebSocket upgrade", 400);
 			return;
 		case GW_ROUTE_SEGMENT:
-			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
-			respond_error(s, "sync.not_found", "segment download is not served by this server yet", 0);
+			if (!(s->seg = gw_seg_start(wsi, uri, gw_cfg.mount)))
+			{
+				s->close_after = true;
+				respond_error(s, "sync.internal_error", "out of memory", 0);
+			}
 			return;
 		case GW_ROUTE_BLOB:
 			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
@@ -525,6 +531,15 @@ gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 			start_round(s);
 			return 0;
 		case LWS_CALLBACK_HTTP_WRITEABLE:
+			if (s->seg)
+			{
+				int r = gw_seg_writeable(s->seg);
+
+				if (r <= 0)
+					return r;
+				sess_reset(s);
+				return gw_draining || lws_http_transaction_completed(wsi) ? -1 : 0;
+			}
 			return on_writeable(wsi, s);
 		case LWS_CALLBACK_CLOSED_HTTP:
 			sess_reset(s);

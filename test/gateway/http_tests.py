@@ -163,8 +163,8 @@ def t_body_limits():
 def t_routes_404():
     g = Gateway()
     try:
-        st, _, body = g.request("GET", "/sync-api/segments/abc")
-        expect_error(st, body, 404, "sync.not_found")
+        st, _, body = g.request("GET", "/sync-api/segments/abc")    # segment_tests.py: no auth
+        expect_error(st, body, 401, "sync.auth_required")
         for m, p in (("GET", "/sync-api/blobs/sha256:00"), ("PUT", "/sync-api/blobs/sha256:00"),
                      ("POST", "/sync-api/blobs/sha256:00/upload-grant")):
             st, _, body = g.request(m, p, b"" if m != "GET" else None)
@@ -178,7 +178,7 @@ def t_routes_404():
             row = json.loads(psql("SELECT json_build_object('category', category, 'retryable', retryable, "
                                   "'recommendedAction', recommended_action) FROM syncular.error_catalog() "
                                   "WHERE code = '%s'" % code))
-            doc = json.loads(g.request("GET", "/sync-api/segments/x" if code == "sync.not_found"
+            doc = json.loads(g.request("GET", "/sync-api/nothing" if code == "sync.not_found"
                                        else "/sync-api/blobs/x")[2])
             assert all(doc[k] == v for k, v in row.items()), (doc, row)
     finally:
