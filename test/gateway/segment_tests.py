@@ -2,7 +2,7 @@
 authentication + X-Syncular-Scopes) and by signed URL (§5.4: the st token is the whole grant)."""
 import gzip, hashlib, json, os, subprocess, urllib.parse
 
-from gwlib import Gateway, expect_error, frames, jwt_hs256, psql, req_bytes
+from gwlib import Gateway, conninfo, expect_error, frames, jwt_hs256, psql, req_bytes
 
 SECRET = "seg-secret-123"
 KEY = {"x-api-key": "u1@pseg"}
@@ -152,7 +152,31 @@ def t_segment_signed_url():
         psql("ALTER DATABASE gwtest RESET syncular.segment_url_base")
 
 
-TESTS = [t_segment_direct_sql_auth, t_segment_direct_jwt, t_segment_signed_url]
+def t_segment_least_privilege_role():
+    """A login role with the gateway grants of src/sql/90_grants.sql serves the segment route."""
+    psql("""DO $$ BEGIN
+              IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'gw_least_seg') THEN
+                CREATE ROLE gw_least_seg LOGIN PASSWORD 'gw-least-pw';
+              END IF; END $$;
+            GRANT EXECUTE ON FUNCTION syncular.readiness(jsonb),
+                                      syncular.authenticate(text, text, jsonb, jsonb),
+                                      syncular.handle_http_authenticated(bytea, text, text, jsonb, jsonb, text),
+                                      syncular.segment_download(text, text, text, jsonb, text, text, text),
+                                      syncular.segment_url_download(text, text, text, text) TO gw_least_seg""")
+    g = Gateway("--db", conninfo("gwtest") + " user=gw_least_seg password=gw-least-pw")
+    try:
+        seed(g)
+        sid = pull_refs(g, "c-seg-4", 2)[0]["segmentId"]
+        st, _, data = get(g, sid, dict(KEY, **SCOPES, **{"Accept-Encoding": "gzip"}))
+        assert st == 200 and sha(gzip.decompress(data)) == sid, (st, data[:300])
+        st, _, data = get(g, sid, SCOPES, "?st=not-a-token")
+        expect_error(st, data, 403, "sync.forbidden")
+        assert "failed" not in g.logtext() and "permission" not in g.logtext(), g.logtext()
+    finally:
+        g.stop()
+
+
+TESTS = [t_segment_direct_sql_auth, t_segment_direct_jwt, t_segment_signed_url, t_segment_least_privilege_role]
 
 
 def run(tap):
