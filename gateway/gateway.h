@@ -9,6 +9,7 @@
  *   pool.c     libpq connections in non-blocking mode inside the lws event loop
  *   http.c     the HTTP routes
  *   blobs.c    the blob routes (SPEC §5.9): pinned-transaction upload and cursor download
+ *   segments.c GET <mount>/segments/{id}: direct (§5.5) and signed-URL (§5.4) downloads
  *   ws.c       the realtime channel (SPEC §8)
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   main.c     startup checks, signals, the event loop, drain
@@ -149,6 +150,12 @@ int     gw_blob_body(GwBlob *b, const uint8_t *in, size_t len);   /* -1: close *
 void    gw_blob_body_done(GwBlob *b);
 int     gw_blob_writeable(GwBlob *b);   /* 1 response complete, -1 close, 0 more */
 void    gw_blob_free(GwBlob *b);
+/* ---------------- segments.c (SPEC §5.4, §5.5) ---------------- */
+typedef struct GwSeg GwSeg;
+/* a request on <mount>/segments/{id}: NULL when out of memory */
+GwSeg *gw_seg_start(struct lws *wsi, const char *uri, const char *mount);
+int    gw_seg_writeable(GwSeg *g);  /* 1 response complete, -1 close, 0 more */
+void   gw_seg_free(GwSeg *g);
 
 /* ---------------- http.c / ws.c ---------------- */
 int  gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);

@@ -8,7 +8,7 @@
  *   GET  /readyz          syncular.readiness() ready and a live pool connection
  *   GET  /metrics         Prometheus text (metrics.c); 404 with --metrics off
  *   PUT/GET /blobs/{id}   blobs.c (SPEC §5.9)
- *   GET  /segments/{id}   404 until the extension serves them
+ *   GET  /segments/{id}   segments.c (SPEC §5.4, §5.5)
  * Errors before a body byte are JSON (§10.1) with catalogue statuses.
  */
 #include "gateway.h"
@@ -45,6 +45,7 @@ typedef struct HttpSess
 	size_t      body_len, body_cap;
 	GwJob      *job;
 	GwBlob     *blob;           /* the blob routes (blobs.c) */
+	GwSeg      *seg;            /* the segment route (segments.c) */
 	/* response */
 	bool        responding;
 	bool        headers_sent;
@@ -82,6 +83,7 @@ sess_reset(HttpSess *s)
 	free(s->body);
 	free(s->resp);
 	gw_blob_free(s->blob);
+	gw_seg_free(s->seg);
 	if (s->active)
 		inflight--;
 	memset(s, 0, sizeof(*s));
@@ -565,8 +567,11 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 			on_metrics(wsi, s);
 			return;
 		case GW_ROUTE_SEGMENT:
-			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
-			respond_error(s, "sync.not_found", "segment download is not served by this server yet", 0);
+			if (!(s->seg = gw_seg_start(wsi, uri, gw_cfg.mount)))
+			{
+				s->close_after = true;
+				respond_error(s, "sync.internal_error", "out of memory", 0);
+			}
 			return;
 		case GW_ROUTE_BLOB:
 			if (!(s->blob = gw_blob_start(wsi, uri)))
@@ -612,9 +617,9 @@ gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 			start_round(s);
 			return 0;
 		case LWS_CALLBACK_HTTP_WRITEABLE:
-			if (s->blob)
+			if (s->blob || s->seg)
 			{
-				int r = gw_blob_writeable(s->blob);
+				int r = s->blob ? gw_blob_writeable(s->blob) : gw_seg_writeable(s->seg);
 
 				if (r <= 0)
 					return r;

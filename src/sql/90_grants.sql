@@ -34,6 +34,9 @@
 --                             syncular.blob_upload_append(bigint, bytea),
 --                             syncular.blob_upload_finish(bigint),
 --                             syncular.blob_get(text, text, text, text) TO sync_gateway;
+--   -- ... and its segment route (docs/segments.md)
+--   GRANT EXECUTE ON FUNCTION syncular.segment_download(text, text, text, jsonb, text, text, text),
+--                             syncular.segment_url_download(text, text, text, text) TO sync_gateway;
 --
 --   -- backend jobs writing synced data from SQL
 --   GRANT EXECUTE ON FUNCTION syncular.push(text, text, text, jsonb) TO app_jobs;

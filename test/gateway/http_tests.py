@@ -163,8 +163,8 @@ def t_body_limits():
 def t_routes_404():
     g = Gateway()
     try:
-        st, _, body = g.request("GET", "/sync-api/segments/abc")
-        expect_error(st, body, 404, "sync.not_found")
+        st, _, body = g.request("GET", "/sync-api/segments/abc")    # segment_tests.py: no auth
+        expect_error(st, body, 401, "sync.auth_required")
         st, _, body = g.request("POST", "/sync-api/blobs/sha256:00/upload-grant", b"")
         expect_error(st, body, 404, "blob.not_found")
         st, _, body = g.request("GET", "/elsewhere")
@@ -176,7 +176,7 @@ def t_routes_404():
             row = json.loads(psql("SELECT json_build_object('category', category, 'retryable', retryable, "
                                   "'recommendedAction', recommended_action) FROM syncular.error_catalog() "
                                   "WHERE code = '%s'" % code))
-            doc = json.loads(g.request("GET", "/sync-api/segments/x") [2] if code == "sync.not_found"
+            doc = json.loads(g.request("GET", "/sync-api/nothing")[2] if code == "sync.not_found"
                              else g.request("POST", "/sync-api/blobs/x/upload-grant", b"")[2])
             assert all(doc[k] == v for k, v in row.items()), (doc, row)
     finally:

@@ -9,6 +9,7 @@ from gwlib import BIN, TMP, Tap, psql, psql_file  # noqa: E402
 import http_tests  # noqa: E402
 import pool_tests  # noqa: E402
 import blob_tests  # noqa: E402
+import segment_tests  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,7 +30,7 @@ def main():
         return 1
     setup_databases()
     tap = Tap()
-    mods = [http_tests, pool_tests, blob_tests]
+    mods = [http_tests, pool_tests, blob_tests, segment_tests]
     if os.environ.get("GW_REALTIME", "1") == "1":
         try:
             import realtime_tests
