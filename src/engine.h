@@ -237,6 +237,8 @@ typedef struct SyncPullResult
 /* scopes.c */
 extern SyncAllowed *sync_scopes_resolve(SyncRound *round);	/* calls the resolver at most once per round */
 extern bool sync_scopes_allows(const SyncAllowed *allowed, const char *var, const char *value);
+/* Lowercase SHA-256 hex (64 characters + NUL written to hex) of len bytes. */
+extern void sync_sha256_hex(const uint8 *data, size_t len, char *hex);
 extern char *sync_scope_digest(const SyncEffective *effective);	/* lowercase sha256 hex of canonical JSON */
 extern bool sync_scopes_match(const SyncEffective *effective, Jsonb *stored_scopes);
 

@@ -513,18 +513,16 @@ sync_effective_json(const SyncEffective *effective)
 	return buf.data;
 }
 
-/* Lowercase SHA-256 hex of the canonical JSON of the effective map (§3.5). */
-char *
-sync_scope_digest(const SyncEffective *effective)
+/* Lowercase SHA-256 hex (64 characters and a NUL into hex) of len bytes of data. */
+void
+sync_sha256_hex(const uint8 *data, size_t len, char *hex)
 {
-	char	   *json = sync_effective_json(effective);
 	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
-	char	   *hex = palloc(PG_SHA256_DIGEST_LENGTH * 2 + 1);
 
 	if (ctx == NULL ||
 		pg_cryptohash_init(ctx) < 0 ||
-		pg_cryptohash_update(ctx, (const uint8 *) json, strlen(json)) < 0 ||
+		pg_cryptohash_update(ctx, data, len) < 0 ||
 		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
 	{
 		if (ctx)
@@ -534,6 +532,16 @@ sync_scope_digest(const SyncEffective *effective)
 	pg_cryptohash_free(ctx);
 	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
 		snprintf(hex + i * 2, 3, "%02x", digest[i]);
+}
+
+/* Lowercase SHA-256 hex of the canonical JSON of the effective map (§3.5). */
+char *
+sync_scope_digest(const SyncEffective *effective)
+{
+	char	   *json = sync_effective_json(effective);
+	char	   *hex = palloc(PG_SHA256_DIGEST_LENGTH * 2 + 1);
+
+	sync_sha256_hex((const uint8 *) json, strlen(json), hex);
 	return hex;
 }
 

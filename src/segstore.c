@@ -60,33 +60,13 @@ sync_segments_writable(void)
 
 /* ---------------------------------------------------------------- hashing */
 
-static void
-sha256_hex(const uint8 *data, size_t len, char *hex)
-{
-	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
-	uint8		digest[PG_SHA256_DIGEST_LENGTH];
-
-	if (ctx == NULL ||
-		pg_cryptohash_init(ctx) < 0 ||
-		pg_cryptohash_update(ctx, data, len) < 0 ||
-		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
-	{
-		if (ctx)
-			pg_cryptohash_free(ctx);
-		elog(ERROR, "syncular: SHA-256 failed");
-	}
-	pg_cryptohash_free(ctx);
-	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
-		snprintf(hex + i * 2, 3, "%02x", digest[i]);
-}
-
 char *
 sync_segment_id(const uint8 *data, size_t len)
 {
 	char	   *id = palloc(7 + PG_SHA256_DIGEST_LENGTH * 2 + 1);
 
 	memcpy(id, "sha256:", 7);
-	sha256_hex(data, len, id + 7);
+	sync_sha256_hex(data, len, id + 7);
 	return id;
 }
 
@@ -106,7 +86,7 @@ sync_grant_digest(const SyncEffective *e)
 			appendBinaryStringInfo(&b, e->values[i][k], strlen(e->values[i][k]) + 1);
 		appendStringInfoChar(&b, '\n');
 	}
-	sha256_hex((const uint8 *) b.data, b.len, hex);
+	sync_sha256_hex((const uint8 *) b.data, b.len, hex);
 	pfree(b.data);
 	return hex;
 }
