@@ -7,7 +7,16 @@
  *   syncular.put_blob(partition, actor_id, blob_id, body bytea) RETURNS jsonb
  *   syncular.blob_get(partition, actor_id, blob_id, client_id)
  *       RETURNS TABLE(status, content_type, byte_length, body)
+ *   syncular.blob_upload_grant(partition, actor_id, blob_id, byte_length) RETURNS jsonb
+ *   syncular.blob_url_upload_begin(blob_id, token, byte_length) RETURNS bigint
+ *   syncular.blob_url_get(blob_id, token) RETURNS TABLE(status, content_type, byte_length, body)
  *   sync_blobs_check_row: the push-time existence check (§5.9.6), called by push.c
+ *
+ * Signed blob URLs (§5.9.3 upload grants, §5.9.5 downloads) use the native token of §5.4
+ * (urltoken.h: one secret, one scheme) with per-purpose claims
+ *   get: {"v":1,"op":"get","blob":<id>,"aud":<partition token>,"exp":<unix s>}
+ *   put: {"v":1,"op":"put","blob":<id>,"aud":..,"exp":..,"len":<bytes>,"p":<partition>,"act":<actor>}
+ * and are issued only when syncular.blob_url_base is set.
  *
  * Bytes are stored as chunk rows (sync_blob_chunks, at most BLOB_CHUNK_BYTES each) under an
  * upload id; the sync_blobs row (partition, blob_id) names the upload that holds its bytes and
@@ -36,12 +45,15 @@
 
 #include "blobs.h"
 #include "storage.h"
+#include "urltoken.h"
 
 /* Largest chunk row: a longer append is split.  1 MiB keeps one row's detoast small. */
 #define BLOB_CHUNK_BYTES (1024 * 1024)
 #define BLOB_ID_LEN (7 + 64)	/* "sha256:" + 64 lowercase hex */
 
 int			sync_blob_max_bytes = 64 * 1024 * 1024;
+char	   *sync_blob_url_base = NULL;
+int			sync_blob_url_ttl_s = 15 * 60;
 
 void
 sync_blobs_define_gucs(void)
@@ -54,6 +66,23 @@ sync_blobs_define_gucs(void)
 							&sync_blob_max_bytes,
 							64 * 1024 * 1024, 0, INT_MAX,
 							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomStringVariable("syncular.blob_url_base",
+							   "Base of signed blob URLs (SPEC §5.9.3, §5.9.5); empty: none are issued.",
+							   "When set, blob_upload_grant grants presigned uploads and blob_get "
+							   "answers an authorized download with {url, urlExpiresAtMs}; "
+							   "url = this value || blobId || '?bt=' || token.",
+							   &sync_blob_url_base,
+							   "",
+							   PGC_SUSET, 0,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.blob_url_ttl",
+							"Lifetime of a signed blob URL (SPEC §5.9.3, §5.9.5).",
+							"urlExpiresAtMs is this long after issuance; it is also the revocation "
+							"window of an issued download URL.",
+							&sync_blob_url_ttl_s,
+							15 * 60, 1, 24 * 60 * 60,
+							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 }
 
@@ -71,6 +100,7 @@ typedef enum
 	P_BLOB_GET,
 	P_REFS,
 	P_CHUNKS,
+	P_PARTITIONS,
 	P_COUNT
 } BlobPlan;
 
@@ -101,6 +131,8 @@ static const struct
 	"WHERE partition = $1 AND blob_id = $2 ORDER BY tbl, row_id", 2, {TEXTOID, TEXTOID}},
 	[P_CHUNKS] = {"SELECT data FROM syncular.sync_blob_chunks WHERE upload_id = $1 ORDER BY seq",
 	1, {INT8OID}},
+	[P_PARTITIONS] = {"SELECT partition FROM syncular.sync_blobs WHERE blob_id = $1",
+	1, {TEXTOID}},
 };
 
 static SPIPlanPtr plans[P_COUNT];
@@ -572,48 +604,16 @@ put_error(ReturnSetInfo *rsinfo, const char *code, const char *message)
 	put_row(rsinfo, e->http_status, "application/json", false, 0, PointerGetDatum(b));
 }
 
-PG_FUNCTION_INFO_V1(syncular_blob_get);
-
-Datum
-syncular_blob_get(PG_FUNCTION_ARGS)
+/* The stored bytes as 200 rows, one chunk detoasted at a time (the result store spills). */
+static void
+put_chunks(ReturnSetInfo *rsinfo, int64 upload_id, int64 length)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext cxt = CurrentMemoryContext;
-	char	   *partition = sync_required_text_arg(fcinfo, 0, "blobs", "partition");
-	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
-	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
-	char	   *client = PG_ARGISNULL(3) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(3));
-	Datum		args[2];
-	bool		isnull;
-	int64		length;
-	int64		upload_id;
-	Portal		portal;
+	Datum		arg = Int64GetDatum(upload_id);
+	Portal		portal = SPI_cursor_open(NULL, plan(P_CHUNKS), &arg, NULL, true);
 	bool		any = false;
+	bool		isnull;
 
-	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(cxt);
-	connect_spi();
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = CStringGetTextDatum(blob_id);
-	if (!blob_id_valid(blob_id) || run(P_BLOB_GET, args, true, 1) != SPI_OK_SELECT ||
-		SPI_processed == 0)
-	{
-		put_error(rsinfo, "blob.not_found", "blob not found");
-		SPI_finish();
-		return (Datum) 0;
-	}
-	length = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	upload_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	if (!blob_authorized(partition, actor, client, blob_id))
-	{
-		put_error(rsinfo, "blob.forbidden", "blob access forbidden");
-		SPI_finish();
-		return (Datum) 0;
-	}
-
-	/* one chunk detoasted at a time; the result store spills past work_mem */
-	args[0] = Int64GetDatum(upload_id);
-	portal = SPI_cursor_open(NULL, plan(P_CHUNKS), args, NULL, true);
 	MemoryContextSwitchTo(cxt);
 	for (;;)
 	{
@@ -639,6 +639,294 @@ syncular_blob_get(PG_FUNCTION_ARGS)
 
 		SET_VARSIZE(empty, VARHDRSZ);
 		put_row(rsinfo, 200, "application/octet-stream", true, length, PointerGetDatum(empty));
+	}
+}
+
+/* ---------------------------------------------------------------- signed URLs (§5.9.3, §5.9.5) */
+
+static int64 url_expires_ms;	/* of the last blob_url */
+
+/*
+ * url = syncular.blob_url_base || blob_id || "?bt=" || token, for op "get" or "put" (claims in
+ * the header comment); NULL when no secret can be had.  Needs SPI.
+ */
+static char *
+blob_url(const char *partition, const char *actor, const char *blob_id, const char *op, int64 len)
+{
+	char	   *aud = sync_url_token_audience(partition);
+	int64		exp_s = sync_now_ms() / 1000 + sync_blob_url_ttl_s;
+	StringInfoData payload;
+	char	   *token;
+
+	if (aud == NULL)
+		return NULL;
+	initStringInfo(&payload);
+	appendStringInfo(&payload, "{\"v\":1,\"op\":\"%s\",\"blob\":", op);
+	escape_json(&payload, blob_id);
+	appendStringInfoString(&payload, ",\"aud\":");
+	escape_json(&payload, aud);
+	appendStringInfo(&payload, ",\"exp\":" INT64_FORMAT, exp_s);
+	if (strcmp(op, "put") == 0)
+	{
+		/* the grant must name where the bytes go and who uploads them (no host auth on the PUT) */
+		appendStringInfo(&payload, ",\"len\":" INT64_FORMAT ",\"p\":", len);
+		escape_json(&payload, partition);
+		appendStringInfoString(&payload, ",\"act\":");
+		escape_json(&payload, actor);
+	}
+	appendStringInfoChar(&payload, '}');
+	token = sync_url_token_mint(payload.data, payload.len);
+	if (token == NULL)
+		return NULL;
+	url_expires_ms = exp_s * 1000;
+	return psprintf("%s%s?bt=%s", sync_blob_url_base, blob_id, token);
+}
+
+/* {"url": url, "urlExpiresAtMs": url_expires_ms} */
+static char *
+url_json(const char *url)
+{
+	StringInfoData j;
+
+	initStringInfo(&j);
+	appendStringInfoString(&j, "{\"url\": ");
+	escape_json(&j, url);
+	appendStringInfo(&j, ", \"urlExpiresAtMs\": " INT64_FORMAT "}", url_expires_ms);
+	return j.data;
+}
+
+static void
+put_json_row(ReturnSetInfo *rsinfo, const char *url)
+{
+	char	   *json = url_json(url);
+	size_t		len = strlen(json);
+	bytea	   *b = palloc(VARHDRSZ + len);
+
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), json, len);
+	put_row(rsinfo, 200, "application/json", false, 0, PointerGetDatum(b));
+}
+
+/*
+ * Check a token for (op, blob_id): the MAC, op, blob, exp (no skew: issued and verified against
+ * the same database clock), and aud.  NULL with *message set when refused (blob.forbidden);
+ * otherwise the partition, with the put grant's actor and length.  Needs SPI.
+ */
+static char *
+blob_url_verify(const char *op, const char *blob_id, const char *token, char **actor, int64 *len,
+				const char **message)
+{
+	Jsonb	   *claims = sync_url_token_open(token);
+	char	   *c_op;
+	char	   *c_blob;
+	char	   *aud;
+	int64		exp_s;
+
+	*message = "the signed URL is not valid";
+	if (claims == NULL)
+		return NULL;
+	c_op = sync_url_token_text(claims, "op");
+	c_blob = sync_url_token_text(claims, "blob");
+	aud = sync_url_token_text(claims, "aud");
+	if (c_op == NULL || c_blob == NULL || aud == NULL || !sync_url_token_int(claims, "exp", &exp_s) ||
+		strcmp(c_op, op) != 0)
+		return NULL;
+	if (strcmp(c_blob, blob_id) != 0)
+	{
+		*message = "the signed URL is for another blob";
+		return NULL;
+	}
+	if (sync_now_ms() / 1000 > exp_s)
+	{
+		*message = "the signed URL has expired: request a fresh one (§5.9.3, §5.9.5)";
+		return NULL;
+	}
+	if (strcmp(op, "put") == 0)
+	{
+		char	   *partition = sync_url_token_text(claims, "p");
+		char	   *aud_p;
+
+		*actor = sync_url_token_text(claims, "act");
+		if (partition == NULL || *actor == NULL || !sync_url_token_int(claims, "len", len) ||
+			(aud_p = sync_url_token_audience(partition)) == NULL || strcmp(aud_p, aud) != 0)
+			return NULL;
+		return partition;
+	}
+	else
+	{
+		/* the partitions that store this blob; aud selects one */
+		Datum		arg = CStringGetTextDatum(blob_id);
+		SPITupleTable *tt;
+		uint64		n;
+
+		run(P_PARTITIONS, &arg, true, 0);
+		tt = SPI_tuptable;
+		n = SPI_processed;
+		for (uint64 i = 0; i < n; i++)
+		{
+			char	   *partition = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
+			char	   *aud_p = sync_url_token_audience(partition);
+
+			if (aud_p != NULL && strcmp(aud_p, aud) == 0)
+				return partition;
+		}
+		*message = "blob not found";
+		return NULL;
+	}
+}
+
+PG_FUNCTION_INFO_V1(syncular_blob_get);
+
+Datum
+syncular_blob_get(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *partition = sync_required_text_arg(fcinfo, 0, "blobs", "partition");
+	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
+	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
+	char	   *client = PG_ARGISNULL(3) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(3));
+	Datum		args[2];
+	bool		isnull;
+	int64		length;
+	int64		upload_id;
+
+	InitMaterializedSRF(fcinfo, 0);
+	MemoryContextSwitchTo(cxt);
+	connect_spi();
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(blob_id);
+	if (!blob_id_valid(blob_id) || run(P_BLOB_GET, args, true, 1) != SPI_OK_SELECT ||
+		SPI_processed == 0)
+	{
+		put_error(rsinfo, "blob.not_found", "blob not found");
+		SPI_finish();
+		return (Datum) 0;
+	}
+	length = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	upload_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (!blob_authorized(partition, actor, client, blob_id))
+	{
+		put_error(rsinfo, "blob.forbidden", "blob access forbidden");
+		SPI_finish();
+		return (Datum) 0;
+	}
+
+	if (sync_blob_url_base[0] != '\0')
+	{
+		char	   *url = blob_url(partition, actor, blob_id, "get", 0);
+
+		/* §5.9.5 always-issue: the URL, not the bytes (no secret on a standby: the bytes) */
+		if (url != NULL)
+		{
+			put_json_row(rsinfo, url);
+			SPI_finish();
+			return (Datum) 0;
+		}
+	}
+	put_chunks(rsinfo, upload_id, length);
+	SPI_finish();
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(syncular_blob_upload_grant);
+
+Datum
+syncular_blob_upload_grant(PG_FUNCTION_ARGS)
+{
+	char	   *partition = sync_required_text_arg(fcinfo, 0, "blobs", "partition");
+	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
+	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
+	int64		len;
+	Datum		args[2];
+	char	   *url;
+	char	   *json;
+
+	if (!blob_id_valid(blob_id))
+		sync_raise("sync.invalid_request", "blobs: blobId is not \"sha256:\" + 64 lowercase hex", NULL);
+	if (PG_ARGISNULL(3) || PG_GETARG_INT64(3) < 0)
+		sync_raise("sync.invalid_request", "blobs: byteLength >= 0 is required",
+				   "{\"argument\": \"byte_length\"}");
+	len = PG_GETARG_INT64(3);
+	/* §5.9.3: the cap is applied here, before a URL is minted */
+	if (len > sync_blob_max_bytes)
+		raise_too_large(len);
+	if (sync_blob_url_base[0] == '\0')
+		PG_RETURN_NULL();
+	connect_spi();
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(blob_id);
+	run(P_EXISTS, args, true, 1);
+	if (SPI_processed > 0)
+		json = "{\"present\": true}";
+	else if ((url = blob_url(partition, actor, blob_id, "put", len)) != NULL)
+		json = url_json(url);
+	else
+		json = NULL;
+	SPI_finish();
+	if (json == NULL)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+}
+
+PG_FUNCTION_INFO_V1(syncular_blob_url_upload_begin);
+
+Datum
+syncular_blob_url_upload_begin(PG_FUNCTION_ARGS)
+{
+	char	   *blob_id = sync_required_text_arg(fcinfo, 0, "blobs", "blob_id");
+	char	   *token = sync_required_text_arg(fcinfo, 1, "blobs", "token");
+	char	   *actor = NULL;
+	char	   *partition;
+	int64		granted = -1;
+	const char *message;
+	BlobUpload *u;
+
+	connect_spi();
+	partition = blob_url_verify("put", blob_id, token, &actor, &granted, &message);
+	if (partition == NULL)
+		sync_raise("blob.forbidden", message, NULL);
+	/* §5.9.3: the grant binds the declared length */
+	if (PG_ARGISNULL(2) || PG_GETARG_INT64(2) != granted)
+		sync_raise("blob.forbidden", "the upload is not the granted length",
+				   psprintf("{\"grantedByteLength\": " INT64_FORMAT "}", granted));
+	u = upload_begin(partition, actor, blob_id, granted);
+	SPI_finish();
+	PG_RETURN_INT64(u->id);
+}
+
+PG_FUNCTION_INFO_V1(syncular_blob_url_get);
+
+Datum
+syncular_blob_url_get(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *blob_id = sync_required_text_arg(fcinfo, 0, "blobs", "blob_id");
+	char	   *token = sync_required_text_arg(fcinfo, 1, "blobs", "token");
+	char	   *partition;
+	const char *message;
+	Datum		args[2];
+	bool		isnull;
+
+	InitMaterializedSRF(fcinfo, 0);
+	MemoryContextSwitchTo(cxt);
+	connect_spi();
+	partition = blob_url_verify("get", blob_id, token, NULL, NULL, &message);
+	args[0] = partition ? CStringGetTextDatum(partition) : (Datum) 0;
+	args[1] = CStringGetTextDatum(blob_id);
+	if (partition == NULL)
+		put_error(rsinfo, strcmp(message, "blob not found") == 0 ? "blob.not_found" : "blob.forbidden",
+				  message);
+	else if (run(P_BLOB_GET, args, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
+		put_error(rsinfo, "blob.not_found", "blob not found");
+	else
+	{
+		int64		length = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		int64		upload_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+
+		/* authorized at issuance (§5.9.5): the token is a short-TTL grant to these bytes */
+		put_chunks(rsinfo, upload_id, length);
 	}
 	SPI_finish();
 	return (Datum) 0;

@@ -8,6 +8,8 @@
 #include "engine.h"
 
 extern int	sync_blob_max_bytes;		/* GUC syncular.blob_max_bytes */
+extern char *sync_blob_url_base;		/* GUC syncular.blob_url_base */
+extern int	sync_blob_url_ttl_s;		/* GUC syncular.blob_url_ttl */
 
 extern void sync_blobs_define_gucs(void);
 

@@ -28,6 +28,7 @@
 #include "utils/jsonb.h"
 
 #include "segments.h"
+#include "urltoken.h"
 
 char	   *sync_segment_url_base = NULL;
 int			sync_segment_url_ttl_s = 15 * 60;
@@ -205,21 +206,92 @@ audience(const bytea *key, const char *partition)
 	return b64url(mac, 16);
 }
 
+/* ---------------------------------------------------------------- the generic token (urltoken.h) */
+
+char *
+sync_url_token_mint(const char *payload, int len)
+{
+	bytea	   *key = read_secret();
+	uint8		mac[PG_SHA256_DIGEST_LENGTH];
+
+	if (key == NULL)
+		return NULL;
+	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), payload, len, mac);
+	return psprintf("%s.%s", b64url((const uint8 *) payload, len), b64url(mac, sizeof(mac)));
+}
+
+Jsonb *
+sync_url_token_open(const char *token)
+{
+	const char *dot = strchr(token, '.');
+	bytea	   *key = read_secret();
+	uint8	   *payload;
+	uint8	   *sig;
+	int			plen;
+	int			slen;
+	uint8		mac[PG_SHA256_DIGEST_LENGTH];
+	JsonbValue	v;
+	Jsonb	   *claims;
+
+	if (key == NULL || dot == NULL ||
+		(payload = unb64url(token, dot - token, &plen)) == NULL ||
+		(sig = unb64url(dot + 1, strlen(dot + 1), &slen)) == NULL || slen != (int) sizeof(mac))
+		return NULL;
+	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), (const char *) payload, plen, mac);
+	if (timingsafe_bcmp(mac, sig, sizeof(mac)) != 0)
+		return NULL;
+	/* signed by this server: the payload is its own JSON object */
+	claims = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup((char *) payload, plen))));
+	if (!JB_ROOT_IS_OBJECT(claims) ||
+		getKeyJsonValueFromContainer(&claims->root, "v", 1, &v) == NULL || v.type != jbvNumeric)
+		return NULL;
+	return claims;
+}
+
+char *
+sync_url_token_audience(const char *partition)
+{
+	bytea	   *key = read_secret();
+
+	return key == NULL ? NULL : audience(key, partition);
+}
+
+char *
+sync_url_token_text(Jsonb *claims, const char *key)
+{
+	JsonbValue	v;
+
+	if (getKeyJsonValueFromContainer(&claims->root, key, strlen(key), &v) == NULL || v.type != jbvString)
+		return NULL;
+	return pnstrdup(v.val.string.val, v.val.string.len);
+}
+
+bool
+sync_url_token_int(Jsonb *claims, const char *key, int64 *out)
+{
+	JsonbValue	v;
+
+	if (getKeyJsonValueFromContainer(&claims->root, key, strlen(key), &v) == NULL || v.type != jbvNumeric)
+		return false;
+	*out = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v.val.numeric)));
+	return true;
+}
+
 /* ---------------------------------------------------------------- issuance */
 
 bool
 sync_segment_signed_url(const char *segment_id, const char *scope_digest, const char *partition,
 						int64 now_ms, char **url, int64 *expires_at_ms)
 {
-	bytea	   *key;
+	char	   *aud;
+	char	   *st;
 	StringInfoData payload;
-	uint8		mac[PG_SHA256_DIGEST_LENGTH];
 	int64		exp_s;
 
 	if (sync_segment_url_base == NULL || sync_segment_url_base[0] == '\0')
 		return false;
-	key = read_secret();
-	if (key == NULL)
+	aud = sync_url_token_audience(partition);
+	if (aud == NULL)
 		return false;
 	exp_s = now_ms / 1000 + sync_segment_url_ttl_s;
 	initStringInfo(&payload);
@@ -228,26 +300,17 @@ sync_segment_signed_url(const char *segment_id, const char *scope_digest, const 
 	appendStringInfoString(&payload, ",\"sd\":");
 	escape_json(&payload, scope_digest);
 	appendStringInfoString(&payload, ",\"aud\":");
-	escape_json(&payload, audience(key, partition));
+	escape_json(&payload, aud);
 	appendStringInfo(&payload, ",\"exp\":" INT64_FORMAT "}", exp_s);
-	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), payload.data, payload.len, mac);
-	*url = psprintf("%s%s?st=%s.%s", sync_segment_url_base, segment_id,
-					b64url((const uint8 *) payload.data, payload.len), b64url(mac, sizeof(mac)));
+	st = sync_url_token_mint(payload.data, payload.len);
+	if (st == NULL)
+		return false;
+	*url = psprintf("%s%s?st=%s", sync_segment_url_base, segment_id, st);
 	*expires_at_ms = exp_s * 1000;
 	return true;
 }
 
 /* ---------------------------------------------------------------- verification */
-
-static char *
-claim_text(Jsonb *jb, const char *key)
-{
-	JsonbValue	v;
-
-	if (getKeyJsonValueFromContainer(&jb->root, key, strlen(key), &v) == NULL || v.type != jbvString)
-		return NULL;
-	return pnstrdup(v.val.string.val, v.val.string.len);
-}
 
 /*
  * Check the token `st` for `segment_id` (§5.4): the MAC, then exp (with VERIFY_SKEW_S), seg,
@@ -258,15 +321,8 @@ claim_text(Jsonb *jb, const char *key)
 char *
 sync_segment_url_check(const char *segment_id, const char *st, int64 now_ms, char **scope_digest)
 {
-	const char *dot = strchr(st, '.');
 	bytea	   *key = read_secret();
-	uint8	   *payload;
-	uint8	   *sig;
-	int			plen;
-	int			slen;
-	uint8		mac[PG_SHA256_DIGEST_LENGTH];
-	Jsonb	   *claims;
-	JsonbValue	v;
+	Jsonb	   *claims = sync_url_token_open(st);
 	char	   *seg;
 	char	   *sd;
 	char	   *aud;
@@ -276,22 +332,13 @@ sync_segment_url_check(const char *segment_id, const char *st, int64 now_ms, cha
 	int			rc;
 	MemoryContext caller = CurrentMemoryContext;
 
-	if (key == NULL || dot == NULL ||
-		(payload = unb64url(st, dot - st, &plen)) == NULL ||
-		(sig = unb64url(dot + 1, strlen(dot + 1), &slen)) == NULL || slen != (int) sizeof(mac))
+	if (claims == NULL)
 		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
-	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), (const char *) payload, plen, mac);
-	if (timingsafe_bcmp(mac, sig, sizeof(mac)) != 0)
+	seg = sync_url_token_text(claims, "seg");
+	sd = sync_url_token_text(claims, "sd");
+	aud = sync_url_token_text(claims, "aud");
+	if (!sync_url_token_int(claims, "exp", &exp_s) || seg == NULL || sd == NULL || aud == NULL)
 		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
-	/* signed by this server: the payload is its own JSON */
-	claims = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(pnstrdup((char *) payload, plen))));
-	seg = claim_text(claims, "seg");
-	sd = claim_text(claims, "sd");
-	aud = claim_text(claims, "aud");
-	if (getKeyJsonValueFromContainer(&claims->root, "exp", 3, &v) == NULL || v.type != jbvNumeric ||
-		seg == NULL || sd == NULL || aud == NULL)
-		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
-	exp_s = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v.val.numeric)));
 	if (strcmp(seg, segment_id) != 0)
 		sync_raise("sync.forbidden", "the signed URL is for another segment", NULL);
 	if (now_ms / 1000 > exp_s + VERIFY_SKEW_S)
