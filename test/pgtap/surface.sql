@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(394);
+SELECT plan(412);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -83,6 +83,10 @@ INSERT INTO spec VALUES
   (49, 'put_blob',                   '{text,text,text,bytea}',                                 'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
   (50, 'blob_get',                   '{text,text,text,text}',                                  'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
   (51, 'blob_gc',                    '{text,bigint,integer}',                                  'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  -- 58 signed blob URLs: grant issuance and the two bare-URL verifiers (definers)
+  (60, 'blob_upload_grant',          '{text,text,text,bigint}',                                'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (61, 'blob_url_upload_begin',      '{text,text,bigint}',                                     'bigint',       true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (62, 'blob_url_get',               '{text,text}',                                            'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
   -- 59 leases: revocation is the host's (owner-only)
   (52, 'revoke_lease',               '{text,text}',                                            'boolean',      false, '{"search_path=pg_catalog, pg_temp"}'),
   (53, 'revoke_leases',              '{text,text}',                                            'integer',      false, '{"search_path=pg_catalog, pg_temp"}'),
@@ -109,10 +113,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 59 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 62 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 59 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 62 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
