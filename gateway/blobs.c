@@ -9,8 +9,12 @@
  *   GET  <mount>/blobs/{blobId}   download (§5.9.5): BEGIN; [authenticate;] DECLARE a cursor over
  *        blob_get(...); FETCH 1 per ≤ 1 MiB chunk, each written to the client before the next
  *        is fetched; 403/404 rows carry the catalogue JSON body.
- *   POST <mount>/blobs/{blobId}/upload-grant   404: presigned upload is not offered (§5.9.3
- *        keeps the direct PUT the path when no presign store is configured).
+ *        With syncular.blob_url_base set the authorized answer is {url, urlExpiresAtMs}.
+ *   POST <mount>/blobs/{blobId}/upload-grant   presigned upload grant (§5.9.3): body
+ *        {"byteLength": n}; BEGIN; [authenticate;] blob_upload_grant(...); COMMIT; the JSON, or
+ *        404 when the extension offers no grants (syncular.blob_url_base empty).
+ *   PUT/GET <mount>/blobs/{blobId}?bt=<token>   a signed blob URL: no host authentication, the
+ *        token is the whole grant (§5.9.3, §5.9.5); blob_url_upload_begin / blob_url_get verify it.
  * With the SQL authenticator, syncular.authenticate runs first inside the same transaction.
  */
 #include "gateway.h"
@@ -29,6 +33,7 @@
 #define WCHUNK   65536            /* bytes per lws_write */
 #define MAX_BUF  (4 * PIECE)      /* a client ignoring flow control is cut off here */
 #define BODY_TIMEOUT_S 30
+#define GRANT_BODY_MAX 4096       /* the upload-grant JSON request */
 
 typedef enum { B_START, B_BODY, B_DONE } BPhase;
 
@@ -36,6 +41,9 @@ struct GwBlob
 {
 	struct lws *wsi;
 	bool        put;
+	bool        grant;              /* POST .../upload-grant */
+	char       *token;              /* bt= of a signed blob URL, or NULL */
+	char       *grant_json;         /* the grant answer, sent after COMMIT */
 	BPhase      phase;
 	char        blob_id[128];
 	char        path[512];
@@ -95,6 +103,8 @@ gw_blob_free(GwBlob *b)
 	unpin(b);
 	free(b->headers_json);
 	free(b->query_json);
+	free(b->token);
+	free(b->grant_json);
 	free(b->buf);
 	free(b->ctype);
 	free(b->resp);
@@ -115,7 +125,7 @@ respond(GwBlob *b, int status, const char *type, char *body, size_t len)
 	b->resp = (uint8_t *) body;
 	b->resp_len = len;
 	b->resp_off = 0;
-	if (!b->body_done && b->put)
+	if (!b->body_done && (b->put || b->grant))
 		b->close_after = true;      /* the rest of the body is not read */
 	if (b->paused)
 		lws_rx_flow_control(b->wsi, 1);
@@ -277,7 +287,45 @@ start_blob_call(GwBlob *b)
 {
 	GwJob *j;
 
-	if (b->put)
+	if (b->grant)
+	{
+		char len[32];
+
+		j = job(b, "SELECT syncular.blob_upload_grant($1, $2, $3, $4::bigint)::text");
+		if (j)
+		{
+			param(j, b->id.partition);
+			param(j, b->id.actor);
+			param(j, b->blob_id);
+			snprintf(len, sizeof(len), "%lld", b->content_length);
+			param(j, len);
+		}
+	}
+	else if (b->token && b->put)
+	{
+		char len[32];
+
+		j = job(b, "SELECT syncular.blob_url_upload_begin($1, $2, $3::bigint)");
+		if (j)
+		{
+			param(j, b->blob_id);
+			param(j, b->token);
+			snprintf(len, sizeof(len), "%lld", b->content_length);
+			param(j, len);
+		}
+	}
+	else if (b->token)
+	{
+		j = job(b, "DECLARE syncular_blob NO SCROLL CURSOR FOR "
+				"SELECT status, content_type, byte_length, body FROM syncular.blob_url_get($1, $2)");
+		if (j)
+		{
+			j->result_format = 1;
+			param(j, b->blob_id);
+			param(j, b->token);
+		}
+	}
+	else if (b->put)
 	{
 		char len[32];
 
@@ -390,7 +438,10 @@ fetched(GwBlob *b, PGresult *res)
 		char *body = (char *) b->resp;
 
 		b->resp = NULL;
-		unpin(b);
+		if (status == 200)
+			commit_forget(b);   /* a signed URL (§5.9.5): keep a secret its minting created */
+		else
+			unpin(b);
 		respond(b, status, ct, body, b->resp_len);
 		return;
 	}
@@ -439,7 +490,7 @@ step_done(GwJob *j, PGresult *res, const char *err)
 	}
 	if (strcmp(sql, "BEGIN") == 0)
 	{
-		if (gw_auth_is_jwt())
+		if (gw_auth_is_jwt() || b->token)
 			start_blob_call(b);
 		else
 		{
@@ -472,7 +523,23 @@ step_done(GwJob *j, PGresult *res, const char *err)
 		json_decref(who);
 		start_blob_call(b);
 	}
-	else if (strstr(sql, "blob_upload_begin("))
+	else if (strstr(sql, "blob_upload_grant("))
+	{
+		GwJob *c;
+
+		if (PQgetisnull(res, 0, 0))
+		{
+			commit_forget(b);
+			fail(b, "blob.not_found", "presigned upload grants are not offered: PUT the bytes to the blob route", 0);
+			return;
+		}
+		b->grant_json = strdup(PQgetvalue(res, 0, 0));
+		c = job(b, "COMMIT");   /* the grant may have created the server secret */
+		if (c)
+			c->hold = true;
+		run(b, c);
+	}
+	else if (strstr(sql, "upload_begin("))
 	{
 		snprintf(b->upload, sizeof(b->upload), "%s", PQgetvalue(res, 0, 0));
 		b->phase = B_BODY;
@@ -491,7 +558,15 @@ step_done(GwJob *j, PGresult *res, const char *err)
 	else if (strcmp(sql, "COMMIT") == 0)
 	{
 		unpin(b);
-		respond(b, 200, "application/octet-stream", NULL, 0);   /* §5.9.3: empty body */
+		if (b->grant && b->grant_json)
+		{
+			char *body = b->grant_json;
+
+			b->grant_json = NULL;
+			respond(b, 200, "application/json", body, strlen(body));
+		}
+		else
+			respond(b, 200, "application/octet-stream", NULL, 0);   /* §5.9.3: empty body */
 	}
 	else if (strncmp(sql, "DECLARE", 7) == 0)
 		fetch(b);
@@ -507,6 +582,21 @@ hdr(struct lws *wsi, enum lws_token_indexes t, char *out, size_t size)
 	out[0] = '\0';
 	if (lws_hdr_total_length(wsi, t) > 0 && lws_hdr_copy(wsi, out, (int) size, t) < 0)
 		out[0] = '\0';
+}
+
+static void grant_body_done(GwBlob *b);
+
+/* the value of query argument name, malloc'd, or NULL */
+static char *
+blob_urlarg(struct lws *wsi, const char *name)
+{
+	char frag[2048];
+	size_t nl = strlen(name);
+
+	for (int i = 0; lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i) > 0; i++)
+		if (strncmp(frag, name, nl) == 0 && frag[nl] == '=')
+			return strdup(frag + nl + 1);
+	return NULL;
 }
 
 GwBlob *
@@ -528,11 +618,16 @@ gw_blob_start(struct lws *wsi, const char *uri)
 	b->body_done = !b->put;
 	if (slash)
 	{
-		b->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
-		fail(b, "blob.not_found", "presigned upload grants are not offered: PUT the bytes to the blob route", 0);
-		return b;
+		if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
+		{
+			b->close_after = true;
+			fail(b, "sync.invalid_request", "use POST for an upload grant", 405);
+			return b;
+		}
+		b->grant = true;
+		b->body_done = false;
 	}
-	if (!b->put && lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
+	else if (!b->put && lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
 	{
 		b->close_after = true;
 		fail(b, "sync.invalid_request", "use PUT or GET for a blob", 405);
@@ -557,7 +652,15 @@ gw_blob_start(struct lws *wsi, const char *uri)
 		}
 		b->body_done = b->content_length == 0;   /* no body callbacks will come */
 	}
-	if (gw_auth_is_jwt())
+	b->token = blob_urlarg(wsi, "bt");
+	if (b->token && b->grant)
+	{
+		fail(b, "sync.invalid_request", "an upload grant needs host authentication, not a token", 400);
+		return b;
+	}
+	if (b->token)
+		;                       /* a signed URL: the token is the whole grant (§5.9.3, §5.9.5) */
+	else if (gw_auth_is_jwt())
 	{
 		if (gw_auth_jwt(wsi, &b->id, &why) != 0)
 		{
@@ -582,10 +685,18 @@ gw_blob_start(struct lws *wsi, const char *uri)
 		lws_rx_flow_control(wsi, 0);    /* no body byte before blob_upload_begin accepted the length */
 		b->paused = true;
 	}
+	if (!b->grant)
 	{
 		GwJob *j = job(b, "BEGIN");
 
 		run(b, j);
+	}
+	else
+	{
+		/* a grant begins once its JSON body is read; no body callbacks come for an empty one */
+		hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, v, sizeof(v));
+		if (v[0] == '\0' || atoll(v) == 0)
+			grant_body_done(b);
 	}
 	return b;
 }
@@ -596,6 +707,20 @@ gw_blob_body(GwBlob *b, const uint8_t *in, size_t len)
 {
 	uint8_t *nb;
 
+	if (b->grant && b->phase != B_DONE)
+	{
+		if (b->len + len > GRANT_BODY_MAX)
+		{
+			fail(b, "sync.invalid_request", "the upload-grant request body is too large", 413);
+			return 0;
+		}
+		if (!(nb = realloc(b->buf, b->len + len + 1)))
+			return -1;
+		b->buf = nb;
+		memcpy(b->buf + b->len, in, len);
+		b->len += len;
+		return 0;
+	}
 	if (!b->put || b->phase == B_DONE)
 		return 0;
 	if (b->len + len > MAX_BUF)
@@ -623,9 +748,36 @@ gw_blob_body(GwBlob *b, const uint8_t *in, size_t len)
 	return 0;
 }
 
+/* the upload-grant request {"byteLength": n, "mediaType"?: s} is read: authenticate and grant */
+static void
+grant_body_done(GwBlob *b)
+{
+	json_t *req = b->buf ? json_loadb((const char *) b->buf, b->len, 0, NULL) : NULL;
+	json_t *n = json_object_get(req, "byteLength");
+
+	b->body_done = true;
+	if (!json_is_integer(n) || json_integer_value(n) < 0)
+	{
+		json_decref(req);
+		fail(b, "sync.invalid_request", "the upload-grant body is {\"byteLength\": <int >= 0>}", 400);
+		return;
+	}
+	b->content_length = (long long) json_integer_value(n);
+	json_decref(req);
+	free(b->buf);
+	b->buf = NULL;
+	b->len = 0;
+	run(b, job(b, "BEGIN"));
+}
+
 void
 gw_blob_body_done(GwBlob *b)
 {
+	if (b->grant && b->phase != B_DONE)
+	{
+		grant_body_done(b);
+		return;
+	}
 	if (!b->put || b->phase == B_DONE)
 		return;
 	b->body_done = true;

@@ -1,6 +1,6 @@
 """Blob routes of the gateway (SPEC §5.9, docs/blobs.md): PUT streamed into blob_upload_append
 inside one pinned transaction, GET streamed chunk by chunk from blob_get through a cursor."""
-import hashlib, http.client, json, os, socket, time
+import base64, hashlib, hmac, http.client, json, os, socket, time
 
 from gwlib import Gateway, expect_error, frames, psql, req_bytes
 
@@ -209,8 +209,96 @@ def t_blob_jwt():
         g.stop()
 
 
+def b64u(b):
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+def mint(claims):
+    """a token signed with the server secret, as the extension signs (SPEC §5.4 scheme)"""
+    key = bytes.fromhex(psql("SELECT encode(key, 'hex') FROM syncular.sync_segment_secret"))
+    if "aud" not in claims:
+        claims["aud"] = b64u(hmac.new(key, b"aud:p1", hashlib.sha256).digest()[:16])
+    payload = json.dumps(claims, separators=(",", ":")).encode()
+    return b64u(payload) + "." + b64u(hmac.new(key, payload, hashlib.sha256).digest())
+
+
+def tamper(token):
+    """the same token with a different exp claim and the original signature"""
+    p, sig = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(p + "=" * (-len(p) % 4)))
+    claims["exp"] += 3600
+    return b64u(json.dumps(claims, separators=(",", ":")).encode()) + "." + sig
+
+
+def t_blob_signed_urls():
+    """§5.9.3 grant -> PUT with the token (no host auth) -> stored; tampered, expired and
+    other-blob tokens refused with nothing stored; §5.9.5 an authorized GET answers a URL that
+    serves the bytes without host auth, and a tampered one is refused."""
+    psql("ALTER DATABASE gwtest SET syncular.blob_url_base = '/sync-api/blobs/'")
+    try:
+        g = Gateway()
+        try:
+            data = os.urandom(70000)
+            path = "/sync-api/blobs/%s/upload-grant" % bid(data)
+            st, _, body = g.request("POST", path, b'{"byteLength": %d}' % len(data), {})
+            expect_error(st, body, 401, "sync.auth_required")
+            st, _, body = g.request("POST", path, b'{"byteLength": "x"}', dict(KEY))
+            expect_error(st, body, 400, "sync.invalid_request")
+            st, _, body = g.request("POST", path, b'{"byteLength": %d}' % (100 * 1024 * 1024), dict(KEY))
+            expect_error(st, body, 413, "blob.too_large")
+            st, hd, body = g.request("POST", path, b'{"byteLength": %d}' % len(data), dict(KEY))
+            assert st == 200 and hd["content-type"] == "application/json", (st, body)
+            grant = json.loads(body)
+            assert grant["url"].startswith("/sync-api/blobs/%s?bt=" % bid(data)), grant
+            assert grant["urlExpiresAtMs"] > time.time() * 1000 + 60000, grant
+            token = grant["url"].split("?bt=")[1]
+            # refused, nothing stored: tampered, expired (signed, exp past), another blob's,
+            # another length
+            for bad, code in ((tamper(token), "blob.forbidden"),
+                              (mint({"v": 1, "op": "put", "blob": bid(data), "exp": int(time.time()) - 5,
+                                     "len": len(data), "p": "p1", "act": "u1"}), "blob.forbidden")):
+                st, _, body = g.request("PUT", "/sync-api/blobs/%s?bt=%s" % (bid(data), bad), data, {})
+                expect_error(st, body, 403, code)
+            other = os.urandom(10)
+            st, _, body = g.request("PUT", "/sync-api/blobs/%s?bt=%s" % (bid(other), token), other, {})
+            expect_error(st, body, 403, "blob.forbidden")
+            st, _, body = g.request("PUT", grant["url"], data + b"x", {})
+            expect_error(st, body, 403, "blob.forbidden")
+            assert stored(bid(data)) == 0 and stored(bid(other)) == 0
+            # the grant, no host authentication
+            st, _, body = g.request("PUT", grant["url"], data, {})
+            assert st == 200 and body == b"", (st, body)
+            assert psql("SELECT partition || ' ' || uploader FROM syncular.sync_blobs WHERE blob_id = '%s'"
+                        % bid(data)) == "p1 u1"
+            st, _, body = g.request("POST", path, b'{"byteLength": %d}' % len(data), dict(KEY))
+            assert st == 200 and json.loads(body) == {"present": True}, body
+            # download: forbidden until a row references it, then a URL, not the bytes
+            st, _, body = get(g, bid(data))
+            expect_error(st, body, 403, "blob.forbidden")
+            assert push_file(g, "kbs", "fs", bid(data), len(data))["status"] == "applied"
+            st, hd, body = get(g, bid(data))
+            assert st == 200 and hd["content-type"] == "application/json", (st, body)
+            dl = json.loads(body)
+            assert dl["url"].startswith("/sync-api/blobs/%s?bt=" % bid(data)) and dl["urlExpiresAtMs"] > 0, dl
+            st, hd, body = g.request("GET", dl["url"], None, {})
+            assert st == 200 and body == data and hd["content-type"] == "application/octet-stream", st
+            gtok = dl["url"].split("?bt=")[1]
+            for bad in (tamper(gtok), token,
+                        mint({"v": 1, "op": "get", "blob": bid(data), "exp": int(time.time()) - 5})):
+                st, _, body = g.request("GET", "/sync-api/blobs/%s?bt=%s" % (bid(data), bad), None, {})
+                expect_error(st, body, 403, "blob.forbidden")
+            # the well-signed unexpired forgery is accepted: the test's signer is the extension's
+            st, _, body = g.request("GET", "/sync-api/blobs/%s?bt=%s" % (bid(data), mint(
+                {"v": 1, "op": "get", "blob": bid(data), "exp": int(time.time()) + 60})), None, {})
+            assert st == 200 and body == data, st
+        finally:
+            g.stop()
+    finally:
+        psql("ALTER DATABASE gwtest RESET syncular.blob_url_base")
+
+
 TESTS = [t_blob_round_trip, t_blob_large_streamed, t_blob_refusals, t_blob_too_large_early,
-         t_blob_abandoned_upload, t_blob_jwt]
+         t_blob_abandoned_upload, t_blob_jwt, t_blob_signed_urls]
 
 
 def run(tap):

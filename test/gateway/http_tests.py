@@ -165,7 +165,9 @@ def t_routes_404():
     try:
         st, _, body = g.request("GET", "/sync-api/segments/abc")    # segment_tests.py: no auth
         expect_error(st, body, 401, "sync.auth_required")
-        st, _, body = g.request("POST", "/sync-api/blobs/sha256:00/upload-grant", b"")
+        # no syncular.blob_url_base: no grants offered (blob_tests.py: with one)
+        st, _, body = g.request("POST", "/sync-api/blobs/sha256:%s/upload-grant" % ("0" * 64),
+                                b'{"byteLength": 1}', {"x-api-key": "u1@p1"})
         expect_error(st, body, 404, "blob.not_found")
         st, _, body = g.request("GET", "/elsewhere")
         expect_error(st, body, 404, "sync.not_found")
@@ -177,7 +179,8 @@ def t_routes_404():
                                   "'recommendedAction', recommended_action) FROM syncular.error_catalog() "
                                   "WHERE code = '%s'" % code))
             doc = json.loads(g.request("GET", "/sync-api/nothing")[2] if code == "sync.not_found"
-                             else g.request("POST", "/sync-api/blobs/x/upload-grant", b"")[2])
+                             else g.request("POST", "/sync-api/blobs/sha256:%s/upload-grant" % ("0" * 64),
+                                            b'{"byteLength": 1}', {"x-api-key": "u1@p1"})[2])
             assert all(doc[k] == v for k, v in row.items()), (doc, row)
     finally:
         g.stop()
