@@ -169,7 +169,8 @@ fail_result(GwBlob *b, PGresult *res, const char *err)
 		fail(b, "sync.internal_error", "the database connection failed; retry", 0);
 	}
 	else if (code && msg && (strcmp(code, "blob.too_large") == 0 || strcmp(code, "blob.hash_mismatch") == 0 ||
-							 strcmp(code, "blob.not_found") == 0 || strcmp(code, "sync.invalid_request") == 0))
+							 strcmp(code, "blob.not_found") == 0 || strcmp(code, "sync.invalid_request") == 0 ||
+							 strcmp(code, "blob.forbidden") == 0))
 		fail(b, code, msg, 0);
 	else
 	{
