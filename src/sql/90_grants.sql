@@ -33,7 +33,10 @@
 --   GRANT EXECUTE ON FUNCTION syncular.blob_upload_begin(text, text, text, bigint),
 --                             syncular.blob_upload_append(bigint, bytea),
 --                             syncular.blob_upload_finish(bigint),
---                             syncular.blob_get(text, text, text, text) TO sync_gateway;
+--                             syncular.blob_get(text, text, text, text),
+--                             syncular.blob_upload_grant(text, text, text, bigint),
+--                             syncular.blob_url_upload_begin(text, text, bigint),
+--                             syncular.blob_url_get(text, text) TO sync_gateway;
 --   -- ... and its segment route (docs/segments.md)
 --   GRANT EXECUTE ON FUNCTION syncular.segment_download(text, text, text, jsonb, text, text, text),
 --                             syncular.segment_url_download(text, text, text, text) TO sync_gateway;
