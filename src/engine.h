@@ -239,6 +239,9 @@ extern SyncAllowed *sync_scopes_resolve(SyncRound *round);	/* calls the resolver
 extern bool sync_scopes_allows(const SyncAllowed *allowed, const char *var, const char *value);
 /* Lowercase SHA-256 hex (64 characters + NUL written to hex) of len bytes. */
 extern void sync_sha256_hex(const uint8 *data, size_t len, char *hex);
+/* UTF-16 code-unit order of two char * (qsort/bsearch), and sort + de-duplicate in that order. */
+extern int	sync_cmp_utf16(const void *a, const void *b);
+extern int	sync_sort_unique(char **v, int n);
 extern char *sync_scope_digest(const SyncEffective *effective);	/* lowercase sha256 hex of canonical JSON */
 extern bool sync_scopes_match(const SyncEffective *effective, Jsonb *stored_scopes);
 

@@ -99,15 +99,6 @@ typedef struct Registration
 } Registration;
 
 static int
-cmp_utf16(const void *a, const void *b)
-{
-	const char *x = *(char *const *) a;
-	const char *y = *(char *const *) b;
-
-	return ssp_utf16_cmp(x, strlen(x), y, strlen(y));
-}
-
-static int
 cmp_entry(const void *a, const void *b)
 {
 	const SspScopeEntry *x = a;
@@ -202,18 +193,6 @@ add_scope_keys(Registration *r, const SyncTable *t, const SyncEffective *e, int 
 				r->keys[r->nkeys++] = psprintf("%s:%s", t->scopes[s].prefix, e->values[i][k]);
 			}
 		}
-}
-
-static void
-sort_keys(Registration *r)
-{
-	int			k = 0;
-
-	qsort(r->keys, r->nkeys, sizeof(char *), cmp_utf16);
-	for (int i = 0; i < r->nkeys; i++)
-		if (k == 0 || strcmp(r->keys[k - 1], r->keys[i]) != 0)
-			r->keys[k++] = r->keys[i];
-	r->nkeys = k;
 }
 
 /* One persisted subscription: its registration entry, or false when it is not active now. */
@@ -343,7 +322,7 @@ registration_build(const char *partition, const char *actor, const char *client,
 			}
 		}
 	}
-	sort_keys(r);
+	r->nkeys = sync_sort_unique(r->keys, r->nkeys);
 	/* §8.1: never pulled, nothing registered, or behind the log */
 	if (!r->known || nstored == 0 || r->cursor < r->latest || r->epoch == NULL)
 		r->requires_sync = true;
@@ -450,7 +429,7 @@ syncular_presence_authorize(PG_FUNCTION_ARGS)
 		if (nulls[i])
 			continue;
 		key = TextDatumGetCString(elems[i]);
-		if (bsearch(&key, r.keys, r.nkeys, sizeof(char *), cmp_utf16) == NULL)
+		if (bsearch(&key, r.keys, r.nkeys, sizeof(char *), sync_cmp_utf16) == NULL)
 			continue;
 		for (int k = 0; k < nout && !dup; k++)
 			dup = strcmp(out[k], key) == 0;

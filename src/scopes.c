@@ -30,9 +30,9 @@
 #include "leases.h"
 #include "storage.h"
 
-/* Order of values and keys: UTF-16 code units (the wire's map-key order). */
-static int
-cmp_utf16(const void *a, const void *b)
+/* Order of values and keys: UTF-16 code units (the wire's map-key order); qsort/bsearch of char *. */
+int
+sync_cmp_utf16(const void *a, const void *b)
 {
 	const char *x = *(char *const *) a;
 	const char *y = *(char *const *) b;
@@ -40,15 +40,15 @@ cmp_utf16(const void *a, const void *b)
 	return ssp_utf16_cmp(x, strlen(x), y, strlen(y));
 }
 
-/* Sort and de-duplicate a list of strings in place; returns the new count. */
-static int
-sort_unique(char **v, int n)
+/* Sort (UTF-16 order) and de-duplicate a list of strings in place; returns the new count. */
+int
+sync_sort_unique(char **v, int n)
 {
 	int			k = 0;
 
 	if (n <= 1)
 		return n;
-	qsort(v, n, sizeof(char *), cmp_utf16);
+	qsort(v, n, sizeof(char *), sync_cmp_utf16);
 	for (int i = 0; i < n; i++)
 		if (k == 0 || strcmp(v[k - 1], v[i]) != 0)
 			v[k++] = v[i];
@@ -152,7 +152,7 @@ allowed_from_jsonb(const SyncSchema *schema, Jsonb *jb, SyncAllowed *a)
 				else
 					a->values[n][k++] = s;
 			}
-			a->nvalues[n] = sort_unique(a->values[n], k);
+			a->nvalues[n] = sync_sort_unique(a->values[n], k);
 		}
 		else if (v.type == jbvNull)
 			a->nvalues[n] = 0;	/* nothing allowed for this variable */
@@ -382,7 +382,7 @@ sync_scopes_effective(const SyncAllowed *allowed, const SyncTable *table,
 			if (allowed->any[ai] || sync_scopes_allows(allowed, var, val))
 				e->values[i][k++] = val;
 		}
-		e->nvalues[i] = sort_unique(e->values[i], k);
+		e->nvalues[i] = sync_sort_unique(e->values[i], k);
 		if (e->nvalues[i] == 0)
 		{
 			e->revoked = true;
@@ -484,7 +484,7 @@ sync_effective_json(const SyncEffective *effective)
 	order = palloc0(sizeof(int) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 		keys[i] = effective->vars[i];
-	qsort(keys, n, sizeof(char *), cmp_utf16);
+	qsort(keys, n, sizeof(char *), sync_cmp_utf16);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++)
 			if (effective->vars[j] == keys[i])
@@ -496,7 +496,7 @@ sync_effective_json(const SyncEffective *effective)
 		int			m;
 
 		memcpy(vals, effective->values[j], sizeof(char *) * effective->nvalues[j]);
-		m = sort_unique(vals, effective->nvalues[j]);
+		m = sync_sort_unique(vals, effective->nvalues[j]);
 		if (i > 0)
 			appendStringInfoChar(&buf, ',');
 		append_json_string(&buf, keys[i]);
