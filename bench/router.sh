@@ -9,16 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BIN=$("$PG_CONFIG" --bindir)
-work=$(mktemp -d /tmp/syncular-bench-router.XXXXXX)
-chmod 755 "$work"
-if [ "$(id -u)" -eq 0 ]; then
-  chown postgres "$work"
-  as_pg() { su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; }
-else
-  as_pg() { "$@"; }
-fi
+. scripts/cluster-work.sh bench-router
 port=$(bash scripts/free-port.sh)
 as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
 as_pg "$BIN/pg_ctl" -D "$work/data" -l "$work/log" -w \

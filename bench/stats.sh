@@ -10,16 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
 rounds=${2:-2}
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BIN=$("$PG_CONFIG" --bindir)
-work=$(mktemp -d /tmp/syncular-bench-stats.XXXXXX)
-chmod 755 "$work"
-if [ "$(id -u)" -eq 0 ]; then
-  chown postgres "$work"
-  as_pg() { su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; }
-else
-  as_pg() { "$@"; }
-fi
+. scripts/cluster-work.sh bench-stats
 port=$(bash scripts/free-port.sh)
 as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
 trap 'as_pg "$BIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT

@@ -26,18 +26,8 @@
 # clusters as user postgres when started as root.  Everything is removed at exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BIN=$("$PG_CONFIG" --bindir)
+. scripts/cluster-work.sh scale
 started=$(date +%s)
-
-work=$(mktemp -d /tmp/syncular-scale.XXXXXX)
-chmod 755 "$work"
-if [ "$(id -u)" -eq 0 ]; then
-  chown postgres "$work"
-  as_pg() { su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; }
-else
-  as_pg() { "$@"; }
-fi
 
 running=()
 cleanup() {

@@ -9,18 +9,9 @@
 # postgres.  Bounded: the caller (scripts/test.sh) runs it under timeout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BIN=$("$PG_CONFIG" --bindir)
+. scripts/cluster-work.sh stats
 REGRESS=$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress
 
-work=$(mktemp -d /tmp/syncular-stats.XXXXXX)
-chmod 755 "$work"
-if [ "$(id -u)" -eq 0 ]; then
-  chown postgres "$work"
-  as_pg() { su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; }
-else
-  as_pg() { "$@"; }
-fi
 out=$(mktemp -d /tmp/syncular-stats-out.XXXXXX)
 cleanup() {
   as_pg "$BIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true
