@@ -11,31 +11,7 @@ CREATE DATABASE blob_urls;
 \c blob_urls
 \i sql/test_helpers.psql
 
-SELECT syncular.ensure_schema('{"version": 1, "tables": [
-  {"name": "files", "primaryKey": "id", "scopes": ["org:{org}"], "columns": [
-    {"name": "id", "type": "string", "nullable": false},
-    {"name": "org", "type": "string", "nullable": false},
-    {"name": "att", "type": "blob_ref", "nullable": true},
-    {"name": "thumb", "type": "blob_ref", "nullable": true}]},
-  {"name": "albums", "primaryKey": "id", "scopes": ["org:{org}"], "columns": [
-    {"name": "id", "type": "string", "nullable": false},
-    {"name": "org", "type": "string", "nullable": false}]},
-  {"name": "photos", "primaryKey": "id", "scopes": ["org:{org}"], "columns": [
-    {"name": "id", "type": "string", "nullable": false},
-    {"name": "org", "type": "string", "nullable": false},
-    {"name": "album_id", "type": "string", "nullable": false},
-    {"name": "img", "type": "blob_ref", "nullable": true}],
-   "references": [{"column": "album_id", "parentTable": "albums", "onDelete": "cascade"}]}]}') ->> 'action' AS action;
-CREATE TABLE public.grants (actor text, org text);
-INSERT INTO public.grants VALUES ('alice', 'o1'), ('bob', 'o2'), ('root', '*');
-CREATE FUNCTION public.resolve(actor text, part text, client text) RETURNS jsonb
-LANGUAGE plpgsql STABLE AS $$
-BEGIN
-  IF actor = 'broken' THEN RAISE EXCEPTION 'directory down'; END IF;
-  RETURN jsonb_build_object('org', coalesce((SELECT jsonb_agg(g.org) FROM public.grants g
-                                              WHERE g.actor = resolve.actor), '[]'::jsonb));
-END $$;
-SELECT syncular.set_scope_resolver('public.resolve(text,text,text)') IS NOT NULL AS resolver_set;
+\i sql/blob_fixture.psql
 
 CREATE FUNCTION pg_temp.bid(b bytea) RETURNS text LANGUAGE sql IMMUTABLE AS
 $$ SELECT 'sha256:' || encode(sha256(b), 'hex') $$;
