@@ -121,7 +121,8 @@ extern char *sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *
 									const char *what);
 
 /* sql_api.c: the JSON error body of an HTTP answer {code, category, retryable,
- * recommendedAction, message, details?} (details_json may be NULL). */
+ * recommendedAction, message, details?} (details_json may be NULL).  As a bytea body:
+ * (bytea *) cstring_to_text(...), text and bytea sharing the varlena layout. */
 extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,
 								  const char *details_json);
 extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);

@@ -496,16 +496,6 @@ serve_url(FunctionCallInfo fcinfo, DownloadReply *r)
 	respond(r, cxt, segment_id, opt_text(fcinfo, 2), opt_text(fcinfo, 3));
 }
 
-static bytea *
-text_bytes(const char *s)
-{
-	size_t		len = strlen(s);
-	bytea	   *b = palloc(VARHDRSZ + len);
-
-	SET_VARSIZE(b, VARHDRSZ + len);
-	memcpy(VARDATA(b), s, len);
-	return b;
-}
 
 /*
  * One HTTP answer as a row: `serve` runs in a subtransaction; a catalogue error becomes its
@@ -550,7 +540,7 @@ answer(FunctionCallInfo fcinfo, void (*serve) (FunctionCallInfo, DownloadReply *
 		if (e != NULL)
 		{
 			r->status = e->http_status;
-			r->body = text_bytes(sync_http_error_body(e, edata->message, details));
+			r->body = (bytea *) cstring_to_text(sync_http_error_body(e, edata->message, details));
 		}
 		else
 		{
@@ -559,7 +549,7 @@ answer(FunctionCallInfo fcinfo, void (*serve) (FunctionCallInfo, DownloadReply *
 					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
 					 errcode(edata->sqlerrcode)));
 			r->status = 500;
-			r->body = text_bytes(sync_http_error_body(sync_error_info("sync.internal_error"),
+			r->body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.internal_error"),
 													  "internal server error", NULL));
 		}
 		FreeErrorData(edata);

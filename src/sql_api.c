@@ -121,16 +121,6 @@ syncular_sync(PG_FUNCTION_ARGS)
 
 /* ---------------------------------------------------------------- handle_http */
 
-static bytea *
-text_bytea(const char *s)
-{
-	size_t		len = strlen(s);
-	bytea	   *b = palloc(VARHDRSZ + len);
-
-	SET_VARSIZE(b, VARHDRSZ + len);
-	memcpy(VARDATA(b), s, len);
-	return b;
-}
 
 /* The JSON error body {code, category, retryable, recommendedAction, message, details?}. */
 char *
@@ -233,7 +223,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 	{
 		status = 415;
 		ctype = "application/json";
-		body = text_bytea(sync_http_error_body(sync_error_info("sync.invalid_request"),
+		body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.invalid_request"),
 									 "unsupported content type", NULL));
 	}
 	else
@@ -264,7 +254,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 			if (e != NULL)
 			{
 				status = e->http_status;
-				body = text_bytea(sync_http_error_body(e, edata->message, details));
+				body = (bytea *) cstring_to_text(sync_http_error_body(e, edata->message, details));
 			}
 			else
 			{
@@ -273,7 +263,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 						 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
 						 errcode(edata->sqlerrcode)));
 				status = 500;
-				body = text_bytea(sync_http_error_body(sync_error_info("sync.internal_error"),
+				body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.internal_error"),
 											 "internal server error", NULL));
 			}
 			FreeErrorData(edata);
