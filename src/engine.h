@@ -112,6 +112,10 @@ extern const SyncErrorInfo *sync_error_info(const char *code);
  */
 extern void sync_raise(const char *code, const char *message, const char *details_json) pg_attribute_noreturn();
 
+/* A codec refusal as an ERROR: its catalogue code (out_of_memory for the codec's internal
+ * failure). */
+extern void sync_raise_codec_error(const SspError *err) pg_attribute_noreturn();
+
 /* The errdetail text of sync_raise, palloc'd: {"code": code, "details": details_json}
  * (details omitted when NULL). */
 extern char *sync_error_detail_json(const char *code, const char *details_json);

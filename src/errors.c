@@ -193,6 +193,16 @@ PG_FUNCTION_INFO_V1(syncular_raise);
  * SQL entry to sync_raise for the plpgsql parts of the extension.  Always raises; the second
  * form adds an errhint (what the operator can do about it).
  */
+/* A codec refusal (SspError) as an ERROR: its catalogue code; the codec's internal failure (an
+ * allocation it could not make) as out_of_memory (53200). */
+void
+sync_raise_codec_error(const SspError *err)
+{
+	if (err->code && strcmp(err->code, SSP_ERR_INTERNAL) == 0)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("syncular codec: %s", err->message)));
+	sync_raise(err->code ? err->code : SSP_ERR_INVALID_REQUEST, err->message, NULL);
+}
+
 Datum
 syncular_raise(PG_FUNCTION_ARGS)
 {
