@@ -124,11 +124,13 @@ extern char *sync_error_detail_json(const char *code, const char *details_json);
 extern char *sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *who,
 									const char *what);
 
-/* sql_api.c: the JSON error body of an HTTP answer {code, category, retryable,
+/* The JSON error body of an HTTP answer {code, category, retryable,
  * recommendedAction, message, details?} (details_json may be NULL).  As a bytea body:
  * (bytea *) cstring_to_text(...), text and bytea sharing the varlena layout. */
 extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,
 								  const char *details_json);
+/* A raised catalogue error (DETAIL exactly sync_error_detail_json's text, the catalogue's
+ * SQLSTATE): its entry and raw details text; NULL for any other error. */
 extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);
 
 /* ---------------------------------------------------------------- settings (syncular.c) */
@@ -323,6 +325,8 @@ extern bool sync_crdt_merge(SyncRound *round, const SyncTable *table, int column
 /* round.c: serve one round; returns the response bytes (palloc'd in the caller's context). */
 extern bytea *sync_round_serve(bytea *request, const char *partition, const char *actor_id,
 							   bool nonatomic);
+
+/* clock.c: the current time in milliseconds since the Unix epoch (SPEC timestamps). */
 extern int64 sync_now_ms(void);
 
 /* Seams filled by other issues (weak no-op defaults in push.c / round.c). */

@@ -279,3 +279,62 @@ sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *who, const ch
 				   psprintf("{\"argument\": \"%s\"}", what));
 	return s;
 }
+
+/* ---------------------------------------------------------------- HTTP error bodies */
+
+/* The JSON error body {code, category, retryable, recommendedAction, message, details?}. */
+char *
+sync_http_error_body(const SyncErrorInfo *e, const char *message, const char *details_json)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"code\":");
+	escape_json(&b, e->code);
+	appendStringInfoString(&b, ",\"category\":");
+	escape_json(&b, e->category);
+	appendStringInfo(&b, ",\"retryable\":%s,\"recommendedAction\":",
+					 e->retryable ? "true" : "false");
+	escape_json(&b, e->action);
+	appendStringInfoString(&b, ",\"message\":");
+	escape_json(&b, message);
+	if (details_json != NULL)
+		appendStringInfo(&b, ",\"details\":%s", details_json);
+	appendStringInfoChar(&b, '}');
+	return b.data;
+}
+
+/*
+ * A raised catalogue error: DETAIL is exactly sync_error_detail_json's text
+ * {"code": "<code>", "details": <json>} and the SQLSTATE is the catalogue's.  Returns the entry
+ * (NULL for anything else) and the raw details text.
+ */
+const SyncErrorInfo *
+sync_catalogue_error(const ErrorData *edata, char **details)
+{
+	const char *d = edata->detail;
+	const char *p;
+	const char *q;
+	char	   *code;
+	const SyncErrorInfo *e;
+	size_t		len;
+
+	*details = NULL;
+	if (d == NULL || strncmp(d, "{\"code\": \"", 10) != 0)
+		return NULL;
+	p = d + 10;
+	q = strchr(p, '"');
+	if (q == NULL)
+		return NULL;
+	code = pnstrdup(p, q - p);
+	e = sync_error_info(code);
+	if (e == NULL || e->http_status == 0 || e->sqlstate != edata->sqlerrcode)
+		return NULL;
+	q++;
+	len = strlen(q);
+	if (strncmp(q, ", \"details\": ", 13) == 0 && len > 14 && q[len - 1] == '}')
+		*details = pnstrdup(q + 13, len - 14);
+	else if (strcmp(q, "}") != 0)
+		return NULL;
+	return e;
+}

@@ -25,15 +25,6 @@
 
 #define RESERVED_CLIENT_PREFIX "[\"remote-command\","
 
-int64
-sync_now_ms(void)
-{
-	TimestampTz now = GetCurrentTimestamp();
-
-	return (int64) (now / 1000) +
-		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
-}
-
 static bool
 has_nul(const SspStr *s)
 {

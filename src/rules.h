@@ -1,5 +1,5 @@
 /*
- * rules.h — internal interface of the server-side write rules (issue 4): row and commit
+ * rules.h — internal interface of the server-side write rules (SPEC §2.3, §3.4): row and commit
  * validators and the reaction planner (hooks.c), declared references (references.c), and the
  * services push.c offers them for the commit in progress.
  *

@@ -49,7 +49,6 @@ sync_segments_define_gucs(void)
 							256 * 1024, 0, (int) (MaxAllocSize / 2),
 							PGC_SUSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
-	sync_segment_url_define_gucs();
 }
 
 bool

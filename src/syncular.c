@@ -128,6 +128,7 @@ _PG_init(void)
 	sync_blobs_define_gucs();
 	sync_leases_define_gucs();
 	sync_segments_define_gucs();
+	sync_segment_url_define_gucs();
 	MarkGUCPrefixReserved("syncular");
 	sync_stats_init();
 
