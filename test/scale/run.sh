@@ -93,6 +93,17 @@ sql "$port_a" postgres -c "CREATE DATABASE syncular_router"
 docblock router | sql "$port_a" syncular_router
 sql "$port_a" postgres -c "CREATE ROLE sync_gateway LOGIN"
 docblock gateway-grants | sql "$port_a" syncular_router
+# the router's released version updates to this one, to the same routines as a fresh install
+sql "$port_a" postgres -c "CREATE DATABASE syncular_router_up"
+sql "$port_a" syncular_router_up -c "CREATE EXTENSION syncular_router VERSION '0.2.0' CASCADE" \
+  -c "ALTER EXTENSION syncular_router UPDATE"
+routines="SELECT extversion || ' ' || md5(string_agg(p.oid::regprocedure::text || p.prosrc
+            || coalesce(obj_description(p.oid, 'pg_proc'), ''), ',' ORDER BY p.oid::regprocedure::text))
+          FROM pg_proc p, pg_extension e
+         WHERE p.pronamespace = 'syncular'::regnamespace AND e.extname = 'syncular_router' GROUP BY extversion"
+check "router: 0.2.0 updated by ALTER EXTENSION equals a fresh install" \
+  "$(sql "$port_a" syncular_router_up -c "$routines")" "$(sql "$port_a" syncular_router -c "$routines")"
+sql "$port_a" postgres -c "DROP DATABASE syncular_router_up"
 check "router: four logical shards" "$(sql "$port_a" syncular_router -c 'SELECT syncular.shard_count()')" 4
 r=$(sql "$port_a" syncular_router <<'SQL'
 SELECT count(*) FILTER (WHERE p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
