@@ -27,6 +27,8 @@ void gw_metrics_notify(int64_t at[2], bool busy);
 void gw_metrics_notify_next(int64_t at[2]);
 /* a delta was queued to a socket; notify_us: arrival of the NOTIFY it answers (0: unknown) */
 void gw_metrics_delta(int64_t notify_us);
+/* the commit wake-up ring reported wake-ups lost (pool.c) */
+void gw_metrics_wakeups_lost(void);
 /* a sync wake-up was queued to a socket (SPEC §8.3), with its reason */
 void gw_metrics_wake(const char *reason);
 
