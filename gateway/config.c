@@ -33,7 +33,7 @@ static const Opt opts[] = {
 	{"mount", "SYNCULAR_GATEWAY_MOUNT", T_STR, &gw_cfg.mount, "/sync-api",
 	 "path prefix of every route (SPEC 1.1 <mount>)"},
 	{"pool", "SYNCULAR_GATEWAY_POOL", T_INT, &gw_cfg.pool, "8",
-	 "database connections serving rounds (plus one for LISTEN)"},
+	 "database connections serving rounds (plus one for LISTEN, and one for syncular.wait_commits when the database uses the commit wake-up ring)"},
 	{"max-body", "SYNCULAR_GATEWAY_MAX_BODY", T_SIZE, &gw_cfg.max_body, "16777216",
 	 "bytes: largest /sync request body, before and after gunzip (413 above)"},
 	{"max-queue", "SYNCULAR_GATEWAY_MAX_QUEUE", T_INT, &gw_cfg.max_queue, "1024",
