@@ -68,8 +68,8 @@ static const Opt opts[] = {
 	{"drain", "SYNCULAR_GATEWAY_DRAIN", T_INT, &gw_cfg.drain_s, "10",
 	 "seconds SIGTERM waits for in-flight rounds before exiting"},
 	{"shard-refresh", "SYNCULAR_GATEWAY_SHARD_REFRESH", T_INT, &gw_cfg.shard_refresh_s, "30",
-	 "seconds between re-reads of the shard list when --db is a syncular_router database (one LISTEN "
-	 "connection per shard)"},
+	 "seconds between re-reads of the shard list when --db is a syncular_router database (one commit "
+	 "wake-up connection per shard: LISTEN or syncular.wait_commits)"},
 	{"metrics", "SYNCULAR_GATEWAY_METRICS", T_ONOFF, &gw_cfg.metrics_on, "on",
 	 "on or off: serve GET <mount>/metrics (Prometheus text, unauthenticated like /healthz; off answers 404)"},
 	{"metrics-interval", "SYNCULAR_GATEWAY_METRICS_INTERVAL", T_INT, &gw_cfg.metrics_interval_s, "10",
