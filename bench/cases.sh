@@ -100,10 +100,12 @@ for clients in 1 4 16; do
   q "SELECT bench.fill(1, $clients, 16, $per, $((2 * runs)))" >/dev/null
   n=""; g=""; b=""; bn=""
   for r in $(seq 0 $((runs - 1))); do
-    q "ALTER DATABASE $db SET syncular.commit_wakeup = notify" >/dev/null
-    n="$n $(tps "$clients" "$per" "$push_sql" -D n=0 -D base=$((r * 10000000)))"
-    q "ALTER DATABASE $db SET syncular.commit_wakeup = ring" >/dev/null
-    g="$g $(tps "$clients" "$per" "$push_sql" -D n=0 -D base=$(((runs + r) * 10000000)))"
+    # the two modes alternate which runs first (the partitions grow during the case)
+    for m in $( [ $((r % 2)) = 0 ] && echo "notify ring" || echo "ring notify"); do
+      q "ALTER DATABASE $db SET syncular.commit_wakeup = $m" >/dev/null
+      if [ $m = notify ]; then n="$n $(tps "$clients" "$per" "$push_sql" -D n=0 -D base=$((r * 10000000)))"
+      else g="$g $(tps "$clients" "$per" "$push_sql" -D n=0 -D base=$(((runs + r) * 10000000)))"; fi
+    done
     b="$b $(tps "$clients" "$per" "$plain_sql" -D n=0 -D base=$((r * 10000000)))"
     bn="$bn $(tps "$clients" "$per" "$plain_notify_sql" -D n=0 -D base=$(((runs + r) * 10000000)))"
   done
