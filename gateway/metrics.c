@@ -449,7 +449,7 @@ render_gateway(Buf *b)
 			buf_printf(b, "\"} %llu\n", (unsigned long long) (i < n_wake ? wake_n[i] : wake_n[MAX_WAKE_REASONS]));
 		}
 	family(b, "syncular_gateway_commit_to_delta_seconds", "histogram",
-		   "from a commit NOTIFY's arrival to its delta being queued to a socket");
+		   "from a commit wake-up's arrival (NOTIFY or the ring) to its delta being queued to a socket");
 	for (size_t i = 0; i <= NLAT; i++)
 	{
 		cum += lat_n[i];

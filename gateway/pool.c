@@ -66,6 +66,7 @@ typedef struct PgConn
 	bool        listened;       /* a LISTEN of this connection succeeded before */
 	bool        waiter;         /* runs the syncular.wait_commits loop */
 	bool        have_pos;       /* pos holds the ring position to continue from */
+	bool        wait_warned;    /* a wait_commits failure was logged (until one succeeds) */
 	char        pos[24];
 	lws_sorted_usec_list_t wait_retry;
 } PgConn;
@@ -897,11 +898,15 @@ wait_done(GwJob *job, PGresult *res, const char *err)
 			wait_next(pc);      /* canceled or statement_timeout: nothing is lost, ask again */
 			return;
 		}
-		gw_log("syncular.wait_commits%s%s failed: %s", pc->conninfo ? " on shard " : "",
-			   pc->conninfo ? pc->conninfo : "", PQresultErrorMessage(res));
+		if (!pc->wait_warned)
+			gw_log("syncular.wait_commits%s%s failed (retrying every second, logged once): %s",
+				   pc->conninfo ? " on shard " : "", pc->conninfo ? pc->conninfo : "",
+				   PQresultErrorMessage(res));
+		pc->wait_warned = true;
 		lws_sul_schedule(ctx, 0, &pc->wait_retry, wait_retry_cb, 1000 * 1000);
 		return;
 	}
+	pc->wait_warned = false;
 	for (int i = 0; i < PQntuples(res); i++)
 	{
 		const char *kind = PQgetvalue(res, i, 0);
