@@ -40,7 +40,7 @@ ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EX
   qty = EXCLUDED.qty, done = EXCLUDED.done;"
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-only=${BENCH_ONLY:-all}   # all | wal
+only=${BENCH_ONLY:-all}   # all | wal | wakeup
 if [ "$only" = all ]; then
 echo "| case | syncular | plain SQL | ratio |"
 echo "|---|---|---|---|"
@@ -77,6 +77,44 @@ SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.sy
   done
   row "incremental pull, ${changes} changes, tps" "$(echo "$s" | median)" "$(echo "$b" | median)"
 done
+fi
+
+# Commit wake-ups (docs/realtime.md "Commit wake-ups"): 1-op push commits into 16 partitions with
+# NOTIFY syncular_commit (PostgreSQL 15 serializes notifying commits through their WAL flush) and
+# with the shared-memory ring, interleaved in the same run; the plain baseline without and with
+# one pg_notify per transaction.  The ring needs syncular in shared_preload_libraries (run.sh);
+# without it both columns are NOTIFY.  Group commit only helps when commits flush: the settings
+# are printed.  BENCH_ONLY=wakeup runs this section alone.
+if [ "$only" = all ] || [ "$only" = wakeup ]; then
+plain_notify_sql="$key
+BEGIN;
+${plain_sql#"$key"}
+SELECT pg_notify('bench_plain', :k::text);
+COMMIT;"
+echo
+echo "commit wake-ups, 1-op push commits, 16 partitions, tps (fsync=$(q 'SHOW fsync'), synchronous_commit=$(q 'SHOW synchronous_commit'), ring $(q "SELECT CASE WHEN syncular.commit_wakeup_mode() = 'notify' THEN 'NOT available (not preloaded)' ELSE 'available' END"))"
+echo "| clients | push notify | push ring | ring / notify | plain SQL | plain + pg_notify | push ring / plain |"
+echo "|---|---|---|---|---|---|---|"
+for clients in 1 4 16; do
+  per=$((200 * scale))
+  q "SELECT bench.fill(1, $clients, 16, $per, $((2 * runs)))" >/dev/null
+  n=""; g=""; b=""; bn=""
+  for r in $(seq 0 $((runs - 1))); do
+    # the two modes alternate which runs first (the partitions grow during the case)
+    for m in $( [ $((r % 2)) = 0 ] && echo "notify ring" || echo "ring notify"); do
+      q "ALTER DATABASE $db SET syncular.commit_wakeup = $m" >/dev/null
+      if [ $m = notify ]; then n="$n $(tps "$clients" "$per" "$push_sql" -D n=0 -D base=$((r * 10000000)))"
+      else g="$g $(tps "$clients" "$per" "$push_sql" -D n=0 -D base=$(((runs + r) * 10000000)))"; fi
+    done
+    b="$b $(tps "$clients" "$per" "$plain_sql" -D n=0 -D base=$((r * 10000000)))"
+    bn="$bn $(tps "$clients" "$per" "$plain_notify_sql" -D n=0 -D base=$(((runs + r) * 10000000)))"
+  done
+  q "ALTER DATABASE $db RESET syncular.commit_wakeup" >/dev/null
+  awk -v c="$clients" -v n="$(echo "$n" | median)" -v g="$(echo "$g" | median)" -v b="$(echo "$b" | median)" \
+      -v bn="$(echo "$bn" | median)" 'BEGIN { printf "| %s | %.1f | %.1f | %.3f | %.1f | %.1f | %.3f |\n",
+      c, n, g, (n > 0 ? g / n : 0), b, bn, (b > 0 ? g / b : 0) }'
+done
+if [ "$only" = wakeup ]; then echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"; exit 0; fi
 fi
 
 # bootstrap: 100,000 distinct rows pushed into a new partition, then one round of up to 50 pages

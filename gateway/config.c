@@ -33,7 +33,7 @@ static const Opt opts[] = {
 	{"mount", "SYNCULAR_GATEWAY_MOUNT", T_STR, &gw_cfg.mount, "/sync-api",
 	 "path prefix of every route (SPEC 1.1 <mount>)"},
 	{"pool", "SYNCULAR_GATEWAY_POOL", T_INT, &gw_cfg.pool, "8",
-	 "database connections serving rounds (plus one for LISTEN)"},
+	 "database connections serving rounds (plus one for LISTEN, and one for syncular.wait_commits when the database uses the commit wake-up ring)"},
 	{"max-body", "SYNCULAR_GATEWAY_MAX_BODY", T_SIZE, &gw_cfg.max_body, "16777216",
 	 "bytes: largest /sync request body, before and after gunzip (413 above)"},
 	{"max-queue", "SYNCULAR_GATEWAY_MAX_QUEUE", T_INT, &gw_cfg.max_queue, "1024",
@@ -68,8 +68,8 @@ static const Opt opts[] = {
 	{"drain", "SYNCULAR_GATEWAY_DRAIN", T_INT, &gw_cfg.drain_s, "10",
 	 "seconds SIGTERM waits for in-flight rounds before exiting"},
 	{"shard-refresh", "SYNCULAR_GATEWAY_SHARD_REFRESH", T_INT, &gw_cfg.shard_refresh_s, "30",
-	 "seconds between re-reads of the shard list when --db is a syncular_router database (one LISTEN "
-	 "connection per shard)"},
+	 "seconds between re-reads of the shard list when --db is a syncular_router database (one commit "
+	 "wake-up connection per shard: LISTEN or syncular.wait_commits)"},
 	{"metrics", "SYNCULAR_GATEWAY_METRICS", T_ONOFF, &gw_cfg.metrics_on, "on",
 	 "on or off: serve GET <mount>/metrics (Prometheus text, unauthenticated like /healthz; off answers 404)"},
 	{"metrics-interval", "SYNCULAR_GATEWAY_METRICS_INTERVAL", T_INT, &gw_cfg.metrics_interval_s, "10",

@@ -1,14 +1,17 @@
 /*
  * fanout.c — commit wake-ups to realtime sockets (SPEC §8.2, §8.3).
  *
- * The listen connection delivers NOTIFY syncular_commit with payload
- * base64url(partition) ":" commitSeq.  For each partition this gateway holds sockets on, ONE
+ * Wake-ups arrive as NOTIFY syncular_commit with payload base64url(partition) ":" commitSeq
+ * (fanout_on_notify), or from the ring of syncular.wait_commits (fanout_on_commit; pool.c runs
+ * the waiter, docs/realtime.md "Commit wake-ups").  For each partition this gateway holds sockets on, ONE
  * syncular.realtime_fanout call per wake-up names every idle socket (id, delivered cursor,
  * registration); the extension answers each one's delta bytes or wake-up reason, computed
  * with the same scope rules as a pull.  At most one call per partition is in flight: wake-ups
  * that arrive meanwhile coalesce into one follow-up call at the highest sequence.  Sockets with
  * a socket round in flight (§8.7) or over the unacked-delta budget get a catchup-required
- * wake-up from the gateway itself, without a delta.
+ * wake-up from the gateway itself, without a delta.  When the ring reports wake-ups lost, every
+ * partition gets one call at GW_SEQ_HEAD: realtime_fanout covers (cursor, min(seq, the
+ * partition's max commit_seq)], so that call delivers whatever the lost wake-ups would have.
  */
 #include "ws.h"
 
@@ -120,6 +123,9 @@ b64url_decode(const char *in, size_t n, char *out, size_t cap)
 }
 
 static void run_fanout(WsPart *p, int64_t seq);
+
+/* a fanout call up to the partition's current head (a resynchronization) */
+#define GW_SEQ_HEAD INT64_MAX
 
 static int64_t
 be64(const char *p)
@@ -244,7 +250,8 @@ run_fanout(WsPart *p, int64_t seq)
 		{
 			/* §8.7 interleaving / §8.2 flow control: no delta now, a wake-up instead */
 			if (seq > s->cursor)
-				ws_send_wake(s, seq, "catchup-required");
+				ws_send_wake(s, seq != GW_SEQ_HEAD ? seq : p->seen_seq > s->cursor ? p->seen_seq : s->cursor,
+							 "catchup-required");
 			continue;
 		}
 		snprintf(head, sizeof(head), "%s{\"conn\":%llu,\"cursor\":%lld,\"registration\":",
@@ -275,6 +282,31 @@ run_fanout(WsPart *p, int64_t seq)
 	}
 }
 
+/* one wake-up: partition and commitSeq, or partition NULL when wake-ups were lost */
+void
+fanout_on_commit(const char *part, int64_t seq)
+{
+	for (WsPart *p = parts; p; p = p->next)
+	{
+		if (part && strcmp(p->name, part) != 0)
+			continue;
+		if (part && seq > p->seen_seq)
+			p->seen_seq = seq;
+		gw_metrics_notify(p->notify_us, p->fanout_busy);
+		if (!part)
+			seq = GW_SEQ_HEAD;	/* resynchronize every partition */
+		if (p->fanout_busy)
+		{
+			if (seq > p->pending_seq)
+				p->pending_seq = seq;
+		}
+		else
+			run_fanout(p, seq);
+		if (part)
+			return;
+	}
+}
+
 void
 fanout_on_notify(const char *channel, const char *payload)
 {
@@ -302,20 +334,5 @@ fanout_on_notify(const char *channel, const char *payload)
 	seq = strtoll(colon + 1, &end, 10);
 	if (*end || seq <= 0 || b64url_decode(payload, (size_t) (colon - payload), part, sizeof(part)) < 0)
 		return;
-	for (WsPart *p = parts; p; p = p->next)
-	{
-		if (strcmp(p->name, part) != 0)
-			continue;
-		if (seq > p->seen_seq)
-			p->seen_seq = seq;
-		gw_metrics_notify(p->notify_us, p->fanout_busy);
-		if (p->fanout_busy)
-		{
-			if (seq > p->pending_seq)
-				p->pending_seq = seq;
-		}
-		else
-			run_fanout(p, seq);
-		return;
-	}
+	fanout_on_commit(part, seq);
 }

@@ -115,9 +115,14 @@ int    gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_
  * were not notified) */
 typedef void (*GwNotifyFn) (const char *channel, const char *payload);
 void   gw_pool_set_notify(GwNotifyFn fn);
+/* ring mode (docs/realtime.md "Commit wake-ups"): one wake-up from syncular.wait_commits, or
+ * (NULL, 0) when wake-ups were lost and every partition must be resynchronized */
+typedef void (*GwCommitFn) (const char *partition, int64_t seq);
+void   gw_pool_set_commit(GwCommitFn fn);
+bool   gw_pool_waiting(void);       /* some commit wake-ups come from the ring */
 /* send NOTIFY through the listen connection (presence); false when it is down */
 bool   gw_pool_notify(const char *channel, const char *payload);
-/* router: LISTEN syncular_commit on exactly these shard databases (libpq conninfos, merged
+/* router: take commit wake-ups (LISTEN syncular_commit or the ring) from exactly these shard databases (libpq conninfos, merged
  * with the --db credentials); connections to shards no longer named are closed */
 void   gw_pool_set_shards(char **conninfos, int n);
 int    gw_pool_shards_live(void);   /* shard LISTEN connections up */

@@ -182,7 +182,7 @@ main(int argc, char **argv)
 	gw_log("listening on http://%s:%d%s (pool %d, auth %s, syncular %s)", gw_cfg.listen_host,
 		   gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool, gw_auth_is_jwt() ? "jwt" : "sql", GW_EXTVERSION);
 	if (gw_cfg.router)
-		gw_log("database is a syncular_router: realtime LISTENs on every shard");
+		gw_log("database is a syncular_router: commit wake-ups come from every shard");
 
 	for (;;)
 	{

@@ -31,6 +31,7 @@ static int      n_http_keys;
 static uint64_t http_other;                 /* (route, status) pairs past the table */
 static uint64_t bytes_io[2][2];             /* [transport][in] */
 static uint64_t deltas;
+static uint64_t wakeups_lost;
 static char     wake_reason[MAX_WAKE_REASONS][48];
 static uint64_t wake_n[MAX_WAKE_REASONS + 1];   /* the last slot: "other" */
 static int      n_wake;
@@ -104,6 +105,12 @@ gw_metrics_delta(int64_t notify_us)
 		b++;
 	lat_n[b]++;
 	lat_sum += sec;
+}
+
+void
+gw_metrics_wakeups_lost(void)
+{
+	wakeups_lost++;
 }
 
 void
@@ -427,6 +434,12 @@ render_gateway(Buf *b)
 	buf_printf(b, "syncular_gateway_sockets %d\n", gw_ws_count());
 	family(b, "syncular_gateway_deltas_sent_total", "counter", "commit deltas queued to realtime sockets");
 	buf_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
+	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",
+		   "times the commit wake-up ring moved past this gateway's position (every partition resynchronized)");
+	buf_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", (unsigned long long) wakeups_lost);
+	family(b, "syncular_gateway_commit_wakeups_ring", "gauge",
+		   "1 when commit wake-ups come from the ring (syncular.wait_commits), 0 with NOTIFY");
+	buf_printf(b, "syncular_gateway_commit_wakeups_ring %d\n", gw_pool_waiting() ? 1 : 0);
 	family(b, "syncular_gateway_wakeups_sent_total", "counter", "sync wake-ups queued to realtime sockets, by reason");
 	for (int i = 0; i <= n_wake; i++)
 		if (i < n_wake || wake_n[MAX_WAKE_REASONS])
@@ -436,7 +449,7 @@ render_gateway(Buf *b)
 			buf_printf(b, "\"} %llu\n", (unsigned long long) (i < n_wake ? wake_n[i] : wake_n[MAX_WAKE_REASONS]));
 		}
 	family(b, "syncular_gateway_commit_to_delta_seconds", "histogram",
-		   "from a commit NOTIFY's arrival to its delta being queued to a socket");
+		   "from a commit wake-up's arrival (NOTIFY or the ring) to its delta being queued to a socket");
 	for (size_t i = 0; i <= NLAT; i++)
 	{
 		cum += lat_n[i];

@@ -20,13 +20,15 @@ int64_t gw_metrics_now_us(void);            /* monotonic clock */
 void gw_metrics_http(int route, int status);
 /* payload bytes read (in) or written (!in) on HTTP or WebSocket connections */
 void gw_metrics_bytes(int transport, bool in, size_t n);
-/* a commit NOTIFY arrived for a partition: at[0] is the arrival served by the running (or next)
+/* a commit wake-up (NOTIFY or a wait_commits row) arrived for a partition: at[0] is the arrival served by the running (or next)
  * fanout call, at[1] the first one coalesced while a call runs (busy) */
 void gw_metrics_notify(int64_t at[2], bool busy);
 /* the coalesced follow-up call starts: it serves at[1] */
 void gw_metrics_notify_next(int64_t at[2]);
-/* a delta was queued to a socket; notify_us: arrival of the NOTIFY it answers (0: unknown) */
+/* a delta was queued to a socket; notify_us: arrival of the wake-up it answers (0: unknown) */
 void gw_metrics_delta(int64_t notify_us);
+/* the commit wake-up ring reported wake-ups lost (pool.c) */
+void gw_metrics_wakeups_lost(void);
 /* a sync wake-up was queued to a socket (SPEC §8.3), with its reason */
 void gw_metrics_wake(const char *reason);
 

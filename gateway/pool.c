@@ -20,12 +20,20 @@
  * never queued behind a long round.  A connection that dies fails its job (the requester
  * answers sync.internal_error, retryable) and is replaced after a short backoff.
  *
- * In front of a syncular_router database the commits happen on the shards, each of which
- * issues its own NOTIFY syncular_commit: the shard listeners (one per distinct shard database,
- * list kept by shards.c) LISTEN there, with the --db credentials.  Rounds, fanout calls and
- * presence still go through --db (the router routes them by partition).
+ * Commit wake-ups (docs/realtime.md "Commit wake-ups"): the listen connection first asks
+ * syncular.commit_wakeup_mode().  notify: it LISTENs syncular_commit too.  ring or both: it
+ * LISTENs syncular_presence only, and one more connection (the waiter) runs
+ * syncular.wait_commits(position, WAIT_MS) in a loop, keeping the position across calls and
+ * reconnects; a backend inside a long statement receives no NOTIFY, hence the separate
+ * connection.  "lost" from the ring resynchronizes every partition (fanout.c).
+ *
+ * In front of a syncular_router database the commits happen on the shards: the shard listeners
+ * (one per distinct shard database, list kept by shards.c, with the --db credentials) ask each
+ * shard its mode and LISTEN syncular_commit there or become that shard's waiter.  Rounds,
+ * fanout calls and presence still go through --db (the router routes them by partition).
  */
 #include "gateway.h"
+#include "metrics.h"
 
 #include <libpq-fe.h>
 #include <libwebsockets.h>
@@ -56,7 +64,15 @@ typedef struct PgConn
 	lws_sorted_usec_list_t retry;
 	lws_sorted_usec_list_t kick; /* deferred POLLOUT request or PQconnectPoll */
 	bool        listened;       /* a LISTEN of this connection succeeded before */
+	bool        waiter;         /* runs the syncular.wait_commits loop */
+	bool        have_pos;       /* pos holds the ring position to continue from */
+	bool        wait_warned;    /* a wait_commits failure was logged (until one succeeds) */
+	char        pos[24];
+	lws_sorted_usec_list_t wait_retry;
 } PgConn;
+
+/* milliseconds one wait_commits call sleeps when there is nothing to report */
+#define WAIT_MS "5000"
 
 static PgConn *conns;
 static int     nconns;
@@ -65,11 +81,15 @@ static struct lws_vhost *vhost;
 static GwJob  *qhead, *qtail;
 static int     qlen;
 static GwNotifyFn notify_fn;
+static GwCommitFn commit_fn;
 static bool    shutting_down;
 static PgConn *shards;
+static PgConn *dbwaiter;        /* the --db waiter (ring mode, not in router mode) */
 
 static void pc_connect(PgConn *pc);
 static void pc_connecting(PgConn *pc);
+static void listen_start(PgConn *pc);
+static void pc_close(PgConn *pc);
 void presence_request_sync(void);
 static void pc_dispatch(void);
 
@@ -250,6 +270,8 @@ pc_fail(PgConn *pc, const char *why)
 	{
 		if (pc->conninfo)
 			gw_log("shard listen connection (%s) lost: %s", pc->conninfo, why ? why : PQerrorMessage(pc->conn));
+		else if (pc == dbwaiter)
+			gw_log("commit waiter connection lost: %s", why ? why : PQerrorMessage(pc->conn));
 		else
 			gw_log("database connection %d%s lost: %s", pc->idx, pc->listener ? " (listen)" : "",
 				   why ? why : PQerrorMessage(pc->conn));
@@ -259,6 +281,7 @@ pc_fail(PgConn *pc, const char *why)
 		PQclear(pc->res);
 	pc->res = NULL;
 	lws_sul_cancel(&pc->kick);
+	lws_sul_cancel(&pc->wait_retry);
 	pc_detach(pc);
 	if (pc->conn)
 		PQfinish(pc->conn);
@@ -440,20 +463,7 @@ pc_ready(PgConn *pc)
 	}
 	if (pc->listener)
 	{
-		/* LISTEN as a plain query; its result is consumed like any other.  A shard listener
-		 * takes commits only: presence travels through --db, shared by every gateway. */
-		if (!PQsendQuery(pc->conn, pc->conninfo ? "LISTEN syncular_commit"
-						 : "LISTEN syncular_commit; LISTEN syncular_presence"))
-		{
-			pc_fail(pc, NULL);
-			return;
-		}
-		pc->st = PC_BUSY;
-		pc_flush(pc);
-		if (pc->conninfo)
-			gw_log("listening for commits on shard %s", pc->conninfo);
-		else
-			presence_request_sync();
+		listen_start(pc);
 		return;
 	}
 	pc_dispatch();
@@ -649,6 +659,9 @@ gw_pool_shutdown(void)
 {
 	shutting_down = true;
 	gw_pool_set_shards(NULL, 0);
+	if (dbwaiter)
+		pc_close(dbwaiter);
+	dbwaiter = NULL;
 	for (int i = 0; i < nconns; i++)
 	{
 		lws_sul_cancel(&conns[i].retry);
@@ -746,6 +759,12 @@ gw_pool_set_notify(GwNotifyFn fn)
 	notify_fn = fn;
 }
 
+void
+gw_pool_set_commit(GwCommitFn fn)
+{
+	commit_fn = fn;
+}
+
 bool
 gw_pool_notify(const char *channel, const char *payload)
 {
@@ -758,13 +777,223 @@ gw_pool_notify(const char *channel, const char *payload)
 	return gw_pool_submit(j);
 }
 
+/* ---- commit wake-ups: LISTEN or the ring waiter ---- */
+
+static void wait_next(PgConn *pc);
+static void waiter_start(void);
+static void waiter_stop(void);
+
+/* a plain query on a listen connection; its completion is handled in pc_readable */
+static void
+send_listen(PgConn *pc, const char *sql)
+{
+	if (!PQsendQuery(pc->conn, sql))
+	{
+		pc_fail(pc, NULL);
+		return;
+	}
+	pc->st = PC_BUSY;
+	pc_flush(pc);
+}
+
+static void
+mode_done(GwJob *job, PGresult *res, const char *err)
+{
+	PgConn *pc = job->user;
+	const char *mode = "notify";
+	bool ring;
+
+	(void) err;
+	if (!res)
+		return;                 /* the connection died: pc_fail reconnects */
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+		mode = PQgetvalue(res, 0, 0);
+	else
+		gw_log("cannot ask syncular.commit_wakeup_mode()%s%s: %s; listening for NOTIFY syncular_commit "
+			   "(grant EXECUTE on it and on syncular.wait_commits to the gateway role)",
+			   pc->conninfo ? " on shard " : "", pc->conninfo ? pc->conninfo : "", PQresultErrorMessage(res));
+	ring = strcmp(mode, "ring") == 0 || strcmp(mode, "both") == 0;
+	if (pc->conninfo)
+	{
+		if (ring)
+		{
+			pc->waiter = true;
+			gw_log("commit wake-ups of shard %s: the ring (syncular.wait_commits)", pc->conninfo);
+			wait_next(pc);
+		}
+		else
+		{
+			send_listen(pc, "LISTEN syncular_commit");
+			gw_log("listening for commits on shard %s", pc->conninfo);
+		}
+		return;
+	}
+	if (gw_cfg.verbose || ring)
+		gw_log("commit wake-ups: %s", ring ? "the ring (syncular.wait_commits)" : "NOTIFY syncular_commit");
+	send_listen(pc, ring ? "LISTEN syncular_presence" : "LISTEN syncular_commit; LISTEN syncular_presence");
+	if (pc->conn)
+		presence_request_sync();
+	if (ring)
+		waiter_start();
+	else
+		waiter_stop();
+}
+
+/* a listen connection is up: ask the mode (the waiter goes straight to its loop) */
+static void
+listen_start(PgConn *pc)
+{
+	GwJob *j;
+
+	if (pc == dbwaiter)
+	{
+		wait_next(pc);
+		return;
+	}
+	pc->waiter = false;
+	if (gw_cfg.router && !pc->conninfo)
+	{
+		/* a router database: commits happen on the shards, presence travels here */
+		send_listen(pc, "LISTEN syncular_commit; LISTEN syncular_presence");
+		if (pc->conn)
+			presence_request_sync();
+		return;
+	}
+	if (!(j = gw_job_new("SELECT syncular.commit_wakeup_mode()", mode_done, pc)))
+	{
+		pc_fail(pc, "out of memory");
+		return;
+	}
+	j->result_format = 0;
+	if (!pc_send(pc, j))
+	{
+		job_free(j);
+		pc_fail(pc, NULL);
+	}
+}
+
+static void
+wait_retry_cb(lws_sorted_usec_list_t *sul)
+{
+	PgConn *pc = lws_container_of(sul, PgConn, wait_retry);
+
+	if (!shutting_down && pc->conn && pc->st == PC_READY && pc->waiter)
+		wait_next(pc);
+}
+
+static void
+wait_done(GwJob *job, PGresult *res, const char *err)
+{
+	PgConn *pc = job->user;
+	const char *state;
+
+	(void) err;
+	if (!res)
+		return;                 /* the connection died: the position stays for the next one */
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		if (state && strcmp(state, "57014") == 0)
+		{
+			wait_next(pc);      /* canceled or statement_timeout: nothing is lost, ask again */
+			return;
+		}
+		if (!pc->wait_warned)
+			gw_log("syncular.wait_commits%s%s failed (retrying every second, logged once): %s",
+				   pc->conninfo ? " on shard " : "", pc->conninfo ? pc->conninfo : "",
+				   PQresultErrorMessage(res));
+		pc->wait_warned = true;
+		lws_sul_schedule(ctx, 0, &pc->wait_retry, wait_retry_cb, 1000 * 1000);
+		return;
+	}
+	pc->wait_warned = false;
+	for (int i = 0; i < PQntuples(res); i++)
+	{
+		const char *kind = PQgetvalue(res, i, 0);
+
+		if (strcmp(kind, "commit") == 0)
+		{
+			if (commit_fn && !PQgetisnull(res, i, 2))
+				commit_fn(PQgetvalue(res, i, 2), strtoll(PQgetvalue(res, i, 3), NULL, 10));
+			continue;
+		}
+		if (strcmp(kind, "lost") == 0)
+		{
+			gw_log("commit wake-ups were lost%s%s (the ring moved past this gateway's position): "
+				   "resynchronizing every partition", pc->conninfo ? " on shard " : "",
+				   pc->conninfo ? pc->conninfo : "");
+			gw_metrics_wakeups_lost();
+			if (commit_fn)
+				commit_fn(NULL, 0);
+		}
+		snprintf(pc->pos, sizeof(pc->pos), "%s", PQgetvalue(res, i, 1));
+		pc->have_pos = true;
+	}
+	wait_next(pc);
+}
+
+/* the next wait_commits call, from the kept position (none yet: start at the head) */
+static void
+wait_next(PgConn *pc)
+{
+	GwJob *j = gw_job_new("SELECT kind, position, partition, commit_seq "
+						  "FROM syncular.wait_commits($1::bigint, $2::integer)", wait_done, pc);
+
+	if (!j)
+	{
+		lws_sul_schedule(ctx, 0, &pc->wait_retry, wait_retry_cb, 1000 * 1000);
+		return;
+	}
+	j->result_format = 0;
+	gw_job_param(j, pc->have_pos ? pc->pos : NULL, pc->have_pos ? (int) strlen(pc->pos) : 0, 0, false);
+	gw_job_param(j, WAIT_MS, (int) strlen(WAIT_MS), 0, false);
+	if (!pc_send(pc, j))
+	{
+		job_free(j);
+		pc_fail(pc, NULL);
+	}
+}
+
+static void
+waiter_start(void)
+{
+	if (dbwaiter || shutting_down || !(dbwaiter = calloc(1, sizeof(PgConn))))
+		return;
+	dbwaiter->idx = -1;
+	dbwaiter->listener = true;
+	dbwaiter->waiter = true;
+	pc_connect(dbwaiter);
+}
+
+static void
+waiter_stop(void)
+{
+	if (dbwaiter)
+		pc_close(dbwaiter);
+	dbwaiter = NULL;
+}
+
+bool
+gw_pool_waiting(void)
+{
+	if (dbwaiter)
+		return true;
+	for (PgConn *pc = shards; pc; pc = pc->snext)
+		if (pc->waiter)
+			return true;
+	return false;
+}
+
 /* ---- shard listeners (router mode) ---- */
 
 static void
-shard_close(PgConn *pc)
+pc_close(PgConn *pc)
 {
 	lws_sul_cancel(&pc->retry);
 	lws_sul_cancel(&pc->kick);
+	lws_sul_cancel(&pc->wait_retry);
+	if (pc->job)
+		job_free(pc->job);      /* a wait_commits or mode call: its callback needs pc */
 	if (pc->res)
 		PQclear(pc->res);
 	pc_detach(pc);
@@ -794,7 +1023,7 @@ gw_pool_set_shards(char **conninfos, int n)
 		}
 		*pp = pc->snext;
 		gw_log("no longer listening on shard %s", pc->conninfo);
-		shard_close(pc);
+		pc_close(pc);
 	}
 	/* open one for each new one */
 	for (int i = 0; i < n && !shutting_down; i++)

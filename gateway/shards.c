@@ -1,10 +1,11 @@
 /*
  * shards.c — the shard list of a router database (docs/scaling.md).
  *
- * In front of a syncular_router database every commit happens on a shard, which issues its own
- * NOTIFY syncular_commit (SPEC §8.2).  At startup and every --shard-refresh seconds this reads
- * syncular.shard_conninfos() through the pool and hands the list to pool.c, which keeps one
- * LISTEN connection per distinct shard database (a moved shard is picked up at the next read).
+ * In front of a syncular_router database every commit happens on a shard, which wakes gateways
+ * itself (NOTIFY syncular_commit or its ring, SPEC §8.2).  At startup and every --shard-refresh
+ * seconds this reads syncular.shard_conninfos() through the pool and hands the list to pool.c,
+ * which keeps one wake-up connection per distinct shard database (a moved shard is picked up at
+ * the next read).
  * Fanout calls still go through the router, routed to the partition's shard.
  */
 #include "gateway.h"

@@ -884,6 +884,7 @@ void
 gw_ws_init(struct lws_context *ctx)
 {
 	gw_pool_set_notify(fanout_on_notify);
+	gw_pool_set_commit(fanout_on_commit);
 	presence_init();
 	lws_sul_schedule(ctx, 0, &heartbeat, heartbeat_cb, (lws_usec_t) gw_cfg.heartbeat_s * 1000000);
 }

@@ -86,6 +86,7 @@ int64_t ws_now_ms(void);
 WsPart *fanout_join(Sock *s, const char *partition);
 void    fanout_leave(Sock *s);
 void    fanout_on_notify(const char *channel, const char *payload);
+void    fanout_on_commit(const char *partition, int64_t seq);  /* NULL: wake-ups lost */
 WsPart *fanout_parts(void);
 
 /* presence.c */

@@ -3,7 +3,8 @@
 # (`make installcheck`), pgTAP (`pg_prove`) and every SQL block of the docs (check-docs.sh),
 # against a throwaway cluster made by pg_virtualenv, then the multi-node test (test/scale/run.sh:
 # clusters of its own, about a minute) and the counter test (test/stats/run.sh: a preloaded
-# cluster of its own, seconds); ends with a summary that counts the skips.
+# cluster of its own, seconds) and the wake-up ring test (test/wakeup/run.sh: the same, plus the
+# realtime gateway tests in ring mode); ends with a summary that counts the skips.
 # Golden vectors are read from ../shared/vectors when present (SYNCULAR_VECTORS overrides).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +66,9 @@ PG_CONFIG=$PG_CONFIG timeout 300 bash test/scale/run.sh
 
 echo "==> activity counters: pg_regress in a cluster of its own with shared_preload_libraries = syncular"
 PG_CONFIG=$PG_CONFIG timeout 180 bash test/stats/run.sh
+
+echo "==> commit wake-up ring: pg_regress, blocking checks and the realtime gateway tests in ring mode (shared_preload_libraries = syncular)"
+PG_CONFIG=$PG_CONFIG timeout 300 bash test/wakeup/run.sh
 
 # The closing lines: what ran and what was skipped (a skip is never reported as a pass).
 echo "==> summary"

@@ -81,6 +81,7 @@ static const SyncErrorInfo catalogue[] = {
 	{"sync.storage.hook_signature", "invalid-request", false, "fixRequest", 0, 0},
 	{"sync.storage.hook_code_reserved", "invalid-request", false, "fixRequest", 0, 0},
 	{"sync.storage.invalid_reaction", "invalid-request", false, "fixRequest", 0, 0},
+	{"sync.storage.wakeup_unavailable", "internal", false, "inspectServer", 0, 0},
 };
 
 /* SQLSTATE for a code: specific codes first, then by category. */
@@ -101,7 +102,8 @@ sqlstate_for(const SyncErrorInfo *e)
 		strcmp(c, "sync.storage.schema_newer") == 0 ||
 		strcmp(c, "sync.storage.schema_migration_pending") == 0 ||
 		strcmp(c, "sync.storage.schema_not_registered") == 0 ||
-		strcmp(c, "sync.storage.prune_epoch_mismatch") == 0)
+		strcmp(c, "sync.storage.prune_epoch_mismatch") == 0 ||
+		strcmp(c, "sync.storage.wakeup_unavailable") == 0)
 		return ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE;
 	if (strcmp(c, "sync.storage.writer_fence_rejected") == 0)
 		return ERRCODE_RAISE_EXCEPTION;

@@ -47,6 +47,7 @@
 #include "rules.h"
 #include "stats.h"
 #include "storage.h"
+#include "wakeup.h"
 
 /* ---------------------------------------------------------------- seams (weak no-ops) */
 
@@ -1788,7 +1789,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 			json = outcome_json(&outcome, now, new_cache_identity());
 			sync_storage_push_result_insert_new(round->partition, round->client_id,
 												st.client_commit_id, json);
-			sync_storage_notify_commit(round->partition, seq);
+			sync_wakeup_commit(round->partition, seq);
 			ReleaseCurrentSubTransaction();
 			applied = true;
 		}

@@ -13,8 +13,6 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
-#include "commands/async.h"
-#include "common/base64.h"
 #include "executor/spi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -1405,33 +1403,4 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 											  false, TYPALIGN_INT));
 	run(static_plan(P_CHANGES_INSERT), v, NULL, false, 0);
 	scratch_end(caller);
-}
-
-/* NOTIFY syncular_commit, payload base64url(partition) ":" commit_seq (sent at commit). */
-void
-sync_storage_notify_commit(const char *partition, int64 commit_seq)
-{
-	size_t		len = strlen(partition);
-	int			enc_len = pg_b64_enc_len(len);
-	char	   *enc = palloc(enc_len + 1);
-	int			n = pg_b64_encode(partition, len, enc, enc_len);
-	StringInfoData payload;
-
-	if (n < 0)
-		elog(ERROR, "syncular: base64 encoding failed");
-	initStringInfo(&payload);
-	for (int i = 0; i < n; i++)
-	{
-		char		c = enc[i];
-
-		if (c == '+')
-			c = '-';
-		else if (c == '/')
-			c = '_';
-		else if (c == '=')
-			break;				/* base64url without padding */
-		appendStringInfoChar(&payload, c);
-	}
-	appendStringInfo(&payload, ":" INT64_FORMAT, commit_seq);
-	Async_Notify("syncular_commit", payload.data);
 }

@@ -114,7 +114,6 @@ typedef struct SyncChangeRow
 
 extern void sync_storage_changes_insert(const char *partition, int64 commit_seq,
 										int32 first_idx, int n, const SyncChangeRow *changes);
-extern void sync_storage_notify_commit(const char *partition, int64 commit_seq);
 
 /*
  * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and

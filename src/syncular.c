@@ -15,6 +15,7 @@
 #include "rules.h"
 #include "stats.h"
 #include "segments.h"
+#include "wakeup.h"
 
 PG_MODULE_MAGIC;
 
@@ -129,6 +130,7 @@ _PG_init(void)
 	sync_leases_define_gucs();
 	sync_segments_define_gucs();
 	sync_segment_url_define_gucs();
+	sync_wakeup_init();
 	MarkGUCPrefixReserved("syncular");
 	sync_stats_init();
 

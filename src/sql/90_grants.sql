@@ -24,6 +24,9 @@
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text)     TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.presence_authorize(text, text, text, text[])     TO sync_gateway;
+--   -- ... and its commit wake-ups (docs/realtime.md "Commit wake-ups")
+--   GRANT EXECUTE ON FUNCTION syncular.commit_wakeup_mode(), syncular.wait_commits(bigint, integer)
+--                                                                                         TO sync_gateway;
 --   -- ... its health route and, without a JWT key, SQL authentication (docs/gateway.md)
 --   GRANT EXECUTE ON FUNCTION syncular.readiness(jsonb)                                  TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.authenticate(text, text, jsonb, jsonb)            TO sync_gateway;

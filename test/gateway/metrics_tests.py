@@ -224,6 +224,9 @@ def t_metrics_preloaded_cluster():
         assert ("syncular_clients_behind_horizon", (("database", "gwstat"),)) in b
         assert [k for k in b if k[0] == "syncular_table_push_operations_total"], text.decode()
         assert val(b, "syncular_stats_readable") == 1
+        # the library is preloaded: commit wake-ups come from the ring (docs/realtime.md)
+        assert val(b, "syncular_gateway_commit_wakeups_ring") == 1, text.decode()
+        assert val(b, "syncular_gateway_commit_wakeups_lost_total") == 0, text.decode()
         assert "NOTICE" not in g.logtext() and "failed" not in g.logtext(), g.logtext()
     finally:
         if g:

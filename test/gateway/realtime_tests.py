@@ -503,6 +503,8 @@ def t_rt_least_privilege_role():
             GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.readiness(jsonb) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.commit_wakeup_mode(), syncular.wait_commits(bigint, integer)
+              TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.authenticate(text, text, jsonb, jsonb) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.handle_http_authenticated(bytea, text, text, jsonb, jsonb, text)
               TO gw_least""")
@@ -524,6 +526,99 @@ def t_rt_least_privilege_role():
         g.stop()
 
 
+def t_rt_wakeup_source():
+    """The gateway takes commit wake-ups the way the database sends them (docs/realtime.md "Commit
+    wake-ups"): NOTIFY mode LISTENs syncular_commit and runs no waiter; ring mode (the library
+    preloaded, test/wakeup/run.sh) runs syncular.wait_commits on a connection of its own and
+    LISTENs syncular_presence only, and a waiter killed while a commit happens resumes at its
+    position: the commit still arrives as a delta, without a catch-up wake-up."""
+    mode = psql("SELECT syncular.commit_wakeup_mode()")
+    g = Gateway()
+    try:
+        pull_http(g, "rtSrc")
+
+        def backends(pattern):
+            return int(psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'syncular-gateway' "
+                            "AND query ~ '%s'" % pattern))
+
+        async def go():
+            async with websockets.connect(url(g, "rtSrc")) as ws:
+                await hello(ws)
+                # the waiters of gateways stopped by earlier tests end with their current call (5 s)
+                for _ in range(100):
+                    if (backends("wait_commits"), backends("^LISTEN")) == ((1, 1) if mode != "notify" else (0, 1)):
+                        break
+                    await asyncio.sleep(0.1)
+                st, _, body = g.request("GET", "/sync-api/metrics")
+                ring_gauge = re.search(rb"\nsyncular_gateway_commit_wakeups_ring (\d)", body).group(1)
+                if mode == "notify":
+                    assert backends("wait_commits") == 0 and backends("LISTEN syncular_commit") == 1, mode
+                    assert ring_gauge == b"0", body
+                    seq = push_http(g, "rtA", "src1", "src1", "notify mode")
+                    await delta_with(ws, seq)
+                    return
+                assert backends("wait_commits") == 1 and backends("LISTEN syncular_commit") == 0, mode
+                assert backends("^LISTEN syncular_presence") == 1, mode
+                assert ring_gauge == b"1", body
+                seq = push_http(g, "rtA", "src1", "src1", "ring mode")
+                await delta_with(ws, seq)
+                # kill the waiter, commit while it is down: the next waiter resumes at its position
+                psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                     "WHERE application_name = 'syncular-gateway' AND query ~ 'wait_commits'")
+                seq = push_http(g, "rtA", "src2", "src2", "while the waiter is down")
+                m = await next_msg(ws, "binary", timeout=10)
+                assert frames(m[1:], "COMMIT")[-1]["commitSeq"] == seq
+                assert "commit waiter connection lost" in g.logtext(), g.logtext()
+                assert "were lost" not in g.logtext(), g.logtext()
+        arun(go())
+    finally:
+        g.stop()
+
+
+def t_rt_wakeup_lost_resyncs():
+    """Ring mode: when the ring moves past the waiter's position (the gateway stalled while more
+    wake-ups than the ring holds were committed), wait_commits answers "lost" and the gateway
+    makes one fanout call per partition up to its head: the commit whose wake-up was overwritten
+    still reaches the socket as a delta.  (NOTIFY mode has no ring: test/wakeup/run.sh runs this.)"""
+    if psql("SELECT syncular.commit_wakeup_mode()") == "notify":
+        print("# t_rt_wakeup_lost_resyncs: NOTIFY mode here, checked in ring mode by test/wakeup/run.sh")
+        return
+    fill = ["F" * 255 + "a", "F" * 255 + "b"]     # 256-byte partitions: 2048 of them fill the ring
+    for f in fill:
+        psql("SELECT syncular.handle(gwtest.pull('%s', 'fill'), '%s', 'u1')" % (f, f))
+    g = Gateway()
+    try:
+        pull_http(g, "rtLostR")
+
+        async def go():
+            async with websockets.connect(url(g, "rtLostR")) as ws:
+                await hello(ws)
+                os.kill(g.proc.pid, signal.SIGSTOP)
+                try:
+                    # the waiter's pending call returns with this one; its answer waits in the socket
+                    psql("SELECT syncular.handle(gwtest.push('%s', 'fill', 'f0', 'f0', 'f0'), '%s', 'u1')"
+                         % (fill[0], fill[0]))
+                    time.sleep(0.3)
+                    psql("SELECT syncular.handle(gwtest.push('p1', 'rtA', 'lost1', 'lost1', 'overwritten'), 'p1', 'u1')")
+                    seq = int(psql("SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1'"))
+                    psql("""DO $$ BEGIN
+                              FOR i IN 1..1050 LOOP
+                                PERFORM syncular.handle(gwtest.push('%s', 'fill', 'a' || i, 'a' || i, 'x'), '%s', 'u1');
+                                PERFORM syncular.handle(gwtest.push('%s', 'fill', 'b' || i, 'b' || i, 'x'), '%s', 'u1');
+                              END LOOP; END $$""" % (fill[0], fill[0], fill[1], fill[1]))
+                finally:
+                    os.kill(g.proc.pid, signal.SIGCONT)
+                m = await next_msg(ws, "binary", timeout=10)
+                assert frames(m[1:], "COMMIT")[-1]["commitSeq"] == seq
+                assert "commit wake-ups were lost" in g.logtext(), g.logtext()
+                st, _, body = g.request("GET", "/sync-api/metrics")
+                assert b"\nsyncular_gateway_commit_wakeups_lost_total 1\n" in body, body
+        arun(go())
+    finally:
+        os.kill(g.proc.pid, signal.SIGCONT)
+        g.stop()
+
+
 def t_rt_sigterm_closes_sockets():
     g = Gateway()
 
@@ -538,7 +633,9 @@ def t_rt_sigterm_closes_sockets():
 
 TESTS = [t_rt_hello_delta_ack, t_rt_never_pulled_requires_sync, t_rt_two_gateways, t_rt_flow_control_wakes,
          t_rt_heartbeat, t_rt_socket_rounds, t_rt_bad_input_closes, t_rt_upgrade_refusals, t_rt_presence,
-         t_rt_killed_connections_recover, t_rt_listen_lost_wakes, t_rt_least_privilege_role, t_rt_sigterm_closes_sockets,
+         t_rt_killed_connections_recover, t_rt_listen_lost_wakes, t_rt_least_privilege_role, t_rt_wakeup_source,
+         t_rt_wakeup_lost_resyncs,
+         t_rt_sigterm_closes_sockets,
          t_rt_slow_consumer_bounded]     # last: it leaves 7 MB of rows in list l1
 
 

@@ -162,7 +162,9 @@ def t_segment_least_privilege_role():
                                       syncular.authenticate(text, text, jsonb, jsonb),
                                       syncular.handle_http_authenticated(bytea, text, text, jsonb, jsonb, text),
                                       syncular.segment_download(text, text, text, jsonb, text, text, text),
-                                      syncular.segment_url_download(text, text, text, text) TO gw_least_seg""")
+                                      syncular.segment_url_download(text, text, text, text),
+                                      syncular.commit_wakeup_mode(), syncular.wait_commits(bigint, integer)
+              TO gw_least_seg""")
     g = Gateway("--db", conninfo("gwtest") + " user=gw_least_seg password=gw-least-pw")
     try:
         seed(g)

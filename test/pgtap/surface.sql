@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(412);
+SELECT plan(424);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -101,7 +101,10 @@ INSERT INTO spec VALUES
   (44, 'set_crdt_merger',            '{text,regprocedure}',                                    'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
   (45, 'crdt_merge',                 '{text,bytea,bytea}',                                     'bytea',        false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 45 stats: a C function, owner-only (pg_stat_statements' reset convention)
-  (55, 'stats_reset',                '{}',                                                     'void',         false, NULL);
+  (55, 'stats_reset',                '{}',                                                     'void',         false, NULL),
+  -- 56 commit wake-ups: C functions without catalog access, granted to the gateway role
+  (63, 'commit_wakeup_mode',         '{}',                                                     'text',         false, NULL),
+  (64, 'wait_commits',               '{bigint,integer}',                                       'setof record', false, NULL);
 CREATE TEMP VIEW spec_sig AS
 SELECT s.*, format('syncular.%s(%s)', s.name, array_to_string(s.args, ', ')) AS sig,
        to_regprocedure(format('syncular.%I(%s)', s.name, array_to_string(s.args, ','))) AS fn
@@ -113,10 +116,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 62 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 64 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 62 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 64 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
