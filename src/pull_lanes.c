@@ -1,7 +1,7 @@
 /*
  * pull_lanes.c — where a bootstrap section's data goes (SPEC §5): the rows lane's pages inline
- * or stored and referenced (§5.4, §5.7), and the sqlite lane (§5.3).  pull.c reads the rows
- * (pull_fill_page) and calls these; see pull.c "Bootstrap" and "Budget".
+ * or stored and referenced (§5.4, §5.7), and the sqlite lane (§5.3).  pull_rows.c reads the rows
+ * (pull_fill_page), pull_boot.c calls these; see pull.c "Bootstrap" and "Budget".
  */
 #include "postgres.h"
 

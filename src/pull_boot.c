@@ -1,0 +1,150 @@
+/*
+ * pull_boot.c — a bootstrap section (SPEC §3.7): the rows lane's pages (pull_rows.c reads them,
+ * pull_lanes.c decides where each goes) and the resume token.  See pull.c "Bootstrap".
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "engine.h"
+#include "stats.h"
+#include "pull_internal.h"
+
+/* ---------------------------------------------------------------- bootstrap */
+
+static char *
+resume_token_json(const char *table, int64 as_of, const char *row_cursor)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfo(&b, "{\"asOfCommitSeq\":" INT64_FORMAT ",\"tables\":[", as_of);
+	escape_json(&b, table);
+	appendStringInfoString(&b, "],\"tableIndex\":0,\"rowCursor\":");
+	if (row_cursor)
+		escape_json(&b, row_cursor);
+	else
+		appendStringInfoString(&b, "null");
+	appendStringInfoChar(&b, '}');
+	return b.data;
+}
+
+void
+pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
+{
+	SyncRound  *round = pc->round;
+	SyncTable  *t = pc->table;
+	int64		pin = resume ? resume->as_of : round->max_seq;
+	int64		limit = round->limit_snapshot_rows;
+	bool		complete = false;
+	bool		have_cursor = resume && resume->row_cursor;
+	StringInfoData cursor;
+	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		args[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	SPIPlanPtr	plan = pull_get_plan(pull_scan_sql(t), 2, argtypes);
+	PageLane	lane;
+
+	pull_write_sub_start(pc, SSP_SUB_ACTIVE, "", true);
+	args[0] = CStringGetTextDatum(round->partition);
+	args[1] = CStringGetTextDatum(t->name);
+	args[2] = CStringGetTextDatum(pc->effective->vars[0]);
+	args[3] = pull_first_var_values(pc->effective);
+	args[5] = Int64GetDatum(limit + 1);
+	if (!have_cursor && pull_image_lane(pc, pin, plan, args, nulls))
+	{
+		result->active = true;
+		result->next_cursor = pin;
+		pull_write_sub_end(pc, pin, NULL);
+		return;
+	}
+	pull_lane_init(pc, pin, &lane);
+
+	initStringInfo(&cursor);
+	if (have_cursor)
+		appendStringInfoString(&cursor, resume->row_cursor);
+
+	for (int page = 0; page < round->max_snapshot_pages; page++)
+	{
+		SspBuf		seg;
+		SspSegmentWriter w;
+		SspError	err;
+		MemoryContext old;
+		bool		more = false;
+		bool		full = round->budget_spent;	/* no room: one empty page (Budget) */
+		uint64		added = 0;
+
+		if (have_cursor)
+		{
+			args[4] = CStringGetTextDatum(cursor.data);
+			nulls[4] = ' ';
+		}
+		else
+		{
+			args[4] = (Datum) 0;
+			nulls[4] = 'n';
+		}
+
+		old = MemoryContextSwitchTo(pc->work);
+		if (lane.external)
+		{
+			char	   *page_start = have_cursor ? pstrdup(cursor.data) : NULL;
+
+			full = false;		/* a reference carries no row data (Budget) */
+			more = pull_external_page(pc, &lane, plan, args, nulls, page_start, page == 0, &cursor,
+								 &have_cursor);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(pc->work);
+			if (!more)
+			{
+				complete = true;
+				break;
+			}
+			continue;
+		}
+		ssp_buf_init(&seg);
+		if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), round->schema->version,
+							   t->codec_columns, (uint16) t->ncolumns, &err))
+			pull_raise_codec("starting a rows segment", &err);
+		if (!full)
+		{
+			uint64		scanned;
+
+			added = pull_fill_page(pc, plan, args, nulls, limit, true, &w, &seg, NULL, &cursor,
+							  &scanned, &more, &full);
+			have_cursor = have_cursor || scanned > 0;
+		}
+		if (!ssp_segment_finish(&w, &err))
+			pull_raise_codec("finishing a rows segment", &err);
+
+		/* a page is sent when it has rows, and a section's first page always (§4.7) */
+		if (page == 0 || added > 0)
+		{
+			pull_write_inline(pc, seg.data, seg.len);
+			sync_stats_rows_served(t->name, added);
+		}
+		ssp_buf_free(&seg);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(pc->work);
+
+		if (!more && !full)
+		{
+			complete = true;
+			break;
+		}
+		if (full)
+			break;				/* the budget is spent: resume from the cursor next round */
+	}
+
+	result->active = true;
+	result->next_cursor = pin;
+	pull_write_sub_end(pc, pin, complete ? NULL :
+				  resume_token_json(t->name, pin, have_cursor ? cursor.data : NULL));
+}
