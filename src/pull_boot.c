@@ -46,20 +46,14 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 	bool		complete = false;
 	bool		have_cursor = resume && resume->row_cursor;
 	StringInfoData cursor;
-	Oid			argtypes[2] = {TEXTOID, TEXTARRAYOID};
-	Datum		args[6];
-	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
-	SPIPlanPtr	plan = pull_get_plan(pull_scan_sql(t), 2, argtypes);
 	PageLane	lane;
+	RowReader  *rr;
 
 	pull_write_sub_start(pc, SSP_SUB_ACTIVE, "", true);
-	args[0] = CStringGetTextDatum(round->partition);
-	args[1] = CStringGetTextDatum(t->name);
-	args[2] = CStringGetTextDatum(pc->effective->vars[0]);
-	args[3] = pull_first_var_values(pc->effective);
-	args[5] = Int64GetDatum(limit + 1);
-	if (!have_cursor && pull_image_lane(pc, pin, plan, args, nulls))
+	rr = pull_rows_open(pc);
+	if (!have_cursor && pull_image_lane(pc, pin, rr))
 	{
+		pull_rows_close(rr);
 		result->active = true;
 		result->next_cursor = pin;
 		pull_write_sub_end(pc, pin, NULL);
@@ -81,25 +75,14 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 		bool		full = round->budget_spent;	/* no room: one empty page (Budget) */
 		uint64		added = 0;
 
-		if (have_cursor)
-		{
-			args[4] = CStringGetTextDatum(cursor.data);
-			nulls[4] = ' ';
-		}
-		else
-		{
-			args[4] = (Datum) 0;
-			nulls[4] = 'n';
-		}
-
 		old = MemoryContextSwitchTo(pc->work);
 		if (lane.external)
 		{
 			char	   *page_start = have_cursor ? pstrdup(cursor.data) : NULL;
 
 			full = false;		/* a reference carries no row data (Budget) */
-			more = pull_external_page(pc, &lane, plan, args, nulls, page_start, page == 0, &cursor,
-								 &have_cursor);
+			more = pull_external_page(pc, &lane, rr, page_start, page == 0, &cursor,
+									  &have_cursor);
 			MemoryContextSwitchTo(old);
 			MemoryContextReset(pc->work);
 			if (!more)
@@ -117,8 +100,8 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 		{
 			uint64		scanned;
 
-			added = pull_fill_page(pc, plan, args, nulls, limit, true, &w, &seg, NULL, &cursor,
-							  &scanned, &more, &full);
+			added = pull_fill_page(pc, rr, have_cursor ? cursor.data : NULL, limit, true, &w,
+								   &seg, NULL, &cursor, &scanned, &more, &full);
 			have_cursor = have_cursor || scanned > 0;
 		}
 		if (!ssp_segment_finish(&w, &err))
@@ -143,6 +126,7 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 			break;				/* the budget is spent: resume from the cursor next round */
 	}
 
+	pull_rows_close(rr);
 	result->active = true;
 	result->next_cursor = pin;
 	pull_write_sub_end(pc, pin, complete ? NULL :

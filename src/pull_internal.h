@@ -54,19 +54,20 @@ extern void pull_write_sub_end(PullCtx *pc, int64 next_cursor, const char *boots
 extern Datum pull_first_var_values(const SyncEffective *e);
 extern SPIPlanPtr pull_get_plan(const char *sql, int nargs, Oid *argtypes);
 
-/* pull_rows.c */
-extern char *pull_scan_sql(const SyncTable *t);
-extern uint64 pull_fill_page(PullCtx *pc, SPIPlanPtr plan, Datum *args, char *nulls, int64 limit,
+/* pull_rows.c: one section's row reader (its scans stay open from page to page) */
+typedef struct RowReader RowReader;
+extern RowReader *pull_rows_open(PullCtx *pc);
+extern void pull_rows_close(RowReader *rr);
+extern uint64 pull_fill_page(PullCtx *pc, RowReader *rr, const char *after, int64 limit,
 							 bool budgeted, SspSegmentWriter *w, SspBuf *seg, SyncImage *img,
 							 StringInfo cursor, uint64 *scanned_out, bool *more, bool *full);
 
 /* pull_lanes.c */
 extern void pull_lane_init(PullCtx *pc, int64 pin, PageLane *lane);
 extern void pull_write_inline(PullCtx *pc, const uint8 *data, size_t len);
-extern bool pull_external_page(PullCtx *pc, PageLane *lane, SPIPlanPtr plan, Datum *args,
-							   char *nulls, const char *page_start, bool first, StringInfo cursor,
-							   bool *have_cursor);
-extern bool pull_image_lane(PullCtx *pc, int64 pin, SPIPlanPtr plan, Datum *args, char *nulls);
+extern bool pull_external_page(PullCtx *pc, PageLane *lane, RowReader *rr, const char *page_start,
+							   bool first, StringInfo cursor, bool *have_cursor);
+extern bool pull_image_lane(PullCtx *pc, int64 pin, RowReader *rr);
 
 /* pull_window.c, pull_boot.c */
 extern void pull_incremental(PullCtx *pc, SyncPullResult *result);
