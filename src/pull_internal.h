@@ -6,7 +6,9 @@
 #ifndef SYNCULAR_PULL_INTERNAL_H
 #define SYNCULAR_PULL_INTERNAL_H
 
+#include "access/skey.h"
 #include "executor/spi.h"
+#include "utils/relcache.h"
 
 #include "engine.h"
 #include "image.h"
@@ -53,6 +55,9 @@ extern void pull_write_sub_start(PullCtx *pc, uint8 status, const char *reason, 
 extern void pull_write_sub_end(PullCtx *pc, int64 next_cursor, const char *bootstrap_state);
 extern Datum pull_first_var_values(const SyncEffective *e);
 extern SPIPlanPtr pull_get_plan(const char *sql, int nargs, Oid *argtypes);
+extern Oid	pull_catalog_relid(const char *name);
+extern AttrNumber pull_attnum(Relation rel, const char *name);
+extern void pull_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value);
 
 /* pull_rows.c: one section's row reader (its scans stay open from page to page) */
 typedef struct RowReader RowReader;

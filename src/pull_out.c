@@ -5,6 +5,9 @@
  */
 #include "postgres.h"
 
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -12,7 +15,10 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 #include "engine.h"
 #include "stats.h"
@@ -170,4 +176,40 @@ pull_get_plan(const char *sql, int nargs, Oid *argtypes)
 	k->next = kept_plans;
 	kept_plans = k;
 	return plan;
+}
+
+/* ---------------------------------------------------------------- direct scans */
+
+Oid
+pull_catalog_relid(const char *name)
+{
+	Oid			relid = get_relname_relid(name, get_namespace_oid("syncular", false));
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "syncular pull: relation syncular.%s is missing", name);
+	return relid;
+}
+
+AttrNumber
+pull_attnum(Relation rel, const char *name)
+{
+	TupleDesc	td = RelationGetDescr(rel);
+
+	for (int i = 0; i < td->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(td, i);
+
+		if (!a->attisdropped && strcmp(NameStr(a->attname), name) == 0)
+			return a->attnum;
+	}
+	elog(ERROR, "syncular pull: column %s of %s is missing", name, RelationGetRelationName(rel));
+	return InvalidAttrNumber;	/* keep the compiler quiet */
+}
+
+/* An equality key on an index column, in that column's collation. */
+void
+pull_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value)
+{
+	ScanKeyEntryInitialize(k, 0, attno, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[attno - 1], F_TEXTEQ, value);
 }

@@ -180,40 +180,6 @@ struct RowReader
 /* Descents in a row after which the walker is given up for the section. */
 #define WALK_MAX_MISSES 64
 
-static Oid
-catalog_relid(const char *name)
-{
-	Oid			relid = get_relname_relid(name, get_namespace_oid("syncular", false));
-
-	if (!OidIsValid(relid))
-		elog(ERROR, "syncular pull: relation syncular.%s is missing", name);
-	return relid;
-}
-
-static AttrNumber
-attnum_of(Relation rel, const char *name)
-{
-	TupleDesc	td = RelationGetDescr(rel);
-
-	for (int i = 0; i < td->natts; i++)
-	{
-		Form_pg_attribute a = TupleDescAttr(td, i);
-
-		if (!a->attisdropped && strcmp(NameStr(a->attname), name) == 0)
-			return a->attnum;
-	}
-	elog(ERROR, "syncular pull: column %s of %s is missing", name, RelationGetRelationName(rel));
-	return InvalidAttrNumber;	/* keep the compiler quiet */
-}
-
-/* An equality key on an index column, in that column's collation. */
-static void
-eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value)
-{
-	ScanKeyEntryInitialize(k, 0, attno, BTEqualStrategyNumber, InvalidOid,
-						   index->rd_indcollation[attno - 1], F_TEXTEQ, value);
-}
-
 /* The synced table and its primary key (_sync_partition, _sync_row_id). */
 static void
 open_rows(RowReader *rr, PullCtx *pc)
@@ -229,19 +195,19 @@ open_rows(RowReader *rr, PullCtx *pc)
 		elog(ERROR, "syncular pull: %s has no primary key", pc->table->qualified);
 	rr->pk = index_open(pkid, AccessShareLock);
 	if (rr->pk->rd_index->indnkeyatts != 2 ||
-		rr->pk->rd_index->indkey.values[0] != attnum_of(rr->app, "_sync_partition") ||
-		rr->pk->rd_index->indkey.values[1] != attnum_of(rr->app, "_sync_row_id"))
+		rr->pk->rd_index->indkey.values[0] != pull_attnum(rr->app, "_sync_partition") ||
+		rr->pk->rd_index->indkey.values[1] != pull_attnum(rr->app, "_sync_row_id"))
 		elog(ERROR, "syncular pull: the primary key of %s is not (_sync_partition, _sync_row_id)",
 			 pc->table->qualified);
-	rr->att_version = attnum_of(rr->app, "_sync_server_version");
-	rr->att_scopes = attnum_of(rr->app, "_sync_scopes");
-	rr->att_payload = attnum_of(rr->app, "_sync_payload");
+	rr->att_version = pull_attnum(rr->app, "_sync_server_version");
+	rr->att_scopes = pull_attnum(rr->app, "_sync_scopes");
+	rr->att_payload = pull_attnum(rr->app, "_sync_payload");
 	rr->row_slot = table_slot_create(rr->app, NULL);
 	rr->row_scan = index_beginscan(rr->app, rr->pk, rr->snap, 2, 0);
-	eq_key(&rr->row_keys[0], rr->pk, 1, CStringGetTextDatum(pc->round->partition));
+	pull_eq_key(&rr->row_keys[0], rr->pk, 1, CStringGetTextDatum(pc->round->partition));
 	rr->probe_cap = 64;
 	rr->probe = palloc(VARHDRSZ + rr->probe_cap);
-	eq_key(&rr->row_keys[1], rr->pk, 2, PointerGetDatum(rr->probe));
+	pull_eq_key(&rr->row_keys[1], rr->pk, 2, PointerGetDatum(rr->probe));
 	rr->walk = index_beginscan(rr->app, rr->pk, rr->snap, 2, 0);
 	rr->walk->xs_want_itup = true;
 	rr->walk_keys[0] = rr->row_keys[0];
@@ -267,8 +233,8 @@ open_ids(RowReader *rr, PullCtx *pc)
 		memset(rr->nulls, ' ', sizeof(rr->nulls));
 		return;
 	}
-	rr->scope_heap = table_open(catalog_relid("sync_row_scopes"), AccessShareLock);
-	rr->scope_idx = index_open(catalog_relid("sync_row_scopes_paging"), AccessShareLock);
+	rr->scope_heap = table_open(pull_catalog_relid("sync_row_scopes"), AccessShareLock);
+	rr->scope_idx = index_open(pull_catalog_relid("sync_row_scopes_paging"), AccessShareLock);
 	rr->scope_slot = table_slot_create(rr->scope_heap, NULL);
 	rr->vmbuf = InvalidBuffer;
 	rr->vs = palloc0(sizeof(ValueScan) * Max(rr->nvalues, 1));
@@ -278,10 +244,10 @@ open_ids(RowReader *rr, PullCtx *pc)
 
 		v->scan = index_beginscan(rr->scope_heap, rr->scope_idx, rr->snap, 5, 0);
 		v->scan->xs_want_itup = true;
-		eq_key(&v->keys[0], rr->scope_idx, 1, CStringGetTextDatum(pc->round->partition));
-		eq_key(&v->keys[1], rr->scope_idx, 2, CStringGetTextDatum(pc->table->name));
-		eq_key(&v->keys[2], rr->scope_idx, 3, CStringGetTextDatum(e->vars[0]));
-		eq_key(&v->keys[3], rr->scope_idx, 4, CStringGetTextDatum(e->values[0][i]));
+		pull_eq_key(&v->keys[0], rr->scope_idx, 1, CStringGetTextDatum(pc->round->partition));
+		pull_eq_key(&v->keys[1], rr->scope_idx, 2, CStringGetTextDatum(pc->table->name));
+		pull_eq_key(&v->keys[2], rr->scope_idx, 3, CStringGetTextDatum(e->vars[0]));
+		pull_eq_key(&v->keys[3], rr->scope_idx, 4, CStringGetTextDatum(e->values[0][i]));
 	}
 }
 

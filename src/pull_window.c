@@ -5,7 +5,18 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/visibilitymap.h"
 #include "catalog/pg_type.h"
+#include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "utils/fmgroids.h"
+#include "utils/snapmgr.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -19,35 +30,6 @@
 #include "pull_internal.h"
 
 /* ---------------------------------------------------------------- incremental */
-
-/*
- * The LATERAL probes (LIMIT 1 / OFFSET 0 keep them from being flattened) look every commit up
- * by key: with stale statistics (a partition just filled) a flattened join became a nested loop
- * filtering the whole partition per commit, quadratic in the window (bench/README.md).  The
- * commit probe asks for the first commit_seq >= the candidate in key order (then checks
- * equality): only the primary key yields that order, so the planner cannot pick
- * sync_commits_by_time with a filter instead.
- */
-#define WINDOW_SQL \
-	"WITH cand AS (" \
-	" SELECT DISTINCT cs.commit_seq FROM syncular.sync_change_scopes cs" \
-	"  WHERE cs.partition = $1 AND cs.tbl = $2 AND cs.var = $3 AND cs.value = ANY($4)" \
-	"    AND cs.commit_seq > $5 AND cs.commit_seq <= $6" \
-	"  ORDER BY cs.commit_seq LIMIT $7)" \
-	" SELECT c.commit_seq, cm.created_at_ms, cm.actor_id, ch.row_id, ch.op, ch.row_version," \
-	"        ch.scopes, ch.payload" \
-	"   FROM cand c" \
-	"   LEFT JOIN LATERAL (SELECT z.created_at_ms, z.actor_id" \
-	"                        FROM (SELECT m.commit_seq, m.created_at_ms, m.actor_id" \
-	"                                FROM syncular.sync_commits m" \
-	"                               WHERE m.partition = $1 AND m.commit_seq >= c.commit_seq" \
-	"                               ORDER BY m.commit_seq LIMIT 1) z" \
-	"                       WHERE z.commit_seq = c.commit_seq) cm ON true" \
-	"   LEFT JOIN LATERAL (SELECT x.idx, x.row_id, x.op, x.row_version, x.scopes, x.payload" \
-	"                        FROM syncular.sync_changes x" \
-	"                       WHERE x.partition = $1 AND x.commit_seq = c.commit_seq AND x.tbl = $2" \
-	"                       ORDER BY x.idx OFFSET 0) ch ON true" \
-	"  ORDER BY c.commit_seq, ch.idx"
 
 /* stored scopes (jsonb object of strings) -> a COMMIT change's scopes map (also realtime) */
 SspStrMap
@@ -83,7 +65,7 @@ sync_pull_stored_scopes(Jsonb *scopes)
 	return m;
 }
 
-/* One candidate commit of the window, with its matching changes (copied out of SPI). */
+/* One candidate commit of the window, with its matching changes (copied out of the scans). */
 typedef struct WindowCommit
 {
 	int64		seq;
@@ -135,43 +117,199 @@ write_commit(PullCtx *pc, const WindowCommit *wc)
 	return fits;
 }
 
-/* Start wc from the first tuple of its commit (columns 1-3). */
+/*
+ * The window is read by direct ordered index scans in the pull's snapshot (no executor, no
+ * plan): the candidate commits from sync_change_scopes_pkey (partition, tbl, var, value,
+ * commit_seq), one scan per value of the first effective variable merged in commit order
+ * (a commit under two values once); per candidate, its commit row from sync_commits_pkey (gone:
+ * pruned, skipped) and its changes of this table in idx order from sync_changes_by_table.
+ * Reading stops as soon as the look-ahead is reached, so a round reads the commits it delivers
+ * plus one, whatever the window's length.
+ */
+typedef struct CandScan
+{
+	IndexScanDesc scan;
+	ScanKeyData keys[5];
+	int64		cur;			/* the current candidate, -1 when done */
+} CandScan;
+
+typedef struct WindowReader
+{
+	Snapshot	snap;
+	Relation	cs_heap;		/* sync_change_scopes */
+	Relation	cs_idx;
+	TupleTableSlot *cs_slot;
+	Buffer		vmbuf;
+	int			nvalues;
+	CandScan    *vs;
+	Relation	cm_heap;		/* sync_commits */
+	Relation	cm_idx;
+	IndexScanDesc cm_scan;
+	ScanKeyData cm_keys[2];
+	TupleTableSlot *cm_slot;
+	AttrNumber	cm_created;
+	AttrNumber	cm_actor;
+	Relation	ch_heap;		/* sync_changes */
+	Relation	ch_idx;
+	IndexScanDesc ch_scan;
+	ScanKeyData ch_keys[3];
+	TupleTableSlot *ch_slot;
+	AttrNumber	ch_row_id;
+	AttrNumber	ch_op;
+	AttrNumber	ch_row_version;
+	AttrNumber	ch_scopes;
+	AttrNumber	ch_payload;
+} WindowReader;
+
 static void
-begin_commit(HeapTuple tup, TupleDesc td, WindowCommit *wc)
+seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
+{
+	ItemPointer tid;
+
+	while ((tid = index_getnext_tid(v->scan, ForwardScanDirection)) != NULL)
+	{
+		bool		isnull;
+		int64		seq;
+
+		if (!VM_ALL_VISIBLE(wr->cs_heap, ItemPointerGetBlockNumber(tid), &wr->vmbuf))
+		{
+			if (!index_fetch_heap(v->scan, wr->cs_slot))
+				continue;		/* not visible in the snapshot */
+			ExecClearTuple(wr->cs_slot);
+		}
+		else
+			PredicateLockPage(wr->cs_heap, ItemPointerGetBlockNumber(tid), wr->snap);
+		seq = DatumGetInt64(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc, &isnull));
+		v->cur = seq <= max_seq ? seq : -1;
+		return;
+	}
+	v->cur = -1;
+}
+
+static void
+window_open(WindowReader *wr, PullCtx *pc, int64 after)
+{
+	const SyncEffective *e = pc->effective;
+	Datum		part = CStringGetTextDatum(pc->round->partition);
+	Datum		tbl = CStringGetTextDatum(pc->table->name);
+
+	memset(wr, 0, sizeof(*wr));
+	wr->snap = GetActiveSnapshot();
+	wr->cs_heap = table_open(pull_catalog_relid("sync_change_scopes"), AccessShareLock);
+	wr->cs_idx = index_open(pull_catalog_relid("sync_change_scopes_pkey"), AccessShareLock);
+	wr->cs_slot = table_slot_create(wr->cs_heap, NULL);
+	wr->vmbuf = InvalidBuffer;
+	wr->nvalues = e->nvalues[0];
+	wr->vs = palloc0(sizeof(CandScan) * Max(wr->nvalues, 1));
+	for (int i = 0; i < wr->nvalues; i++)
+	{
+		CandScan    *v = &wr->vs[i];
+
+		v->scan = index_beginscan(wr->cs_heap, wr->cs_idx, wr->snap, 5, 0);
+		v->scan->xs_want_itup = true;
+		pull_eq_key(&v->keys[0], wr->cs_idx, 1, part);
+		pull_eq_key(&v->keys[1], wr->cs_idx, 2, tbl);
+		pull_eq_key(&v->keys[2], wr->cs_idx, 3, CStringGetTextDatum(e->vars[0]));
+		pull_eq_key(&v->keys[3], wr->cs_idx, 4, CStringGetTextDatum(e->values[0][i]));
+		ScanKeyEntryInitialize(&v->keys[4], 0, 5, BTGreaterStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8GT, Int64GetDatum(after));
+		index_rescan(v->scan, v->keys, 5, NULL, 0);
+		seq_next(wr, v, pc->round->max_seq);
+	}
+
+	wr->cm_heap = table_open(pull_catalog_relid("sync_commits"), AccessShareLock);
+	wr->cm_idx = index_open(pull_catalog_relid("sync_commits_pkey"), AccessShareLock);
+	wr->cm_slot = table_slot_create(wr->cm_heap, NULL);
+	wr->cm_scan = index_beginscan(wr->cm_heap, wr->cm_idx, wr->snap, 2, 0);
+	pull_eq_key(&wr->cm_keys[0], wr->cm_idx, 1, part);
+	ScanKeyEntryInitialize(&wr->cm_keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid,
+						   F_INT8EQ, Int64GetDatum(0));
+	wr->cm_created = pull_attnum(wr->cm_heap, "created_at_ms");
+	wr->cm_actor = pull_attnum(wr->cm_heap, "actor_id");
+
+	wr->ch_heap = table_open(pull_catalog_relid("sync_changes"), AccessShareLock);
+	wr->ch_idx = index_open(pull_catalog_relid("sync_changes_by_table"), AccessShareLock);
+	wr->ch_slot = table_slot_create(wr->ch_heap, NULL);
+	wr->ch_scan = index_beginscan(wr->ch_heap, wr->ch_idx, wr->snap, 3, 0);
+	pull_eq_key(&wr->ch_keys[0], wr->ch_idx, 1, part);
+	ScanKeyEntryInitialize(&wr->ch_keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid,
+						   F_INT8EQ, Int64GetDatum(0));
+	pull_eq_key(&wr->ch_keys[2], wr->ch_idx, 3, tbl);
+	wr->ch_row_id = pull_attnum(wr->ch_heap, "row_id");
+	wr->ch_op = pull_attnum(wr->ch_heap, "op");
+	wr->ch_row_version = pull_attnum(wr->ch_heap, "row_version");
+	wr->ch_scopes = pull_attnum(wr->ch_heap, "scopes");
+	wr->ch_payload = pull_attnum(wr->ch_heap, "payload");
+}
+
+static void
+window_close(WindowReader *wr)
+{
+	for (int i = 0; i < wr->nvalues; i++)
+		index_endscan(wr->vs[i].scan);
+	index_endscan(wr->cm_scan);
+	index_endscan(wr->ch_scan);
+	ExecDropSingleTupleTableSlot(wr->cs_slot);
+	ExecDropSingleTupleTableSlot(wr->cm_slot);
+	ExecDropSingleTupleTableSlot(wr->ch_slot);
+	if (BufferIsValid(wr->vmbuf))
+		ReleaseBuffer(wr->vmbuf);
+	index_close(wr->cs_idx, NoLock);
+	index_close(wr->cm_idx, NoLock);
+	index_close(wr->ch_idx, NoLock);
+	table_close(wr->cs_heap, NoLock);
+	table_close(wr->cm_heap, NoLock);
+	table_close(wr->ch_heap, NoLock);
+}
+
+/* The next candidate commit in commit order (every value's scan moves past it); -1 at the end. */
+static int64
+next_candidate(WindowReader *wr, int64 max_seq)
+{
+	int64		min = -1;
+
+	for (int i = 0; i < wr->nvalues; i++)
+		if (wr->vs[i].cur >= 0 && (min < 0 || wr->vs[i].cur < min))
+			min = wr->vs[i].cur;
+	for (int i = 0; min >= 0 && i < wr->nvalues; i++)
+		if (wr->vs[i].cur == min)
+			seq_next(wr, &wr->vs[i], max_seq);
+	return min;
+}
+
+/* Start wc for commit `seq`: its commit row (live = not pruned). */
+static void
+begin_commit(WindowReader *wr, int64 seq, WindowCommit *wc)
 {
 	bool		isnull;
-	Datum		d;
 
 	memset(wc, 0, sizeof(*wc));
-	wc->seq = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
-	d = SPI_getbinval(tup, td, 2, &isnull);
-	wc->live = !isnull;
+	wc->seq = seq;
+	wr->cm_keys[1].sk_argument = Int64GetDatum(seq);
+	index_rescan(wr->cm_scan, wr->cm_keys, 2, NULL, 0);
+	wc->live = index_getnext_slot(wr->cm_scan, ForwardScanDirection, wr->cm_slot);
 	if (!wc->live)
 		return;
-	wc->created_at_ms = DatumGetInt64(d);
-	wc->actor_id = TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull));
+	wc->created_at_ms = DatumGetInt64(slot_getattr(wr->cm_slot, wr->cm_created, &isnull));
+	wc->actor_id = TextDatumGetCString(slot_getattr(wr->cm_slot, wr->cm_actor, &isnull));
+	ExecClearTuple(wr->cm_slot);
 }
 
 /*
- * Add one tuple's change to wc when it belongs to this table and matches the effective scopes.
- * Everything is copied into the current (per-commit) context: the tuple table is freed after
- * each fetch, and a commit's changes may span fetches.
+ * Add one stored change (in wr->ch_slot) to wc when it matches the effective scopes.  Everything
+ * is copied into the current (per-commit) context.
  */
 static void
-add_window_change(PullCtx *pc, HeapTuple tup, TupleDesc td, WindowCommit *wc)
+add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 {
+	TupleTableSlot *slot = wr->ch_slot;
 	bool		isnull;
 	Datum		d;
 	Jsonb	   *scopes;
 	SspChange  *ch;
 	int16		op;
 
-	if (!wc->live)
-		return;
-	d = SPI_getbinval(tup, td, 4, &isnull);
-	if (isnull)
-		return;					/* a candidate without a change of this table */
-	scopes = DatumGetJsonbPCopy(SPI_getbinval(tup, td, 7, &isnull));
+	scopes = DatumGetJsonbPCopy(slot_getattr(slot, wr->ch_scopes, &isnull));
 	if (isnull || !sync_scopes_match(pc->effective, scopes))
 		return;
 
@@ -185,8 +323,8 @@ add_window_change(PullCtx *pc, HeapTuple tup, TupleDesc td, WindowCommit *wc)
 	ch = &wc->changes[wc->nchanges++];
 	memset(ch, 0, sizeof(*ch));
 	ch->table_index = 0;
-	ch->row_id = pull_mkstr(TextDatumGetCString(d));
-	op = DatumGetInt16(SPI_getbinval(tup, td, 5, &isnull));
+	ch->row_id = pull_mkstr(TextDatumGetCString(slot_getattr(slot, wr->ch_row_id, &isnull)));
+	op = DatumGetInt16(slot_getattr(slot, wr->ch_op, &isnull));
 	ch->op = (uint8) op;
 	ch->scopes = sync_pull_stored_scopes(scopes);
 	if (op == SSP_OP_UPSERT)
@@ -194,10 +332,10 @@ add_window_change(PullCtx *pc, HeapTuple tup, TupleDesc td, WindowCommit *wc)
 		bytea	   *payload;
 
 		ch->has_row_version = true;
-		ch->row_version = DatumGetInt64(SPI_getbinval(tup, td, 6, &isnull));
+		ch->row_version = DatumGetInt64(slot_getattr(slot, wr->ch_row_version, &isnull));
 		if (isnull)
 			sync_raise("sync.internal_error", "pull: a stored upsert change has no row version", NULL);
-		d = SPI_getbinval(tup, td, 8, &isnull);
+		d = slot_getattr(slot, wr->ch_payload, &isnull);
 		if (isnull)
 			sync_raise("sync.internal_error", "pull: a stored upsert change has no payload", NULL);
 		payload = DatumGetByteaPCopy(d);
@@ -205,6 +343,17 @@ add_window_change(PullCtx *pc, HeapTuple tup, TupleDesc td, WindowCommit *wc)
 		ch->row.ptr = (const uint8_t *) VARDATA_ANY(payload);
 		ch->row.len = (uint32) VARSIZE_ANY_EXHDR(payload);
 	}
+}
+
+/* wc's changes of this table, in idx order. */
+static void
+read_changes(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
+{
+	wr->ch_keys[1].sk_argument = Int64GetDatum(wc->seq);
+	index_rescan(wr->ch_scan, wr->ch_keys, 3, NULL, 0);
+	while (index_getnext_slot(wr->ch_scan, ForwardScanDirection, wr->ch_slot))
+		add_window_change(pc, wr, wc);
+	ExecClearTuple(wr->ch_slot);
 }
 
 /* The window's running totals (§3.6 rules plus the response budget). */
@@ -248,12 +397,9 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 {
 	SyncRound  *round = pc->round;
 	int64		cursor = pc->sub->cursor;
-	int64		batch = Max(64, (int64) round->limit_commits + 1);
-	int64		after = cursor;
 	WindowState ws;
-	Oid			argtypes[7] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, INT8OID, INT8OID, INT8OID};
-	Datum		args[7];
-	SPIPlanPtr	plan = pull_get_plan(WINDOW_SQL, 7, argtypes);
+	WindowReader wr;
+	int64		seq;
 
 	memset(&ws, 0, sizeof(ws));
 	ws.limit = round->limit_commits;
@@ -268,72 +414,21 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 		return;
 	}
 
-	args[0] = CStringGetTextDatum(round->partition);
-	args[1] = CStringGetTextDatum(pc->table->name);
-	args[2] = CStringGetTextDatum(pc->effective->vars[0]);
-	args[3] = pull_first_var_values(pc->effective);
-	args[5] = Int64GetDatum(round->max_seq);
-	args[6] = Int64GetDatum(batch);
-
-	while (!ws.saturated && after < round->max_seq)
+	window_open(&wr, pc, cursor);
+	while (!ws.saturated && (seq = next_candidate(&wr, round->max_seq)) >= 0)
 	{
-		Portal		portal;
-		uint64		ncand = 0;
-		bool		have = false;
 		WindowCommit wc;
+		MemoryContext old = MemoryContextSwitchTo(pc->work);
 
-		args[4] = Int64GetDatum(after);
-		/* a portal, fetched in batches: never the whole window as one SPI result */
-		portal = SPI_cursor_open(NULL, plan, args, NULL, true);
-		if (portal == NULL)
-			elog(ERROR, "syncular pull: commit window read failed: %s",
-				 SPI_result_code_string(SPI_result));
-		while (!ws.saturated)
-		{
-			SPITupleTable *tt;
-			uint64		n;
-
-			SPI_cursor_fetch(portal, true, PULL_FETCH_ROWS);
-			tt = SPI_tuptable;
-			n = SPI_processed;
-			for (uint64 r = 0; r < n && !ws.saturated; r++)
-			{
-				HeapTuple	tup = tt->vals[r];
-				bool		isnull;
-				int64		seq = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
-				MemoryContext old;
-
-				if (!have || seq != wc.seq)
-				{
-					if (have)
-					{
-						finish_commit(pc, &wc, &ws);
-						MemoryContextReset(pc->work);
-						if (ws.saturated)
-							break;
-					}
-					old = MemoryContextSwitchTo(pc->work);
-					begin_commit(tup, tt->tupdesc, &wc);
-					MemoryContextSwitchTo(old);
-					have = true;
-					ncand++;
-					after = seq;
-				}
-				old = MemoryContextSwitchTo(pc->work);
-				add_window_change(pc, tup, tt->tupdesc, &wc);
-				MemoryContextSwitchTo(old);
-			}
-			SPI_freetuptable(tt);
-			if (n == 0)
-				break;
-		}
-		if (have && !ws.saturated)
-			finish_commit(pc, &wc, &ws);
+		CHECK_FOR_INTERRUPTS();
+		begin_commit(&wr, seq, &wc);
+		if (wc.live)
+			read_changes(pc, &wr, &wc);
+		MemoryContextSwitchTo(old);
+		finish_commit(pc, &wc, &ws);
 		MemoryContextReset(pc->work);
-		SPI_cursor_close(portal);
-		if (ncand < (uint64) batch)
-			break;				/* the window is exhausted */
 	}
+	window_close(&wr);
 
 	if (!ws.saturated && !ws.stopped)
 		result->next_cursor = Max(cursor, round->max_seq);
