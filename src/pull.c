@@ -2,8 +2,9 @@
  * pull.c — one subscription section of a pull: SUB_START .. SUB_END into round->out.
  *
  * round.c pushes ONE snapshot for the whole pull and calls sync_pull_subscription per
- * SUBSCRIPTION frame in request order (engine.h, "Round <-> pull seam").  Every read here goes
- * through SPI with read_only = true, so it uses that snapshot: max_seq, horizon_seq, the commit
+ * SUBSCRIPTION frame in request order (engine.h, "Round <-> pull seam").  Every read here uses
+ * that snapshot (the direct index scans of pull_window.c and pull_rows.c take the active
+ * snapshot; statements go through SPI with read_only = true): max_seq, horizon_seq, the commit
  * window and the row scans all agree.
  *
  * Decision per subscription (shared/reference/push-and-pull.md §3.5, with this project's
@@ -59,9 +60,9 @@
  * it is framing only (SUB_START/SUB_END, empty pages), bounded per subscription, and the
  * number of subscriptions is bounded by syncular.max_subscriptions_per_request.  A response
  * whose budget was spent always carries a resume token or a commit, so the client pulls again
- * (§4.5: "clients pull again whenever a response contained commits").  Rows are read through
- * SPI portals PULL_FETCH_ROWS at a time, so SPI never holds more than one such batch, plus the
- * current commit's changes (incremental) or the current page (bootstrap).
+ * (§4.5: "clients pull again whenever a response contained commits").  Rows are read one at a
+ * time by direct index scans, so a section holds the current commit's changes (incremental) or
+ * the current page (bootstrap), never the window or the table.
  */
 #include "postgres.h"
 

@@ -14,9 +14,6 @@
 #include "image.h"
 #include "segments.h"
 
-/* Rows per SPI_cursor_fetch: what SPI holds at once is one batch, never a whole page/window. */
-#define PULL_FETCH_ROWS 256
-
 /* A segment's framing beyond its row records: frame header, block headers, terminator. */
 #define SEGMENT_SLACK 64
 

@@ -180,6 +180,7 @@ pull_get_plan(const char *sql, int nargs, Oid *argtypes)
 
 /* ---------------------------------------------------------------- direct scans */
 
+/* A relation of the syncular schema by name (the pull's direct index scans). */
 Oid
 pull_catalog_relid(const char *name)
 {

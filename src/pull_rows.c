@@ -133,6 +133,10 @@ typedef struct ValueScan
 	int			curlen;
 } ValueScan;
 
+/*
+ * Index AM calls run in rr->cxt (the section's lifetime), never in a per-page context: a btree
+ * scan allocates on first need (its killed-items array, its tuple workspace) and keeps using it.
+ */
 struct RowReader
 {
 	MemoryContext cxt;
@@ -295,6 +299,7 @@ static void
 value_next(RowReader *rr, ValueScan *v)
 {
 	ItemPointer tid;
+	MemoryContext old = MemoryContextSwitchTo(rr->cxt);
 
 	while ((tid = index_getnext_tid(v->scan, ForwardScanDirection)) != NULL)
 	{
@@ -312,9 +317,11 @@ value_next(RowReader *rr, ValueScan *v)
 		id = DatumGetTextPP(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc, &isnull));
 		v->cur = VARDATA_ANY(id);
 		v->curlen = VARSIZE_ANY_EXHDR(id);
+		MemoryContextSwitchTo(old);
 		return;
 	}
 	v->cur = NULL;
+	MemoryContextSwitchTo(old);
 }
 
 /* byte order (COLLATE "C") */
@@ -423,20 +430,27 @@ id_text(RowReader *rr, text **buf, int *cap)
 static bool
 probe_row(RowReader *rr)
 {
+	MemoryContext old = MemoryContextSwitchTo(rr->cxt);
+	bool		found;
+
 	rr->row_keys[1].sk_argument = PointerGetDatum(id_text(rr, &rr->probe, &rr->probe_cap));
 	index_rescan(rr->row_scan, rr->row_keys, 2, NULL, 0);
-	return index_getnext_slot(rr->row_scan, ForwardScanDirection, rr->row_slot);
+	found = index_getnext_slot(rr->row_scan, ForwardScanDirection, rr->row_slot);
+	MemoryContextSwitchTo(old);
+	return found;
 }
 
 static void
 walk_step(RowReader *rr)
 {
+	MemoryContext old = MemoryContextSwitchTo(rr->cxt);
 	bool		isnull;
 
 	if (index_getnext_tid(rr->walk, ForwardScanDirection) == NULL)
 		rr->wcur = (Datum) 0;
 	else
 		rr->wcur = index_getattr(rr->walk->xs_itup, 2, rr->walk->xs_itupdesc, &isnull);
+	MemoryContextSwitchTo(old);
 }
 
 /* Place the walker on the first key >= rr->id. */

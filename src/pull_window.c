@@ -133,8 +133,10 @@ typedef struct CandScan
 	int64		cur;			/* the current candidate, -1 when done */
 } CandScan;
 
+/* Index AM calls run in cxt (the section's context): see pull_rows.c's RowReader. */
 typedef struct WindowReader
 {
+	MemoryContext cxt;
 	Snapshot	snap;
 	Relation	cs_heap;		/* sync_change_scopes */
 	Relation	cs_idx;
@@ -165,6 +167,7 @@ static void
 seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
 {
 	ItemPointer tid;
+	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
 
 	while ((tid = index_getnext_tid(v->scan, ForwardScanDirection)) != NULL)
 	{
@@ -181,9 +184,11 @@ seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
 			PredicateLockPage(wr->cs_heap, ItemPointerGetBlockNumber(tid), wr->snap);
 		seq = DatumGetInt64(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc, &isnull));
 		v->cur = seq <= max_seq ? seq : -1;
+		MemoryContextSwitchTo(old);
 		return;
 	}
 	v->cur = -1;
+	MemoryContextSwitchTo(old);
 }
 
 static void
@@ -194,6 +199,7 @@ window_open(WindowReader *wr, PullCtx *pc, int64 after)
 	Datum		tbl = CStringGetTextDatum(pc->table->name);
 
 	memset(wr, 0, sizeof(*wr));
+	wr->cxt = CurrentMemoryContext;
 	wr->snap = GetActiveSnapshot();
 	wr->cs_heap = table_open(pull_catalog_relid("sync_change_scopes"), AccessShareLock);
 	wr->cs_idx = index_open(pull_catalog_relid("sync_change_scopes_pkey"), AccessShareLock);
@@ -282,12 +288,15 @@ static void
 begin_commit(WindowReader *wr, int64 seq, WindowCommit *wc)
 {
 	bool		isnull;
+	MemoryContext old;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->seq = seq;
+	old = MemoryContextSwitchTo(wr->cxt);
 	wr->cm_keys[1].sk_argument = Int64GetDatum(seq);
 	index_rescan(wr->cm_scan, wr->cm_keys, 2, NULL, 0);
 	wc->live = index_getnext_slot(wr->cm_scan, ForwardScanDirection, wr->cm_slot);
+	MemoryContextSwitchTo(old);
 	if (!wc->live)
 		return;
 	wc->created_at_ms = DatumGetInt64(slot_getattr(wr->cm_slot, wr->cm_created, &isnull));
@@ -349,10 +358,18 @@ add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 static void
 read_changes(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 {
+	MemoryContext work = CurrentMemoryContext;
+
 	wr->ch_keys[1].sk_argument = Int64GetDatum(wc->seq);
+	MemoryContextSwitchTo(wr->cxt);
 	index_rescan(wr->ch_scan, wr->ch_keys, 3, NULL, 0);
 	while (index_getnext_slot(wr->ch_scan, ForwardScanDirection, wr->ch_slot))
+	{
+		MemoryContextSwitchTo(work);
 		add_window_change(pc, wr, wc);
+		MemoryContextSwitchTo(wr->cxt);
+	}
+	MemoryContextSwitchTo(work);
 	ExecClearTuple(wr->ch_slot);
 }
 
