@@ -133,6 +133,22 @@ typedef struct CandScan
 	int64		cur;			/* the current candidate, -1 when done */
 } CandScan;
 
+/*
+ * A forward scan of an index led by (partition, commit_seq) that serves the candidates in
+ * commit order: it steps to the next candidate while that is near (WALK_STEPS entries) and
+ * is placed anew by a descent otherwise, so a dense window is one ordered scan and a sparse one
+ * costs one descent per candidate.
+ */
+#define WALK_STEPS 32
+
+typedef struct SeqWalker
+{
+	IndexScanDesc scan;
+	ScanKeyData keys[2];		/* partition = $1, commit_seq >= placed */
+	bool		placed;
+	int64		cur;			/* commit_seq of the current entry, -1 at the end */
+} SeqWalker;
+
 /* Index AM calls run in cxt (the section's context): see pull_rows.c's RowReader. */
 typedef struct WindowReader
 {
@@ -146,15 +162,15 @@ typedef struct WindowReader
 	CandScan    *vs;
 	Relation	cm_heap;		/* sync_commits */
 	Relation	cm_idx;
-	IndexScanDesc cm_scan;
-	ScanKeyData cm_keys[2];
+	SeqWalker	cm;
 	TupleTableSlot *cm_slot;
 	AttrNumber	cm_created;
 	AttrNumber	cm_actor;
 	Relation	ch_heap;		/* sync_changes */
 	Relation	ch_idx;
-	IndexScanDesc ch_scan;
-	ScanKeyData ch_keys[3];
+	SeqWalker	ch;
+	const char *tbl;			/* this section's table, compared with the index tuple's */
+	int			tbl_len;
 	TupleTableSlot *ch_slot;
 	AttrNumber	ch_row_id;
 	AttrNumber	ch_op;
@@ -192,6 +208,66 @@ seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
 }
 
 static void
+walker_open(WindowReader *wr, SeqWalker *w, Relation heap, Relation index, Datum part)
+{
+	w->scan = index_beginscan(heap, index, wr->snap, 2, 0);
+	w->scan->xs_want_itup = true;
+	pull_eq_key(&w->keys[0], index, 1, part);
+	w->placed = false;
+	w->cur = -1;
+}
+
+static void
+walker_step(WindowReader *wr, SeqWalker *w)
+{
+	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
+	bool		isnull;
+
+	if (index_getnext_tid(w->scan, ForwardScanDirection) == NULL)
+		w->cur = -1;
+	else
+		w->cur = DatumGetInt64(index_getattr(w->scan->xs_itup, 2, w->scan->xs_itupdesc, &isnull));
+	MemoryContextSwitchTo(old);
+}
+
+/* Bring w to the first entry of commit `seq`, or past it when it has none. */
+static void
+walker_seek(WindowReader *wr, SeqWalker *w, int64 seq)
+{
+	for (int k = 0; w->placed && w->cur >= 0 && w->cur < seq; k++)
+	{
+		if (k == WALK_STEPS)
+		{
+			w->placed = false;	/* far ahead: a descent is cheaper */
+			break;
+		}
+		walker_step(wr, w);
+	}
+	if (!w->placed)
+	{
+		MemoryContext old = MemoryContextSwitchTo(wr->cxt);
+
+		ScanKeyEntryInitialize(&w->keys[1], 0, 2, BTGreaterEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8GE, Int64GetDatum(seq));
+		index_rescan(w->scan, w->keys, 2, NULL, 0);
+		MemoryContextSwitchTo(old);
+		w->placed = true;
+		walker_step(wr, w);
+	}
+}
+
+/* Fetch w's current entry's visible tuple into slot (false: a dead version). */
+static bool
+walker_fetch(WindowReader *wr, SeqWalker *w, TupleTableSlot *slot)
+{
+	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
+	bool		found = index_fetch_heap(w->scan, slot);
+
+	MemoryContextSwitchTo(old);
+	return found;
+}
+
+static void
 window_open(WindowReader *wr, PullCtx *pc, int64 after)
 {
 	const SyncEffective *e = pc->effective;
@@ -226,21 +302,16 @@ window_open(WindowReader *wr, PullCtx *pc, int64 after)
 	wr->cm_heap = table_open(pull_catalog_relid("sync_commits"), AccessShareLock);
 	wr->cm_idx = index_open(pull_catalog_relid("sync_commits_pkey"), AccessShareLock);
 	wr->cm_slot = table_slot_create(wr->cm_heap, NULL);
-	wr->cm_scan = index_beginscan(wr->cm_heap, wr->cm_idx, wr->snap, 2, 0);
-	pull_eq_key(&wr->cm_keys[0], wr->cm_idx, 1, part);
-	ScanKeyEntryInitialize(&wr->cm_keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid,
-						   F_INT8EQ, Int64GetDatum(0));
+	walker_open(wr, &wr->cm, wr->cm_heap, wr->cm_idx, part);
 	wr->cm_created = pull_attnum(wr->cm_heap, "created_at_ms");
 	wr->cm_actor = pull_attnum(wr->cm_heap, "actor_id");
 
 	wr->ch_heap = table_open(pull_catalog_relid("sync_changes"), AccessShareLock);
 	wr->ch_idx = index_open(pull_catalog_relid("sync_changes_by_table"), AccessShareLock);
 	wr->ch_slot = table_slot_create(wr->ch_heap, NULL);
-	wr->ch_scan = index_beginscan(wr->ch_heap, wr->ch_idx, wr->snap, 3, 0);
-	pull_eq_key(&wr->ch_keys[0], wr->ch_idx, 1, part);
-	ScanKeyEntryInitialize(&wr->ch_keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid, InvalidOid,
-						   F_INT8EQ, Int64GetDatum(0));
-	pull_eq_key(&wr->ch_keys[2], wr->ch_idx, 3, tbl);
+	walker_open(wr, &wr->ch, wr->ch_heap, wr->ch_idx, part);
+	wr->tbl = pc->table->name;
+	wr->tbl_len = (int) strlen(pc->table->name);
 	wr->ch_row_id = pull_attnum(wr->ch_heap, "row_id");
 	wr->ch_op = pull_attnum(wr->ch_heap, "op");
 	wr->ch_row_version = pull_attnum(wr->ch_heap, "row_version");
@@ -253,8 +324,8 @@ window_close(WindowReader *wr)
 {
 	for (int i = 0; i < wr->nvalues; i++)
 		index_endscan(wr->vs[i].scan);
-	index_endscan(wr->cm_scan);
-	index_endscan(wr->ch_scan);
+	index_endscan(wr->cm.scan);
+	index_endscan(wr->ch.scan);
 	ExecDropSingleTupleTableSlot(wr->cs_slot);
 	ExecDropSingleTupleTableSlot(wr->cm_slot);
 	ExecDropSingleTupleTableSlot(wr->ch_slot);
@@ -288,15 +359,12 @@ static void
 begin_commit(WindowReader *wr, int64 seq, WindowCommit *wc)
 {
 	bool		isnull;
-	MemoryContext old;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->seq = seq;
-	old = MemoryContextSwitchTo(wr->cxt);
-	wr->cm_keys[1].sk_argument = Int64GetDatum(seq);
-	index_rescan(wr->cm_scan, wr->cm_keys, 2, NULL, 0);
-	wc->live = index_getnext_slot(wr->cm_scan, ForwardScanDirection, wr->cm_slot);
-	MemoryContextSwitchTo(old);
+	walker_seek(wr, &wr->cm, seq);
+	for (; wr->cm.cur == seq && !wc->live; walker_step(wr, &wr->cm))
+		wc->live = walker_fetch(wr, &wr->cm, wr->cm_slot);
 	if (!wc->live)
 		return;
 	wc->created_at_ms = DatumGetInt64(slot_getattr(wr->cm_slot, wr->cm_created, &isnull));
@@ -358,18 +426,20 @@ add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 static void
 read_changes(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 {
-	MemoryContext work = CurrentMemoryContext;
+	SeqWalker  *w = &wr->ch;
 
-	wr->ch_keys[1].sk_argument = Int64GetDatum(wc->seq);
-	MemoryContextSwitchTo(wr->cxt);
-	index_rescan(wr->ch_scan, wr->ch_keys, 3, NULL, 0);
-	while (index_getnext_slot(wr->ch_scan, ForwardScanDirection, wr->ch_slot))
+	/* the index is (partition, commit_seq, tbl, idx): this table's changes are one run */
+	for (walker_seek(wr, w, wc->seq); w->cur == wc->seq; walker_step(wr, w))
 	{
-		MemoryContextSwitchTo(work);
-		add_window_change(pc, wr, wc);
-		MemoryContextSwitchTo(wr->cxt);
+		bool		isnull;
+		text	   *t = DatumGetTextPP(index_getattr(w->scan->xs_itup, 3, w->scan->xs_itupdesc,
+													 &isnull));
+
+		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
+			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0 &&
+			walker_fetch(wr, w, wr->ch_slot))
+			add_window_change(pc, wr, wc);
 	}
-	MemoryContextSwitchTo(work);
 	ExecClearTuple(wr->ch_slot);
 }
 
