@@ -67,7 +67,8 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 
 	for (int page = 0; page < round->max_snapshot_pages; page++)
 	{
-		SspBuf		seg;
+		SspBuf	   *out = round->out;
+		size_t		frame_start;
 		SspSegmentWriter w;
 		SspError	err;
 		MemoryContext old;
@@ -92,30 +93,39 @@ pull_bootstrap(PullCtx *pc, const ResumeToken *resume, SyncPullResult *result)
 			}
 			continue;
 		}
-		ssp_buf_init(&seg);
-		if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), round->schema->version,
+		/* the page is written in place: its SEGMENT_INLINE frame header, then the segment */
+		frame_start = out->len;
+		ssp_put_u8(out, SSP_FRAME_SEGMENT_INLINE);
+		ssp_put_u32(out, 0);
+		if (!ssp_segment_begin(&w, out, t->name, (uint32) strlen(t->name), round->schema->version,
 							   t->codec_columns, (uint16) t->ncolumns, &err))
 			pull_raise_codec("starting a rows segment", &err);
-		/* stored rows, checked once: the SEGMENT_INLINE encoder decodes every row of the page */
+		/* stored rows go in as stored: each was decoded and checked when it was written */
 		w.validate = false;
 		if (!full)
 		{
 			uint64		scanned;
 
 			added = pull_fill_page(pc, rr, have_cursor ? cursor.data : NULL, limit, true, &w,
-								   &seg, NULL, &cursor, &scanned, &more, &full);
+								   NULL, NULL, &cursor, &scanned, &more, &full);
 			have_cursor = have_cursor || scanned > 0;
 		}
 		if (!ssp_segment_finish(&w, &err))
 			pull_raise_codec("finishing a rows segment", &err);
+		if (out->oom)
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 
 		/* a page is sent when it has rows, and a section's first page always (§4.7) */
 		if (page == 0 || added > 0)
 		{
-			pull_write_inline(pc, seg.data, seg.len);
+			size_t		n = out->len - frame_start - 5;
+
+			for (int k = 0; k < 4; k++)
+				out->data[frame_start + 1 + k] = (uint8) (n >> (8 * k));
 			sync_stats_rows_served(t->name, added);
 		}
-		ssp_buf_free(&seg);
+		else
+			out->len = frame_start; /* no rows: no frame */
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(pc->work);
 

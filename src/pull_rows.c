@@ -562,6 +562,8 @@ row_in_scope(RowReader *rr)
  * scope advance it too).  Returns the rows added; *scanned: the ids read; *more: an id past the
  * page exists; *full: the budget stopped it.  Rows go into the rows segment w, or into the
  * sqlite image img when it is given (then w and seg are unused and the page is never budgeted).
+ * seg is the buffer w writes into when that is not the response itself (NULL: w writes into
+ * round->out, whose length the budget counts already).
  */
 uint64
 pull_fill_page(PullCtx *pc, RowReader *rr, const char *after, int64 limit, bool budgeted,
@@ -597,7 +599,7 @@ pull_fill_page(PullCtx *pc, RowReader *rr, const char *after, int64 limit, bool 
 			payload = DatumGetByteaPP(raw);
 			len = VARSIZE_ANY_EXHDR(payload);
 			if (budgeted &&
-				!pull_budget_allows(round, seg->len + w->block.len + len + SEGMENT_SLACK))
+				!pull_budget_allows(round, (seg ? seg->len : 0) + w->block.len + len + SEGMENT_SLACK))
 			{
 				*full = true;
 				break;
