@@ -172,6 +172,7 @@ pull_external_page(PullCtx *pc, PageLane *lane, RowReader *rr, const char *page_
 	if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), pc->round->schema->version,
 						   t->codec_columns, (uint16) t->ncolumns, &err))
 		pull_raise_codec("starting a rows segment", &err);
+	w.validate = false;			/* stored rows go in as stored (pull_boot.c) */
 	added = pull_fill_page(pc, rr, page_start, pc->round->limit_snapshot_rows, false, &w, &seg,
 						   NULL, cursor, &scanned, &more, &full);
 	*have_cursor = *have_cursor || scanned > 0;
