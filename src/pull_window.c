@@ -78,17 +78,20 @@ typedef struct WindowCommit
 } WindowCommit;
 
 /*
- * Encode wc's COMMIT frame into a scratch buffer and append it to the response when the budget
- * allows (see "Budget" above).  false when it was held back.
+ * Encode wc's COMMIT frame into the response and keep it when the budget allows (pull.c
+ * "Budget").  false when it was held back.
  */
 static bool
 write_commit(PullCtx *pc, const WindowCommit *wc)
 {
 	SspFrame	f;
 	SspStr		table = pc->sub->table;
-	SspBuf		frame;
+	SspBuf	   *out = pc->round->out;
+	size_t		start = out->len;
+	size_t		len;
 	SspError	err;
 	bool		fits;
+	MemoryContext old;
 
 	memset(&f, 0, sizeof(f));
 	f.type = SSP_FRAME_COMMIT;
@@ -99,21 +102,20 @@ write_commit(PullCtx *pc, const WindowCommit *wc)
 	f.commit.tables = &table;
 	f.commit.nchanges = (uint32) wc->nchanges;
 	f.commit.changes = wc->changes;
-	ssp_buf_init(&frame);
-	if (!ssp_write_frame(&frame, pc->round->wire_version, &f, &err))
+	/* encoded in place, then measured: held back (the length rolled back) when it does not fit */
+	old = MemoryContextSwitchTo(pc->outer);
+	if (!ssp_write_frame(out, pc->round->wire_version, &f, &err))
 		pull_raise_codec("writing a commit frame", &err);
-	fits = pull_budget_allows(pc->round, frame.len);
+	MemoryContextSwitchTo(old);
+	len = out->len - start;
+	out->len = start;
+	fits = pull_budget_allows(pc->round, len);
 	if (fits)
 	{
-		MemoryContext old = MemoryContextSwitchTo(pc->outer);
-
-		if (!ssp_buf_append(pc->round->out, frame.data, frame.len))
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-		MemoryContextSwitchTo(old);
+		out->len = start + len;
 		pc->round->data_delivered = true;
 		sync_stats_commit_served(pc->table->name, wc->nchanges);
 	}
-	ssp_buf_free(&frame);
 	return fits;
 }
 
