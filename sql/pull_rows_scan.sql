@@ -99,4 +99,18 @@ SELECT pg_temp.round('admin', '[{"id": "s", "table": "todos", "scopes": {"list_i
   "bootstrapState": {"asOfCommitSeq": 2, "tables": ["todos"], "tableIndex": 0, "rowCursor": "r05"}}]',
                      '{"rows": 5, "pages": 1}');
 
+
+-- a pull round whose client record would not change (same cursor, subscriptions and wire
+-- version, written within a second) writes nothing: updated_at_ms stays; other subscriptions write
+SELECT max_commit_seq AS top FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT count(*) FROM pg_temp.round('admin', format('[{"id": "s", "table": "todos", "scopes": {"list_id": ["L1"]}, "cursor": %s}]', :top)::jsonb);
+SELECT updated_at_ms AS before_ms FROM syncular.sync_clients WHERE client_id = 'reader-admin' \gset
+SELECT pg_sleep(0.02);
+SELECT count(*) FROM pg_temp.round('admin', format('[{"id": "s", "table": "todos", "scopes": {"list_id": ["L1"]}, "cursor": %s}]', :top)::jsonb);
+SELECT updated_at_ms = :before_ms AS unchanged_not_written, cursor = :top AS cursor_kept
+  FROM syncular.sync_clients WHERE client_id = 'reader-admin';
+SELECT count(*) FROM pg_temp.round('admin', format('[{"id": "s", "table": "todos", "scopes": {"list_id": ["L1", "L2"]}, "cursor": %s}]', :top)::jsonb);
+SELECT updated_at_ms > :before_ms AS changed_written, subscriptions->0->'scopes' AS subscriptions
+  FROM syncular.sync_clients WHERE client_id = 'reader-admin';
+
 ROLLBACK;
