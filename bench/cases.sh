@@ -60,13 +60,14 @@ for ops in 1 10 100; do
   done
 done
 
-# incremental pull: 300 commits of 10 changes; a client 100 or 1,000 changes behind
+# incremental pull: 300 commits of 10 changes; a client 100 or 1,000 changes behind, asking for
+# that many (limitCommits counts changes, SPEC §3.6)
 q "SELECT count(bench.push('pull', 10)) FROM generate_series(1, 300)" >/dev/null
 q "ANALYZE"
 maxc=$(q "SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'pull'")
 for changes in 100 1000; do
   commits=$((changes / 10)); top=$((maxc - commits))
-  q "INSERT INTO bench.preq SELECT $changes, c, bench.pull_req('pull', c, $commits) FROM generate_series(0, $top) c" >/dev/null
+  q "INSERT INTO bench.preq SELECT $changes, c, bench.pull_req('pull', c, $changes) FROM generate_series(0, $top) c" >/dev/null
   per=$(( (changes == 100 ? 300 : 60) * scale ))
   s=""; b=""
   for r in $(seq 1 "$runs"); do

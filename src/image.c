@@ -10,6 +10,10 @@
  * The database lives in SQLite's own (malloc) memory; a reset callback on the builder's memory
  * context closes it, so an error anywhere in the pull frees it with the round.  The finished
  * file is taken with sqlite3_serialize and copied into a palloc'd buffer.
+ *
+ * Rows go in IMAGE_BATCH at a time through one multi-row INSERT (the rows, their order and so
+ * the file are those of one INSERT per row; the statement's per-execution work is shared), the
+ * rest one by one at the end, all in one transaction without a journal.
  */
 #include "postgres.h"
 
@@ -19,15 +23,20 @@
 
 #include "image.h"
 
+#define IMAGE_BATCH 32
+
 struct SyncImage
 {
 	MemoryContext cxt;
 	MemoryContextCallback cb;
 	sqlite3    *db;
-	sqlite3_stmt *insert;
+	sqlite3_stmt *insert;		/* one row */
+	sqlite3_stmt *batch;		/* IMAGE_BATCH rows */
 	const SyncTable *table;
 	SspArena   *arena;
-	SspValue   *values;
+	SspValue   *values;			/* IMAGE_BATCH rows of decoded values */
+	int64	   *versions;
+	int			pending;		/* rows decoded, not inserted yet */
 	int64		rows;
 };
 
@@ -38,11 +47,14 @@ image_close(void *arg)
 
 	if (img->insert)
 		sqlite3_finalize(img->insert);
+	if (img->batch)
+		sqlite3_finalize(img->batch);
 	if (img->db)
 		sqlite3_close(img->db);
 	if (img->arena)
 		ssp_arena_free(img->arena);
 	img->insert = NULL;
+	img->batch = NULL;
 	img->db = NULL;
 	img->arena = NULL;
 }
@@ -102,25 +114,29 @@ sync_image_begin(const SyncTable *t)
 	SyncImage  *img = MemoryContextAllocZero(cxt, sizeof(SyncImage));
 	StringInfoData ddl;
 	StringInfoData ins;
+	StringInfoData row;
 
 	img->cxt = cxt;
 	img->table = t;
 	img->cb.func = image_close;
 	img->cb.arg = img;
 	MemoryContextRegisterResetCallback(cxt, &img->cb);
-	img->values = MemoryContextAlloc(cxt, sizeof(SspValue) * Max(t->ncolumns, 1));
+	img->values = MemoryContextAlloc(cxt, sizeof(SspValue) * Max(t->ncolumns, 1) * IMAGE_BATCH);
+	img->versions = MemoryContextAlloc(cxt, sizeof(int64) * IMAGE_BATCH);
 	if (sqlite3_open_v2(":memory:", &img->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
 		image_fail(img, "open");
 	exec(img, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
 
 	initStringInfo(&ddl);
 	initStringInfo(&ins);
+	initStringInfo(&row);
 	appendStringInfoString(&ddl, "CREATE TABLE ");
 	append_ident(&ddl, t->name);
 	appendStringInfoString(&ddl, " (");
 	appendStringInfoString(&ins, "INSERT INTO ");
 	append_ident(&ins, t->name);
-	appendStringInfoString(&ins, " VALUES (");
+	appendStringInfoString(&ins, " VALUES ");
+	appendStringInfoChar(&row, '(');
 	for (int i = 0; i < t->ncolumns; i++)
 	{
 		const SyncColumn *c = &t->columns[i];
@@ -128,49 +144,97 @@ sync_image_begin(const SyncTable *t)
 		append_ident(&ddl, c->name);
 		appendStringInfo(&ddl, " %s%s%s, ", affinity(c->type), c->nullable ? "" : " NOT NULL",
 						 i == t->pk_index ? " PRIMARY KEY" : "");
-		appendStringInfoString(&ins, "?, ");
+		appendStringInfoString(&row, "?, ");
 	}
 	appendStringInfoString(&ddl, "\"_syncular_version\" INTEGER NOT NULL)");
-	appendStringInfoString(&ins, "?)");
+	appendStringInfoString(&row, "?)");
+	appendStringInfoString(&ins, row.data);
 	exec(img, ddl.data);
 	if (sqlite3_prepare_v2(img->db, ins.data, -1, &img->insert, NULL) != SQLITE_OK)
 		image_fail(img, "prepare");
+	/* the same row placeholders IMAGE_BATCH times (none past SQLite's variable limit: one by one) */
+	for (int k = 1; k < IMAGE_BATCH; k++)
+		appendStringInfo(&ins, ", %s", row.data);
+	if (sqlite3_prepare_v2(img->db, ins.data, -1, &img->batch, NULL) != SQLITE_OK)
+		img->batch = NULL;
 	pfree(ddl.data);
 	pfree(ins.data);
+	pfree(row.data);
 	return img;
 }
 
 static void
-bind_value(SyncImage *img, int pos, uint8 type, const SspValue *v)
+bind_value(SyncImage *img, sqlite3_stmt *st, int pos, uint8 type, const SspValue *v)
 {
 	int			rc;
 
 	if (v->is_null)
-		rc = sqlite3_bind_null(img->insert, pos);
+		rc = sqlite3_bind_null(st, pos);
 	else
 		switch (type)
 		{
 			case SSP_COL_INTEGER:
-				rc = sqlite3_bind_int64(img->insert, pos, v->i);
+				rc = sqlite3_bind_int64(st, pos, v->i);
 				break;
 			case SSP_COL_BOOLEAN:
-				rc = sqlite3_bind_int(img->insert, pos, v->b ? 1 : 0);
+				rc = sqlite3_bind_int(st, pos, v->b ? 1 : 0);
 				break;
 			case SSP_COL_FLOAT:
-				rc = sqlite3_bind_double(img->insert, pos, v->f);
+				rc = sqlite3_bind_double(st, pos, v->f);
 				break;
 			case SSP_COL_BYTES:
 			case SSP_COL_CRDT:
-				rc = sqlite3_bind_blob(img->insert, pos, v->bytes.len ? (const void *) v->bytes.ptr : "",
+				rc = sqlite3_bind_blob(st, pos, v->bytes.len ? (const void *) v->bytes.ptr : "",
 									   (int) v->bytes.len, SQLITE_STATIC);
 				break;
 			default:
-				rc = sqlite3_bind_text(img->insert, pos, v->str.len ? v->str.ptr : "",
+				rc = sqlite3_bind_text(st, pos, v->str.len ? v->str.ptr : "",
 									   (int) v->str.len, SQLITE_STATIC);
 				break;
 		}
 	if (rc != SQLITE_OK)
 		image_fail(img, "bind");
+}
+
+/* Insert `n` decoded rows (from img->values) with `st` (n placeholder rows). */
+static void
+insert_rows(SyncImage *img, sqlite3_stmt *st, int first, int n)
+{
+	const SyncTable *t = img->table;
+	int			per = t->ncolumns + 1;
+
+	for (int r = 0; r < n; r++)
+	{
+		const SspValue *vals = &img->values[(first + r) * t->ncolumns];
+
+		for (int i = 0; i < t->ncolumns; i++)
+			bind_value(img, st, r * per + i + 1, t->columns[i].type, &vals[i]);
+		if (sqlite3_bind_int64(st, r * per + per, img->versions[first + r]) != SQLITE_OK)
+			image_fail(img, "bind");
+	}
+	if (sqlite3_step(st) != SQLITE_DONE)
+		image_fail(img, "insert");
+	sqlite3_reset(st);
+}
+
+/* Insert the decoded rows still pending (one by one when fewer than a batch). */
+static void
+flush_rows(SyncImage *img, bool all)
+{
+	if (img->pending == IMAGE_BATCH && img->batch)
+		insert_rows(img, img->batch, 0, IMAGE_BATCH);
+	else if (all || img->batch == NULL)
+		for (int r = 0; r < img->pending; r++)
+			insert_rows(img, img->insert, r, 1);
+	else
+		return;
+	img->pending = 0;
+	/* the decoded strings are bound SQLITE_STATIC: the arena goes after the step */
+	if (img->rows % 256 == 0 || all)
+	{
+		ssp_arena_free(img->arena);
+		img->arena = NULL;
+	}
 }
 
 void
@@ -182,21 +246,11 @@ sync_image_add_row(SyncImage *img, int64 server_version, const uint8 *payload, s
 	if (img->arena == NULL && (img->arena = ssp_arena_new()) == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	if (!ssp_row_decode_full(img->arena, t->codec_columns, (uint32) t->ncolumns, payload, len,
-							 img->values, &err))
+							 &img->values[img->pending * t->ncolumns], &err))
 		sync_raise("sync.internal_error", "a stored row does not decode", NULL);
-	for (int i = 0; i < t->ncolumns; i++)
-		bind_value(img, i + 1, t->columns[i].type, &img->values[i]);
-	if (sqlite3_bind_int64(img->insert, t->ncolumns + 1, server_version) != SQLITE_OK ||
-		sqlite3_step(img->insert) != SQLITE_DONE)
-		image_fail(img, "insert");
-	sqlite3_reset(img->insert);
+	img->versions[img->pending++] = server_version;
 	img->rows++;
-	/* the decoded strings are bound SQLITE_STATIC: the arena goes after the step */
-	if (img->rows % 256 == 0)
-	{
-		ssp_arena_free(img->arena);
-		img->arena = NULL;
-	}
+	flush_rows(img, false);
 }
 
 int64
@@ -214,8 +268,12 @@ sync_image_finish(SyncImage *img, int32 schema_version, int64 as_of, const char 
 	unsigned char *data;
 	uint8	   *out;
 
+	flush_rows(img, true);
 	sqlite3_finalize(img->insert);
+	if (img->batch)
+		sqlite3_finalize(img->batch);
 	img->insert = NULL;
+	img->batch = NULL;
 	exec(img, "CREATE TABLE \"_syncular_segment\" (format INTEGER NOT NULL, \"table\" TEXT NOT NULL, "
 		 "schemaVersion INTEGER NOT NULL, asOfCommitSeq INTEGER NOT NULL, scopeDigest TEXT NOT NULL, "
 		 "rowCount INTEGER NOT NULL)");

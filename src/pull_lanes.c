@@ -1,7 +1,7 @@
 /*
  * pull_lanes.c — where a bootstrap section's data goes (SPEC §5): the rows lane's pages inline
- * or stored and referenced (§5.4, §5.7), and the sqlite lane (§5.3).  pull.c reads the rows
- * (pull_fill_page) and calls these; see pull.c "Bootstrap" and "Budget".
+ * or stored and referenced (§5.4, §5.7), and the sqlite lane (§5.3).  pull_rows.c reads the rows
+ * (pull_fill_page), pull_boot.c calls these; see pull.c "Bootstrap" and "Budget".
  */
 #include "postgres.h"
 
@@ -134,8 +134,8 @@ page_goes_inline(PullCtx *pc, const PageLane *lane, size_t len)
  * table start).  Returns whether more rows follow; `cursor` is left at the page's last row.
  */
 bool
-pull_external_page(PullCtx *pc, PageLane *lane, SPIPlanPtr plan, Datum *args, char *nulls,
-			  const char *page_start, bool first, StringInfo cursor, bool *have_cursor)
+pull_external_page(PullCtx *pc, PageLane *lane, RowReader *rr, const char *page_start,
+				   bool first, StringInfo cursor, bool *have_cursor)
 {
 	SyncTable  *t = pc->table;
 	SyncSegPub	pub;
@@ -172,8 +172,9 @@ pull_external_page(PullCtx *pc, PageLane *lane, SPIPlanPtr plan, Datum *args, ch
 	if (!ssp_segment_begin(&w, &seg, t->name, (uint32) strlen(t->name), pc->round->schema->version,
 						   t->codec_columns, (uint16) t->ncolumns, &err))
 		pull_raise_codec("starting a rows segment", &err);
-	added = pull_fill_page(pc, plan, args, nulls, pc->round->limit_snapshot_rows, false, &w, &seg,
-					  NULL, cursor, &scanned, &more, &full);
+	w.validate = false;			/* stored rows go in as stored (pull_boot.c) */
+	added = pull_fill_page(pc, rr, page_start, pc->round->limit_snapshot_rows, false, &w, &seg,
+						   NULL, cursor, &scanned, &more, &full);
 	*have_cursor = *have_cursor || scanned > 0;
 	if (!ssp_segment_finish(&w, &err))
 		pull_raise_codec("finishing a rows segment", &err);
@@ -208,7 +209,7 @@ pull_external_page(PullCtx *pc, PageLane *lane, SPIPlanPtr plan, Datum *args, ch
 #define IMAGE_SCAN_ROWS 10000
 
 bool
-pull_image_lane(PullCtx *pc, int64 pin, SPIPlanPtr plan, Datum *args, char *nulls)
+pull_image_lane(PullCtx *pc, int64 pin, RowReader *rr)
 {
 	SyncRound  *round = pc->round;
 	SyncTable  *t = pc->table;
@@ -237,21 +238,16 @@ pull_image_lane(PullCtx *pc, int64 pin, SPIPlanPtr plan, Datum *args, char *null
 
 	img = sync_image_begin(t);
 	initStringInfo(&cursor);
-	args[5] = Int64GetDatum(IMAGE_SCAN_ROWS + 1);
 	for (int64 scanned_total = 0; more; )
 	{
 		uint64		scanned;
 		bool		full;
 
-		args[4] = scanned_total > 0 ? CStringGetTextDatum(cursor.data) : (Datum) 0;
-		nulls[4] = scanned_total > 0 ? ' ' : 'n';
-		pull_fill_page(pc, plan, args, nulls, IMAGE_SCAN_ROWS, false, NULL, NULL, img, &cursor,
-				  &scanned, &more, &full);
+		pull_fill_page(pc, rr, scanned_total > 0 ? cursor.data : NULL, IMAGE_SCAN_ROWS, false,
+					   NULL, NULL, img, &cursor, &scanned, &more, &full);
 		scanned_total += (int64) scanned;
 		CHECK_FOR_INTERRUPTS();
 	}
-	args[5] = Int64GetDatum((int64) round->limit_snapshot_rows + 1);
-	nulls[4] = 'n';
 	if (sync_image_rows(img) <= round->limit_snapshot_rows)
 	{
 		sync_image_discard(img);

@@ -14,6 +14,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
+#include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -203,6 +204,24 @@ client_record_current(const SyncRound *round, const SyncClientRecord *client)
 }
 
 /*
+ * A pull round's record is the same as the stored one (cursor, subscriptions, wire version,
+ * written within SYNC_TOUCH_INTERVAL_MS; see client_record_current): nothing to write, so a
+ * client polling without news does not commit a write.
+ */
+static bool
+pull_record_current(const SyncRound *round, const SyncClientRecord *client, int64 cursor,
+					const char *subscriptions)
+{
+	Jsonb	   *subs;
+
+	if (!client_record_current(round, client) || client->cursor != cursor ||
+		client->subscriptions == NULL)
+		return false;
+	subs = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(subscriptions)));
+	return compareJsonbContainers(&subs->root, &client->subscriptions->root) == 0;
+}
+
+/*
  * syncular.max_request_bytes: checked on the byte count alone, before anything is decoded
  * (and by the SQL entry points before the argument is copied).
  */
@@ -247,7 +266,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	int64		total_ops = 0;
 	bool		can_write = !RecoveryInProgress();
 	bool		reset;
-	SyncClientRecord client = {NULL, -1, 0, 0};
+	SyncClientRecord client = {NULL, -1, 0, 0, NULL};
 	int64		touched_ms;
 	bool		known_client;
 	SspBuf	   *out;
@@ -461,7 +480,12 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 		if (!any_active)
 			cursor = known_client ? client.cursor : -1;
 		if (can_write)
-			client_record(round, cursor, subscriptions_json(subs, nsubs));
+		{
+			char	   *subs_json = subscriptions_json(subs, nsubs);
+
+			if (!known_client || !pull_record_current(round, &client, cursor, subs_json))
+				client_record(round, cursor, subs_json);
+		}
 	}
 	else if (can_write && !client_record_current(round, &client))
 		client_record(round, known_client ? client.cursor : -1, NULL);

@@ -110,7 +110,8 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WHERE p.partition = $1",
 	1, {TEXTOID}},
 	[P_CLIENT_GET] = {
-		"SELECT c.actor_id, c.cursor, c.wire_version, c.updated_at_ms FROM syncular.sync_clients c "
+		"SELECT c.actor_id, c.cursor, c.wire_version, c.updated_at_ms, c.subscriptions "
+		"FROM syncular.sync_clients c "
 		"WHERE c.partition = $1 AND c.client_id = $2",
 	2, {TEXTOID, TEXTOID}},
 	[P_CLIENT_CLAIM] = {
@@ -721,13 +722,16 @@ sync_storage_client_get(const char *partition, const char *client_id, SyncClient
 	rec->wire_version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
 													SPI_tuptable->tupdesc, 3, &isnull));
 	rec->updated_at_ms = get_int8(0, 4, &isnull);
+	rec->subscriptions = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 5, &isnull));
 	done();
 	return true;
 }
 
 /*
  * Claim the clientId for actor_id at the start of a round (push-and-pull.md §1.3, §3.3 step 5):
- * insert the client record unless one exists, then read the binding in a new statement, which
+ * read the record (a known client: its binding never changes, nothing to write); otherwise
+ * insert it unless one exists, then read the binding in a new statement, which
  * (READ COMMITTED) sees a record a concurrent round committed while the insert waited for it;
  * under REPEATABLE READ the insert itself fails with a serialization error (40001, retryable).
  * No row lock is kept: the binding never changes once written, and a lock taken here before
@@ -747,10 +751,13 @@ sync_storage_client_claim(const char *partition, const char *client_id, const ch
 	v[2] = text_datum(actor_id);
 	v[3] = Int32GetDatum(wire_version);
 	v[4] = Int64GetDatum(now_ms);
+	if (sync_storage_client_get(partition, client_id, rec))
+		return true;
 	for (int attempt = 0; attempt < 3; attempt++)
 	{
 		if (run(static_plan(P_CLIENT_CLAIM), v, NULL, false, 0) == 1)
 		{
+			rec->subscriptions = NULL;
 			rec->actor_id = pstrdup(actor_id);
 			rec->cursor = -1;
 			rec->wire_version = wire_version;

@@ -47,6 +47,7 @@ typedef struct SyncClientRecord
 	int64		cursor;
 	int32		wire_version;
 	int64		updated_at_ms;
+	Jsonb	   *subscriptions;	/* NULL for a record this round created */
 } SyncClientRecord;
 
 extern bool sync_storage_client_get(const char *partition, const char *client_id,
