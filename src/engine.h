@@ -298,6 +298,7 @@ typedef struct SyncCommitState
 	const char *client_commit_id;
 	int			nops;			/* evidence entries so far */
 	SyncOpEvidence *ops;
+	int64		created_at_ms;	/* set when commit_seq is allocated (the planner reads it) */
 } SyncCommitState;
 
 extern bool sync_has_row_validator(SyncSchema *schema, int ti);

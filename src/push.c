@@ -141,7 +141,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 			int64		now = sync_now_ms();
 			char	   *json;
 
-			st.created_at_ms = now;
+			st.cs.created_at_ms = now;
 
 			sync_storage_commit_insert(round->partition, seq, round->client_id,
 									   st.client_commit_id, round->actor_id, now,

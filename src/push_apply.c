@@ -609,9 +609,3 @@ sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_
 	}
 	return true;
 }
-
-int64
-sync_push_created_at_ms(const SyncCommitState *cs)
-{
-	return PUSH_STATE(cs)->created_at_ms;
-}

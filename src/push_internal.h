@@ -61,7 +61,6 @@ typedef struct PushState
 	PendingChange *changes;
 	int32		writing_op;		/* opIndex of the row write in progress, else -1 */
 	bool		planning;		/* inside the reaction planner / enqueue */
-	int64		created_at_ms;	/* set when commit_seq is allocated */
 	OpRecord	reject;			/* the terminating record when rejected */
 	/* read-ahead of the client ops' rows (prefetch_rows); NULL when not done */
 	bool	   *pre_valid;		/* per client op: pre_rows[i] / pre_tombs[i] answer it */

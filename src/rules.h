@@ -27,8 +27,6 @@ extern bool sync_push_append_delete(SyncCommitState *cs, int table_index, const 
 /* SET NULL: the stored row with `column` NULLed; only that column's version moves. */
 extern bool sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_id,
 									  int column, int32 origin, SyncOpReject *reject);
-/* The commit's created_at_ms (valid once commit_seq is allocated, i.e. in the planner). */
-extern int64 sync_push_created_at_ms(const SyncCommitState *cs);
 
 /* ---------------------------------------------------------------- references.c */
 
