@@ -107,6 +107,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 
 		push_prefetch_rows(&st);
 		MemoryContextSwitchTo(cxt);
+		st.batching = true;
 		for (uint32 i = 0; i < commit->nops; i++)
 		{
 			CHECK_FOR_INTERRUPTS();
@@ -116,6 +117,13 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 				break;
 			}
 		}
+		/*
+		 * the deferred row writes (push_rows.c), before the rejection stands (an earlier
+		 * operation's write may fail first) and before references and hooks read the tables
+		 */
+		push_rows_flush(&st);
+		st.batching = false;
+		MemoryContextSwitchTo(cxt);
 		if (terminated_at < 0)
 		{
 			SyncOpReject r = {0};

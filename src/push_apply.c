@@ -78,18 +78,29 @@ static bool
 validate_row(SyncRound *round, PushState *st, const SyncOpEvidence *ev, SyncOpReject *hook,
 			 MemoryContext cxt)
 {
-	bool		ok = sync_validate_row(round, &st->cs, ev, hook);
+	bool		ok;
 
+	/* the validator's SQL may read any table: it sees every earlier write of the commit */
+	if (st->npending > 0 && sync_has_row_validator(st->schema, ev->table_index))
+	{
+		MemoryContextSwitchTo(cxt);
+		push_rows_flush(st);
+	}
+	MemoryContextSwitchTo(cxt);
+	ok = sync_validate_row(round, &st->cs, ev, hook);
 	MemoryContextSwitchTo(cxt);
 	return ok;
 }
 
 static bool
-crdt_merge(SyncRound *round, const SyncTable *t, int c, const SspValue *stored,
+crdt_merge(SyncRound *round, PushState *st, const SyncTable *t, int c, const SspValue *stored,
 		   const SspValue *incoming, SspValue *merged, SyncOpReject *hook, MemoryContext cxt)
 {
-	bool		ok = sync_crdt_merge(round, t, c, stored, incoming, merged, hook);
+	bool		ok;
 
+	push_rows_flush(st);		/* a registered merger is SQL that may read any table */
+	MemoryContextSwitchTo(cxt);
+	ok = sync_crdt_merge(round, t, c, stored, incoming, merged, hook);
 	MemoryContextSwitchTo(cxt);
 	return ok;
 }
@@ -99,6 +110,8 @@ crdt_merge(SyncRound *round, const SyncTable *t, int c, const SspValue *stored,
 /*
  * The write of an upserted row: the row (with its row-scope entries), its blob references when
  * blob_refs, then the change record.  A class 23 error raised meanwhile is charged to op_index.
+ * The row of a batchable table is deferred into the commit's row-write batch (push_rows.c);
+ * any other write first flushes the batch (its triggers may read any table).
  */
 static void
 write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 version,
@@ -107,6 +120,25 @@ write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 versi
 {
 	const SyncTable *t = &st->schema->tables[ti];
 
+	if (push_rows_batchable(st, ti))
+	{
+		SyncRowWrite w;
+
+		w.row_id = row_id;
+		w.server_version = version;
+		w.scopes_json = scopes_json;
+		w.payload = payload;
+		w.payload_len = payload_len;
+		w.column_versions = cvblob ? (const uint8 *) VARDATA(cvblob) : NULL;
+		w.column_versions_len = cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0;
+		w.values = row;
+		push_rows_queue(st, op_index, ti, &w);
+		st->writing_op = -1;
+		add_change(st, t->name, row_id, SSP_OP_UPSERT, true, version, scopes_json, payload,
+				   payload_len);
+		return;
+	}
+	push_rows_flush(st);
 	st->writing_op = op_index;
 	sync_storage_row_upsert(st->schema, ti, st->round->partition, row_id, version, scopes_json,
 							payload, payload_len,
@@ -202,6 +234,7 @@ delete_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 		push_set_reject(rej, op_index, &hook);
 		return false;
 	}
+	push_rows_flush(st);		/* the batch's writes come first, as they were made first */
 	st->writing_op = op_index;
 	sync_storage_row_delete(schema, ti, round->partition, row_id);
 	st->writing_op = -1;
@@ -406,7 +439,7 @@ push_apply_op(PushState *st, int32 i, const SspPushOp *op)
 				merged[c].present = true;
 				if (vals[c].present && t->columns[c].type == SSP_COL_CRDT && !vals[c].is_null)
 				{
-					if (!crdt_merge(round, t, c, &stored_vals[c], &vals[c], &merged[c], &hook, op_cxt))
+					if (!crdt_merge(round, st, t, c, &stored_vals[c], &vals[c], &merged[c], &hook, op_cxt))
 					{
 						push_set_reject(rej, i, &hook);
 						return false;
@@ -502,7 +535,7 @@ push_apply_op(PushState *st, int32 i, const SspPushOp *op)
 
 					none.present = true;
 					none.is_null = true;
-					if (!crdt_merge(round, t, c, &none, &vals[c], &merged, &hook, op_cxt))
+					if (!crdt_merge(round, st, t, c, &none, &vals[c], &merged, &hook, op_cxt))
 					{
 						push_set_reject(rej, i, &hook);
 						return false;

@@ -49,6 +49,14 @@ typedef struct PendingChange
 	size_t		payload_len;
 } PendingChange;
 
+/* An upsert deferred into the commit's row-write batch (push_rows.c). */
+typedef struct PendingWrite
+{
+	int32		op_index;		/* charged with an error of the write */
+	int			ti;
+	SyncRowWrite w;
+} PendingWrite;
+
 typedef struct PushState
 {
 	SyncRound  *round;
@@ -66,6 +74,12 @@ typedef struct PushState
 	bool	   *pre_valid;		/* per client op: pre_rows[i] / pre_tombs[i] answer it */
 	SyncStoredRow *pre_rows;
 	SyncTombstone *pre_tombs;
+	/* the row-write batch (push_rows.c): upserts deferred while `batching` */
+	bool		batching;
+	int			npending;
+	int			maxpending;
+	PendingWrite *pending;
+	int8	   *batchable;		/* per table: 0 not known yet, 1 batchable, -1 not */
 } PushState;
 
 /* The PushState a SyncCommitState is embedded in (rules.h services get the latter). */
@@ -106,11 +120,14 @@ extern uint8 *push_new_bitmap(const SyncTable *t, uint32 *len);
 extern void push_set_conflict(OpRecord *rec, int32 op_index, const SyncStoredRow *row,
 							  uint8 *bitmap, uint32 bitmap_len);
 
-/* push_rows.c: the read-ahead of a commit's rows */
+/* push_rows.c: the read-ahead of a commit's rows and the row-write batch */
 extern int	push_op_table_index(const SyncSchema *schema, const SspPushOp *op);
 extern void push_prefetch_rows(PushState *st);
 extern void push_op_row_get(PushState *st, int32 i, int ti, const char *row_id,
 							SyncStoredRow *out, SyncTombstone **tomb);
+extern bool push_rows_batchable(PushState *st, int ti);
+extern void push_rows_queue(PushState *st, int32 op_index, int ti, const SyncRowWrite *w);
+extern void push_rows_flush(PushState *st);
 
 /* push_apply.c: one operation */
 extern bool push_apply_op(PushState *st, int32 i, const SspPushOp *op);

@@ -1,10 +1,37 @@
 /*
  * push_rows.c — the read-ahead of a commit's stored rows (one statement per table instead of one
- * or two per operation) and each operation's read of its stored row.
+ * or two per operation), each operation's read of its stored row, and the row-write batch.
+ *
+ * The row-write batch.  While the client operations are applied (st->batching), the upserts of
+ * a batchable table are deferred and written per table in one array statement
+ * (sync_storage_rows_upsert) instead of one statement per operation.  A table is batchable when
+ * nothing can observe its rows between two operations: no trigger or rewrite rule (including
+ * foreign keys and deferrable constraints, whose checks are triggers), no row validator, no
+ * blob_ref column (its blob references are written with the row).  The batch is flushed before
+ * anything that could observe or change what it holds:
+ *   - an operation's read of a row the batch holds (a second write to the same row);
+ *   - a row validator or CRDT merger (host SQL that may read any table), a delete, and the
+ *     write of a row of a table that is not batchable (its triggers may read any table);
+ *   - a rejected operation, the end of the client operations (before declared references, the
+ *     whole-commit validator and the reaction planner), and SYNC_ROW_BATCH_MAX rows.
+ * A flush runs in an internal subtransaction.  When it fails, that subtransaction is rolled
+ * back and the deferred writes run again one statement each, in operation order, each charged
+ * to its own operation (st->writing_op): the first failing write raises exactly the error the
+ * unbatched path would have raised at that operation, so the outcome (a class 23 error is the
+ * durable sync.constraint_violation at that opIndex) is the same.
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
 #include "push_internal.h"
+
+/* Deferred row writes at most per flush. */
+#define SYNC_ROW_BATCH_MAX 1000
+
+static bool pending_row(const PushState *st, int ti, const char *row_id);
 
 /* ---------------------------------------------------------------- read-ahead */
 
@@ -152,5 +179,147 @@ push_op_row_get(PushState *st, int32 i, int ti, const char *row_id, SyncStoredRo
 		return;
 	}
 	*tomb = NULL;
+	if (pending_row(st, ti, row_id))
+		push_rows_flush(st);	/* the read sees the commit's earlier write */
 	sync_storage_row_get(st->schema, ti, st->round->partition, row_id, out);
 }
+
+/* ---------------------------------------------------------------- the row-write batch */
+
+/* Whether upserts of table ti may be deferred (see the head of this file). */
+bool
+push_rows_batchable(PushState *st, int ti)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (!st->batching)
+		return false;
+	if (st->batchable == NULL)
+		st->batchable = palloc0(sizeof(int8) * Max(st->schema->ntables, 1));
+	if (st->batchable[ti] == 0)
+	{
+		bool		ok = !push_table_has_blob_refs(&st->schema->tables[ti]) &&
+			sync_storage_table_plain(st->schema, ti) &&
+			!sync_has_row_validator(st->schema, ti);
+
+		MemoryContextSwitchTo(cxt);	/* the validator lookup may run SPI */
+		st->batchable[ti] = ok ? 1 : -1;
+	}
+	return st->batchable[ti] > 0;
+}
+
+/* Whether the batch holds a write of row row_id of table ti. */
+static bool
+pending_row(const PushState *st, int ti, const char *row_id)
+{
+	for (int k = 0; k < st->npending; k++)
+		if (st->pending[k].ti == ti && strcmp(st->pending[k].w.row_id, row_id) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Defer the upsert w of op_index (a batchable table; the caller keeps w's pointers alive until
+ * the commit ends).  A second write to a row the batch holds flushes it first.
+ */
+void
+push_rows_queue(PushState *st, int32 op_index, int ti, const SyncRowWrite *w)
+{
+	PendingWrite *p;
+
+	if (pending_row(st, ti, w->row_id) || st->npending >= SYNC_ROW_BATCH_MAX)
+		push_rows_flush(st);
+	if (st->npending >= st->maxpending)
+	{
+		st->maxpending = Max(16, st->maxpending * 2);
+		st->pending = st->pending
+			? repalloc(st->pending, sizeof(PendingWrite) * st->maxpending)
+			: palloc(sizeof(PendingWrite) * st->maxpending);
+	}
+	p = &st->pending[st->npending++];
+	p->op_index = op_index;
+	p->ti = ti;
+	p->w = *w;
+}
+
+/* One deferred write as its own statement, charged to its operation. */
+static void
+write_one(PushState *st, const PendingWrite *p)
+{
+	st->writing_op = p->op_index;
+	sync_storage_row_upsert(st->schema, p->ti, st->round->partition, p->w.row_id,
+							p->w.server_version, p->w.scopes_json, p->w.payload,
+							p->w.payload_len, p->w.column_versions, p->w.column_versions_len,
+							p->w.values);
+	st->writing_op = -1;
+}
+
+/* Each table's deferred writes, one statement per table (in order of first appearance). */
+static void
+write_batches(PushState *st)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	bool	   *done = palloc0(sizeof(bool) * st->npending);
+	SyncRowWrite *rows = palloc(sizeof(SyncRowWrite) * st->npending);
+
+	for (int k = 0; k < st->npending; k++)
+	{
+		int			ti = st->pending[k].ti;
+		int			n = 0;
+
+		if (done[k])
+			continue;
+		for (int j = k; j < st->npending; j++)
+			if (!done[j] && st->pending[j].ti == ti)
+			{
+				rows[n++] = st->pending[j].w;
+				done[j] = true;
+			}
+		sync_storage_rows_upsert(st->schema, ti, st->round->partition, n, rows);
+		MemoryContextSwitchTo(cxt);
+	}
+	pfree(rows);
+	pfree(done);
+}
+
+/* Write every deferred row (see the head of this file); the batch is empty afterwards. */
+void
+push_rows_flush(PushState *st)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool failed = false;
+
+	if (st->npending == 0)
+		return;
+	if (st->npending == 1)
+	{
+		/* one write: the statement it would have had anyway, no subtransaction */
+		write_one(st, &st->pending[0]);
+		st->npending = 0;
+		return;
+	}
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		write_batches(st);
+		sync_subxact_release(cxt, owner);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = sync_subxact_rollback(cxt, owner);
+
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		failed = true;
+	}
+	PG_END_TRY();
+	if (failed)
+		for (int k = 0; k < st->npending; k++)
+			write_one(st, &st->pending[k]);
+	st->npending = 0;
+}
+

@@ -254,6 +254,7 @@ typedef struct TablePlans
 	SPIPlanPtr	upsert;
 	SPIPlanPtr	del;
 	SPIPlanPtr	prefetch;		/* many rows (+ tombstones) by id, one statement */
+	SPIPlanPtr	upsert_many;	/* many rows' upserts, one statement (built on first use) */
 } TablePlans;
 
 static void
@@ -269,6 +270,8 @@ free_table_plans(void *entry)
 		SPI_freeplan(tp->del);
 	if (tp->prefetch)
 		SPI_freeplan(tp->prefetch);
+	if (tp->upsert_many)
+		SPI_freeplan(tp->upsert_many);
 }
 
 static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
@@ -1112,6 +1115,161 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 				n[7 + i] = 'n';
 		}
 	run(tp->upsert, v, n, false, 0);
+	scratch_end(caller);
+}
+
+/*
+ * The upsert of many rows of one table with their row-scope entries in one statement: the
+ * single-row statement of build_table_plans over parallel arrays ($2 row ids, $3 versions, $4
+ * scopes, $5 payloads, $6 column versions, $8.. the materialized columns), rows in array order.
+ * The caller guarantees each row id at most once (ON CONFLICT DO UPDATE cannot touch a row
+ * twice in one statement).
+ */
+static SPIPlanPtr
+build_upsert_many(const SyncTable *t)
+{
+	StringInfoData sql;
+	int			nargs = 7 + (t->materialize ? t->ncolumns : 0);
+	Oid		   *types = palloc(sizeof(Oid) * nargs);
+
+	types[0] = TEXTOID;
+	types[1] = TEXTARRAYOID;
+	types[2] = INT8ARRAYOID;
+	types[3] = JSONBARRAYOID;
+	types[4] = BYTEAARRAYOID;
+	types[5] = BYTEAARRAYOID;
+	types[6] = TEXTOID;
+	initStringInfo(&sql);
+	appendStringInfoString(&sql,
+						   "WITH x AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), "
+						   "pg_catalog.unnest($3::int8[]), pg_catalog.unnest($4::jsonb[]), "
+						   "pg_catalog.unnest($5::bytea[]), pg_catalog.unnest($6::bytea[])");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			types[7 + i] = get_array_type(column_type_oid(t->columns[i].type));
+			appendStringInfo(&sql, ", pg_catalog.unnest($%d::%s[])", 8 + i,
+							 column_sql_type(t->columns[i].type));
+		}
+	appendStringInfoString(&sql, ") AS x(row_id, ver, scopes, payload, cv");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, ", c%d", i);
+	appendStringInfo(&sql, ")), up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
+					 t->qualified);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, ", %s", quote_identifier(t->columns[i].name));
+	appendStringInfoString(&sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
+						   "_sync_column_versions) SELECT $1, x.row_id");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, ", x.c%d", i);
+	appendStringInfoString(&sql, ", x.ver, x.scopes, x.payload, x.cv FROM x "
+						   "ON CONFLICT (_sync_partition, _sync_row_id) DO UPDATE SET ");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			const char *q = quote_identifier(t->columns[i].name);
+
+			appendStringInfo(&sql, "%s = EXCLUDED.%s, ", q, q);
+		}
+	appendStringInfoString(&sql,
+						   "_sync_server_version = EXCLUDED._sync_server_version, "
+						   "_sync_scopes = EXCLUDED._sync_scopes, "
+						   "_sync_payload = EXCLUDED._sync_payload, "
+						   "_sync_column_versions = EXCLUDED._sync_column_versions "
+						   "RETURNING 1), "
+						   "del AS (DELETE FROM syncular.sync_row_scopes rs USING x "
+						   " WHERE rs.partition = $1 AND rs.tbl = $7 AND rs.row_id = x.row_id "
+						   " AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text(x.scopes) e "
+						   "  WHERE e.key = rs.var AND e.value = rs.value)), "
+						   "ins AS (INSERT INTO syncular.sync_row_scopes "
+						   " (partition, tbl, var, value, row_id) "
+						   " SELECT $1, $7, e.key, e.value, x.row_id "
+						   " FROM x, pg_catalog.jsonb_each_text(x.scopes) e ON CONFLICT DO NOTHING) "
+						   "SELECT count(*) FROM up");
+	return prepare(sql.data, nargs, types);
+}
+
+/* An array of n datums of element type elem (nulls may be NULL: none). */
+static Datum
+datum_array(Datum *elems, bool *nulls, int n, Oid elem)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	get_typlenbyvalalign(elem, &typlen, &typbyval, &typalign);
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, elem, typlen,
+											  typbyval, typalign));
+}
+
+/*
+ * sync_storage_row_upsert for n rows of one table (distinct row ids) in one statement, with the
+ * same rows and row-scope entries as n single-row calls in array order.
+ */
+void
+sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *partition,
+						 int n, const SyncRowWrite *rows)
+{
+	const SyncTable *t = &schema->tables[table_index];
+	TablePlans *tp = table_plans(schema, table_index);
+	int			ncols = t->materialize ? t->ncolumns : 0;
+	MemoryContext caller;
+	Datum		v[7];
+	Datum	   *args;
+	Datum	   *ids;
+	Datum	   *vers;
+	Datum	   *scopes;
+	Datum	   *payloads;
+	Datum	   *cvs;
+	bool	   *cv_null;
+	Datum	   *cols;
+	bool	   *col_null;
+
+	if (tp->upsert_many == NULL)
+		tp->upsert_many = build_upsert_many(t);
+	caller = scratch_begin();
+	args = palloc(sizeof(Datum) * (7 + ncols));
+	ids = palloc(sizeof(Datum) * n);
+	vers = palloc(sizeof(Datum) * n);
+	scopes = palloc(sizeof(Datum) * n);
+	payloads = palloc(sizeof(Datum) * n);
+	cvs = palloc(sizeof(Datum) * n);
+	cv_null = palloc(sizeof(bool) * n);
+	cols = palloc(sizeof(Datum) * Max(n * ncols, 1));
+	col_null = palloc(sizeof(bool) * Max(n * ncols, 1));
+	for (int k = 0; k < n; k++)
+	{
+		const SyncRowWrite *w = &rows[k];
+
+		ids[k] = text_datum(w->row_id);
+		vers[k] = Int64GetDatum(w->server_version);
+		/* jsonb_in, as the $4::jsonb cast of the single-row statement does */
+		scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(w->scopes_json));
+		payloads[k] = PointerGetDatum(make_bytea(w->payload, w->payload_len));
+		cv_null[k] = w->column_versions == NULL;
+		cvs[k] = w->column_versions
+			? PointerGetDatum(make_bytea(w->column_versions, w->column_versions_len))
+			: (Datum) 0;
+		for (int i = 0; i < ncols; i++)
+			cols[i * n + k] = value_datum(&t->columns[i], &w->values[i], &col_null[i * n + k]);
+	}
+	v[0] = text_datum(partition);
+	v[1] = datum_array(ids, NULL, n, TEXTOID);
+	v[2] = datum_array(vers, NULL, n, INT8OID);
+	v[3] = datum_array(scopes, NULL, n, JSONBOID);
+	v[4] = datum_array(payloads, NULL, n, BYTEAOID);
+	v[5] = datum_array(cvs, cv_null, n, BYTEAOID);
+	v[6] = text_datum(t->name);
+	memcpy(args, v, sizeof(v));
+	for (int i = 0; i < ncols; i++)
+		args[7 + i] = datum_array(cols + i * n, col_null + i * n, n,
+								  column_type_oid(t->columns[i].type));
+	run(tp->upsert_many, args, NULL, false, 0);
 	scratch_end(caller);
 }
 
