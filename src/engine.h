@@ -265,8 +265,8 @@ extern void sync_push_commit(SyncRound *round, const SspPushCommit *commit);
 #define SYNC_WEAK __attribute__((weak))
 
 /*
- * Push seams.  push.c holds weak no-op definitions; the issue that implements a hook defines
- * the same function in its own file and the linker takes that one.
+ * Push seams.  push.c and push_apply.c hold weak no-op definitions; the issue that implements a
+ * hook defines the same function in its own file and the linker takes that one.
  */
 typedef struct SyncOpReject
 {

@@ -1,7 +1,7 @@
 /*
  * rules.h — internal interface of the server-side write rules (issue 4): row and commit
  * validators and the reaction planner (hooks.c), declared references (references.c), and the
- * services push.c offers them for the commit in progress.
+ * services push_apply.c offers them for the commit in progress.
  *
  * The seams themselves (sync_validate_row, sync_enforce_references, sync_validate_commit,
  * sync_plan_reactions) are declared in engine.h; their strong definitions live in hooks.c and
@@ -13,7 +13,7 @@
 
 #include "engine.h"
 
-/* ---------------------------------------------------------------- push.c services */
+/* ---------------------------------------------------------------- push_apply.c services */
 
 /*
  * Append an operation produced by reference enforcement to the commit in progress.  Both read
