@@ -170,6 +170,18 @@ SELECT count(*) AS applied_commits FROM (SELECT pg_temp.round('p3', 'u1', 'C', j
 SELECT a.what, a.v IS NOT DISTINCT FROM b.v AS same, a.v IS NOT NULL AS present
   FROM pg_temp.state('p2') a JOIN pg_temp.state('p3') b USING (what);
 
+-- 7b. a stale row-scope entry (the row deleted behind the engine's back) is replaced when a
+-- batched commit writes the row again with other scopes
+INSERT INTO public.grants VALUES ('u1', 'list_id', 'l2');
+DELETE FROM public.items WHERE _sync_partition = 'p2' AND _sync_row_id = 'i004';
+SELECT * FROM pg_temp.round('p2', 'u1', 'B', jsonb_build_array(pg_temp.pc('stale', pg_temp.item(40),
+  pg_temp.up('items', '{"id": "i004", "list_id": "l2", "n": 4, "label": "moved"}'), pg_temp.item(41))));
+SELECT row_id, var, value FROM syncular.sync_row_scopes
+ WHERE partition = 'p2' AND tbl = 'items' AND row_id IN ('i004', 'i040', 'i041') ORDER BY 1, 2, 3;
+-- one statement wrote the three rows (the batch, not its op-by-op replay)
+SELECT count(DISTINCT cmin::text) AS statements FROM public.items
+ WHERE _sync_partition = 'p2' AND id IN ('i004', 'i040', 'i041');
+
 -- 8. the same commits with every write its own statement (a trigger on items and notes makes
 -- them not batchable; last: relhastriggers stays set): byte-identical responses, stored
 -- results, rows and changes

@@ -18,7 +18,9 @@
  * back and the deferred writes run again one statement each, in operation order, each charged
  * to its own operation (st->writing_op): the first failing write raises exactly the error the
  * unbatched path would have raised at that operation, so the outcome (a class 23 error is the
- * durable sync.constraint_violation at that opIndex) is the same.
+ * durable sync.constraint_violation at that opIndex) is the same.  A server failure (SQLSTATE
+ * class 40, 53, 57, 58, XX) or a class 42 error is not replayed: it propagates as it would
+ * from a single write.
  */
 #include "postgres.h"
 
@@ -309,10 +311,22 @@ push_rows_flush(PushState *st)
 	PG_CATCH();
 	{
 		ErrorData  *edata = sync_subxact_rollback(cxt, owner);
+		int			cls = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
 
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+		/*
+		 * a server failure is not a fact about one operation: as on the op-by-op path; nor is
+		 * class 42 (a statement that cannot run: privileges, or a defect of the batched
+		 * statement, which must not hide behind the replay)
+		 */
+		if (cls == ERRCODE_SYNTAX_ERROR_OR_ACCESS_RULE_VIOLATION ||
+			cls == ERRCODE_TRANSACTION_ROLLBACK || cls == ERRCODE_INSUFFICIENT_RESOURCES ||
+			cls == ERRCODE_OPERATOR_INTERVENTION || cls == ERRCODE_SYSTEM_ERROR ||
+			cls == ERRCODE_INTERNAL_ERROR)
 			ReThrowError(edata);
+		ereport(DEBUG1,
+				(errmsg_internal("syncular: row batch of %d writes failed (SQLSTATE %s), written again one by one: %s",
+								 st->npending, unpack_sql_state(edata->sqlerrcode),
+								 edata->message)));
 		FreeErrorData(edata);
 		failed = true;
 	}

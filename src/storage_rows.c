@@ -435,7 +435,10 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
  * The caller guarantees each row id at most once (ON CONFLICT DO UPDATE cannot touch a row
  * twice in one statement).  Each row-scope read is a key probe whatever the generic plan
  * estimates (OFFSET 0 keeps each row's read a probe of the by-row index; as a join, the
- * generic plan scanned the table's whole row-scope index in the partition on every commit).  Row-scope entries are
+ * generic plan scanned the table's whole row-scope index in the partition on every commit).
+ * Stale entries (only when the row-scope index disagrees with a row's scopes: scope columns
+ * never change on update) are found by those probes and deleted by ctid; with none found, the
+ * delete reads nothing (a one-time filter), whatever plan it has.  Row-scope entries are
  * only written by pushes, under the partition lock, so NOT EXISTS replaces ON CONFLICT DO
  * NOTHING and its speculative insertion, as for the changes' scope entries.
  */
@@ -494,12 +497,15 @@ build_upsert_many(const SyncTable *t)
 						   "_sync_payload = EXCLUDED._sync_payload, "
 						   "_sync_column_versions = EXCLUDED._sync_column_versions "
 						   "RETURNING 1), "
-						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.ctid = ANY (ARRAY("
+						   "stale AS MATERIALIZED (SELECT ARRAY("
 						   " SELECT s.ctid FROM x CROSS JOIN LATERAL (SELECT s.ctid, s.var, s.value "
 						   "  FROM syncular.sync_row_scopes s WHERE s.partition = $1 AND s.tbl = $7 "
 						   "  AND s.row_id = x.row_id OFFSET 0) s "
 						   " WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text(x.scopes) e "
-						   "  WHERE e.key = s.var AND e.value = s.value)))), "
+						   "  WHERE e.key = s.var AND e.value = s.value)) AS ids), "
+						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.partition = $1 "
+						   " AND rs.tbl = $7 AND rs.ctid = ANY ((SELECT stale.ids FROM stale)::pg_catalog.tid[]) "
+						   " AND (SELECT pg_catalog.cardinality(stale.ids) FROM stale) > 0), "
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, x.row_id "
