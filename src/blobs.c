@@ -10,7 +10,7 @@
  *   syncular.blob_upload_grant(partition, actor_id, blob_id, byte_length) RETURNS jsonb
  *   syncular.blob_url_upload_begin(blob_id, token, byte_length) RETURNS bigint
  *   syncular.blob_url_get(blob_id, token) RETURNS TABLE(status, content_type, byte_length, body)
- *   sync_blobs_check_row: the push-time existence check (§5.9.6), called by push.c
+ *   sync_blobs_check_row: the push-time existence check (§5.9.6), called by push_values.c
  *
  * Signed blob URLs (§5.9.3 upload grants, §5.9.5 downloads) use the native token of §5.4
  * (urltoken.h: one secret, one scheme) with per-purpose claims

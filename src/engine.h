@@ -271,8 +271,8 @@ extern void sync_push_commit(SyncRound *round, const SspPushCommit *commit);
 #define SYNC_WEAK __attribute__((weak))
 
 /*
- * Push seams.  push.c holds weak no-op definitions; the issue that implements a hook defines
- * the same function in its own file and the linker takes that one.
+ * Push seams.  push.c and push_apply.c hold weak no-op definitions; the issue that implements a
+ * hook defines the same function in its own file and the linker takes that one.
  */
 typedef struct SyncOpReject
 {
@@ -304,6 +304,7 @@ typedef struct SyncCommitState
 	const char *client_commit_id;
 	int			nops;			/* evidence entries so far */
 	SyncOpEvidence *ops;
+	int64		created_at_ms;	/* set when commit_seq is allocated (the planner reads it) */
 } SyncCommitState;
 
 extern bool sync_has_row_validator(SyncSchema *schema, int ti);

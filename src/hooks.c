@@ -533,7 +533,7 @@ sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
 		v[2] = text_arg(state->client_commit_id);
 		v[3] = Int64GetDatum(commit_seq);
 		v[4] = records;
-		v[5] = Int64GetDatum(sync_push_created_at_ms(state));
+		v[5] = Int64GetDatum(state->created_at_ms);
 		rc = SPI_execute_with_args("SELECT syncular._enqueue_reactions($1, $2, $3, $4, $5, $6)", 6,
 								   (Oid[]) {TEXTOID, TEXTOID, TEXTOID, INT8OID, JSONBOID, INT8OID},
 								   v, NULL, false, 1);

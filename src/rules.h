@@ -1,7 +1,7 @@
 /*
  * rules.h — internal interface of the server-side write rules (SPEC §2.3, §3.4): row and commit
  * validators and the reaction planner (hooks.c), declared references (references.c), and the
- * services push.c offers them for the commit in progress.
+ * services push_apply.c offers them for the commit in progress.
  *
  * The seams themselves (sync_validate_row, sync_enforce_references, sync_validate_commit,
  * sync_plan_reactions) are declared in engine.h; their strong definitions live in hooks.c and
@@ -13,7 +13,7 @@
 
 #include "engine.h"
 
-/* ---------------------------------------------------------------- push.c services */
+/* ---------------------------------------------------------------- push_apply.c services */
 
 /*
  * Append an operation produced by reference enforcement to the commit in progress.  Both read
@@ -27,8 +27,6 @@ extern bool sync_push_append_delete(SyncCommitState *cs, int table_index, const 
 /* SET NULL: the stored row with `column` NULLed; only that column's version moves. */
 extern bool sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_id,
 									  int column, int32 origin, SyncOpReject *reject);
-/* The commit's created_at_ms (valid once commit_seq is allocated, i.e. in the planner). */
-extern int64 sync_push_created_at_ms(const SyncCommitState *cs);
 
 /* ---------------------------------------------------------------- references.c */
 

@@ -215,7 +215,7 @@ build_schema(Jsonb *compiled, Oid resolver, Oid validator, Oid planner)
 				r->on_delete = pstrdup("restrict");
 		}
 
-		/* declared indexes: push.c bounds their key bytes (SYNC_MAX_INDEX_KEY_BYTES) */
+		/* declared indexes: push_values.c bounds their key bytes (SYNC_MAX_INDEX_KEY_BYTES) */
 		arr = jb_array(tj, "indexes", &n);
 		t->nindexes = t->materialize ? n : 0;
 		t->indexes = palloc0(sizeof(SyncIndex) * Max(t->nindexes, 1));

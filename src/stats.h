@@ -30,7 +30,7 @@ extern void sync_stats_round_failed(void);	/* inside PG_CATCH, before the rethro
 /* round.c: the round enters its push or pull phase */
 extern void sync_stats_phase(SyncStatsPhase phase);
 
-/* push.c: every PUSH_RESULT written (fresh or replayed); failures: its non-applied records */
+/* push_outcome.c: every PUSH_RESULT written (fresh or replayed); failures: its non-applied records */
 extern void sync_stats_push_result(const SspPushCommit *commit, uint8 status);
 extern void sync_stats_push_failure(const SspPushCommit *commit, int32 op_index,
 									uint8 result_status, const char *code);

@@ -82,6 +82,21 @@ extern void sync_storage_row_upsert(const SyncSchema *schema, int table_index,
 									const uint8 *payload, size_t payload_len,
 									const uint8 *column_versions, size_t column_versions_len,
 									const SspValue *values);
+/* One row of sync_storage_rows_upsert (the arguments of sync_storage_row_upsert). */
+typedef struct SyncRowWrite
+{
+	const char *row_id;
+	int64		server_version;
+	const char *scopes_json;
+	const uint8 *payload;
+	size_t		payload_len;
+	const uint8 *column_versions;	/* NULL: none above version 1 */
+	size_t		column_versions_len;
+	const SspValue *values;
+} SyncRowWrite;
+
+extern void sync_storage_rows_upsert(const SyncSchema *schema, int table_index,
+									 const char *partition, int n, const SyncRowWrite *rows);
 extern void sync_storage_row_delete(const SyncSchema *schema, int table_index,
 									const char *partition, const char *row_id);
 extern bool sync_storage_tombstone_get(const char *table, const char *partition,

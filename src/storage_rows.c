@@ -1,0 +1,774 @@
+/*
+ * storage_rows.c — the engine's reads and writes of synced rows (per-table statements that follow
+ * the compiled schema: read, read-ahead, upsert, batched upsert, delete) and the declared-
+ * reference children statement.  Conventions as in storage.c.
+ */
+#include "postgres.h"
+
+#include "storage_internal.h"
+
+/* ---------------------------------------------------------------- per-table statements */
+
+typedef struct TablePlans
+{
+	SPIPlanPtr	get;
+	SPIPlanPtr	upsert;
+	SPIPlanPtr	del;
+	SPIPlanPtr	prefetch;		/* many rows (+ tombstones) by id, one statement */
+	SPIPlanPtr	upsert_many;	/* many rows' upserts, one statement (built on first use) */
+} TablePlans;
+
+static void
+free_table_plans(void *entry)
+{
+	TablePlans *tp = entry;
+
+	if (tp->get)
+		SPI_freeplan(tp->get);
+	if (tp->upsert)
+		SPI_freeplan(tp->upsert);
+	if (tp->del)
+		SPI_freeplan(tp->del);
+	if (tp->prefetch)
+		SPI_freeplan(tp->prefetch);
+	if (tp->upsert_many)
+		SPI_freeplan(tp->upsert_many);
+}
+
+static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
+
+static void
+build_table_plans(const SyncTable *t, TablePlans *tp)
+{
+	StringInfoData sql;
+	Oid		   *types;
+	int			nargs;
+
+	/* read */
+	initStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "SELECT _sync_server_version, _sync_scopes, _sync_payload, "
+					 "_sync_column_versions FROM %s "
+					 "WHERE _sync_partition = $1 AND _sync_row_id = $2",
+					 t->qualified);
+	tp->get = prepare(sql.data, 2, (Oid[]) {TEXTOID, TEXTOID});
+
+	/*
+	 * read-ahead of a commit's rows: every id with its stored row or, when absent, its
+	 * tombstone (the same answers as get and P_TOMBSTONE_GET), so a multi-op commit reads its
+	 * rows in one statement per table instead of one or two per operation.  LATERAL ... LIMIT 1
+	 * keeps every read a key probe even in the generic plan (a flattened join hashed the whole
+	 * partition).
+	 */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "SELECT i.n, r._sync_server_version, r._sync_scopes, r._sync_payload, "
+					 "r._sync_column_versions, tb.commit_seq, tb.scopes, r.found IS NOT NULL "
+					 "FROM pg_catalog.unnest($2::text[]) WITH ORDINALITY AS i(id, n) "
+					 "LEFT JOIN LATERAL (SELECT true AS found, x._sync_server_version, x._sync_scopes, "
+					 " x._sync_payload, x._sync_column_versions FROM %s x "
+					 " WHERE x._sync_partition = $1 AND x._sync_row_id = i.id LIMIT 1) r ON true "
+					 "LEFT JOIN LATERAL (SELECT t.commit_seq, "
+					 " (SELECT c.scopes FROM syncular.sync_changes c WHERE c.partition = t.partition "
+					 "  AND c.commit_seq = t.commit_seq AND c.tbl = t.tbl AND c.row_id = t.row_id "
+					 "  AND c.op = 2 ORDER BY c.idx DESC LIMIT 1) AS scopes "
+					 " FROM syncular.sync_tombstones t WHERE r.found IS NULL "
+					 " AND t.partition = $1 AND t.tbl = $3 AND t.row_id = i.id LIMIT 1) tb ON true",
+					 t->qualified);
+	tp->prefetch = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
+
+	/*
+	 * upsert + row-scope index sync, one statement.  Row-scope entries are only written by
+	 * pushes, under the partition lock: NOT EXISTS instead of ON CONFLICT DO NOTHING (no
+	 * speculative insertion and its HEAP_CONFIRM WAL record per entry).
+	 */
+	nargs = 7 + (t->materialize ? t->ncolumns : 0);
+	types = palloc(sizeof(Oid) * nargs);
+	types[0] = TEXTOID;			/* partition */
+	types[1] = TEXTOID;			/* row id */
+	types[2] = INT8OID;			/* server version */
+	types[3] = TEXTOID;			/* scopes json */
+	types[4] = BYTEAOID;		/* payload */
+	types[5] = BYTEAOID;		/* column versions */
+	types[6] = TEXTOID;			/* tbl */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql, "WITH up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
+					 t->qualified);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			appendStringInfo(&sql, ", %s", quote_identifier(t->columns[i].name));
+			types[7 + i] = column_type_oid(t->columns[i].type);
+		}
+	appendStringInfoString(&sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
+						   "_sync_column_versions) VALUES ($1, $2");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, ", $%d::%s", 8 + i, column_sql_type(t->columns[i].type));
+	appendStringInfoString(&sql, ", $3, $4::jsonb, $5, $6) "
+						   "ON CONFLICT (_sync_partition, _sync_row_id) DO UPDATE SET ");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			const char *q = quote_identifier(t->columns[i].name);
+
+			appendStringInfo(&sql, "%s = EXCLUDED.%s, ", q, q);
+		}
+	appendStringInfoString(&sql,
+						   "_sync_server_version = EXCLUDED._sync_server_version, "
+						   "_sync_scopes = EXCLUDED._sync_scopes, "
+						   "_sync_payload = EXCLUDED._sync_payload, "
+						   "_sync_column_versions = EXCLUDED._sync_column_versions "
+						   "RETURNING 1), "
+						   "del AS (DELETE FROM syncular.sync_row_scopes rs "
+						   " WHERE rs.partition = $1 AND rs.tbl = $7 AND rs.row_id = $2 "
+						   " AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text($4::jsonb) e "
+						   "  WHERE e.key = rs.var AND e.value = rs.value)), "
+						   "ins AS (INSERT INTO syncular.sync_row_scopes "
+						   " (partition, tbl, var, value, row_id) "
+						   " SELECT $1, $7, e.key, e.value, $2 "
+						   " FROM pg_catalog.jsonb_each_text($4::jsonb) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
+						   "  AND z.value = e.value AND z.row_id = $2 OFFSET 0)) "
+						   "SELECT count(*) FROM up");
+	tp->upsert = prepare(sql.data, nargs, types);
+
+	/* delete the row with its row-scope and blob-ref entries, one statement */
+	resetStringInfo(&sql);
+	appendStringInfo(&sql,
+					 "WITH d AS (DELETE FROM %s WHERE _sync_partition = $1 AND _sync_row_id = $2 "
+					 "RETURNING 1), "
+					 "rs AS (DELETE FROM syncular.sync_row_scopes WHERE partition = $1 "
+					 " AND tbl = $3 AND row_id = $2), "
+					 "br AS (DELETE FROM syncular.sync_blob_refs WHERE partition = $1 "
+					 " AND tbl = $3 AND row_id = $2) "
+					 "SELECT count(*) FROM d",
+					 t->qualified);
+	tp->del = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
+}
+
+static TablePlans *
+table_plans(const SyncSchema *schema, int table_index)
+{
+	TablePlans *tp = plan_cache_entry(&table_plan_cache, schema, table_index);
+
+	if (tp->get == NULL)
+	{
+		TablePlans	built = {0};
+
+		/* built aside: a failure half-way leaves the entry empty, to be built again */
+		build_table_plans(&schema->tables[table_index], &built);
+		*tp = built;
+	}
+	return tp;
+}
+
+/* ---------------------------------------------------------------- rows */
+
+bool
+sync_storage_row_get(const SyncSchema *schema, int table_index, const char *partition,
+					 const char *row_id, SyncStoredRow *out)
+{
+	TablePlans *tp = table_plans(schema, table_index);
+	Datum		v[2];
+	bool		isnull;
+
+	memset(out, 0, sizeof(*out));
+	v[0] = text_datum(partition);
+	v[1] = text_datum(row_id);
+	if (!run_row(tp->get, v, false))
+		return false;
+	out->found = true;
+	out->server_version = get_int8(0, 1, &isnull);
+	out->scopes = get_varlena(0, 2, &isnull);
+	out->payload = get_varlena(0, 3, &isnull);
+	out->column_versions = get_varlena(0, 4, &isnull);
+	done();
+	return true;
+}
+
+/*
+ * False when a write to the table may write other rows too: it has triggers (including the
+ * RI triggers of a foreign key) or rewrite rules, or cannot be found.  Catalog caches only.
+ */
+bool
+sync_storage_table_plain(const SyncSchema *schema, int table_index)
+{
+	Oid			nsp = schema->app_schema
+		? get_namespace_oid(schema->app_schema, true) : InvalidOid;
+	Oid			rel;
+	HeapTuple	tup;
+	bool		plain;
+
+	if (!OidIsValid(nsp))
+		return false;
+	rel = get_relname_relid(schema->tables[table_index].name, nsp);
+	if (!OidIsValid(rel))
+		return false;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	plain = !((Form_pg_class) GETSTRUCT(tup))->relhastriggers &&
+		!((Form_pg_class) GETSTRUCT(tup))->relhasrules;
+	ReleaseSysCache(tup);
+	return plain;
+}
+
+/*
+ * The stored row (or, when absent, the tombstone) of each of n row ids of one table in one
+ * statement; out[k] / tombs[k] answer row_ids[k] as sync_storage_row_get and
+ * sync_storage_tombstone_get would at this moment.  Results are copied into the caller's
+ * memory context.
+ */
+void
+sync_storage_rows_prefetch(const SyncSchema *schema, int table_index, const char *partition,
+						   int n, const char **row_ids, SyncStoredRow *out,
+						   SyncTombstone *tombs)
+{
+	TablePlans *tp = table_plans(schema, table_index);
+	Datum		v[3];
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+
+	memset(out, 0, sizeof(SyncStoredRow) * n);
+	memset(tombs, 0, sizeof(SyncTombstone) * n);
+	for (int k = 0; k < n; k++)
+		elems[k] = text_datum(row_ids[k]);
+	v[0] = text_datum(partition);
+	v[1] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+	v[2] = text_datum(schema->tables[table_index].name);
+	run_keep(tp->prefetch, v, NULL, false, 0);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		int64		k = get_int8((int) r, 1, &isnull) - 1;
+
+		if (isnull || k < 0 || k >= n)
+			elog(ERROR, "syncular: row read-ahead returned an unknown ordinal");
+		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 8,
+									   &isnull)))
+		{
+			out[k].found = true;
+			out[k].server_version = get_int8((int) r, 2, &isnull);
+			out[k].scopes = get_varlena((int) r, 3, &isnull);
+			out[k].payload = get_varlena((int) r, 4, &isnull);
+			out[k].column_versions = get_varlena((int) r, 5, &isnull);
+			continue;
+		}
+		tombs[k].commit_seq = get_int8((int) r, 6, &isnull);
+		if (isnull)
+			continue;
+		tombs[k].found = true;
+		tombs[k].delete_scopes = get_varlena((int) r, 7, &isnull);
+	}
+	done();
+}
+
+/*
+ * True when jsonb_in cannot refuse this (already JSON.parse-valid) text: a UTF-8 database, no
+ * escape sequences, no exponent and no very long number (numeric's range is the only other
+ * refusal).  Everything else takes the guarded path below.
+ */
+static bool
+json_surely_accepted(const char *s, uint32 len)
+{
+	bool		in_string = false;
+	int			digits = 0;
+
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return false;
+	for (uint32 i = 0; i < len; i++)
+	{
+		char		c = s[i];
+
+		if (c == '\\')
+			return false;
+		if (c == '"')
+		{
+			in_string = !in_string;
+			continue;
+		}
+		if (in_string)
+			continue;
+		if (c == 'e' || c == 'E')
+			return false;
+		if (c >= '0' && c <= '9')
+		{
+			if (++digits > 1000)
+				return false;
+		}
+		else
+			digits = 0;
+	}
+	return true;
+}
+
+/*
+ * A json value as jsonb for the projection.  PostgreSQL refuses some texts JSON.parse accepts
+ * (\u0000, lone surrogate escapes, numbers beyond numeric's range); those project as NULL.
+ * The conversion runs in a subtransaction so a refusal leaves nothing behind.
+ */
+static Datum
+json_projection(const char *text, uint32 len, bool *isnull)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	char	   *cstr = pnstrdup(text, len);
+	Datum		result = (Datum) 0;
+
+	*isnull = true;
+	if (strlen(cstr) != len)
+		return (Datum) 0;		/* a raw NUL byte cannot be valid JSON text anyway */
+	if (json_surely_accepted(cstr, len))
+	{
+		*isnull = false;
+		return DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
+	}
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(caller);
+	PG_TRY();
+	{
+		result = DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
+		*isnull = false;
+		sync_subxact_release(caller, owner);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = sync_subxact_rollback(caller, owner);
+
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		*isnull = true;
+		result = (Datum) 0;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+static Datum
+value_datum(const SyncColumn *c, const SspValue *val, bool *isnull)
+{
+	*isnull = false;
+	if (!val->present || val->is_null)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	switch (c->type)
+	{
+		case SSP_COL_STRING:
+		case SSP_COL_BLOB_REF:
+			if (memchr(val->str.ptr, '\0', val->str.len) != NULL)
+			{
+				*isnull = true;	/* text cannot hold U+0000: projection only */
+				return (Datum) 0;
+			}
+			return PointerGetDatum(cstring_to_text_with_len(val->str.ptr, val->str.len));
+		case SSP_COL_INTEGER:
+			return Int64GetDatum(val->i);
+		case SSP_COL_FLOAT:
+			return Float8GetDatum(val->f);
+		case SSP_COL_BOOLEAN:
+			return BoolGetDatum(val->b);
+		case SSP_COL_JSON:
+			return json_projection(val->str.ptr, val->str.len, isnull);
+		default:
+			{
+				bytea	   *b = palloc(VARHDRSZ + val->bytes.len);
+
+				SET_VARSIZE(b, VARHDRSZ + val->bytes.len);
+				if (val->bytes.len > 0)
+					memcpy(VARDATA(b), val->bytes.ptr, val->bytes.len);
+				return PointerGetDatum(b);
+			}
+	}
+}
+
+
+void
+sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *partition,
+						const char *row_id, int64 server_version, const char *scopes_json,
+						const uint8 *payload, size_t payload_len,
+						const uint8 *column_versions, size_t column_versions_len,
+						const SspValue *values)
+{
+	const SyncTable *t = &schema->tables[table_index];
+	TablePlans *tp = table_plans(schema, table_index);
+	int			nargs = 7 + (t->materialize ? t->ncolumns : 0);
+	MemoryContext caller = scratch_begin();
+	Datum	   *v = palloc(sizeof(Datum) * nargs);
+	char	   *n = palloc(nargs + 1);
+
+	memset(n, ' ', nargs);
+	n[nargs] = '\0';
+	v[0] = text_datum(partition);
+	v[1] = text_datum(row_id);
+	v[2] = Int64GetDatum(server_version);
+	v[3] = text_datum(scopes_json);
+	v[4] = PointerGetDatum(make_bytea(payload, payload_len));
+	if (column_versions != NULL)
+		v[5] = PointerGetDatum(make_bytea(column_versions, column_versions_len));
+	else
+	{
+		v[5] = (Datum) 0;
+		n[5] = 'n';
+	}
+	v[6] = text_datum(t->name);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			bool		isnull;
+
+			v[7 + i] = value_datum(&t->columns[i], &values[i], &isnull);
+			if (isnull)
+				n[7 + i] = 'n';
+		}
+	run(tp->upsert, v, n, false, 0);
+	scratch_end(caller);
+}
+
+/*
+ * The upsert of many rows of one table with their row-scope entries in one statement: the
+ * single-row statement of build_table_plans over parallel arrays ($2 row ids, $3 versions, $4
+ * scopes, $5 payloads, $6 column versions, $8.. the materialized columns), rows in array order.
+ * The caller guarantees each row id at most once (ON CONFLICT DO UPDATE cannot touch a row
+ * twice in one statement).  Each row-scope read is a key probe whatever the generic plan
+ * estimates (OFFSET 0 keeps each row's read a probe of the by-row index; as a join, the
+ * generic plan scanned the table's whole row-scope index in the partition on every commit).
+ * Stale entries (only when the row-scope index disagrees with a row's scopes: scope columns
+ * never change on update) are found by those probes and deleted by ctid; with none found, the
+ * delete reads nothing (a one-time filter), whatever plan it has.  Row-scope entries are
+ * only written by pushes, under the partition lock, so NOT EXISTS replaces ON CONFLICT DO
+ * NOTHING and its speculative insertion, as for the changes' scope entries.
+ */
+static SPIPlanPtr
+build_upsert_many(const SyncTable *t)
+{
+	StringInfoData sql;
+	int			nargs = 7 + (t->materialize ? t->ncolumns : 0);
+	Oid		   *types = palloc(sizeof(Oid) * nargs);
+
+	types[0] = TEXTOID;
+	types[1] = TEXTARRAYOID;
+	types[2] = INT8ARRAYOID;
+	types[3] = JSONBARRAYOID;
+	types[4] = BYTEAARRAYOID;
+	types[5] = BYTEAARRAYOID;
+	types[6] = TEXTOID;
+	initStringInfo(&sql);
+	appendStringInfoString(&sql,
+						   "WITH x AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), "
+						   "pg_catalog.unnest($3::int8[]), pg_catalog.unnest($4::jsonb[]), "
+						   "pg_catalog.unnest($5::bytea[]), pg_catalog.unnest($6::bytea[])");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			types[7 + i] = get_array_type(column_type_oid(t->columns[i].type));
+			appendStringInfo(&sql, ", pg_catalog.unnest($%d::%s[])", 8 + i,
+							 column_sql_type(t->columns[i].type));
+		}
+	appendStringInfoString(&sql, ") AS x(row_id, ver, scopes, payload, cv");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, ", c%d", i);
+	appendStringInfo(&sql, ")), up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
+					 t->qualified);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, ", %s", quote_identifier(t->columns[i].name));
+	appendStringInfoString(&sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
+						   "_sync_column_versions) SELECT $1, x.row_id");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, ", x.c%d", i);
+	appendStringInfoString(&sql, ", x.ver, x.scopes, x.payload, x.cv FROM x "
+						   "ON CONFLICT (_sync_partition, _sync_row_id) DO UPDATE SET ");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			const char *q = quote_identifier(t->columns[i].name);
+
+			appendStringInfo(&sql, "%s = EXCLUDED.%s, ", q, q);
+		}
+	appendStringInfoString(&sql,
+						   "_sync_server_version = EXCLUDED._sync_server_version, "
+						   "_sync_scopes = EXCLUDED._sync_scopes, "
+						   "_sync_payload = EXCLUDED._sync_payload, "
+						   "_sync_column_versions = EXCLUDED._sync_column_versions "
+						   "RETURNING 1), "
+						   "stale AS MATERIALIZED (SELECT ARRAY("
+						   " SELECT s.ctid FROM x CROSS JOIN LATERAL (SELECT s.ctid, s.var, s.value "
+						   "  FROM syncular.sync_row_scopes s WHERE s.partition = $1 AND s.tbl = $7 "
+						   "  AND s.row_id = x.row_id OFFSET 0) s "
+						   " WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text(x.scopes) e "
+						   "  WHERE e.key = s.var AND e.value = s.value)) AS ids), "
+						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.partition = $1 "
+						   " AND rs.tbl = $7 AND rs.ctid = ANY ((SELECT stale.ids FROM stale)::pg_catalog.tid[]) "
+						   " AND (SELECT pg_catalog.cardinality(stale.ids) FROM stale) > 0), "
+						   "ins AS (INSERT INTO syncular.sync_row_scopes "
+						   " (partition, tbl, var, value, row_id) "
+						   " SELECT $1, $7, e.key, e.value, x.row_id "
+						   " FROM x, pg_catalog.jsonb_each_text(x.scopes) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
+						   "  AND z.value = e.value AND z.row_id = x.row_id OFFSET 0)) "
+						   "SELECT count(*) FROM up");
+	return prepare(sql.data, nargs, types);
+}
+
+/* An array of n datums of element type elem (nulls may be NULL: none). */
+static Datum
+datum_array(Datum *elems, bool *nulls, int n, Oid elem)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+
+	get_typlenbyvalalign(elem, &typlen, &typbyval, &typalign);
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs, elem, typlen,
+											  typbyval, typalign));
+}
+
+/*
+ * sync_storage_row_upsert for n rows of one table (distinct row ids) in one statement, with the
+ * same rows and row-scope entries as n single-row calls in array order.
+ */
+void
+sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *partition,
+						 int n, const SyncRowWrite *rows)
+{
+	const SyncTable *t = &schema->tables[table_index];
+	TablePlans *tp = table_plans(schema, table_index);
+	int			ncols = t->materialize ? t->ncolumns : 0;
+	MemoryContext caller;
+	Datum		v[7];
+	Datum	   *args;
+	Datum	   *ids;
+	Datum	   *vers;
+	Datum	   *scopes;
+	Datum	   *payloads;
+	Datum	   *cvs;
+	bool	   *cv_null;
+	Datum	   *cols;
+	bool	   *col_null;
+
+	if (tp->upsert_many == NULL)
+		tp->upsert_many = build_upsert_many(t);
+	caller = scratch_begin();
+	args = palloc(sizeof(Datum) * (7 + ncols));
+	ids = palloc(sizeof(Datum) * n);
+	vers = palloc(sizeof(Datum) * n);
+	scopes = palloc(sizeof(Datum) * n);
+	payloads = palloc(sizeof(Datum) * n);
+	cvs = palloc(sizeof(Datum) * n);
+	cv_null = palloc(sizeof(bool) * n);
+	cols = palloc(sizeof(Datum) * Max(n * ncols, 1));
+	col_null = palloc(sizeof(bool) * Max(n * ncols, 1));
+	for (int k = 0; k < n; k++)
+	{
+		const SyncRowWrite *w = &rows[k];
+
+		ids[k] = text_datum(w->row_id);
+		vers[k] = Int64GetDatum(w->server_version);
+		/* jsonb_in, as the $4::jsonb cast of the single-row statement does */
+		scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(w->scopes_json));
+		payloads[k] = PointerGetDatum(make_bytea(w->payload, w->payload_len));
+		cv_null[k] = w->column_versions == NULL;
+		cvs[k] = w->column_versions
+			? PointerGetDatum(make_bytea(w->column_versions, w->column_versions_len))
+			: (Datum) 0;
+		for (int i = 0; i < ncols; i++)
+			cols[i * n + k] = value_datum(&t->columns[i], &w->values[i], &col_null[i * n + k]);
+	}
+	v[0] = text_datum(partition);
+	v[1] = datum_array(ids, NULL, n, TEXTOID);
+	v[2] = datum_array(vers, NULL, n, INT8OID);
+	v[3] = datum_array(scopes, NULL, n, JSONBOID);
+	v[4] = datum_array(payloads, NULL, n, BYTEAOID);
+	v[5] = datum_array(cvs, cv_null, n, BYTEAOID);
+	v[6] = text_datum(t->name);
+	memcpy(args, v, sizeof(v));
+	for (int i = 0; i < ncols; i++)
+		args[7 + i] = datum_array(cols + i * n, col_null + i * n, n,
+								  column_type_oid(t->columns[i].type));
+	run(tp->upsert_many, args, NULL, false, 0);
+	scratch_end(caller);
+}
+
+void
+sync_storage_row_delete(const SyncSchema *schema, int table_index, const char *partition,
+						const char *row_id)
+{
+	TablePlans *tp = table_plans(schema, table_index);
+	Datum		v[3];
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(row_id);
+	v[2] = text_datum(schema->tables[table_index].name);
+	run(tp->del, v, NULL, false, 0);
+}
+
+/* ---------------------------------------------------------------- declared references */
+
+/* Per (child table, reference): the children statement, rebuilt with the schema cache. */
+typedef struct RefPlans
+{
+	int			n;
+	SPIPlanPtr *plans;			/* one per reference of the table */
+} RefPlans;
+
+static void
+free_ref_plans(void *entry)
+{
+	RefPlans   *rp = entry;
+
+	for (int k = 0; k < rp->n; k++)
+		if (rp->plans[k])
+			SPI_freeplan(rp->plans[k]);
+	if (rp->plans)
+		pfree(rp->plans);
+}
+
+static PlanCache ref_plan_cache = {.entry_size = sizeof(RefPlans), .free_entry = free_ref_plans};
+
+/* The projection can answer the lookup: a materialized column compared in its SQL type. */
+static bool
+reference_projected(const SyncTable *t, int column)
+{
+	uint8		type = t->columns[column].type;
+
+	return t->materialize &&
+		(type == SSP_COL_STRING || type == SSP_COL_INTEGER || type == SSP_COL_BOOLEAN);
+}
+
+static SPIPlanPtr
+reference_plan(const SyncSchema *schema, int child_index, int ref_index)
+{
+	const SyncTable *t = &schema->tables[child_index];
+	const SyncReference *r = &t->references[ref_index];
+	RefPlans   *rp = plan_cache_entry(&ref_plan_cache, schema, child_index);
+	StringInfoData sql;
+
+	if (rp->plans == NULL)
+	{
+		rp->plans =
+			MemoryContextAllocZero(TopMemoryContext, sizeof(SPIPlanPtr) * Max(t->nreferences, 1));
+		rp->n = t->nreferences;
+	}
+	if (rp->plans[ref_index] != NULL)
+		return rp->plans[ref_index];
+
+	initStringInfo(&sql);
+	if (reference_projected(t, r->column_index))
+		appendStringInfo(&sql,
+						 "SELECT _sync_row_id FROM %s WHERE _sync_partition = $1 AND %s = $2::%s "
+						 "ORDER BY _sync_row_id COLLATE \"C\" LIMIT $3",
+						 t->qualified, quote_identifier(r->column),
+						 column_sql_type(t->columns[r->column_index].type));
+	else
+		appendStringInfo(&sql,
+						 "SELECT _sync_row_id, _sync_payload FROM %s WHERE _sync_partition = $1 "
+						 "ORDER BY _sync_row_id COLLATE \"C\"",
+						 t->qualified);
+	rp->plans[ref_index] = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTOID, INT8OID});
+	return rp->plans[ref_index];
+}
+
+int
+sync_storage_reference_children(const SyncSchema *schema, int child_index, int ref_index,
+								const char *partition, const char *parent_row_id, long limit,
+								char ***row_ids)
+{
+	const SyncTable *t = &schema->tables[child_index];
+	const SyncReference *r = &t->references[ref_index];
+	SPIPlanPtr	plan = reference_plan(schema, child_index, ref_index);
+	MemoryContext caller = CurrentMemoryContext;
+	Datum		v[3];
+	char	  **ids;
+	int			n = 0;
+	size_t		plen = strlen(parent_row_id);
+	Portal		portal;
+
+	*row_ids = NULL;
+	if (limit <= 0)
+		return 0;
+	v[0] = text_datum(partition);
+	v[1] = text_datum(parent_row_id);
+	v[2] = Int64GetDatum((int64) limit);
+	if (reference_projected(t, r->column_index))
+	{
+		run_keep(plan, v, NULL, false, limit);
+		ids = palloc0(sizeof(char *) * Max(SPI_processed, 1));
+		for (uint64 i = 0; i < SPI_processed; i++)
+			ids[n++] = get_text((int) i, 1);
+		done();
+		*row_ids = ids;
+		return n;
+	}
+
+	/*
+	 * Not projected: decode every row of the partition and render the column as a rowId
+	 * (the cost is a scan of the child table's partition per deleted parent).
+	 */
+	ids = palloc0(sizeof(char *) * Min(limit, 64));
+	{
+		long		cap = Min(limit, 64);
+
+		portal = SPI_cursor_open(NULL, plan, v, NULL, false);
+		MemoryContextSwitchTo(caller);
+		for (;;)
+		{
+			SPI_cursor_fetch(portal, true, 256);
+			MemoryContextSwitchTo(caller);
+			if (SPI_processed == 0)
+			{
+				done();
+				break;
+			}
+			for (uint64 i = 0; i < SPI_processed && n < limit; i++)
+			{
+				bool		isnull;
+				bytea	   *payload = get_varlena((int) i, 2, &isnull);
+				SspValue   *vals;
+				SspArena   *arena;
+				SspError	err;
+				SspBuf		b;
+				bool		match = false;
+
+				if (isnull)
+					continue;
+				arena = ssp_arena_new();
+				vals = palloc0(sizeof(SspValue) * t->ncolumns);
+				ssp_buf_init(&b);
+				if (ssp_row_decode_full(arena, t->codec_columns, t->ncolumns,
+										(const uint8 *) VARDATA_ANY(payload),
+										VARSIZE_ANY_EXHDR(payload), vals, &err) &&
+					ssp_render_pk(&t->codec_columns[r->column_index], &vals[r->column_index],
+								  &b, &err))
+					match = b.len == plen && memcmp(b.data, parent_row_id, plen) == 0;
+				ssp_buf_free(&b);
+				ssp_arena_free(arena);
+				pfree(vals);
+				pfree(payload);
+				if (!match)
+					continue;
+				if (n >= cap)
+				{
+					cap = Min(limit, cap * 2);
+					ids = repalloc(ids, sizeof(char *) * cap);
+				}
+				ids[n++] = get_text((int) i, 1);
+			}
+			done();
+			if (n >= limit)
+				break;
+		}
+		SPI_cursor_close(portal);
+		MemoryContextSwitchTo(caller);
+	}
+	*row_ids = ids;
+	return n;
+}
