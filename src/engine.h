@@ -267,12 +267,9 @@ extern char *sync_effective_json(const SyncEffective *effective);
 /* push.c: process one PUSH_COMMIT and write its PUSH_RESULT (+ DETAILS) into round->out. */
 extern void sync_push_commit(SyncRound *round, const SspPushCommit *commit);
 
-/* Weak definition: a seam's default that another file may replace with a strong one. */
-#define SYNC_WEAK __attribute__((weak))
-
 /*
- * Push seams.  push.c and push_apply.c hold weak no-op definitions; the issue that implements a
- * hook defines the same function in its own file and the linker takes that one.
+ * What the push calls for each commit: the serve gate (gate.c), the write rules (hooks.c,
+ * references.c) and the CRDT mergers (crdt.c).
  */
 typedef struct SyncOpReject
 {
@@ -330,7 +327,7 @@ extern bytea *sync_round_serve(bytea *request, const char *partition, const char
 /* clock.c: the current time in milliseconds since the Unix epoch (SPEC timestamps). */
 extern int64 sync_now_ms(void);
 
-/* Seams filled by other issues (weak no-op defaults in push.c / round.c). */
+/* gate.c: the serve gate inside each push commit, after the partition lock (RFC 0007). */
 extern void sync_gate_check_push(SyncRound *round);
 
 /* pull.c; `subscription` is the decoded SUBSCRIPTION frame */

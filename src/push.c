@@ -40,16 +40,10 @@
 #include "rules.h"
 #include "wakeup.h"
 
-/* ---------------------------------------------------------------- seams (weak no-ops) */
-
-SYNC_WEAK void
-sync_gate_check_push(SyncRound *round)
-{
-}
-
 /*
- * sync_validate_row, sync_enforce_references, sync_validate_commit and sync_plan_reactions are
- * defined in hooks.c and references.c; push_apply.c offers them the services of rules.h.
+ * The serve gate (gate.c), the write rules (sync_validate_row, sync_enforce_references,
+ * sync_validate_commit, sync_plan_reactions: hooks.c, references.c) and the CRDT mergers
+ * (crdt.c) are called down into; push_apply.c offers the rules the services of rules.h.
  */
 
 /* ---------------------------------------------------------------- one commit */

@@ -12,17 +12,6 @@
 #include "push_internal.h"
 #include "rules.h"
 
-SYNC_WEAK bool
-sync_crdt_merge(SyncRound *round, const SyncTable *table, int column, const SspValue *stored,
-				const SspValue *incoming, SspValue *merged, SyncOpReject *reject)
-{
-	reject->code = "sync.crdt_merge_failed";
-	reject->message = "no CRDT merger registered";
-	reject->retryable = false;
-	reject->details_json = NULL;
-	return false;
-}
-
 static void
 add_change(PushState *st, const char *table, const char *row_id, int16 op, bool has_version,
 		   int64 version, char *scopes_json, uint8 *payload, size_t payload_len)
