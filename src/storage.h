@@ -1,5 +1,5 @@
 /*
- * storage.h — the engine's reads and writes of sync_* tables and synced rows (storage.c).
+ * storage.h — the engine's reads and writes of sync_* tables and synced rows (storage.c; synced rows and references in storage_rows.c).
  * Every function needs an SPI connection; results are allocated in CurrentMemoryContext.
  */
 #ifndef SYNCULAR_STORAGE_H

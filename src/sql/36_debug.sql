@@ -1,4 +1,4 @@
--- syncular install script, part 36: debugging (src/debug.c).
+-- syncular install script, part 36: debugging (src/debug_render.c, src/debug_encode.c).
 
 CREATE FUNCTION syncular.debug_render(message bytea)
 RETURNS jsonb LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE AS 'MODULE_PATHNAME', 'syncular_debug_render';
