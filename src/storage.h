@@ -1,5 +1,6 @@
 /*
- * storage.h — the engine's reads and writes of sync_* tables and synced rows (storage.c; synced rows and references in storage_rows.c).
+ * storage.h — the engine's reads and writes of sync_* tables (storage.c) and of synced rows and
+ * declared references (storage_rows.c).
  * Every function needs an SPI connection; results are allocated in CurrentMemoryContext.
  */
 #ifndef SYNCULAR_STORAGE_H
