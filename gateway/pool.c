@@ -830,7 +830,9 @@ mode_done(GwJob *job, PGresult *res, const char *err)
 	}
 	if (gw_cfg.verbose || ring)
 		gw_log("commit wake-ups: %s", ring ? "the ring (syncular.wait_commits)" : "NOTIFY syncular_commit");
-	send_listen(pc, ring ? "LISTEN syncular_presence" : "LISTEN syncular_commit; LISTEN syncular_presence");
+	/* LISTEN syncular_commit in ring mode too: sessions whose mode differs (a switch in progress,
+	 * 'both') still reach this gateway; a wake-up that arrives twice costs one coalesced fanout */
+	send_listen(pc, "LISTEN syncular_commit; LISTEN syncular_presence");
 	if (pc->conn)
 		presence_request_sync();
 	if (ring)

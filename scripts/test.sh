@@ -13,6 +13,10 @@ bash scripts/setup.sh
 
 . scripts/shared-env.sh
 
+# every part that is skipped says so on a line of its own, collected here for the summary
+skip_log=$(mktemp /tmp/syncular-skips.XXXXXX)
+chmod a+rw "$skip_log"
+
 echo "==> codec conformance (standalone)"
 codec_log=$(mktemp /tmp/syncular-codec.XXXXXX)
 make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS" | tee "$codec_log"
@@ -30,7 +34,7 @@ if command -v clang >/dev/null &&
      clang -x c -fsanitize=fuzzer,address,undefined -o "$fuzz_probe/probe" - 2>/dev/null; then
   make -s -C test/fuzz run FUZZ_SECONDS="${FUZZ_SECONDS:-10}" WORK="$fuzz_probe/work"
 else
-  echo "skip: clang with libFuzzer is not installed"
+  echo "skip - codec fuzz smoke: clang with libFuzzer is not installed" | tee -a "$skip_log"
 fi
 rm -rf "$fuzz_probe"
 
@@ -51,7 +55,7 @@ pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
     createdb syncular_crdt && psql -X -q -d syncular_crdt -c 'CREATE EXTENSION syncular' &&
       PGDATABASE=syncular_crdt node test/crdt/yjs_merge.test.mjs || status=1
   else
-    echo 'skip - yjs-doc merger against the Yjs library: needs node and test/crdt/node_modules/yjs (cd test/crdt && npm ci)'
+    echo 'skip - yjs-doc merger against the Yjs library: needs node and test/crdt/node_modules/yjs (cd test/crdt && npm ci)' | tee -a $skip_log
   fi
   echo '==> syncular-gateway end to end (sanitizer build, gateways on 127.0.0.1)'
   make -s gateway-check PG_CONFIG=$PG_CONFIG || status=1
@@ -68,7 +72,7 @@ echo "==> activity counters: pg_regress in a cluster of its own with shared_prel
 PG_CONFIG=$PG_CONFIG timeout 180 bash test/stats/run.sh
 
 echo "==> commit wake-up ring: pg_regress, blocking checks and the realtime gateway tests in ring mode (shared_preload_libraries = syncular)"
-PG_CONFIG=$PG_CONFIG timeout 300 bash test/wakeup/run.sh
+PG_CONFIG=$PG_CONFIG timeout 300 bash test/wakeup/run.sh | tee /dev/stderr | { grep '^skip' || true; } >> "$skip_log"
 
 # The closing lines: what ran and what was skipped (a skip is never reported as a pass).
 echo "==> summary"
@@ -81,5 +85,7 @@ fi
 docs_skipped=$(sed -n 's/^doc blocks: .*, \([0-9]*\) skipped, .*/\1/p' "$docs_log")
 sed -n 's/^doc blocks: /doc blocks: /p' "$docs_log"
 if [ "${docs_skipped:-0}" -gt 0 ]; then skips=$((skips + 1)); fi
-rm -f "$codec_log" "$docs_log"
+cat "$skip_log"
+skips=$((skips + $(wc -l < "$skip_log")))
+rm -f "$codec_log" "$docs_log" "$skip_log"
 echo "all suites passed; $skips skipped part(s) listed above"

@@ -34,6 +34,8 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "common/base64.h"
 #include "fmgr.h"
@@ -49,6 +51,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "engine.h"
@@ -106,12 +109,31 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 /* ---------------------------------------------------------------- the mode */
 
 /* the transport this session uses: the setting resolved against the preload */
+/*
+ * auto picks the ring only where a gateway can read it: this database's syncular has
+ * syncular.wait_commits (0.3.0 or later).  A newer library preloaded under an older extension
+ * version (before ALTER EXTENSION UPDATE) keeps NOTIFY, which that version's gateways LISTEN to.
+ * Two syscache probes, no catalog scan.
+ */
+static bool
+ring_readable_here(void)
+{
+	Oid			nsp = get_namespace_oid("syncular", true);
+	Oid			args[2] = {INT8OID, INT4OID};
+
+	return OidIsValid(nsp) &&
+		SearchSysCacheExists3(PROCNAMEARGSNSP, CStringGetDatum("wait_commits"),
+							  PointerGetDatum(buildoidvector(args, 2)), ObjectIdGetDatum(nsp));
+}
+
 static int
 effective_mode(void)
 {
 	if (shared == NULL)
 		return WAKEUP_NOTIFY;
-	return sync_commit_wakeup == WAKEUP_AUTO ? WAKEUP_RING : sync_commit_wakeup;
+	if (sync_commit_wakeup != WAKEUP_AUTO)
+		return sync_commit_wakeup;
+	return ring_readable_here() ? WAKEUP_RING : WAKEUP_NOTIFY;
 }
 
 /* ---------------------------------------------------------------- NOTIFY */
@@ -321,7 +343,8 @@ sync_wakeup_init(void)
 	DefineCustomEnumVariable("syncular.commit_wakeup",
 							 "How applied push commits wake realtime gateways (SPEC 8.2).",
 							 "auto: the shared-memory ring read by syncular.wait_commits when the "
-							 "library is in shared_preload_libraries, else NOTIFY syncular_commit; "
+							 "library is in shared_preload_libraries and the database's syncular "
+							 "has wait_commits (0.3.0 or later), else NOTIFY syncular_commit; "
 							 "notify: NOTIFY only; ring: the ring only; both: the ring and NOTIFY. "
 							 "ring and both fall back to notify without the preload.",
 							 &sync_commit_wakeup,
@@ -452,7 +475,7 @@ syncular_wait_commits(PG_FUNCTION_ARGS)
 				 errmsg("commit wake-ups are not available: the syncular library is not in shared_preload_libraries"),
 				 errdetail("%s", sync_error_detail_json("sync.storage.wakeup_unavailable", NULL)),
 				 errhint("Add syncular to shared_preload_libraries and restart the server, or LISTEN syncular_commit "
-						 "(docs/realtime.md \"Commit wake-ups\").")));
+						 "(docs/realtime.md \"Wake-up source\").")));
 	}
 	if (PG_ARGISNULL(1) || PG_GETARG_INT32(1) < 0)
 		sync_raise("sync.invalid_request", "wait_commits: timeout_ms must be 0 or more",

@@ -105,6 +105,37 @@ for mode in notify both ring; do
   if [ "$got" = "$want" ]; then ok "commit_wakeup = $mode: $got NOTIFY syncular_commit"; else notok "commit_wakeup = $mode: $got NOTIFY, expected $want"; fi
 done
 
+# auto keeps NOTIFY in a database whose syncular predates the ring (0.2.0: no wait_commits, and
+# its gateways only LISTEN) and takes the ring once ALTER EXTENSION UPDATE brings wait_commits
+old=syncular_t_wakeup_old
+sql -d postgres -c "CREATE DATABASE $old"
+sql -d $old >/dev/null <<'SQL'
+CREATE EXTENSION syncular VERSION '0.2.0';
+SELECT syncular.ensure_schema('{"version": 1, "tables": [{"name": "todos", "primaryKey": "id",
+  "columns": [{"name": "id", "type": "string", "nullable": false},
+              {"name": "list_id", "type": "string", "nullable": false}],
+  "scopes": ["list:{list_id}"]}]}'::jsonb, '[]'::jsonb, 'public');
+CREATE FUNCTION public.resolve(actor text, part text, client text) RETURNS jsonb
+  LANGUAGE sql STABLE AS $$ SELECT '{"list_id": ["l1"]}'::jsonb $$;
+SELECT syncular.set_scope_resolver('public.resolve(text,text,text)');
+SQL
+old_push() {  # old_push <clientCommitId> -> NOTIFYs received by a listener in the pushing session
+  printf '%s\n' "LISTEN syncular_commit;" \
+    "SELECT r ->> 'status' FROM jsonb_array_elements(syncular.push('p1', 'u1', 'c1', '[{\"clientCommitId\": \"$1\", \"operations\": [{\"table\": \"todos\", \"op\": \"upsert\", \"row\": {\"id\": \"$1\", \"list_id\": \"l1\"}}]}]')) r;" \
+    "SELECT 1;" |
+    "$BIN/psql" -X -q -A -t -h "$work" -p "$port" -U postgres -d $old 2>&1 |
+    grep -c 'Asynchronous notification "syncular_commit"' || true
+}
+got="$(sql -d $old -c "SHOW syncular.commit_wakeup") $(old_push a)"
+sql -d $old -c "ALTER EXTENSION syncular UPDATE"
+got="$got | $(sql -d $old -c "SELECT extversion FROM pg_extension WHERE extname = 'syncular'") $(sql -d $old -c "SELECT syncular.commit_wakeup_mode()") $(old_push b)"
+if [ "$got" = "auto 1 | 0.3.0 ring 0" ]; then
+  ok "auto under syncular 0.2.0 keeps NOTIFY; after ALTER EXTENSION UPDATE the ring ($got)"
+else
+  notok "auto across the update: got [$got], expected [auto 1 | 0.3.0 ring 0]"
+fi
+sql -d postgres -c "DROP DATABASE $old"
+
 # the realtime gateway tests in ring mode (the main run covers NOTIFY mode)
 gwbin=${SYNCULAR_GATEWAY_BIN:-gateway/syncular-gateway-asan}
 if [ -x "$gwbin" ]; then
