@@ -65,58 +65,118 @@ sync_pull_stored_scopes(Jsonb *scopes)
 	return m;
 }
 
-/* One candidate commit of the window, with its matching changes (copied out of the scans). */
+/*
+ * One candidate commit of the window.  While it may still be delivered its COMMIT frame
+ * (wire-format.md §3.4) is encoded straight into the response as its changes are read, from
+ * `start` on, and rolled back when it matches nothing, is not delivered or does not fit.
+ */
 typedef struct WindowCommit
 {
 	int64		seq;
 	bool		live;			/* the commit row exists (not pruned) */
-	int64		created_at_ms;
-	char	   *actor_id;
-	int			nchanges;
-	int			maxchanges;
-	SspChange  *changes;
+	bool		encoding;		/* its frame is being written at `start` */
+	size_t		start;			/* response offset of the frame */
+	size_t		count_at;		/* response offset of the change count */
+	int			nchanges;		/* matching changes */
 } WindowCommit;
 
+/* The frame header and the commit's fields up to the change count (filled in at the end). */
+static void
+write_commit_head(PullCtx *pc, WindowCommit *wc, int64 created_at_ms, const char *actor,
+				  uint32 actor_len)
+{
+	SspBuf	   *out = pc->round->out;
+	uint32		tbl_len = (uint32) strlen(pc->table->name);
+	uint8	   *p = pull_out_reserve(out, 1 + 4 + 8 + 8 + 4 + actor_len + 4 + 4 + tbl_len + 4);
+
+	wc->start = out->len;
+	*p++ = SSP_FRAME_COMMIT;
+	p = pull_put_u32(p, 0);		/* the frame length, once known */
+	p = pull_put_i64(p, wc->seq, "COMMIT.commitSeq");
+	p = pull_put_i64(p, created_at_ms, "COMMIT.createdAtMs");
+	p = pull_put_str(p, actor, actor_len, "COMMIT.actorId");
+	p = pull_put_u32(p, 1);		/* tables: this subscription's table */
+	p = pull_put_str(p, pc->table->name, tbl_len, "COMMIT.tables");
+	wc->count_at = p - out->data;
+	p = pull_put_u32(p, 0);
+	out->len = p - out->data;
+	wc->encoding = true;
+}
+
 /*
- * Encode wc's COMMIT frame into the response and keep it when the budget allows (pull.c
- * "Budget").  false when it was held back.
+ * The stored scopes (a jsonb object of strings, SPEC §3.3) as the change record's `scopes`
+ * map: its string members in UTF-16 key order (the codec's map order), read in place.
+ */
+#define MAX_SORTED_SCOPES 64
+
+static void
+write_change_scopes(SspBuf *out, Jsonb *scopes)
+{
+	JsonbContainer *jc = &scopes->root;
+	int			npairs = JsonContainerSize(jc);
+	const char *base = (const char *) &jc->children[npairs * 2];
+	int			order[MAX_SORTED_SCOPES];
+	int			n = 0;
+	size_t		need = 4;
+	uint8	   *p;
+
+	if (npairs > MAX_SORTED_SCOPES)
+		sync_raise("sync.internal_error", "pull: a stored change has too many scopes", NULL);
+	for (int i = 0; i < npairs; i++)
+	{
+		int			k;
+
+		if (!JBE_ISSTRING(jc->children[npairs + i]))
+			continue;
+		need += 8 + getJsonbLength(jc, i) + getJsonbLength(jc, npairs + i);
+		/* insertion by UTF-16 key order (keys are unique in a jsonb object) */
+		for (k = n; k > 0; k--)
+		{
+			int			j = order[k - 1];
+
+			if (ssp_utf16_cmp(base + getJsonbOffset(jc, j), getJsonbLength(jc, j),
+							  base + getJsonbOffset(jc, i), getJsonbLength(jc, i)) <= 0)
+				break;
+			order[k] = j;
+		}
+		order[k] = i;
+		n++;
+	}
+	p = pull_out_reserve(out, need);
+	p = pull_put_u32(p, (uint32) n);
+	for (int k = 0; k < n; k++)
+	{
+		int			i = order[k];
+
+		p = pull_put_str(p, base + getJsonbOffset(jc, i), getJsonbLength(jc, i),
+						 "COMMIT.scopes");
+		p = pull_put_str(p, base + getJsonbOffset(jc, npairs + i),
+						 getJsonbLength(jc, npairs + i), "COMMIT.scopes");
+	}
+	out->len = p - out->data;
+}
+
+/*
+ * Keep wc's frame when the budget allows (pull.c "Budget"); false when it was held back (its
+ * bytes rolled back).
  */
 static bool
-write_commit(PullCtx *pc, const WindowCommit *wc)
+keep_commit(PullCtx *pc, WindowCommit *wc)
 {
-	SspFrame	f;
-	SspStr		table = pc->sub->table;
 	SspBuf	   *out = pc->round->out;
-	size_t		start = out->len;
-	size_t		len;
-	SspError	err;
-	bool		fits;
-	MemoryContext old;
+	size_t		len = out->len - wc->start;
 
-	memset(&f, 0, sizeof(f));
-	f.type = SSP_FRAME_COMMIT;
-	f.commit.commit_seq = wc->seq;
-	f.commit.created_at_ms = wc->created_at_ms;
-	f.commit.actor_id = pull_mkstr(wc->actor_id);
-	f.commit.ntables = 1;
-	f.commit.tables = &table;
-	f.commit.nchanges = (uint32) wc->nchanges;
-	f.commit.changes = wc->changes;
-	/* encoded in place, then measured: held back (the length rolled back) when it does not fit */
-	old = MemoryContextSwitchTo(pc->outer);
-	if (!ssp_write_frame(out, pc->round->wire_version, &f, &err))
-		pull_raise_codec("writing a commit frame", &err);
-	MemoryContextSwitchTo(old);
-	len = out->len - start;
-	out->len = start;
-	fits = pull_budget_allows(pc->round, len);
-	if (fits)
-	{
-		out->len = start + len;
-		pc->round->data_delivered = true;
-		sync_stats_commit_served(pc->table->name, wc->nchanges);
-	}
-	return fits;
+	pull_put_u32(out->data + wc->count_at, (uint32) wc->nchanges);
+	if (len - 5 > PG_UINT32_MAX)
+		sync_raise("sync.internal_error", "pull: a commit frame exceeds 4 GiB", NULL);
+	pull_put_u32(out->data + wc->start + 1, (uint32) (len - 5));
+	out->len = wc->start;
+	if (!pull_budget_allows(pc->round, len))
+		return false;
+	out->len = wc->start + len;
+	pc->round->data_delivered = true;
+	sync_stats_commit_served(pc->table->name, wc->nchanges);
+	return true;
 }
 
 /*
@@ -356,11 +416,14 @@ next_candidate(WindowReader *wr, int64 max_seq)
 	return min;
 }
 
-/* Start wc for commit `seq`: its commit row (live = not pruned). */
+/*
+ * Start wc for commit `seq`: its commit row (live = not pruned); its frame head when `encode`.
+ */
 static void
-begin_commit(WindowReader *wr, int64 seq, WindowCommit *wc)
+begin_commit(PullCtx *pc, WindowReader *wr, int64 seq, bool encode, WindowCommit *wc)
 {
 	bool		isnull;
+	text	   *actor;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->seq = seq;
@@ -369,59 +432,91 @@ begin_commit(WindowReader *wr, int64 seq, WindowCommit *wc)
 		wc->live = walker_fetch(wr, &wr->cm, wr->cm_slot);
 	if (!wc->live)
 		return;
-	wc->created_at_ms = DatumGetInt64(slot_getattr(wr->cm_slot, wr->cm_created, &isnull));
-	wc->actor_id = TextDatumGetCString(slot_getattr(wr->cm_slot, wr->cm_actor, &isnull));
+	if (encode)
+	{
+		actor = DatumGetTextPP(slot_getattr(wr->cm_slot, wr->cm_actor, &isnull));
+		write_commit_head(pc, wc,
+						  DatumGetInt64(slot_getattr(wr->cm_slot, wr->cm_created, &isnull)),
+						  VARDATA_ANY(actor), VARSIZE_ANY_EXHDR(actor));
+	}
 	ExecClearTuple(wr->cm_slot);
 }
 
 /*
- * Add one stored change (in wr->ch_slot) to wc when it matches the effective scopes.  Everything
- * is copied into the current (per-commit) context.
+ * One stored change (in wr->ch_slot): counted when it matches the effective scopes, and its
+ * change record appended to wc's frame while that is being written.  Values are read in place
+ * from the tuple (the payload is detoasted only when stored compressed or out of line).
  */
 static void
 add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 {
 	TupleTableSlot *slot = wr->ch_slot;
+	SspBuf	   *out = pc->round->out;
 	bool		isnull;
 	Datum		d;
 	Jsonb	   *scopes;
-	SspChange  *ch;
+	text	   *row_id;
+	bytea	   *payload = NULL;
 	int16		op;
+	int64		row_version = 0;
+	uint32		row_id_len;
+	uint8	   *p;
 
-	scopes = DatumGetJsonbPCopy(slot_getattr(slot, wr->ch_scopes, &isnull));
-	if (isnull || !sync_scopes_match(pc->effective, scopes))
+	d = slot_getattr(slot, wr->ch_scopes, &isnull);
+	if (isnull)
+		return;
+	scopes = DatumGetJsonbP(d);
+	if (!sync_scopes_match(pc->effective, scopes))
+		return;
+	wc->nchanges++;
+	if (!wc->encoding)
 		return;
 
-	if (wc->nchanges == wc->maxchanges)
-	{
-		wc->maxchanges = Max(16, wc->maxchanges * 2);
-		wc->changes = wc->changes
-			? repalloc(wc->changes, sizeof(SspChange) * wc->maxchanges)
-			: palloc(sizeof(SspChange) * wc->maxchanges);
-	}
-	ch = &wc->changes[wc->nchanges++];
-	memset(ch, 0, sizeof(*ch));
-	ch->table_index = 0;
-	ch->row_id = pull_mkstr(TextDatumGetCString(slot_getattr(slot, wr->ch_row_id, &isnull)));
+	row_id = DatumGetTextPP(slot_getattr(slot, wr->ch_row_id, &isnull));
+	row_id_len = VARSIZE_ANY_EXHDR(row_id);
 	op = DatumGetInt16(slot_getattr(slot, wr->ch_op, &isnull));
-	ch->op = (uint8) op;
-	ch->scopes = sync_pull_stored_scopes(scopes);
+	if (op != SSP_OP_UPSERT && op != SSP_OP_DELETE)
+		sync_raise("sync.internal_error",
+				   psprintf("pull: writing a commit frame: COMMIT.op value %u out of range",
+							(unsigned) (uint8) op), NULL);
 	if (op == SSP_OP_UPSERT)
 	{
-		bytea	   *payload;
-
-		ch->has_row_version = true;
-		ch->row_version = DatumGetInt64(slot_getattr(slot, wr->ch_row_version, &isnull));
+		row_version = DatumGetInt64(slot_getattr(slot, wr->ch_row_version, &isnull));
 		if (isnull)
 			sync_raise("sync.internal_error", "pull: a stored upsert change has no row version", NULL);
 		d = slot_getattr(slot, wr->ch_payload, &isnull);
 		if (isnull)
 			sync_raise("sync.internal_error", "pull: a stored upsert change has no payload", NULL);
-		payload = DatumGetByteaPCopy(d);
-		ch->has_row = true;
-		ch->row.ptr = (const uint8_t *) VARDATA_ANY(payload);
-		ch->row.len = (uint32) VARSIZE_ANY_EXHDR(payload);
+		payload = DatumGetByteaPP(d);
 	}
+
+	/* tableIndex, rowId, op, rowVersion */
+	p = pull_out_reserve(out, 2 + 4 + row_id_len + 1 + 1 + 8);
+	*p++ = 0;
+	*p++ = 0;
+	p = pull_put_str(p, VARDATA_ANY(row_id), row_id_len, "COMMIT.rowId");
+	*p++ = (uint8) op;
+	*p++ = payload != NULL;
+	if (payload != NULL)
+		p = pull_put_i64(p, row_version, "COMMIT.rowVersion");
+	out->len = p - out->data;
+	/* scopes, row */
+	write_change_scopes(out, scopes);
+	if (payload == NULL)
+		p = pull_out_reserve(out, 1);
+	else
+	{
+		uint32		len = VARSIZE_ANY_EXHDR(payload);
+
+		p = pull_out_reserve(out, 1 + 4 + len);
+		*p++ = 1;
+		p = pull_put_u32(p, len);
+		memcpy(p, VARDATA_ANY(payload), len);
+		p += len;
+	}
+	if (payload == NULL)
+		*p++ = 0;
+	out->len = p - out->data;
 }
 
 /* wc's changes of this table, in idx order. */
@@ -457,16 +552,28 @@ typedef struct WindowState
 	bool		saturated;		/* stop reading: look-ahead passed limitCommits, or budget */
 } WindowState;
 
+/* May the next commit still be delivered (then its frame is written as it is read)? */
+static bool
+may_deliver(const WindowState *ws)
+{
+	return !ws->stopped && (ws->ncommits == 0 || ws->delivered < ws->limit);
+}
+
 static void
-finish_commit(PullCtx *pc, const WindowCommit *wc, WindowState *ws)
+finish_commit(PullCtx *pc, WindowCommit *wc, WindowState *ws)
 {
 	if (!wc->live || wc->nchanges == 0)
+	{
+		if (wc->encoding)
+			pc->round->out->len = wc->start;	/* nothing of this commit matched */
 		return;
+	}
 	ws->matched += wc->nchanges;
 	if (!ws->stopped && (ws->ncommits == 0 ||
 						 (ws->delivered < ws->limit && ws->delivered + wc->nchanges <= ws->limit)))
 	{
-		if (write_commit(pc, wc))
+		Assert(wc->encoding);
+		if (keep_commit(pc, wc))
 		{
 			ws->delivered += wc->nchanges;
 			ws->ncommits++;
@@ -476,7 +583,11 @@ finish_commit(PullCtx *pc, const WindowCommit *wc, WindowState *ws)
 			ws->stopped = ws->saturated = true;	/* the budget is spent: read no further */
 	}
 	else
+	{
+		if (wc->encoding)
+			pc->round->out->len = wc->start;	/* held back: not split (§3.6) */
 		ws->stopped = true;
+	}
 	if (ws->matched > ws->limit)
 		ws->saturated = true;
 }
@@ -510,7 +621,7 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 		MemoryContext old = MemoryContextSwitchTo(pc->work);
 
 		CHECK_FOR_INTERRUPTS();
-		begin_commit(&wr, seq, &wc);
+		begin_commit(pc, &wr, seq, may_deliver(&ws), &wc);
 		if (wc.live)
 			read_changes(pc, &wr, &wc);
 		MemoryContextSwitchTo(old);
