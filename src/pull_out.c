@@ -240,10 +240,29 @@ pull_out_reserve(SspBuf *out, size_t n)
 }
 
 /* A string field: u32 length + bytes, refused (as the codec refuses it) unless valid UTF-8. */
+static inline bool
+all_ascii(const char *s, uint32 len)
+{
+	uint32		i = 0;
+	uint64		bits = 0;
+
+	for (; i + 8 <= len; i += 8)
+	{
+		uint64		w;
+
+		memcpy(&w, s + i, 8);
+		bits |= w;
+	}
+	for (; i < len; i++)
+		bits |= (uint8) s[i];
+	return (bits & UINT64CONST(0x8080808080808080)) == 0;
+}
+
 uint8 *
 pull_put_str(uint8 *p, const char *s, uint32 len, const char *field)
 {
-	if (!ssp_utf8_valid(s, len))
+	/* ASCII is valid UTF-8: the full check only for strings with other bytes */
+	if (!all_ascii(s, len) && !ssp_utf8_valid(s, len))
 		sync_raise("sync.internal_error",
 				   psprintf("pull: writing a commit frame: %s is not valid UTF-8", field), NULL);
 	p = pull_put_u32(p, len);

@@ -209,6 +209,8 @@ typedef struct SeqWalker
 	ScanKeyData keys[2];		/* partition = $1, commit_seq >= placed */
 	bool		placed;
 	int64		cur;			/* commit_seq of the current entry, -1 at the end */
+	Datum		vals[4];		/* the current entry's columns (deformed once per entry) */
+	bool		nulls[4];
 } SeqWalker;
 
 /* Index AM calls run in cxt (the section's context): see pull_rows.c's RowReader. */
@@ -272,6 +274,8 @@ seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
 static void
 walker_open(WindowReader *wr, SeqWalker *w, Relation heap, Relation index, Datum part)
 {
+	if (RelationGetDescr(index)->natts > (int) lengthof(w->vals))
+		elog(ERROR, "syncular pull: index %s has too many columns", RelationGetRelationName(index));
 	w->scan = index_beginscan(heap, index, wr->snap, 2, 0);
 	w->scan->xs_want_itup = true;
 	pull_eq_key(&w->keys[0], index, 1, part);
@@ -283,12 +287,15 @@ static void
 walker_step(WindowReader *wr, SeqWalker *w)
 {
 	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
-	bool		isnull;
 
 	if (index_getnext_tid(w->scan, ForwardScanDirection) == NULL)
 		w->cur = -1;
 	else
-		w->cur = DatumGetInt64(index_getattr(w->scan->xs_itup, 2, w->scan->xs_itupdesc, &isnull));
+	{
+		/* one pass over the entry (commit_seq and tbl follow the variable-length partition) */
+		index_deform_tuple(w->scan->xs_itup, w->scan->xs_itupdesc, w->vals, w->nulls);
+		w->cur = DatumGetInt64(w->vals[1]);
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -455,6 +462,11 @@ add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 	bool		isnull;
 	Datum		d;
 	Jsonb	   *scopes;
+	union
+	{
+		Jsonb		jb;
+		char		data[512];
+	}			local;
 	text	   *row_id;
 	bytea	   *payload = NULL;
 	int16		op;
@@ -465,7 +477,18 @@ add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 	d = slot_getattr(slot, wr->ch_scopes, &isnull);
 	if (isnull)
 		return;
-	scopes = DatumGetJsonbP(d);
+	if (VARATT_IS_SHORT(DatumGetPointer(d)) &&
+		VARSIZE_SHORT(DatumGetPointer(d)) - VARHDRSZ_SHORT + VARHDRSZ <= sizeof(local))
+	{
+		/* a short inline jsonb: aligned with a 4-byte header here, not copied into a palloc */
+		Size		len = VARSIZE_SHORT(DatumGetPointer(d)) - VARHDRSZ_SHORT;
+
+		SET_VARSIZE(&local.jb, len + VARHDRSZ);
+		memcpy(VARDATA(&local.jb), VARDATA_SHORT(DatumGetPointer(d)), len);
+		scopes = &local.jb;
+	}
+	else
+		scopes = DatumGetJsonbP(d);
 	if (!sync_scopes_match(pc->effective, scopes))
 		return;
 	wc->nchanges++;
@@ -528,9 +551,7 @@ read_changes(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 	/* the index is (partition, commit_seq, tbl, idx): this table's changes are one run */
 	for (walker_seek(wr, w, wc->seq); w->cur == wc->seq; walker_step(wr, w))
 	{
-		bool		isnull;
-		text	   *t = DatumGetTextPP(index_getattr(w->scan->xs_itup, 3, w->scan->xs_itupdesc,
-													 &isnull));
+		text	   *t = DatumGetTextPP(w->vals[2]);
 
 		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
 			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0 &&
