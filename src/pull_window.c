@@ -186,12 +186,13 @@ keep_commit(PullCtx *pc, WindowCommit *wc)
  * (a commit under two values once); per candidate, its commit row from sync_commits_pkey (gone:
  * pruned, skipped) and its changes of this table in idx order from sync_changes_by_table.
  * Reading stops as soon as the look-ahead is reached, so a round reads the commits it delivers
- * plus one, whatever the window's length.
+ * plus one, whatever the window's length; every scan is bounded above by the current range of
+ * commit_seq (next_range), so a btree page read stops there too.
  */
 typedef struct CandScan
 {
 	IndexScanDesc scan;
-	ScanKeyData keys[5];
+	ScanKeyData keys[6];		/* partition, tbl, var, value, commit_seq > lo, <= hi */
 	int64		cur;			/* the current candidate, -1 when done */
 } CandScan;
 
@@ -206,8 +207,9 @@ typedef struct CandScan
 typedef struct SeqWalker
 {
 	IndexScanDesc scan;
-	ScanKeyData keys[2];		/* partition = $1, commit_seq >= placed */
+	ScanKeyData keys[3];		/* partition = $1, commit_seq >= placed, commit_seq <= hi */
 	bool		placed;
+	int64		hi;				/* the range's upper bound when placed */
 	int64		cur;			/* commit_seq of the current entry, -1 at the end */
 	Datum		vals[4];		/* the current entry's columns (deformed once per entry) */
 	bool		nulls[4];
@@ -222,6 +224,10 @@ typedef struct WindowReader
 	Relation	cs_idx;
 	TupleTableSlot *cs_slot;
 	Buffer		vmbuf;
+	int64		lo;				/* the range being read: lo < commit_seq <= hi */
+	int64		hi;
+	int64		span;
+	int64		max_seq;
 	int			nvalues;
 	CandScan    *vs;
 	Relation	cm_heap;		/* sync_commits */
@@ -244,7 +250,7 @@ typedef struct WindowReader
 } WindowReader;
 
 static void
-seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
+seq_next(WindowReader *wr, CandScan *v)
 {
 	ItemPointer tid;
 	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
@@ -263,7 +269,7 @@ seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
 		else
 			PredicateLockPage(wr->cs_heap, ItemPointerGetBlockNumber(tid), wr->snap);
 		seq = DatumGetInt64(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc, &isnull));
-		v->cur = seq <= max_seq ? seq : -1;
+		v->cur = seq <= wr->hi ? seq : -1;
 		MemoryContextSwitchTo(old);
 		return;
 	}
@@ -276,7 +282,7 @@ walker_open(WindowReader *wr, SeqWalker *w, Relation heap, Relation index, Datum
 {
 	if (RelationGetDescr(index)->natts > (int) lengthof(w->vals))
 		elog(ERROR, "syncular pull: index %s has too many columns", RelationGetRelationName(index));
-	w->scan = index_beginscan(heap, index, wr->snap, 2, 0);
+	w->scan = index_beginscan(heap, index, wr->snap, 3, 0);
 	w->scan->xs_want_itup = true;
 	pull_eq_key(&w->keys[0], index, 1, part);
 	w->placed = false;
@@ -303,6 +309,8 @@ walker_step(WindowReader *wr, SeqWalker *w)
 static void
 walker_seek(WindowReader *wr, SeqWalker *w, int64 seq)
 {
+	if (w->hi != wr->hi)
+		w->placed = false;		/* placed in an earlier range */
 	for (int k = 0; w->placed && w->cur >= 0 && w->cur < seq; k++)
 	{
 		if (k == WALK_STEPS)
@@ -318,9 +326,12 @@ walker_seek(WindowReader *wr, SeqWalker *w, int64 seq)
 
 		ScanKeyEntryInitialize(&w->keys[1], 0, 2, BTGreaterEqualStrategyNumber, InvalidOid,
 							   InvalidOid, F_INT8GE, Int64GetDatum(seq));
-		index_rescan(w->scan, w->keys, 2, NULL, 0);
+		ScanKeyEntryInitialize(&w->keys[2], 0, 2, BTLessEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8LE, Int64GetDatum(wr->hi));
+		index_rescan(w->scan, w->keys, 3, NULL, 0);
 		MemoryContextSwitchTo(old);
 		w->placed = true;
+		w->hi = wr->hi;
 		walker_step(wr, w);
 	}
 }
@@ -334,6 +345,41 @@ walker_fetch(WindowReader *wr, SeqWalker *w, TupleTableSlot *slot)
 
 	MemoryContextSwitchTo(old);
 	return found;
+}
+
+/*
+ * The window is read in ranges of commit_seq, each twice as long as the one before (the first
+ * FIRST_SPAN): every scan carries the range's upper bound, so a btree page read stops at it
+ * instead of checking every later entry of the page (a short window reads little more than
+ * itself, a long one a few more descents).  false when the window is exhausted.
+ */
+#define FIRST_SPAN 16
+
+static bool
+next_range(WindowReader *wr)
+{
+	MemoryContext old;
+
+	if (wr->hi >= wr->max_seq)
+		return false;
+	wr->lo = wr->hi;
+	wr->span = Min(wr->span * 2, PG_INT64_MAX / 4);
+	wr->hi = wr->max_seq - wr->lo <= wr->span ? wr->max_seq : wr->lo + wr->span;
+	old = MemoryContextSwitchTo(wr->cxt);
+	for (int i = 0; i < wr->nvalues; i++)
+	{
+		CandScan    *v = &wr->vs[i];
+
+		ScanKeyEntryInitialize(&v->keys[4], 0, 5, BTGreaterStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8GT, Int64GetDatum(wr->lo));
+		ScanKeyEntryInitialize(&v->keys[5], 0, 5, BTLessEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8LE, Int64GetDatum(wr->hi));
+		index_rescan(v->scan, v->keys, 6, NULL, 0);
+	}
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < wr->nvalues; i++)
+		seq_next(wr, &wr->vs[i]);
+	return true;
 }
 
 static void
@@ -356,17 +402,18 @@ window_open(WindowReader *wr, PullCtx *pc, int64 after)
 	{
 		CandScan    *v = &wr->vs[i];
 
-		v->scan = index_beginscan(wr->cs_heap, wr->cs_idx, wr->snap, 5, 0);
+		v->scan = index_beginscan(wr->cs_heap, wr->cs_idx, wr->snap, 6, 0);
 		v->scan->xs_want_itup = true;
 		pull_eq_key(&v->keys[0], wr->cs_idx, 1, part);
 		pull_eq_key(&v->keys[1], wr->cs_idx, 2, tbl);
 		pull_eq_key(&v->keys[2], wr->cs_idx, 3, CStringGetTextDatum(e->vars[0]));
 		pull_eq_key(&v->keys[3], wr->cs_idx, 4, CStringGetTextDatum(e->values[0][i]));
-		ScanKeyEntryInitialize(&v->keys[4], 0, 5, BTGreaterStrategyNumber, InvalidOid,
-							   InvalidOid, F_INT8GT, Int64GetDatum(after));
-		index_rescan(v->scan, v->keys, 5, NULL, 0);
-		seq_next(wr, v, pc->round->max_seq);
+		v->cur = -1;			/* placed by next_range (not at all when the window is empty) */
 	}
+	wr->max_seq = pc->round->max_seq;
+	wr->hi = after;
+	wr->span = FIRST_SPAN / 2;
+	next_range(wr);
 
 	wr->cm_heap = table_open(pull_catalog_relid("sync_commits"), AccessShareLock);
 	wr->cm_idx = index_open(pull_catalog_relid("sync_commits_pkey"), AccessShareLock);
@@ -410,16 +457,21 @@ window_close(WindowReader *wr)
 
 /* The next candidate commit in commit order (every value's scan moves past it); -1 at the end. */
 static int64
-next_candidate(WindowReader *wr, int64 max_seq)
+next_candidate(WindowReader *wr)
 {
 	int64		min = -1;
 
-	for (int i = 0; i < wr->nvalues; i++)
-		if (wr->vs[i].cur >= 0 && (min < 0 || wr->vs[i].cur < min))
-			min = wr->vs[i].cur;
+	for (;;)
+	{
+		for (int i = 0; i < wr->nvalues; i++)
+			if (wr->vs[i].cur >= 0 && (min < 0 || wr->vs[i].cur < min))
+				min = wr->vs[i].cur;
+		if (min >= 0 || !next_range(wr))
+			break;
+	}
 	for (int i = 0; min >= 0 && i < wr->nvalues; i++)
 		if (wr->vs[i].cur == min)
-			seq_next(wr, &wr->vs[i], max_seq);
+			seq_next(wr, &wr->vs[i]);
 	return min;
 }
 
@@ -636,7 +688,7 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 	}
 
 	window_open(&wr, pc, cursor);
-	while (!ws.saturated && (seq = next_candidate(&wr, round->max_seq)) >= 0)
+	while (!ws.saturated && (seq = next_candidate(&wr)) >= 0)
 	{
 		WindowCommit wc;
 		MemoryContext old = MemoryContextSwitchTo(pc->work);
