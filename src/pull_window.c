@@ -578,7 +578,10 @@ add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 	/* scopes, row */
 	write_change_scopes(out, scopes);
 	if (payload == NULL)
+	{
 		p = pull_out_reserve(out, 1);
+		*p++ = 0;
+	}
 	else
 	{
 		uint32		len = VARSIZE_ANY_EXHDR(payload);
@@ -589,8 +592,6 @@ add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 		memcpy(p, VARDATA_ANY(payload), len);
 		p += len;
 	}
-	if (payload == NULL)
-		*p++ = 0;
 	out->len = p - out->data;
 }
 
