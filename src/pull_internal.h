@@ -55,6 +55,28 @@ extern SPIPlanPtr pull_get_plan(const char *sql, int nargs, Oid *argtypes);
 extern Oid	pull_catalog_relid(const char *name);
 extern AttrNumber pull_attnum(Relation rel, const char *name);
 extern void pull_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value);
+extern uint8 *pull_out_reserve(SspBuf *out, size_t n);
+extern uint8 *pull_put_str(uint8 *p, const char *s, uint32 len, const char *field);
+extern uint8 *pull_put_i64(uint8 *p, int64 v, const char *field);
+
+/* Little-endian fixed-width integers (wire-format.md §1), as the codec writes them. */
+static inline uint8 *
+pull_put_u32(uint8 *p, uint32 v)
+{
+	p[0] = (uint8) v;
+	p[1] = (uint8) (v >> 8);
+	p[2] = (uint8) (v >> 16);
+	p[3] = (uint8) (v >> 24);
+	return p + 4;
+}
+
+static inline uint8 *
+pull_put_u64(uint8 *p, uint64 v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8) (v >> (8 * i));
+	return p + 8;
+}
 
 /* pull_rows.c: one section's row reader (its scans stay open from page to page) */
 typedef struct RowReader RowReader;

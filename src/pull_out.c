@@ -214,3 +214,69 @@ pull_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value)
 	ScanKeyEntryInitialize(k, 0, attno, BTEqualStrategyNumber, InvalidOid,
 						   index->rd_indcollation[attno - 1], F_TEXTEQ, value);
 }
+
+/* ---------------------------------------------------------------- direct encoding */
+
+/*
+ * Room for n more bytes at the end of the response (the codec's buffer, grown the way its own
+ * writers grow it: doubling, through ssp_realloc).  The bytes are written by the caller, which
+ * then advances out->len.
+ */
+uint8 *
+pull_out_reserve(SspBuf *out, size_t n)
+{
+	if (out->cap - out->len < n)
+	{
+		size_t		ncap = out->cap ? out->cap : 64;
+
+		if (n > MaxAllocHugeSize - out->len)
+			sync_raise("sync.internal_error", "pull: the response is too large", NULL);
+		while (ncap - out->len < n)
+			ncap *= 2;
+		out->data = ssp_realloc(out->data, ncap);
+		out->cap = ncap;
+	}
+	return out->data + out->len;
+}
+
+/* A string field: u32 length + bytes, refused (as the codec refuses it) unless valid UTF-8. */
+static inline bool
+all_ascii(const char *s, uint32 len)
+{
+	uint32		i = 0;
+	uint64		bits = 0;
+
+	for (; i + 8 <= len; i += 8)
+	{
+		uint64		w;
+
+		memcpy(&w, s + i, 8);
+		bits |= w;
+	}
+	for (; i < len; i++)
+		bits |= (uint8) s[i];
+	return (bits & UINT64CONST(0x8080808080808080)) == 0;
+}
+
+uint8 *
+pull_put_str(uint8 *p, const char *s, uint32 len, const char *field)
+{
+	/* ASCII is valid UTF-8: the full check only for strings with other bytes */
+	if (!all_ascii(s, len) && !ssp_utf8_valid(s, len))
+		sync_raise("sync.internal_error",
+				   psprintf("pull: writing a commit frame: %s is not valid UTF-8", field), NULL);
+	p = pull_put_u32(p, len);
+	memcpy(p, s, len);
+	return p + len;
+}
+
+/* An i64 field, refused (as the codec refuses it) outside the safe integer range. */
+uint8 *
+pull_put_i64(uint8 *p, int64 v, const char *field)
+{
+	if (v < -SSP_I64_SAFE_MAX || v > SSP_I64_SAFE_MAX)
+		sync_raise("sync.internal_error",
+				   psprintf("pull: writing a commit frame: %s outside the safe integer range",
+							field), NULL);
+	return pull_put_u64(p, (uint64) v);
+}

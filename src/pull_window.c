@@ -65,58 +65,118 @@ sync_pull_stored_scopes(Jsonb *scopes)
 	return m;
 }
 
-/* One candidate commit of the window, with its matching changes (copied out of the scans). */
+/*
+ * One candidate commit of the window.  While it may still be delivered its COMMIT frame
+ * (wire-format.md §3.4) is encoded straight into the response as its changes are read, from
+ * `start` on, and rolled back when it matches nothing, is not delivered or does not fit.
+ */
 typedef struct WindowCommit
 {
 	int64		seq;
 	bool		live;			/* the commit row exists (not pruned) */
-	int64		created_at_ms;
-	char	   *actor_id;
-	int			nchanges;
-	int			maxchanges;
-	SspChange  *changes;
+	bool		encoding;		/* its frame is being written at `start` */
+	size_t		start;			/* response offset of the frame */
+	size_t		count_at;		/* response offset of the change count */
+	int			nchanges;		/* matching changes */
 } WindowCommit;
 
+/* The frame header and the commit's fields up to the change count (filled in at the end). */
+static void
+write_commit_head(PullCtx *pc, WindowCommit *wc, int64 created_at_ms, const char *actor,
+				  uint32 actor_len)
+{
+	SspBuf	   *out = pc->round->out;
+	uint32		tbl_len = (uint32) strlen(pc->table->name);
+	uint8	   *p = pull_out_reserve(out, 1 + 4 + 8 + 8 + 4 + actor_len + 4 + 4 + tbl_len + 4);
+
+	wc->start = out->len;
+	*p++ = SSP_FRAME_COMMIT;
+	p = pull_put_u32(p, 0);		/* the frame length, once known */
+	p = pull_put_i64(p, wc->seq, "COMMIT.commitSeq");
+	p = pull_put_i64(p, created_at_ms, "COMMIT.createdAtMs");
+	p = pull_put_str(p, actor, actor_len, "COMMIT.actorId");
+	p = pull_put_u32(p, 1);		/* tables: this subscription's table */
+	p = pull_put_str(p, pc->table->name, tbl_len, "COMMIT.tables");
+	wc->count_at = p - out->data;
+	p = pull_put_u32(p, 0);
+	out->len = p - out->data;
+	wc->encoding = true;
+}
+
 /*
- * Encode wc's COMMIT frame into the response and keep it when the budget allows (pull.c
- * "Budget").  false when it was held back.
+ * The stored scopes (a jsonb object of strings, SPEC §3.3) as the change record's `scopes`
+ * map: its string members in UTF-16 key order (the codec's map order), read in place.
+ */
+#define MAX_SORTED_SCOPES 64
+
+static void
+write_change_scopes(SspBuf *out, Jsonb *scopes)
+{
+	JsonbContainer *jc = &scopes->root;
+	int			npairs = JsonContainerSize(jc);
+	const char *base = (const char *) &jc->children[npairs * 2];
+	int			order[MAX_SORTED_SCOPES];
+	int			n = 0;
+	size_t		need = 4;
+	uint8	   *p;
+
+	if (npairs > MAX_SORTED_SCOPES)
+		sync_raise("sync.internal_error", "pull: a stored change has too many scopes", NULL);
+	for (int i = 0; i < npairs; i++)
+	{
+		int			k;
+
+		if (!JBE_ISSTRING(jc->children[npairs + i]))
+			continue;
+		need += 8 + getJsonbLength(jc, i) + getJsonbLength(jc, npairs + i);
+		/* insertion by UTF-16 key order (keys are unique in a jsonb object) */
+		for (k = n; k > 0; k--)
+		{
+			int			j = order[k - 1];
+
+			if (ssp_utf16_cmp(base + getJsonbOffset(jc, j), getJsonbLength(jc, j),
+							  base + getJsonbOffset(jc, i), getJsonbLength(jc, i)) <= 0)
+				break;
+			order[k] = j;
+		}
+		order[k] = i;
+		n++;
+	}
+	p = pull_out_reserve(out, need);
+	p = pull_put_u32(p, (uint32) n);
+	for (int k = 0; k < n; k++)
+	{
+		int			i = order[k];
+
+		p = pull_put_str(p, base + getJsonbOffset(jc, i), getJsonbLength(jc, i),
+						 "COMMIT.scopes");
+		p = pull_put_str(p, base + getJsonbOffset(jc, npairs + i),
+						 getJsonbLength(jc, npairs + i), "COMMIT.scopes");
+	}
+	out->len = p - out->data;
+}
+
+/*
+ * Keep wc's frame when the budget allows (pull.c "Budget"); false when it was held back (its
+ * bytes rolled back).
  */
 static bool
-write_commit(PullCtx *pc, const WindowCommit *wc)
+keep_commit(PullCtx *pc, WindowCommit *wc)
 {
-	SspFrame	f;
-	SspStr		table = pc->sub->table;
 	SspBuf	   *out = pc->round->out;
-	size_t		start = out->len;
-	size_t		len;
-	SspError	err;
-	bool		fits;
-	MemoryContext old;
+	size_t		len = out->len - wc->start;
 
-	memset(&f, 0, sizeof(f));
-	f.type = SSP_FRAME_COMMIT;
-	f.commit.commit_seq = wc->seq;
-	f.commit.created_at_ms = wc->created_at_ms;
-	f.commit.actor_id = pull_mkstr(wc->actor_id);
-	f.commit.ntables = 1;
-	f.commit.tables = &table;
-	f.commit.nchanges = (uint32) wc->nchanges;
-	f.commit.changes = wc->changes;
-	/* encoded in place, then measured: held back (the length rolled back) when it does not fit */
-	old = MemoryContextSwitchTo(pc->outer);
-	if (!ssp_write_frame(out, pc->round->wire_version, &f, &err))
-		pull_raise_codec("writing a commit frame", &err);
-	MemoryContextSwitchTo(old);
-	len = out->len - start;
-	out->len = start;
-	fits = pull_budget_allows(pc->round, len);
-	if (fits)
-	{
-		out->len = start + len;
-		pc->round->data_delivered = true;
-		sync_stats_commit_served(pc->table->name, wc->nchanges);
-	}
-	return fits;
+	pull_put_u32(out->data + wc->count_at, (uint32) wc->nchanges);
+	if (len - 5 > PG_UINT32_MAX)
+		sync_raise("sync.internal_error", "pull: a commit frame exceeds 4 GiB", NULL);
+	pull_put_u32(out->data + wc->start + 1, (uint32) (len - 5));
+	out->len = wc->start;
+	if (!pull_budget_allows(pc->round, len))
+		return false;
+	out->len = wc->start + len;
+	pc->round->data_delivered = true;
+	sync_stats_commit_served(pc->table->name, wc->nchanges);
+	return true;
 }
 
 /*
@@ -126,12 +186,13 @@ write_commit(PullCtx *pc, const WindowCommit *wc)
  * (a commit under two values once); per candidate, its commit row from sync_commits_pkey (gone:
  * pruned, skipped) and its changes of this table in idx order from sync_changes_by_table.
  * Reading stops as soon as the look-ahead is reached, so a round reads the commits it delivers
- * plus one, whatever the window's length.
+ * plus one, whatever the window's length; every scan is bounded above by the current range of
+ * commit_seq (next_range), so a btree page read stops there too.
  */
 typedef struct CandScan
 {
 	IndexScanDesc scan;
-	ScanKeyData keys[5];
+	ScanKeyData keys[6];		/* partition, tbl, var, value, commit_seq > lo, <= hi */
 	int64		cur;			/* the current candidate, -1 when done */
 } CandScan;
 
@@ -146,9 +207,12 @@ typedef struct CandScan
 typedef struct SeqWalker
 {
 	IndexScanDesc scan;
-	ScanKeyData keys[2];		/* partition = $1, commit_seq >= placed */
+	ScanKeyData keys[3];		/* partition = $1, commit_seq >= placed, commit_seq <= hi */
 	bool		placed;
+	int64		hi;				/* the range's upper bound when placed */
 	int64		cur;			/* commit_seq of the current entry, -1 at the end */
+	Datum		vals[4];		/* the current entry's columns (deformed once per entry) */
+	bool		nulls[4];
 } SeqWalker;
 
 /* Index AM calls run in cxt (the section's context): see pull_rows.c's RowReader. */
@@ -160,6 +224,10 @@ typedef struct WindowReader
 	Relation	cs_idx;
 	TupleTableSlot *cs_slot;
 	Buffer		vmbuf;
+	int64		lo;				/* the range being read: lo < commit_seq <= hi */
+	int64		hi;
+	int64		span;
+	int64		max_seq;
 	int			nvalues;
 	CandScan    *vs;
 	Relation	cm_heap;		/* sync_commits */
@@ -182,7 +250,7 @@ typedef struct WindowReader
 } WindowReader;
 
 static void
-seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
+seq_next(WindowReader *wr, CandScan *v)
 {
 	ItemPointer tid;
 	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
@@ -201,7 +269,7 @@ seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
 		else
 			PredicateLockPage(wr->cs_heap, ItemPointerGetBlockNumber(tid), wr->snap);
 		seq = DatumGetInt64(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc, &isnull));
-		v->cur = seq <= max_seq ? seq : -1;
+		v->cur = seq <= wr->hi ? seq : -1;
 		MemoryContextSwitchTo(old);
 		return;
 	}
@@ -212,7 +280,9 @@ seq_next(WindowReader *wr, CandScan *v, int64 max_seq)
 static void
 walker_open(WindowReader *wr, SeqWalker *w, Relation heap, Relation index, Datum part)
 {
-	w->scan = index_beginscan(heap, index, wr->snap, 2, 0);
+	if (RelationGetDescr(index)->natts > (int) lengthof(w->vals))
+		elog(ERROR, "syncular pull: index %s has too many columns", RelationGetRelationName(index));
+	w->scan = index_beginscan(heap, index, wr->snap, 3, 0);
 	w->scan->xs_want_itup = true;
 	pull_eq_key(&w->keys[0], index, 1, part);
 	w->placed = false;
@@ -223,12 +293,15 @@ static void
 walker_step(WindowReader *wr, SeqWalker *w)
 {
 	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
-	bool		isnull;
 
 	if (index_getnext_tid(w->scan, ForwardScanDirection) == NULL)
 		w->cur = -1;
 	else
-		w->cur = DatumGetInt64(index_getattr(w->scan->xs_itup, 2, w->scan->xs_itupdesc, &isnull));
+	{
+		/* one pass over the entry (commit_seq and tbl follow the variable-length partition) */
+		index_deform_tuple(w->scan->xs_itup, w->scan->xs_itupdesc, w->vals, w->nulls);
+		w->cur = DatumGetInt64(w->vals[1]);
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -236,6 +309,8 @@ walker_step(WindowReader *wr, SeqWalker *w)
 static void
 walker_seek(WindowReader *wr, SeqWalker *w, int64 seq)
 {
+	if (w->hi != wr->hi)
+		w->placed = false;		/* placed in an earlier range */
 	for (int k = 0; w->placed && w->cur >= 0 && w->cur < seq; k++)
 	{
 		if (k == WALK_STEPS)
@@ -251,9 +326,12 @@ walker_seek(WindowReader *wr, SeqWalker *w, int64 seq)
 
 		ScanKeyEntryInitialize(&w->keys[1], 0, 2, BTGreaterEqualStrategyNumber, InvalidOid,
 							   InvalidOid, F_INT8GE, Int64GetDatum(seq));
-		index_rescan(w->scan, w->keys, 2, NULL, 0);
+		ScanKeyEntryInitialize(&w->keys[2], 0, 2, BTLessEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8LE, Int64GetDatum(wr->hi));
+		index_rescan(w->scan, w->keys, 3, NULL, 0);
 		MemoryContextSwitchTo(old);
 		w->placed = true;
+		w->hi = wr->hi;
 		walker_step(wr, w);
 	}
 }
@@ -267,6 +345,41 @@ walker_fetch(WindowReader *wr, SeqWalker *w, TupleTableSlot *slot)
 
 	MemoryContextSwitchTo(old);
 	return found;
+}
+
+/*
+ * The window is read in ranges of commit_seq, each twice as long as the one before (the first
+ * FIRST_SPAN): every scan carries the range's upper bound, so a btree page read stops at it
+ * instead of checking every later entry of the page (a short window reads little more than
+ * itself, a long one a few more descents).  false when the window is exhausted.
+ */
+#define FIRST_SPAN 16
+
+static bool
+next_range(WindowReader *wr)
+{
+	MemoryContext old;
+
+	if (wr->hi >= wr->max_seq)
+		return false;
+	wr->lo = wr->hi;
+	wr->span = Min(wr->span * 2, PG_INT64_MAX / 4);
+	wr->hi = wr->max_seq - wr->lo <= wr->span ? wr->max_seq : wr->lo + wr->span;
+	old = MemoryContextSwitchTo(wr->cxt);
+	for (int i = 0; i < wr->nvalues; i++)
+	{
+		CandScan    *v = &wr->vs[i];
+
+		ScanKeyEntryInitialize(&v->keys[4], 0, 5, BTGreaterStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8GT, Int64GetDatum(wr->lo));
+		ScanKeyEntryInitialize(&v->keys[5], 0, 5, BTLessEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8LE, Int64GetDatum(wr->hi));
+		index_rescan(v->scan, v->keys, 6, NULL, 0);
+	}
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < wr->nvalues; i++)
+		seq_next(wr, &wr->vs[i]);
+	return true;
 }
 
 static void
@@ -289,17 +402,18 @@ window_open(WindowReader *wr, PullCtx *pc, int64 after)
 	{
 		CandScan    *v = &wr->vs[i];
 
-		v->scan = index_beginscan(wr->cs_heap, wr->cs_idx, wr->snap, 5, 0);
+		v->scan = index_beginscan(wr->cs_heap, wr->cs_idx, wr->snap, 6, 0);
 		v->scan->xs_want_itup = true;
 		pull_eq_key(&v->keys[0], wr->cs_idx, 1, part);
 		pull_eq_key(&v->keys[1], wr->cs_idx, 2, tbl);
 		pull_eq_key(&v->keys[2], wr->cs_idx, 3, CStringGetTextDatum(e->vars[0]));
 		pull_eq_key(&v->keys[3], wr->cs_idx, 4, CStringGetTextDatum(e->values[0][i]));
-		ScanKeyEntryInitialize(&v->keys[4], 0, 5, BTGreaterStrategyNumber, InvalidOid,
-							   InvalidOid, F_INT8GT, Int64GetDatum(after));
-		index_rescan(v->scan, v->keys, 5, NULL, 0);
-		seq_next(wr, v, pc->round->max_seq);
+		v->cur = -1;			/* placed by next_range (not at all when the window is empty) */
 	}
+	wr->max_seq = pc->round->max_seq;
+	wr->hi = after;
+	wr->span = FIRST_SPAN / 2;
+	next_range(wr);
 
 	wr->cm_heap = table_open(pull_catalog_relid("sync_commits"), AccessShareLock);
 	wr->cm_idx = index_open(pull_catalog_relid("sync_commits_pkey"), AccessShareLock);
@@ -343,24 +457,32 @@ window_close(WindowReader *wr)
 
 /* The next candidate commit in commit order (every value's scan moves past it); -1 at the end. */
 static int64
-next_candidate(WindowReader *wr, int64 max_seq)
+next_candidate(WindowReader *wr)
 {
 	int64		min = -1;
 
-	for (int i = 0; i < wr->nvalues; i++)
-		if (wr->vs[i].cur >= 0 && (min < 0 || wr->vs[i].cur < min))
-			min = wr->vs[i].cur;
+	for (;;)
+	{
+		for (int i = 0; i < wr->nvalues; i++)
+			if (wr->vs[i].cur >= 0 && (min < 0 || wr->vs[i].cur < min))
+				min = wr->vs[i].cur;
+		if (min >= 0 || !next_range(wr))
+			break;
+	}
 	for (int i = 0; min >= 0 && i < wr->nvalues; i++)
 		if (wr->vs[i].cur == min)
-			seq_next(wr, &wr->vs[i], max_seq);
+			seq_next(wr, &wr->vs[i]);
 	return min;
 }
 
-/* Start wc for commit `seq`: its commit row (live = not pruned). */
+/*
+ * Start wc for commit `seq`: its commit row (live = not pruned); its frame head when `encode`.
+ */
 static void
-begin_commit(WindowReader *wr, int64 seq, WindowCommit *wc)
+begin_commit(PullCtx *pc, WindowReader *wr, int64 seq, bool encode, WindowCommit *wc)
 {
 	bool		isnull;
+	text	   *actor;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->seq = seq;
@@ -369,59 +491,108 @@ begin_commit(WindowReader *wr, int64 seq, WindowCommit *wc)
 		wc->live = walker_fetch(wr, &wr->cm, wr->cm_slot);
 	if (!wc->live)
 		return;
-	wc->created_at_ms = DatumGetInt64(slot_getattr(wr->cm_slot, wr->cm_created, &isnull));
-	wc->actor_id = TextDatumGetCString(slot_getattr(wr->cm_slot, wr->cm_actor, &isnull));
+	if (encode)
+	{
+		actor = DatumGetTextPP(slot_getattr(wr->cm_slot, wr->cm_actor, &isnull));
+		write_commit_head(pc, wc,
+						  DatumGetInt64(slot_getattr(wr->cm_slot, wr->cm_created, &isnull)),
+						  VARDATA_ANY(actor), VARSIZE_ANY_EXHDR(actor));
+	}
 	ExecClearTuple(wr->cm_slot);
 }
 
 /*
- * Add one stored change (in wr->ch_slot) to wc when it matches the effective scopes.  Everything
- * is copied into the current (per-commit) context.
+ * One stored change (in wr->ch_slot): counted when it matches the effective scopes, and its
+ * change record appended to wc's frame while that is being written.  Values are read in place
+ * from the tuple (the payload is detoasted only when stored compressed or out of line).
  */
 static void
 add_window_change(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 {
 	TupleTableSlot *slot = wr->ch_slot;
+	SspBuf	   *out = pc->round->out;
 	bool		isnull;
 	Datum		d;
 	Jsonb	   *scopes;
-	SspChange  *ch;
+	union
+	{
+		Jsonb		jb;
+		char		data[512];
+	}			local;
+	text	   *row_id;
+	bytea	   *payload = NULL;
 	int16		op;
+	int64		row_version = 0;
+	uint32		row_id_len;
+	uint8	   *p;
 
-	scopes = DatumGetJsonbPCopy(slot_getattr(slot, wr->ch_scopes, &isnull));
-	if (isnull || !sync_scopes_match(pc->effective, scopes))
+	d = slot_getattr(slot, wr->ch_scopes, &isnull);
+	if (isnull)
+		return;
+	if (VARATT_IS_SHORT(DatumGetPointer(d)) &&
+		VARSIZE_SHORT(DatumGetPointer(d)) - VARHDRSZ_SHORT + VARHDRSZ <= sizeof(local))
+	{
+		/* a short inline jsonb: aligned with a 4-byte header here, not copied into a palloc */
+		Size		len = VARSIZE_SHORT(DatumGetPointer(d)) - VARHDRSZ_SHORT;
+
+		SET_VARSIZE(&local.jb, len + VARHDRSZ);
+		memcpy(VARDATA(&local.jb), VARDATA_SHORT(DatumGetPointer(d)), len);
+		scopes = &local.jb;
+	}
+	else
+		scopes = DatumGetJsonbP(d);
+	if (!sync_scopes_match(pc->effective, scopes))
+		return;
+	wc->nchanges++;
+	if (!wc->encoding)
 		return;
 
-	if (wc->nchanges == wc->maxchanges)
-	{
-		wc->maxchanges = Max(16, wc->maxchanges * 2);
-		wc->changes = wc->changes
-			? repalloc(wc->changes, sizeof(SspChange) * wc->maxchanges)
-			: palloc(sizeof(SspChange) * wc->maxchanges);
-	}
-	ch = &wc->changes[wc->nchanges++];
-	memset(ch, 0, sizeof(*ch));
-	ch->table_index = 0;
-	ch->row_id = pull_mkstr(TextDatumGetCString(slot_getattr(slot, wr->ch_row_id, &isnull)));
+	row_id = DatumGetTextPP(slot_getattr(slot, wr->ch_row_id, &isnull));
+	row_id_len = VARSIZE_ANY_EXHDR(row_id);
 	op = DatumGetInt16(slot_getattr(slot, wr->ch_op, &isnull));
-	ch->op = (uint8) op;
-	ch->scopes = sync_pull_stored_scopes(scopes);
+	if (op != SSP_OP_UPSERT && op != SSP_OP_DELETE)
+		sync_raise("sync.internal_error",
+				   psprintf("pull: writing a commit frame: COMMIT.op value %u out of range",
+							(unsigned) (uint8) op), NULL);
 	if (op == SSP_OP_UPSERT)
 	{
-		bytea	   *payload;
-
-		ch->has_row_version = true;
-		ch->row_version = DatumGetInt64(slot_getattr(slot, wr->ch_row_version, &isnull));
+		row_version = DatumGetInt64(slot_getattr(slot, wr->ch_row_version, &isnull));
 		if (isnull)
 			sync_raise("sync.internal_error", "pull: a stored upsert change has no row version", NULL);
 		d = slot_getattr(slot, wr->ch_payload, &isnull);
 		if (isnull)
 			sync_raise("sync.internal_error", "pull: a stored upsert change has no payload", NULL);
-		payload = DatumGetByteaPCopy(d);
-		ch->has_row = true;
-		ch->row.ptr = (const uint8_t *) VARDATA_ANY(payload);
-		ch->row.len = (uint32) VARSIZE_ANY_EXHDR(payload);
+		payload = DatumGetByteaPP(d);
 	}
+
+	/* tableIndex, rowId, op, rowVersion */
+	p = pull_out_reserve(out, 2 + 4 + row_id_len + 1 + 1 + 8);
+	*p++ = 0;
+	*p++ = 0;
+	p = pull_put_str(p, VARDATA_ANY(row_id), row_id_len, "COMMIT.rowId");
+	*p++ = (uint8) op;
+	*p++ = payload != NULL;
+	if (payload != NULL)
+		p = pull_put_i64(p, row_version, "COMMIT.rowVersion");
+	out->len = p - out->data;
+	/* scopes, row */
+	write_change_scopes(out, scopes);
+	if (payload == NULL)
+	{
+		p = pull_out_reserve(out, 1);
+		*p++ = 0;
+	}
+	else
+	{
+		uint32		len = VARSIZE_ANY_EXHDR(payload);
+
+		p = pull_out_reserve(out, 1 + 4 + len);
+		*p++ = 1;
+		p = pull_put_u32(p, len);
+		memcpy(p, VARDATA_ANY(payload), len);
+		p += len;
+	}
+	out->len = p - out->data;
 }
 
 /* wc's changes of this table, in idx order. */
@@ -433,9 +604,7 @@ read_changes(PullCtx *pc, WindowReader *wr, WindowCommit *wc)
 	/* the index is (partition, commit_seq, tbl, idx): this table's changes are one run */
 	for (walker_seek(wr, w, wc->seq); w->cur == wc->seq; walker_step(wr, w))
 	{
-		bool		isnull;
-		text	   *t = DatumGetTextPP(index_getattr(w->scan->xs_itup, 3, w->scan->xs_itupdesc,
-													 &isnull));
+		text	   *t = DatumGetTextPP(w->vals[2]);
 
 		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
 			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0 &&
@@ -457,16 +626,28 @@ typedef struct WindowState
 	bool		saturated;		/* stop reading: look-ahead passed limitCommits, or budget */
 } WindowState;
 
+/* May the next commit still be delivered (then its frame is written as it is read)? */
+static bool
+may_deliver(const WindowState *ws)
+{
+	return !ws->stopped && (ws->ncommits == 0 || ws->delivered < ws->limit);
+}
+
 static void
-finish_commit(PullCtx *pc, const WindowCommit *wc, WindowState *ws)
+finish_commit(PullCtx *pc, WindowCommit *wc, WindowState *ws)
 {
 	if (!wc->live || wc->nchanges == 0)
+	{
+		if (wc->encoding)
+			pc->round->out->len = wc->start;	/* nothing of this commit matched */
 		return;
+	}
 	ws->matched += wc->nchanges;
 	if (!ws->stopped && (ws->ncommits == 0 ||
 						 (ws->delivered < ws->limit && ws->delivered + wc->nchanges <= ws->limit)))
 	{
-		if (write_commit(pc, wc))
+		Assert(wc->encoding);
+		if (keep_commit(pc, wc))
 		{
 			ws->delivered += wc->nchanges;
 			ws->ncommits++;
@@ -476,7 +657,11 @@ finish_commit(PullCtx *pc, const WindowCommit *wc, WindowState *ws)
 			ws->stopped = ws->saturated = true;	/* the budget is spent: read no further */
 	}
 	else
+	{
+		if (wc->encoding)
+			pc->round->out->len = wc->start;	/* held back: not split (§3.6) */
 		ws->stopped = true;
+	}
 	if (ws->matched > ws->limit)
 		ws->saturated = true;
 }
@@ -504,13 +689,13 @@ pull_incremental(PullCtx *pc, SyncPullResult *result)
 	}
 
 	window_open(&wr, pc, cursor);
-	while (!ws.saturated && (seq = next_candidate(&wr, round->max_seq)) >= 0)
+	while (!ws.saturated && (seq = next_candidate(&wr)) >= 0)
 	{
 		WindowCommit wc;
 		MemoryContext old = MemoryContextSwitchTo(pc->work);
 
 		CHECK_FOR_INTERRUPTS();
-		begin_commit(&wr, seq, &wc);
+		begin_commit(pc, &wr, seq, may_deliver(&ws), &wc);
 		if (wc.live)
 			read_changes(pc, &wr, &wc);
 		MemoryContextSwitchTo(old);
