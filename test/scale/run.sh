@@ -57,9 +57,11 @@ port_s=$(bash scripts/free-port.sh)
 start() { # start <name> <port>: initdb (first time) and start a cluster
   local d=$work/$1
   [ -d "$d" ] || as_pg "$BIN/initdb" -A trust -U postgres -D "$d" >/dev/null
-  as_pg "$BIN/pg_ctl" -D "$d" -l "$work/$1.log" -w \
-    -o "-p $2 -k $work -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null
   running+=("$d")
+  if ! as_pg "$BIN/pg_ctl" -D "$d" -l "$work/$1.log" -w -t 180 \
+      -o "-p $2 -k $work -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null; then
+    fail "cluster $1 did not start on port $2"
+  fi
 }
 stop() { as_pg "$BIN/pg_ctl" -D "$work/$1" -m fast -w stop >/dev/null; }
 
