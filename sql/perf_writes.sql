@@ -54,5 +54,20 @@ SELECT count(*) > 0 AS pulled FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_ar
 SELECT xmin::text <> :'cl_xmin' AS client_rewritten, cursor, subscriptions -> 0 ->> 'id' AS sub
   FROM syncular.sync_clients WHERE client_id = 'A';
 
+
+-- a new row's row-scope entry is inserted against the primary key, whatever plan the kept
+-- statement got while sync_row_scopes was empty and never analyzed: one more push reads the
+-- partition's row-scope entries at most once (its clean-up probe), not once more to check
+-- for an existing entry (a NOT EXISTS probe whose generic plan filtered every entry)
+DO $$ BEGIN FOR i IN 1..300 LOOP PERFORM pg_temp.push('b-' || i, 'b' || i); END LOOP; END $$;
+CREATE FUNCTION pg_temp.scope_reads() RETURNS bigint LANGUAGE sql AS $$
+  SELECT sum(idx_tup_read)::bigint FROM pg_stat_all_indexes
+   WHERE schemaname = 'syncular' AND relname = 'sync_row_scopes' $$;
+SELECT pg_stat_force_next_flush();
+SELECT pg_temp.scope_reads() AS r0 \gset
+SELECT pg_temp.push('b-new', 'b-new') AS applied;
+SELECT pg_stat_force_next_flush();
+SELECT count(*) AS entries, pg_temp.scope_reads() - :r0 < 1.5 * count(*) AS at_most_one_pass
+  FROM syncular.sync_row_scopes WHERE partition = 'p1';
 \c :orig_db
 DROP DATABASE :testdb;

@@ -78,9 +78,10 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	tp->prefetch = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
 
 	/*
-	 * upsert + row-scope index sync, one statement.  Row-scope entries are only written by
-	 * pushes, under the partition lock: NOT EXISTS instead of ON CONFLICT DO NOTHING (no
-	 * speculative insertion and its HEAP_CONFIRM WAL record per entry).
+	 * upsert + row-scope index sync, one statement.  New row-scope entries are inserted with ON
+	 * CONFLICT DO NOTHING: its arbiter is the primary key whatever the statistics say, while a
+	 * NOT EXISTS probe let a generic plan made on a never-analyzed table pick the paging index
+	 * and filter the partition's entries by row id (measured: 1.3 ms per write at 4,700 rows).
 	 */
 	nargs = 7 + (t->materialize ? t->ncolumns : 0);
 	types = palloc(sizeof(Oid) * nargs);
@@ -128,9 +129,7 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, $2 "
 						   " FROM pg_catalog.jsonb_each_text($4::jsonb) e "
-						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
-						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
-						   "  AND z.value = e.value AND z.row_id = $2 OFFSET 0)) "
+						   " ON CONFLICT (partition, tbl, var, value, row_id) DO NOTHING) "
 						   "SELECT count(*) FROM up");
 	tp->upsert = prepare(sql.data, nargs, types);
 
@@ -438,9 +437,8 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
  * generic plan scanned the table's whole row-scope index in the partition on every commit).
  * Stale entries (only when the row-scope index disagrees with a row's scopes: scope columns
  * never change on update) are found by those probes and deleted by ctid; with none found, the
- * delete reads nothing (a one-time filter), whatever plan it has.  Row-scope entries are
- * only written by pushes, under the partition lock, so NOT EXISTS replaces ON CONFLICT DO
- * NOTHING and its speculative insertion, as for the changes' scope entries.
+ * delete reads nothing (a one-time filter), whatever plan it has.  New entries are inserted
+ * with ON CONFLICT DO NOTHING on the primary key (see the one-row statement).
  */
 static SPIPlanPtr
 build_upsert_many(const SyncTable *t)
@@ -510,9 +508,7 @@ build_upsert_many(const SyncTable *t)
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, x.row_id "
 						   " FROM x, pg_catalog.jsonb_each_text(x.scopes) e "
-						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
-						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
-						   "  AND z.value = e.value AND z.row_id = x.row_id OFFSET 0)) "
+						   " ON CONFLICT (partition, tbl, var, value, row_id) DO NOTHING) "
 						   "SELECT count(*) FROM up");
 	return prepare(sql.data, nargs, types);
 }
