@@ -37,6 +37,29 @@ free_table_plans(void *entry)
 
 static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
 
+/*
+ * The upsert's conflict clause, shared by the one-row and the many-row statement: every
+ * materialized column and the _sync_* columns take the incoming values; closes the "up" CTE.
+ */
+static void
+append_on_conflict_update(StringInfo sql, const SyncTable *t)
+{
+	appendStringInfoString(sql, "ON CONFLICT (_sync_partition, _sync_row_id) DO UPDATE SET ");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			const char *q = quote_identifier(t->columns[i].name);
+
+			appendStringInfo(sql, "%s = EXCLUDED.%s, ", q, q);
+		}
+	appendStringInfoString(sql,
+						   "_sync_server_version = EXCLUDED._sync_server_version, "
+						   "_sync_scopes = EXCLUDED._sync_scopes, "
+						   "_sync_payload = EXCLUDED._sync_payload, "
+						   "_sync_column_versions = EXCLUDED._sync_column_versions "
+						   "RETURNING 1), ");
+}
+
 static void
 build_table_plans(const SyncTable *t, TablePlans *tp)
 {
@@ -106,21 +129,9 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
 			appendStringInfo(&sql, ", $%d::%s", 8 + i, column_sql_type(t->columns[i].type));
-	appendStringInfoString(&sql, ", $3, $4::jsonb, $5, $6) "
-						   "ON CONFLICT (_sync_partition, _sync_row_id) DO UPDATE SET ");
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
-		{
-			const char *q = quote_identifier(t->columns[i].name);
-
-			appendStringInfo(&sql, "%s = EXCLUDED.%s, ", q, q);
-		}
+	appendStringInfoString(&sql, ", $3, $4::jsonb, $5, $6) ");
+	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
-						   "_sync_server_version = EXCLUDED._sync_server_version, "
-						   "_sync_scopes = EXCLUDED._sync_scopes, "
-						   "_sync_payload = EXCLUDED._sync_payload, "
-						   "_sync_column_versions = EXCLUDED._sync_column_versions "
-						   "RETURNING 1), "
 						   "del AS (DELETE FROM syncular.sync_row_scopes rs "
 						   " WHERE rs.partition = $1 AND rs.tbl = $7 AND rs.row_id = $2 "
 						   " AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text($4::jsonb) e "
@@ -480,21 +491,9 @@ build_upsert_many(const SyncTable *t)
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
 			appendStringInfo(&sql, ", x.c%d", i);
-	appendStringInfoString(&sql, ", x.ver, x.scopes, x.payload, x.cv FROM x "
-						   "ON CONFLICT (_sync_partition, _sync_row_id) DO UPDATE SET ");
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
-		{
-			const char *q = quote_identifier(t->columns[i].name);
-
-			appendStringInfo(&sql, "%s = EXCLUDED.%s, ", q, q);
-		}
+	appendStringInfoString(&sql, ", x.ver, x.scopes, x.payload, x.cv FROM x ");
+	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
-						   "_sync_server_version = EXCLUDED._sync_server_version, "
-						   "_sync_scopes = EXCLUDED._sync_scopes, "
-						   "_sync_payload = EXCLUDED._sync_payload, "
-						   "_sync_column_versions = EXCLUDED._sync_column_versions "
-						   "RETURNING 1), "
 						   "stale AS MATERIALIZED (SELECT ARRAY("
 						   " SELECT s.ctid FROM x CROSS JOIN LATERAL (SELECT s.ctid, s.var, s.value "
 						   "  FROM syncular.sync_row_scopes s WHERE s.partition = $1 AND s.tbl = $7 "
