@@ -72,7 +72,10 @@ echo "==> activity counters: pg_regress in a cluster of its own with shared_prel
 PG_CONFIG=$PG_CONFIG timeout 180 bash test/stats/run.sh
 
 echo "==> commit wake-up ring: pg_regress, blocking checks and the realtime gateway tests in ring mode (shared_preload_libraries = syncular)"
-PG_CONFIG=$PG_CONFIG timeout 300 bash test/wakeup/run.sh | tee /dev/stderr | { grep '^skip' || true; } >> "$skip_log"
+wake_log=$(mktemp /tmp/syncular-wakeup-log.XXXXXX)
+PG_CONFIG=$PG_CONFIG timeout 300 bash test/wakeup/run.sh | tee "$wake_log"
+grep '^skip' "$wake_log" >> "$skip_log" || true
+rm -f "$wake_log"
 
 # The closing lines: what ran and what was skipped (a skip is never reported as a pass).
 echo "==> summary"
