@@ -6,8 +6,10 @@
 #ifndef SYNCULAR_PULL_INTERNAL_H
 #define SYNCULAR_PULL_INTERNAL_H
 
+#include "access/genam.h"
 #include "access/skey.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "utils/relcache.h"
 
 #include "engine.h"
@@ -55,6 +57,8 @@ extern SPIPlanPtr pull_get_plan(const char *sql, int nargs, Oid *argtypes);
 extern Oid	pull_catalog_relid(const char *name);
 extern AttrNumber pull_attnum(Relation rel, const char *name);
 extern void pull_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value);
+extern bool pull_index_next_visible(IndexScanDesc scan, Relation heap, TupleTableSlot *slot,
+									Buffer *vmbuf);
 extern uint8 *pull_out_reserve(SspBuf *out, size_t n);
 extern uint8 *pull_put_str(uint8 *p, const char *s, uint32 len, const char *field);
 extern uint8 *pull_put_i64(uint8 *p, int64 v, const char *field);

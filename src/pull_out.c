@@ -5,12 +5,17 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/relscan.h"
 #include "access/skey.h"
+#include "access/visibilitymap.h"
 #include "access/stratnum.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "executor/tuptable.h"
+#include "storage/predicate.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -213,6 +218,32 @@ pull_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value)
 {
 	ScanKeyEntryInitialize(k, 0, attno, BTEqualStrategyNumber, InvalidOid,
 						   index->rd_indcollation[attno - 1], F_TEXTEQ, value);
+}
+
+/*
+ * The next index entry of an index-only scan that is visible in the scan's snapshot, by
+ * IndexOnlyNext's rule: a heap page the visibility map marks all-visible is trusted (and
+ * predicate-locked for SERIALIZABLE), any other entry is checked against its heap tuple.
+ * true: scan->xs_itup holds the entry; false: the scan is done.  slot: a scratch slot of heap.
+ */
+bool
+pull_index_next_visible(IndexScanDesc scan, Relation heap, TupleTableSlot *slot, Buffer *vmbuf)
+{
+	ItemPointer tid;
+
+	while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
+	{
+		if (!VM_ALL_VISIBLE(heap, ItemPointerGetBlockNumber(tid), vmbuf))
+		{
+			if (!index_fetch_heap(scan, slot))
+				continue;		/* not visible in the snapshot */
+			ExecClearTuple(slot);
+		}
+		else
+			PredicateLockPage(heap, ItemPointerGetBlockNumber(tid), scan->xs_snapshot);
+		return true;
+	}
+	return false;
 }
 
 /* ---------------------------------------------------------------- direct encoding */

@@ -298,29 +298,19 @@ pull_rows_close(RowReader *rr)
 static void
 value_next(RowReader *rr, ValueScan *v)
 {
-	ItemPointer tid;
 	MemoryContext old = MemoryContextSwitchTo(rr->cxt);
 
-	while ((tid = index_getnext_tid(v->scan, ForwardScanDirection)) != NULL)
+	if (pull_index_next_visible(v->scan, rr->scope_heap, rr->scope_slot, &rr->vmbuf))
 	{
 		bool		isnull;
-		text	   *id;
+		text	   *id = DatumGetTextPP(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc,
+													 &isnull));
 
-		if (!VM_ALL_VISIBLE(rr->scope_heap, ItemPointerGetBlockNumber(tid), &rr->vmbuf))
-		{
-			if (!index_fetch_heap(v->scan, rr->scope_slot))
-				continue;		/* not visible in the snapshot */
-			ExecClearTuple(rr->scope_slot);
-		}
-		else
-			PredicateLockPage(rr->scope_heap, ItemPointerGetBlockNumber(tid), rr->snap);
-		id = DatumGetTextPP(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc, &isnull));
 		v->cur = VARDATA_ANY(id);
 		v->curlen = VARSIZE_ANY_EXHDR(id);
-		MemoryContextSwitchTo(old);
-		return;
 	}
-	v->cur = NULL;
+	else
+		v->cur = NULL;
 	MemoryContextSwitchTo(old);
 }
 

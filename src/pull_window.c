@@ -252,28 +252,18 @@ typedef struct WindowReader
 static void
 seq_next(WindowReader *wr, CandScan *v)
 {
-	ItemPointer tid;
 	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
 
-	while ((tid = index_getnext_tid(v->scan, ForwardScanDirection)) != NULL)
+	if (pull_index_next_visible(v->scan, wr->cs_heap, wr->cs_slot, &wr->vmbuf))
 	{
 		bool		isnull;
-		int64		seq;
+		int64		seq = DatumGetInt64(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc,
+													  &isnull));
 
-		if (!VM_ALL_VISIBLE(wr->cs_heap, ItemPointerGetBlockNumber(tid), &wr->vmbuf))
-		{
-			if (!index_fetch_heap(v->scan, wr->cs_slot))
-				continue;		/* not visible in the snapshot */
-			ExecClearTuple(wr->cs_slot);
-		}
-		else
-			PredicateLockPage(wr->cs_heap, ItemPointerGetBlockNumber(tid), wr->snap);
-		seq = DatumGetInt64(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc, &isnull));
 		v->cur = seq <= wr->hi ? seq : -1;
-		MemoryContextSwitchTo(old);
-		return;
 	}
-	v->cur = -1;
+	else
+		v->cur = -1;
 	MemoryContextSwitchTo(old);
 }
 
