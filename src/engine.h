@@ -324,6 +324,11 @@ extern bool sync_crdt_merge(SyncRound *round, const SyncTable *table, int column
 extern bytea *sync_round_serve(bytea *request, const char *partition, const char *actor_id,
 							   bool nonatomic);
 
+/* b64url.c: base64url without padding, palloc'd and NUL-terminated; decode gives NULL (and
+ * leaves *outlen alone) when s is not base64url. */
+extern char *sync_b64url_encode(const uint8 *data, int len);
+extern uint8 *sync_b64url_decode(const char *s, int len, int *outlen);
+
 /* clock.c: the current time in milliseconds since the Unix epoch (SPEC timestamps). */
 extern int64 sync_now_ms(void);
 

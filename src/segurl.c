@@ -17,7 +17,6 @@
 #include <limits.h>
 
 #include "catalog/pg_type.h"
-#include "common/base64.h"
 #include "common/hmac.h"
 #include "common/sha2.h"
 #include "port.h"
@@ -58,59 +57,6 @@ sync_segment_url_define_gucs(void)
 }
 
 /* ---------------------------------------------------------------- primitives */
-
-static char *
-b64url(const uint8 *data, int len)
-{
-	int			cap = pg_b64_enc_len(len) + 1;
-	char	   *out = palloc(cap);
-	int			n = pg_b64_encode((const char *) data, len, out, cap);
-	int			k = 0;
-
-	if (n < 0)
-		elog(ERROR, "syncular: base64 encoding failed");
-	for (int i = 0; i < n; i++)
-	{
-		char		c = out[i];
-
-		if (c == '=')
-			break;
-		out[k++] = c == '+' ? '-' : c == '/' ? '_' : c;
-	}
-	out[k] = '\0';
-	return out;
-}
-
-/* base64url without padding -> bytes; NULL when malformed */
-static uint8 *
-unb64url(const char *s, int len, int *outlen)
-{
-	int			padded = len + (4 - len % 4) % 4;
-	char	   *buf = palloc(padded + 1);
-	uint8	   *out;
-	int			n;
-
-	for (int i = 0; i < len; i++)
-	{
-		char		c = s[i];
-
-		if (c == '-')
-			c = '+';
-		else if (c == '_')
-			c = '/';
-		else if (c == '+' || c == '/' || c == '=')
-			return NULL;
-		buf[i] = c;
-	}
-	for (int i = len; i < padded; i++)
-		buf[i] = '=';
-	out = palloc(pg_b64_dec_len(padded) + 1);
-	n = pg_b64_decode(buf, padded, (char *) out, pg_b64_dec_len(padded) + 1);
-	if (n < 0)
-		return NULL;
-	*outlen = n;
-	return out;
-}
 
 static void
 hmac256(const uint8 *key, int keylen, const char *data, int len, uint8 *mac)
@@ -203,7 +149,7 @@ audience(const bytea *key, const char *partition)
 	char	   *msg = psprintf("aud:%s", partition);
 
 	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), msg, strlen(msg), mac);
-	return b64url(mac, 16);
+	return sync_b64url_encode(mac, 16);
 }
 
 /* ---------------------------------------------------------------- the generic token (urltoken.h) */
@@ -217,7 +163,8 @@ sync_url_token_mint(const char *payload, int len)
 	if (key == NULL)
 		return NULL;
 	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), payload, len, mac);
-	return psprintf("%s.%s", b64url((const uint8 *) payload, len), b64url(mac, sizeof(mac)));
+	return psprintf("%s.%s", sync_b64url_encode((const uint8 *) payload, len),
+					sync_b64url_encode(mac, sizeof(mac)));
 }
 
 Jsonb *
@@ -234,8 +181,8 @@ sync_url_token_open(const char *token)
 	Jsonb	   *claims;
 
 	if (key == NULL || dot == NULL ||
-		(payload = unb64url(token, dot - token, &plen)) == NULL ||
-		(sig = unb64url(dot + 1, strlen(dot + 1), &slen)) == NULL || slen != (int) sizeof(mac))
+		(payload = sync_b64url_decode(token, dot - token, &plen)) == NULL ||
+		(sig = sync_b64url_decode(dot + 1, strlen(dot + 1), &slen)) == NULL || slen != (int) sizeof(mac))
 		return NULL;
 	hmac256((const uint8 *) VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key), (const char *) payload, plen, mac);
 	if (timingsafe_bcmp(mac, sig, sizeof(mac)) != 0)

@@ -37,7 +37,6 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/async.h"
-#include "common/base64.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -142,29 +141,11 @@ effective_mode(void)
 static void
 notify_commit(const char *partition, int64 commit_seq)
 {
-	size_t		len = strlen(partition);
-	int			enc_len = pg_b64_enc_len(len);
-	char	   *enc = palloc(enc_len + 1);
-	int			n = pg_b64_encode(partition, len, enc, enc_len);
-	StringInfoData payload;
+	char	   *payload = psprintf("%s:" INT64_FORMAT,
+								   sync_b64url_encode((const uint8 *) partition, strlen(partition)),
+								   commit_seq);
 
-	if (n < 0)
-		elog(ERROR, "syncular: base64 encoding failed");
-	initStringInfo(&payload);
-	for (int i = 0; i < n; i++)
-	{
-		char		c = enc[i];
-
-		if (c == '+')
-			c = '-';
-		else if (c == '/')
-			c = '_';
-		else if (c == '=')
-			break;				/* base64url without padding */
-		appendStringInfoChar(&payload, c);
-	}
-	appendStringInfo(&payload, ":" INT64_FORMAT, commit_seq);
-	Async_Notify("syncular_commit", payload.data);
+	Async_Notify("syncular_commit", payload);
 }
 
 /* ---------------------------------------------------------------- pending wake-ups */
