@@ -1,8 +1,10 @@
 # Sourced (from the repository root) by the scripts that start throwaway clusters of their own
-# (test/scale, test/stats, bench/router.sh, bench/stats*.sh):  . scripts/cluster-work.sh <name>
+# (test/scale, test/stats, test/wakeup, bench/router.sh, bench/stats*.sh):
+#   . scripts/cluster-work.sh <name>
 # Sets BIN (the bindir of $PG_CONFIG), work (a new folder /tmp/syncular-<name>.XXXXXX the server
 # user can use) and as_pg CMD... (runs CMD as postgres when started as root: PostgreSQL refuses
-# to run as root).  The caller stops its servers and removes $work in its own EXIT trap.
+# to run as root).  The caller stops its servers and removes $work in its own EXIT trap;
+# start_cluster (below) makes and starts the one-cluster case.
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 BIN=$("$PG_CONFIG" --bindir)
 work=$(mktemp -d "/tmp/syncular-$1.XXXXXX")
@@ -13,3 +15,12 @@ if [ "$(id -u)" -eq 0 ]; then
 else
   as_pg() { "$@"; }
 fi
+# start_cluster <port> [-c name=value ...]: initdb $work/data and start it on a unix socket in
+# $work and 127.0.0.1:<port> (fsync off: throwaway), server log $work/server.log.
+start_cluster() {
+  local port=$1
+  shift
+  as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
+  as_pg "$BIN/pg_ctl" -D "$work/data" -l "$work/server.log" -w -t 60 \
+    -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c fsync=off $*" start >/dev/null
+}

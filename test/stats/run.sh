@@ -20,10 +20,7 @@ cleanup() {
 trap cleanup EXIT
 
 port=$(bash scripts/free-port.sh)
-as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
-as_pg "$BIN/pg_ctl" -D "$work/data" -l "$work/server.log" -w -t 60 \
-  -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c fsync=off -c shared_preload_libraries=syncular" \
-  start >/dev/null
+start_cluster "$port" -c shared_preload_libraries=syncular
 
 tests=$(cd test/stats/sql && ls *.sql | sed 's/\.sql$//' | sort)
 status=0
