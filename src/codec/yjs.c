@@ -615,7 +615,7 @@ put_content_tail(SspBuf *b, const YStruct *s, uint64_t k)
 	}
 }
 
-/* Writes s from clock offset k (0 = verbatim). */
+/* Writes the Item s from clock offset k (0 = verbatim); GCs are written by put_client. */
 static bool
 put_struct(SspBuf *b, const YStruct *s, uint64_t k)
 {
@@ -623,8 +623,6 @@ put_struct(SspBuf *b, const YStruct *s, uint64_t k)
 
 	if (k == 0)
 		return ssp_buf_append(b, &s->info, 1) && ssp_buf_append(b, s->body, s->body_len);
-	if (s->info == 0)
-		return ssp_buf_append(b, "\0", 1) && put_uint(b, s->len - k);
 	/* a slice's left neighbour is the unit before it, which becomes its origin */
 	info = (uint8_t) ((s->info & 0x1f) | BIT_ORIGIN | (s->right ? BIT_RIGHT : 0));
 	return ssp_buf_append(b, &info, 1) && put_uint(b, s->client) &&
@@ -633,14 +631,32 @@ put_struct(SspBuf *b, const YStruct *s, uint64_t k)
 		put_content_tail(b, s, k);
 }
 
+/* Writes (counts, with b NULL) the pending GC run as one GC struct, if there is one. */
+static bool
+flush_gc(SspBuf *b, uint64_t *gc, uint64_t *count)
+{
+	bool		ok = true;
+
+	if (*gc == 0)
+		return true;
+	(*count)++;
+	if (b)
+		ok = ssp_buf_append(b, "\0", 1) && put_uint(b, *gc);
+	*gc = 0;
+	return ok;
+}
+
 /*
  * The structs of one client (sorted by clock) as written: whole, sliced where an earlier one
- * covers their start, dropped when covered, a Skip before a gap.  With b NULL only counts.
+ * covers their start, dropped when covered, a Skip before a gap.  Adjacent GCs are written as
+ * one (Yjs merges them too): how a GC range was cut in the inputs does not show in the output,
+ * so merging a result with one of its inputs gives the result again.  With b NULL only counts.
  */
 static bool
 put_client(SspBuf *b, const YStruct *s, uint32_t n, uint64_t *count)
 {
 	uint64_t	end = s[0].clock;
+	uint64_t	gc = 0;			/* clock units of the GC run not written yet */
 
 	*count = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -651,18 +667,27 @@ put_client(SspBuf *b, const YStruct *s, uint32_t n, uint64_t *count)
 			continue;
 		if (s[i].clock > end)
 		{
+			if (!flush_gc(b, &gc, count))
+				return false;
 			(*count)++;
 			if (b && !(ssp_buf_append(b, "\x0a", 1) && put_uint(b, s[i].clock - end)))
 				return false;
 		}
 		else
 			k = end - s[i].clock;
-		(*count)++;
-		if (b && !put_struct(b, &s[i], k))
-			return false;
+		if (s[i].info == 0)
+			gc += s[i].len - k;
+		else
+		{
+			if (!flush_gc(b, &gc, count))
+				return false;
+			(*count)++;
+			if (b && !put_struct(b, &s[i], k))
+				return false;
+		}
 		end = s[i].clock + s[i].len;
 	}
-	return true;
+	return flush_gc(b, &gc, count);
 }
 
 static int

@@ -115,6 +115,12 @@ main(void)
 	expect("partly covered struct sliced", D, A, "0102010004010174036162638401020364656600");
 	expect("gap kept as Skip", A, E, "0103010004010174036162630a02840104017800");
 	expect("empty and empty", "", "", "0000");
+	/* a libFuzzer finding: GC ranges cut differently in the inputs are one GC in the output, so
+	 * merging the result with an input gives the result again (idempotent) */
+	expect("adjacent and overlapping GCs are one GC", "020100080062010000001000",
+		   "0201002e04010000010001004100", "01010000006a00");
+	expect("a GC run cut in three, merged with a GC run cut in two", "0103000000100032002800",
+		   "020100080062010000001000", "01010000006a00");
 	expect("delete sets joined", "000101010001", "000201020101000102010502", "00020201050201010002");
 	expect("surrogate pair split", "01010100000200", "0101010184010005f09f98807800",
 		   "01020100000284010104efbfbd7800");
