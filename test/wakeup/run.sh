@@ -6,8 +6,8 @@
 # directory, TCP on 127.0.0.1 only, a free port), runs the pg_regress tests of test/wakeup, then
 # the blocking checks (a waiter wakes on a commit, the timeout, pg_cancel_backend), NOTIFY per
 # mode, and - when the gateway is built - the realtime gateway tests in ring mode.  The server is
-# stopped by its data directory in a trap.  Needs syncular installed in the PostgreSQL of
-# $PG_CONFIG.  Bounded: the caller (scripts/test.sh) runs it under timeout.
+# stopped by its data directory in a trap.  Serves the installation staged from this
+# tree (scripts/cluster-work.sh).  Bounded: the caller (scripts/test.sh) runs it under timeout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/cluster-work.sh wakeup
