@@ -25,6 +25,7 @@ SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
 SELECT id FROM public.todos ORDER BY id;
 SELECT result - 'recordedAtMs' - 'cacheIdentity' AS stored FROM syncular.sync_push_results WHERE client_commit_id = 'a-4';
 -- replay: the same rejection, the writes are not retried (even though they would now succeed)
+-- (the two UPDATEs below are ordinary SQL writes: each is a sync commit of its own, 0.4.0)
 UPDATE public.todos SET title = 'renamed' WHERE id = 't1';
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
   pg_temp.pc('a-4', pg_temp.up('todos', '{"id": "t4", "list_id": "l1", "title": "four", "done": null, "n": null, "meta": null, "doc": null, "att": null}'),
@@ -151,7 +152,7 @@ SELECT count(*) AS k1_rows, (SELECT result ->> 'commitSeq' FROM syncular.sync_pu
 -- a whole round through the procedure: the replayed pr-1, a new commit, then a pull
 SELECT pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('pr-1', pg_temp.up('todos', :'ok1')),
                                                 pg_temp.pc('pr-3', pg_temp.up('todos', '{"id": "k1", "n": 3}')),
-                                                pg_temp.sub('s', 'todos', '{"list_id": ["l1"]}', 15))) AS round_req \gset
+                                                pg_temp.sub('s', 'todos', '{"list_id": ["l1"]}', 17))) AS round_req \gset
 CALL syncular.sync(:'round_req'::bytea, 'p1', 'u1', NULL) \gset
 SELECT * FROM pg_temp.show('p1', :'response'::bytea);
 SELECT cursor FROM syncular.sync_clients WHERE partition = 'p1' AND client_id = 'A';

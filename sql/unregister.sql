@@ -110,7 +110,8 @@ SELECT has_function_privilege('public', 'syncular.unregister_schema(text, boolea
 -- with the log, idempotency records and epochs); the app schema, its synced tables (data and
 -- _sync_* columns: created by ensure_schema, not members of the extension) and the hook
 -- functions stay
-DROP EXTENSION syncular;
+-- CASCADE: the capture triggers of the kept synced tables depend on the extension's functions
+DROP EXTENSION syncular CASCADE;
 -- (the schema named in syncular.control is created by CREATE EXTENSION but is not a member of
 -- the extension: it stays, empty)
 SELECT nspname FROM pg_namespace WHERE nspname IN ('syncular', 'app') ORDER BY 1;

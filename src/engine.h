@@ -334,6 +334,8 @@ extern int64 sync_now_ms(void);
 
 /* gate.c: the serve gate inside each push commit, after the partition lock (RFC 0007). */
 extern void sync_gate_check_push(SyncRound *round);
+/* gate.c: the same gate for a commit of SQL writes (capture_log.c), after its partition lock */
+extern void sync_gate_check_write(const char *partition, int32 schema_version);
 
 /* pull.c; `subscription` is the decoded SUBSCRIPTION frame */
 extern void sync_pull_subscription(SyncRound *round, const SspFrame *subscription,

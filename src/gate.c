@@ -400,6 +400,22 @@ sync_gate_check_pull(SyncRound *round)
 	MemoryContextSwitchTo(cxt);
 }
 
+/*
+ * sync_gate_check_write — the gate for a sync commit made by ordinary SQL (capture_log.c), right
+ * after the partition row lock as for a push commit (§4.4 step 7): a newer stored schema or a
+ * pending checkpoint the session did not declare (syncular.checkpoints) refuses the statement.
+ * There is no round, hence no token: the epoch kind never applies.
+ */
+void
+sync_gate_check_write(const char *partition, int32 schema_version)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	GateRead	g;
+
+	gate_check(partition, schema_version, session_decls(), NULL, false, &g);
+	MemoryContextSwitchTo(cxt);
+}
+
 /* ---------------------------------------------------------------- SQL functions */
 
 /* running_version, or the compiled schema's version; raises schema_not_registered. */

@@ -5,7 +5,31 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
+#include "utils/rel.h"
+
+#include "capture.h"
 #include "storage_internal.h"
+
+/*
+ * A statement that writes synced rows for the engine (push, reference actions): the capture
+ * triggers (capture_row.c, capture_log.c) skip it, the engine logs its own commit.  The depth is
+ * restored on error too; capture_log.c also clears it at transaction end.
+ */
+static void
+run_engine_write(SPIPlanPtr plan, Datum *values, const char *nulls)
+{
+	sync_capture_engine_depth++;
+	PG_TRY();
+	{
+		run(plan, values, nulls, false, 0);
+	}
+	PG_FINALLY();
+	{
+		sync_capture_engine_depth--;
+	}
+	PG_END_TRY();
+}
 
 /* ---------------------------------------------------------------- per-table statements */
 
@@ -202,6 +226,30 @@ sync_storage_row_get(const SyncSchema *schema, int table_index, const char *part
  * False when a write to the table may write other rows too: it has triggers (including the
  * RI triggers of a foreign key) or rewrite rules, or cannot be found.  Catalog caches only.
  */
+/*
+ * Every trigger of the relation is one of the capture triggers ensure_schema installs
+ * (syncular._capture_row / _capture_log, 32_capture.sql): those skip the engine's own writes,
+ * so they observe nothing of a commit's batch.
+ */
+static bool
+only_capture_triggers(Oid relid)
+{
+	Relation	r = relation_open(relid, AccessShareLock);
+	Oid			nsp = get_namespace_oid("syncular", false);
+	bool		only = true;
+
+	for (int i = 0; r->trigdesc != NULL && i < r->trigdesc->numtriggers && only; i++)
+	{
+		Oid			fn = r->trigdesc->triggers[i].tgfoid;
+		char	   *name = get_func_name(fn);
+
+		only = name != NULL && get_func_namespace(fn) == nsp &&
+			(strcmp(name, "_capture_row") == 0 || strcmp(name, "_capture_log") == 0);
+	}
+	relation_close(r, AccessShareLock);
+	return only;
+}
+
 bool
 sync_storage_table_plain(const SyncSchema *schema, int table_index)
 {
@@ -219,8 +267,9 @@ sync_storage_table_plain(const SyncSchema *schema, int table_index)
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(rel));
 	if (!HeapTupleIsValid(tup))
 		return false;
-	plain = !((Form_pg_class) GETSTRUCT(tup))->relhastriggers &&
-		!((Form_pg_class) GETSTRUCT(tup))->relhasrules;
+	plain = !((Form_pg_class) GETSTRUCT(tup))->relhasrules;
+	if (plain && ((Form_pg_class) GETSTRUCT(tup))->relhastriggers)
+		plain = only_capture_triggers(rel);
 	ReleaseSysCache(tup);
 	return plain;
 }
@@ -434,7 +483,7 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 			if (isnull)
 				n[7 + i] = 'n';
 		}
-	run(tp->upsert, v, n, false, 0);
+	run_engine_write(tp->upsert, v, n);
 	scratch_end(caller);
 }
 
@@ -589,7 +638,7 @@ sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *
 	for (int i = 0; i < ncols; i++)
 		args[7 + i] = datum_array(cols + i * n, col_null + i * n, n,
 								  column_type_oid(t->columns[i].type));
-	run(tp->upsert_many, args, NULL, false, 0);
+	run_engine_write(tp->upsert_many, args, NULL);
 	scratch_end(caller);
 }
 
@@ -603,7 +652,7 @@ sync_storage_row_delete(const SyncSchema *schema, int table_index, const char *p
 	v[0] = text_datum(partition);
 	v[1] = text_datum(row_id);
 	v[2] = text_datum(schema->tables[table_index].name);
-	run(tp->del, v, NULL, false, 0);
+	run_engine_write(tp->del, v, NULL);
 }
 
 /* ---------------------------------------------------------------- declared references */

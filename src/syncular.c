@@ -15,6 +15,7 @@
 #include "rules.h"
 #include "stats.h"
 #include "segments.h"
+#include "capture.h"
 #include "wakeup.h"
 
 PG_MODULE_MAGIC;
@@ -131,6 +132,7 @@ _PG_init(void)
 	sync_segments_define_gucs();
 	sync_segment_url_define_gucs();
 	sync_wakeup_init();
+	sync_capture_init();
 	MarkGUCPrefixReserved("syncular");
 	sync_stats_init();
 

@@ -666,10 +666,12 @@ BEGIN
                  '_sync_payload bytea NOT NULL, _sync_column_versions bytea, '
                  'PRIMARY KEY (_sync_partition, _sync_row_id))',
                  app_schema, tbl ->> 'name', app_cols);
+  -- ordinary SQL writes to it are sync commits (32_capture.sql)
+  PERFORM syncular._install_capture(app_schema, tbl ->> 'name');
 END
 $$;
 COMMENT ON FUNCTION syncular._create_synced_table(text, jsonb) IS
-  'Internal. CREATE TABLE app_schema.<table> for one compiled table: _sync_partition, _sync_row_id, the app columns when materialized (projection types, NOT NULL when non-nullable), _sync_server_version, _sync_scopes, _sync_payload, _sync_column_versions; PK (_sync_partition, _sync_row_id). Raises the DDL error if the table exists. data-model-and-storage.md §6.';
+  'Internal. CREATE TABLE app_schema.<table> for one compiled table: _sync_partition, _sync_row_id, the app columns when materialized (projection types, NOT NULL when non-nullable), _sync_server_version, _sync_scopes, _sync_payload, _sync_column_versions; PK (_sync_partition, _sync_row_id); then the capture triggers (syncular._install_capture). Raises the DDL error if the table exists. data-model-and-storage.md §6.';
 
 CREATE FUNCTION syncular._create_indexes(app_schema text, compiled jsonb) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -771,6 +773,8 @@ BEGIN
     ' SELECT count(*) OVER (), _sync_partition, _sync_row_id FROM u'
     '  ORDER BY _sync_partition DESC, _sync_row_id DESC LIMIT 1',
     app_schema, tbl, set_list, decode_expr, payload_expr);
+  -- the engine's own rewrite (same data, new layout): not a sync commit of the capture triggers
+  PERFORM syncular._capture_bypass(true);
   LOOP
     batch := NULL;
     EXECUTE stmt INTO batch, last_p, last_r USING last_p, last_r, old_n, new_n;
@@ -778,11 +782,12 @@ BEGIN
     total := total + batch;
     EXIT WHEN batch < 500;
   END LOOP;
+  PERFORM syncular._capture_bypass(false);
   RETURN total;
 END
 $$;
 COMMENT ON FUNCTION syncular._rewrite_rows(text, text, integer, integer, jsonb) IS
-  'Internal. Bump step 5 for one synced table: re-encodes every _sync_payload from old_n to new_n columns (trailing NULLs, syncular._payload_append_nulls) and sets the projection columns listed in backfill ([{name, type}]) from syncular.decode_row (which reads the compiled schema in sync_settings, so that must already hold the new one). Walks (_sync_partition, _sync_row_id) keysets in batches of 500; returns the number of rows rewritten. data-model-and-storage.md §7 step 5.';
+  'Internal. Bump step 5 for one synced table: re-encodes every _sync_payload from old_n to new_n columns (trailing NULLs, syncular._payload_append_nulls) and sets the projection columns listed in backfill ([{name, type}]) from syncular.decode_row (which reads the compiled schema in sync_settings, so that must already hold the new one). Walks (_sync_partition, _sync_row_id) keysets in batches of 500 with the capture triggers bypassed (not a sync commit); returns the number of rows rewritten. data-model-and-storage.md §7 step 5.';
 
 -- ---------------------------------------------------------------------------------------------
 -- ensure_schema
@@ -976,6 +981,7 @@ BEGIN
       FROM pg_attribute a
      WHERE a.attrelid = format('%I.%I', target, tname)::regclass AND a.attnum > 0 AND NOT a.attisdropped;
 
+    PERFORM syncular._install_capture(target, tname);   -- a table registered before 0.4.0 too
     PERFORM syncular._drop_owned_indexes(target, tname,
               ARRAY(SELECT e ->> 'name' FROM jsonb_array_elements(t -> 'indexes') e));
     IF NOT ('_sync_column_versions' = ANY (phys_cols)) THEN

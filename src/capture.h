@@ -1,0 +1,30 @@
+/*
+ * capture.h — ordinary SQL writes to synced tables as sync commits (docs/writing-with-sql.md).
+ *
+ * capture_row.c: the BEFORE ROW trigger that fills the _sync_* columns of a row written by SQL
+ *   (partition, row id, payload, versions, scopes) from its columns with the codec, no SPI;
+ * capture_log.c: the AFTER STATEMENT triggers (transition tables) that append the statement's
+ *   rows to the transaction's commit of each partition, set-based, and the transaction state.
+ * Both skip the engine's own writes: storage_rows.c raises sync_capture_engine_depth around every
+ * statement it runs on a synced table (push, reference actions), and the schema bump's row
+ * rewrite sets the bypass through syncular._capture_bypass.  Nothing here calls up into the
+ * push pipeline; capture_row.c uses push_values.c's row helpers (a lower layer).
+ */
+#ifndef SYNCULAR_CAPTURE_H
+#define SYNCULAR_CAPTURE_H
+
+#include "postgres.h"
+
+/* > 0 while the engine writes synced rows itself (storage_rows.c); reset at transaction end */
+extern int	sync_capture_engine_depth;
+
+/* capture_log.c: the engine bypass set by SQL (syncular._capture_bypass), or the C depth */
+extern bool sync_capture_bypassed(void);
+
+/* settings (capture_log.c): syncular.partition, syncular.actor_id, syncular.client_id */
+extern char *sync_capture_partition;
+
+/* from _PG_init: the settings and the transaction callbacks */
+extern void sync_capture_init(void);
+
+#endif							/* SYNCULAR_CAPTURE_H */

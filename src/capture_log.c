@@ -1,0 +1,489 @@
+/*
+ * capture_log.c — the commit log side of ordinary SQL writes to synced tables
+ * (docs/writing-with-sql.md): the AFTER STATEMENT triggers with transition tables
+ * (syncular._capture_log: INSERT, UPDATE, DELETE, the MERGE actions and COPY FROM) and the
+ * BEFORE TRUNCATE trigger, the transaction's commits, the settings and the engine bypass.
+ *
+ * One transaction, one commit per partition (push-and-pull.md §2.5, §4.1): the first captured
+ * write to partition P in a transaction locks P's sync_partitions row, passes the RFC 0007
+ * serve gate (barrier-rfc0007.md §4.4: a pending checkpoint the session did not declare, or a
+ * newer stored schema, refuses the statement with sync.schema_not_ready), takes the next
+ * commit_seq and inserts the sync_commits row (writer_version = the schema version, so the
+ * writer-fence trigger of sync_commits applies as to a push), exactly as a push commit does;
+ * every later statement of the transaction appends its changes to that commit.  The row lock
+ * is held until the transaction ends, so commit_seq stays gap-free and commits become visible
+ * in commit_seq order (§4.1).  A statement that touches several partitions locks them in
+ * byte ("C") order, so two such statements never deadlock on each other's partitions.  The
+ * commit wake-up (wakeup.c) is queued when the commit is created and delivered when the
+ * top-level transaction commits, never on rollback.
+ *
+ * What a statement appends, set-based from its transition tables (one statement per partition):
+ * a delete change (old scopes) for every row that left (deleted, its key changed, or moved
+ * out of its scopes: SPEC §3.3 clients of the old scopes lose it) with its tombstone when the
+ * row is gone, then an upsert change (new scopes, full payload, row version) for every row
+ * written; the scope index (sync_change_scopes), the row-scope index (sync_row_scopes), the
+ * blob references of blob_ref columns, and tombstones cleared for re-inserted rows.  The row
+ * values, versions and scopes were filled by capture_row.c before the row was stored.
+ *
+ * Backend state: the transaction's commits (partition -> commit_seq, next change index, the
+ * subtransaction that created it) in TopMemoryContext, forgotten at transaction end and, for
+ * the commits a rolled-back subtransaction created, at its rollback (the sync_commits row and
+ * the commit_seq increment were rolled back with it).
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "capture.h"
+#include "engine.h"
+#include "storage.h"
+#include "wakeup.h"
+
+PG_FUNCTION_INFO_V1(syncular_capture_log);
+PG_FUNCTION_INFO_V1(syncular_capture_bypass);
+
+int			sync_capture_engine_depth = 0;
+char	   *sync_capture_partition = NULL;
+static char *capture_actor = NULL;
+static char *capture_client = NULL;
+
+/* syncular._capture_bypass(true): the subtransaction that set it (cleared when it ends badly) */
+static bool sql_bypass = false;
+static SubTransactionId sql_bypass_subid = InvalidSubTransactionId;
+
+typedef struct CaptureCommit
+{
+	char	   *partition;
+	int64		seq;
+	int32		next_idx;
+	SubTransactionId subid;
+} CaptureCommit;
+
+static CaptureCommit *commits = NULL;
+static int	ncommits = 0;
+static int	maxcommits = 0;
+
+enum
+{
+	EV_INSERT,
+	EV_UPDATE,
+	EV_DELETE,
+	EV_TRUNCATE,
+	EV_COUNT
+};
+
+/* kept plans: the partitions of a statement, and its log statement per table */
+static SPIPlanPtr part_plans[EV_COUNT];
+static SPIPlanPtr *log_plans = NULL;	/* [table * EV_COUNT + ev] */
+static int	nlog_plans = 0;
+static uint64 log_generation = 0;
+
+bool
+sync_capture_bypassed(void)
+{
+	return sync_capture_engine_depth > 0 || sql_bypass;
+}
+
+/* ---------------------------------------------------------------- transaction state */
+
+static void
+forget_commits(void)
+{
+	for (int i = 0; i < ncommits; i++)
+		pfree(commits[i].partition);
+	ncommits = 0;
+}
+
+static void
+capture_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			forget_commits();
+			sync_capture_engine_depth = 0;
+			sql_bypass = false;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+capture_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		int			k = 0;
+
+		for (int i = 0; i < ncommits; i++)
+		{
+			if (commits[i].subid == mySubid)
+				pfree(commits[i].partition);
+			else
+				commits[k++] = commits[i];
+		}
+		ncommits = k;
+		/* a bypass set in this subtransaction (or a deeper one) ends with it */
+		if (sql_bypass && sql_bypass_subid >= mySubid)
+			sql_bypass = false;
+	}
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		for (int i = 0; i < ncommits; i++)
+			if (commits[i].subid == mySubid)
+				commits[i].subid = parentSubid;
+		if (sql_bypass && sql_bypass_subid == mySubid)
+			sql_bypass_subid = parentSubid;
+	}
+}
+
+/* ---------------------------------------------------------------- settings */
+
+void
+sync_capture_init(void)
+{
+	/*
+	 * PGC_USERSET, unlike the other syncular.* settings: they name who wrote a row, not what a
+	 * client may do; any role that may write the synced table may write any partition's
+	 * _sync_partition directly anyway, so the setting grants nothing the table's privileges
+	 * do not.
+	 */
+	DefineCustomStringVariable("syncular.partition",
+							   "Partition of rows written to synced tables by SQL without a _sync_partition value.",
+							   "Empty: such a write fails with sync.invalid_request naming this setting.",
+							   &sync_capture_partition, "", PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("syncular.actor_id",
+							   "actor_id of the sync commits of SQL writes to synced tables.",
+							   "Empty: the name of the session's role (SET ROLE respected).",
+							   &capture_actor, "", PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("syncular.client_id",
+							   "client_id of the sync commits of SQL writes to synced tables.",
+							   NULL,
+							   &capture_client, "syncular:sql", PGC_USERSET, 0, NULL, NULL, NULL);
+	RegisterXactCallback(capture_xact_callback, NULL);
+	RegisterSubXactCallback(capture_subxact_callback, NULL);
+}
+
+/* ---------------------------------------------------------------- statements */
+
+static SPIPlanPtr
+keep(const char *sql, int nargs, Oid *types)
+{
+	SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+
+	if (p == NULL)
+		elog(ERROR, "syncular: capture statement failed to prepare: %s",
+			 SPI_result_code_string(SPI_result));
+	SPI_keepplan(p);
+	return p;
+}
+
+static SPIPlanPtr
+partitions_plan(int ev, const SyncTable *t)
+{
+	if (ev == EV_TRUNCATE)
+		return NULL;			/* per table: not kept (TRUNCATE is rare) */
+	if (part_plans[ev] == NULL)
+		part_plans[ev] = keep(ev == EV_INSERT
+							  ? "SELECT DISTINCT _sync_partition COLLATE \"C\" FROM sync_new ORDER BY 1"
+							  : ev == EV_DELETE
+							  ? "SELECT DISTINCT _sync_partition COLLATE \"C\" FROM sync_old ORDER BY 1"
+							  : "SELECT DISTINCT p COLLATE \"C\" FROM (SELECT _sync_partition AS p "
+							  "FROM sync_new UNION ALL SELECT _sync_partition FROM sync_old) x ORDER BY 1",
+							  0, NULL);
+	return part_plans[ev];
+}
+
+/* ARRAY[blobId of each blob_ref column] of a materialized row (NULL for a NULL column) */
+static void
+append_blob_ids(StringInfo sql, const SyncTable *t)
+{
+	bool		first = true;
+
+	appendStringInfoString(sql, ", ARRAY[");
+	for (int c = 0; c < t->ncolumns; c++)
+		if (t->columns[c].type == SSP_COL_BLOB_REF)
+		{
+			appendStringInfo(sql, "%s(%s::jsonb ->> 'blobId')", first ? "" : ", ",
+							 quote_identifier(t->columns[c].name));
+			first = false;
+		}
+	appendStringInfoString(sql, "]::text[] AS b");
+}
+
+static bool
+has_blob_refs(const SyncTable *t)
+{
+	if (!t->materialize)
+		return false;
+	for (int c = 0; c < t->ncolumns; c++)
+		if (t->columns[c].type == SSP_COL_BLOB_REF)
+			return true;
+	return false;
+}
+
+/*
+ * The log statement of one table and event: $1 partition, $2 table name, $3 commit_seq,
+ * $4 first change index; answers the number of changes appended.  n = rows written (from the
+ * NEW transition table), o = rows before (OLD transition table, or the table itself for
+ * TRUNCATE).
+ */
+static char *
+log_sql(const SyncTable *t, int ev)
+{
+	StringInfoData s;
+	bool		blobs = has_blob_refs(t);
+
+	initStringInfo(&s);
+	appendStringInfoString(&s, "WITH n AS MATERIALIZED (");
+	if (ev == EV_INSERT || ev == EV_UPDATE)
+	{
+		appendStringInfoString(&s, "SELECT _sync_row_id AS r, _sync_server_version AS v, "
+							   "_sync_scopes AS s, _sync_payload AS pl");
+		if (blobs)
+			append_blob_ids(&s, t);
+		appendStringInfoString(&s, " FROM sync_new WHERE _sync_partition = $1), ");
+	}
+	else
+		appendStringInfo(&s, "SELECT NULL::text AS r, NULL::int8 AS v, NULL::jsonb AS s, "
+						 "NULL::bytea AS pl%s WHERE false), ", blobs ? ", NULL::text[] AS b" : "");
+	appendStringInfoString(&s, "o AS MATERIALIZED (");
+	if (ev == EV_INSERT)
+		appendStringInfoString(&s, "SELECT NULL::text AS r, NULL::jsonb AS s WHERE false), ");
+	else
+		appendStringInfo(&s, "SELECT _sync_row_id AS r, _sync_scopes AS s FROM %s "
+						 "WHERE _sync_partition = $1), ",
+						 ev == EV_TRUNCATE ? t->qualified : "sync_old");
+	appendStringInfoString(&s,
+						   "d AS MATERIALIZED (SELECT o.r, o.s, n.r IS NULL AS gone FROM o "
+						   " LEFT JOIN n ON n.r = o.r WHERE n.r IS NULL OR n.s <> o.s), "
+						   "u AS MATERIALIZED (SELECT n.*, o.r IS NULL AS fresh, "
+						   " (o.r IS NULL OR o.s <> n.s) AS moved FROM n LEFT JOIN o ON o.r = n.r), "
+						   "x AS MATERIALIZED (SELECT ($4 + row_number() OVER (ORDER BY y.k, "
+						   " y.r COLLATE \"C\") - 1)::int4 AS idx, y.r, y.op, y.v, y.s, y.pl FROM "
+						   " (SELECT 0 AS k, d.r, 2::int2 AS op, NULL::int8 AS v, d.s, NULL::bytea AS pl "
+						   "  FROM d UNION ALL SELECT 1, u.r, 1::int2, u.v, u.s, u.pl FROM u) y), "
+						   "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, "
+						   " row_id, op, row_version, scopes, payload) "
+						   " SELECT $1, $3, x.idx, $2, x.r, x.op, x.v, x.s, x.pl FROM x), "
+						   "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
+						   " commit_seq) SELECT $1, $2, e.var, e.value, $3 FROM (SELECT DISTINCT "
+						   " k.key AS var, k.value FROM x, pg_catalog.jsonb_each_text(x.s) k) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.var "
+						   "  AND z.value = e.value AND z.commit_seq = $3 OFFSET 0)), "
+						   "tb AS (INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, "
+						   " commit_seq) SELECT $1, $2, d.r, $3 FROM d WHERE d.gone "
+						   " ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq), "
+						   "tc AS (DELETE FROM syncular.sync_tombstones t USING u WHERE u.fresh "
+						   " AND t.partition = $1 AND t.tbl = $2 AND t.row_id = u.r), "
+						   "rd AS (DELETE FROM syncular.sync_row_scopes rs USING d "
+						   " WHERE rs.partition = $1 AND rs.tbl = $2 AND rs.row_id = d.r "
+						   " AND NOT EXISTS (SELECT 1 FROM u, pg_catalog.jsonb_each_text(u.s) k "
+						   "  WHERE u.r = d.r AND k.key = rs.var AND k.value = rs.value)), "
+						   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
+						   " SELECT $1, $2, k.key, k.value, u.r FROM u, pg_catalog.jsonb_each_text(u.s) k "
+						   " WHERE u.moved ON CONFLICT DO NOTHING), "
+						   "br AS (DELETE FROM syncular.sync_blob_refs b USING d WHERE d.gone "
+						   " AND b.partition = $1 AND b.tbl = $2 AND b.row_id = d.r) ");
+	if (blobs)
+		appendStringInfoString(&s,
+							   ", bd AS (DELETE FROM syncular.sync_blob_refs b USING u "
+							   " WHERE b.partition = $1 AND b.tbl = $2 AND b.row_id = u.r "
+							   " AND NOT (b.blob_id = ANY (u.b))), "
+							   "bi AS (INSERT INTO syncular.sync_blob_refs (partition, tbl, row_id, blob_id) "
+							   " SELECT DISTINCT $1, $2, u.r, i FROM u, pg_catalog.unnest(u.b) i "
+							   " WHERE i IS NOT NULL ON CONFLICT DO NOTHING) ");
+	appendStringInfoString(&s, "SELECT count(*) FROM x");
+	return s.data;
+}
+
+static SPIPlanPtr
+log_plan(const SyncSchema *schema, int ti, int ev)
+{
+	if (log_plans == NULL || log_generation != schema->generation)
+	{
+		if (log_plans != NULL)
+		{
+			for (int i = 0; i < nlog_plans; i++)
+				if (log_plans[i])
+					SPI_freeplan(log_plans[i]);
+			pfree(log_plans);
+		}
+		nlog_plans = Max(schema->ntables, 1) * EV_COUNT;
+		log_plans = MemoryContextAllocZero(TopMemoryContext, sizeof(SPIPlanPtr) * nlog_plans);
+		log_generation = schema->generation;
+	}
+	if (log_plans[ti * EV_COUNT + ev] == NULL)
+		log_plans[ti * EV_COUNT + ev] = keep(log_sql(&schema->tables[ti], ev), 4,
+											 (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID});
+	return log_plans[ti * EV_COUNT + ev];
+}
+
+/* ---------------------------------------------------------------- commits */
+
+static CaptureCommit *
+find_commit(const char *partition)
+{
+	for (int i = 0; i < ncommits; i++)
+		if (strcmp(commits[i].partition, partition) == 0)
+			return &commits[i];
+	return NULL;
+}
+
+/* The transaction's commit to `partition`, created (locked, gated, numbered) when missing. */
+static CaptureCommit *
+commit_for(const char *partition, const SyncSchema *schema)
+{
+	CaptureCommit *c = find_commit(partition);
+	int64		seq;
+	const char *actor;
+
+	if (c != NULL)
+		return c;
+	sync_storage_lock_partition(partition);
+	sync_gate_check_write(partition, schema->version);
+	seq = sync_storage_next_commit_seq(partition);
+	actor = capture_actor && capture_actor[0] ? capture_actor
+		: GetUserNameFromId(GetOuterUserId(), false);	/* not the definer */
+	sync_storage_commit_insert(partition, seq,
+							   capture_client && capture_client[0] ? capture_client : "syncular:sql",
+							   psprintf("xid:%u", XidFromFullTransactionId(GetTopFullTransactionId())),
+							   actor, sync_now_ms(), (int64) schema->version);
+	sync_wakeup_commit(partition, seq);
+	if (ncommits == maxcommits)
+	{
+		maxcommits = Max(4, maxcommits * 2);
+		commits = commits ? repalloc(commits, sizeof(CaptureCommit) * maxcommits)
+			: MemoryContextAlloc(TopMemoryContext, sizeof(CaptureCommit) * maxcommits);
+	}
+	c = &commits[ncommits++];
+	c->partition = MemoryContextStrdup(TopMemoryContext, partition);
+	c->seq = seq;
+	c->next_idx = 0;
+	c->subid = GetCurrentSubTransactionId();
+	return c;
+}
+
+/* ---------------------------------------------------------------- the triggers */
+
+/*
+ * syncular._capture_log() — AFTER INSERT / UPDATE / DELETE FOR EACH STATEMENT with transition
+ * tables sync_new / sync_old, and BEFORE TRUNCATE FOR EACH STATEMENT; the one argument is the
+ * synced table's name.
+ */
+Datum
+syncular_capture_log(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	MemoryContext cxt = CurrentMemoryContext;
+	SyncSchema *schema;
+	int			ti;
+	int			ev;
+	int			nparts;
+	char	  **parts;
+	const SyncTable *t;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		td->tg_trigger->tgnargs != 1)
+		elog(ERROR, "syncular._capture_log: must be a statement trigger ensure_schema installs");
+	if (sync_capture_bypassed())
+		return PointerGetDatum(NULL);
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		ev = EV_INSERT;
+	else if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
+		ev = EV_UPDATE;
+	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		ev = EV_DELETE;
+	else
+		ev = EV_TRUNCATE;
+
+	schema = sync_schema_get();
+	MemoryContextSwitchTo(cxt);
+	ti = schema ? sync_schema_table_index(schema, td->tg_trigger->tgargs[0]) : -1;
+	if (ti < 0)
+		sync_raise("sync.storage.schema_not_registered",
+				   "the table is not a synced table of the registered schema", NULL);
+	t = &schema->tables[ti];
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular: SPI_connect failed");
+	if (ev != EV_TRUNCATE && SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
+		elog(ERROR, "syncular: transition tables could not be registered");
+
+	/* the statement's partitions, in byte order: the lock order */
+	{
+		SPIPlanPtr	pp = partitions_plan(ev, t);
+		int			rc;
+
+		if (pp)
+			rc = SPI_execute_plan(pp, NULL, NULL, true, 0);
+		else
+			rc = SPI_execute(psprintf("SELECT DISTINCT _sync_partition COLLATE \"C\" FROM %s ORDER BY 1",
+									  t->qualified), true, 0);
+		if (rc != SPI_OK_SELECT)
+			elog(ERROR, "syncular: reading the statement's partitions failed");
+		MemoryContextSwitchTo(cxt);
+		nparts = (int) SPI_processed;
+		parts = palloc(sizeof(char *) * Max(nparts, 1));
+		for (int i = 0; i < nparts; i++)
+			parts[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		SPI_freetuptable(SPI_tuptable);
+	}
+
+	for (int i = 0; i < nparts; i++)
+	{
+		MemoryContextSwitchTo(cxt);
+		(void) commit_for(parts[i], schema);
+	}
+	for (int i = 0; i < nparts; i++)
+	{
+		CaptureCommit *c = find_commit(parts[i]);
+		Datum		args[4];
+		bool		isnull;
+		int64		n;
+
+		args[0] = CStringGetTextDatum(parts[i]);
+		args[1] = CStringGetTextDatum(t->name);
+		args[2] = Int64GetDatum(c->seq);
+		args[3] = Int32GetDatum(c->next_idx);
+		if (SPI_execute_plan(log_plan(schema, ti, ev), args, NULL, false, 0) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "syncular: appending captured changes failed");
+		n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		SPI_freetuptable(SPI_tuptable);
+		if (n > PG_INT32_MAX - c->next_idx)
+			sync_raise("sync.invalid_request", "a commit holds at most 2^31-1 changes", NULL);
+		c->next_idx += (int32) n;
+	}
+	SPI_finish();
+	MemoryContextSwitchTo(cxt);
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * syncular._capture_bypass(on boolean) — the engine's own SQL writes to synced tables (the
+ * schema bump's row rewrite) are not captured.  Internal; superuser / owner only (no grant).
+ */
+Datum
+syncular_capture_bypass(PG_FUNCTION_ARGS)
+{
+	sql_bypass = PG_GETARG_BOOL(0);
+	sql_bypass_subid = GetCurrentSubTransactionId();
+	PG_RETURN_VOID();
+}
