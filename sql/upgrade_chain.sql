@@ -55,6 +55,16 @@ SELECT s ->> 'status' AS status, jsonb_array_length(s -> 'rows') AS rows
   FROM jsonb_array_elements(syncular.pull('p1', 'u1', 'c2',
          '[{"id": "s1", "table": "todos", "scopes": {"list_id": ["l1"]}}]')) s;
 
+-- 0.4.0: the update installed the capture triggers on the registered table: a plain SQL UPDATE
+-- is a sync commit a client pulls
+UPDATE public.todos SET title = 'edited with SQL' WHERE id = 't1';
+SELECT c.client_id, x.row_id, x.op, x.row_version, syncular.decode_row(x.tbl, x.payload) ->> 'title' AS title
+  FROM syncular.sync_commits c JOIN syncular.sync_changes x USING (partition, commit_seq)
+ WHERE c.client_id = 'syncular:sql';
+SELECT c ->> 'commitSeq' AS seq, c -> 'changes' -> 0 -> 'row' ->> 'title' AS title
+  FROM jsonb_array_elements(syncular.pull('p1', 'u1', 'c2',
+         '[{"id": "s1", "table": "todos", "scopes": {"list_id": ["l1"]}, "cursor": 3}]') -> 0 -> 'commits') c;
+
 -- the upgraded catalog equals a fresh install
 \set ECHO none
 \i sql/upgrade_catalog.psql

@@ -2,8 +2,8 @@
 \echo Use "ALTER EXTENSION syncular UPDATE TO '0.4.0'" to load this file. \quit
 
 -- Ordinary SQL writes to synced tables are sync commits (docs/writing-with-sql.md): the
--- capture functions, ensure_schema / unregister_schema / the bump rewrite that install, drop
--- and bypass them, and the triggers on every table already registered.
+-- capture functions, ensure_schema / unregister_schema / the bump rewrite that install, drop,
+-- check and bypass them, and the triggers on every table already registered.
 
 -- SECURITY DEFINER: a role that may write the synced table needs no privilege on the sync_*
 -- tables; the log is written as the extension owner (the actor defaults to the session's role).
@@ -62,6 +62,41 @@ REVOKE ALL ON FUNCTION syncular._capture_log() FROM PUBLIC;
 REVOKE ALL ON FUNCTION syncular._capture_bypass(boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION syncular._install_capture(text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION syncular._drop_capture(text, text) FROM PUBLIC;
+
+-- No silent divergence: a re-opening ensure_schema (same version) refuses while a synced table
+-- lacks its capture triggers or has them disabled, and says what to do about the rows written
+-- meanwhile.
+CREATE FUNCTION syncular._check_capture(compiled jsonb) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  t       jsonb;
+  app     text := compiled ->> 'appSchema';
+  missing text[];
+BEGIN
+  FOR t IN SELECT value FROM jsonb_array_elements(compiled -> 'tables') LOOP
+    SELECT array_agg(n ORDER BY n) INTO missing
+      FROM unnest(ARRAY['zz_syncular_capture', 'syncular_capture_insert', 'syncular_capture_update',
+                        'syncular_capture_delete', 'syncular_capture_truncate']) AS n
+     WHERE NOT EXISTS (SELECT 1 FROM pg_trigger g
+                        WHERE g.tgrelid = format('%I.%I', app, t ->> 'name')::regclass
+                          AND g.tgname = n AND g.tgenabled IN ('O', 'A'));
+    IF missing IS NOT NULL THEN
+      PERFORM syncular._raise('sync.storage.physical_layout_mismatch',
+        'a synced table lacks its capture triggers (dropped or disabled)',
+        jsonb_build_object('phase', 'storage_migration', 'table', t ->> 'name',
+                           'reason', 'capture_triggers_missing', 'triggers', to_jsonb(missing)),
+        format('Rows written to %I.%I while they were missing never reached clients. Restore them '
+               '(ALTER TABLE %I.%I ENABLE TRIGGER ALL, or SELECT syncular._install_capture(%L, %L) as '
+               'the extension owner), then SELECT syncular.rotate_log_epoch(partition) for every '
+               'partition written meanwhile, so its clients bootstrap again.',
+               app, t ->> 'name', app, t ->> 'name', app, t ->> 'name'));
+    END IF;
+  END LOOP;
+END
+$$;
+COMMENT ON FUNCTION syncular._check_capture(jsonb) IS
+  'Internal. For every table of the compiled schema: the five capture triggers exist and are enabled (tgenabled O or A); else raises sync.storage.physical_layout_mismatch (SQLSTATE 55000; details {phase: "storage_migration", table, reason: "capture_triggers_missing", triggers: [names]}) with a HINT: restore them, then rotate_log_epoch for the partitions written meanwhile. Called by ensure_schema when it re-opens the registered version. docs/writing-with-sql.md.';
+REVOKE ALL ON FUNCTION syncular._check_capture(jsonb) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION syncular._create_synced_table(app_schema text, tbl jsonb) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -234,6 +269,7 @@ BEGIN
   IF stored_ver IS NOT NULL AND stored_ver = version THEN
     PERFORM syncular._verify_stored_layouts(compiled, syncular._parse_layouts(stored_txt));
     PERFORM syncular._check_physical_layout(compiled);
+    PERFORM syncular._check_capture(compiled);
     RETURN jsonb_build_object('schemaVersion', version, 'action', 'verified', 'appSchema', target,
                               'tables', to_jsonb(new_names));
   END IF;

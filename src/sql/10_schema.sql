@@ -883,6 +883,7 @@ BEGIN
   IF stored_ver IS NOT NULL AND stored_ver = version THEN
     PERFORM syncular._verify_stored_layouts(compiled, syncular._parse_layouts(stored_txt));
     PERFORM syncular._check_physical_layout(compiled);
+    PERFORM syncular._check_capture(compiled);
     RETURN jsonb_build_object('schemaVersion', version, 'action', 'verified', 'appSchema', target,
                               'tables', to_jsonb(new_names));
   END IF;
