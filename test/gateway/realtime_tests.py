@@ -1,7 +1,7 @@
 """Realtime half of the gateway tests (SPEC §8): hello, deltas, acks, wake-ups, heartbeats,
 socket rounds, presence, two gateways on one database, bad input, drain.  Uses Debian's
 python3-websockets (asyncio client)."""
-import asyncio, json, os, re, signal, time
+import asyncio, base64, json, os, re, signal, time
 
 import websockets
 
@@ -637,10 +637,52 @@ def t_rt_sigterm_closes_sockets():
     assert g.proc.wait(10) == 0
 
 
+def t_rt_sql_update_delta():
+    """A row written with plain SQL UPDATE (a sync commit of the capture triggers) reaches a
+    client on the realtime socket as a delta, without polling; the same for INSERT and DELETE."""
+    g = Gateway()
+    try:
+        pull_http(g, "rtSqlA")
+        push_http(g, "rtSqlA", "sk0", "sq1", "written by a client")
+        pull_http(g, "rtSqlB")
+
+        async def go():
+            async with websockets.connect(url(g, "rtSqlB")) as ws:
+                d = await hello(ws)
+                assert d["requiresSync"] is False, d
+                psql("UPDATE public.tasks SET title = 'edited by plain SQL' "
+                     "WHERE _sync_partition = 'p1' AND id = 'sq1'")
+                seq = int(psql("SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1'"))
+                m = await delta_with(ws, seq)
+                commit = [f for f in frames(m[1:], "COMMIT") if f["commitSeq"] == seq][0]
+                ch = [c for c in commit["changes"] if c["rowId"] == "sq1"]
+                assert len(ch) == 1 and ch[0]["op"] == "upsert" and ch[0]["rowVersion"] == 2, commit
+                # the row travels as codec bytes (a full row: the payload the trigger encoded)
+                assert b"edited by plain SQL" in base64.b64decode(ch[0]["row"]), commit
+                assert commit["actorId"] == psql("SELECT current_user"), commit
+                # an INSERT and a DELETE in one transaction: one commit, one delta
+                psql("SET syncular.partition = 'p1'; BEGIN; "
+                     "INSERT INTO public.tasks (id, list_id, title) VALUES ('sq2', 'l1', 'inserted by SQL'); "
+                     "DELETE FROM public.tasks WHERE _sync_partition = 'p1' AND id = 'sq1'; COMMIT;")
+                seq2 = int(psql("SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1'"))
+                assert seq2 == seq + 1, (seq, seq2)
+                m = await delta_with(ws, seq2)
+                commit = [f for f in frames(m[1:], "COMMIT") if f["commitSeq"] == seq2][0]
+                ops = sorted((c["rowId"], c["op"]) for c in commit["changes"])
+                assert ops == [("sq1", "delete"), ("sq2", "upsert")], commit
+                # a rolled-back SQL write sends nothing
+                psql("BEGIN; UPDATE public.tasks SET title = 'never' WHERE _sync_partition = 'p1' AND id = 'sq2'; "
+                     "ROLLBACK;")
+                await no_msg(ws, "binary")
+        arun(go())
+    finally:
+        g.stop()
+
+
 TESTS = [t_rt_hello_delta_ack, t_rt_never_pulled_requires_sync, t_rt_two_gateways, t_rt_flow_control_wakes,
          t_rt_heartbeat, t_rt_socket_rounds, t_rt_bad_input_closes, t_rt_upgrade_refusals, t_rt_presence,
          t_rt_killed_connections_recover, t_rt_listen_lost_wakes, t_rt_least_privilege_role, t_rt_wakeup_source,
-         t_rt_wakeup_lost_resyncs,
+         t_rt_wakeup_lost_resyncs, t_rt_sql_update_delta,
          t_rt_sigterm_closes_sockets,
          t_rt_slow_consumer_bounded]     # last: it leaves 7 MB of rows in list l1
 
