@@ -161,9 +161,6 @@ DECLARE
   sections jsonb := '[]'::jsonb;
   cur jsonb;
   seg jsonb;
-  blk jsonb;
-  rw jsonb;
-  ch jsonb;
   changes jsonb;
 BEGIN
   IF jsonb_typeof(p_subscriptions) IS DISTINCT FROM 'array' THEN
@@ -198,25 +195,24 @@ BEGIN
     WHEN 'SUB_START' THEN
       cur := (f - 'type') || '{"commits": [], "rows": []}'::jsonb;
     WHEN 'COMMIT' THEN
-      changes := '[]'::jsonb;
-      FOR ch IN SELECT * FROM jsonb_array_elements(f->'changes') LOOP
-        changes := changes || (jsonb_build_object('table', f->'tables'->((ch->>'tableIndex')::int)) ||
-          (ch - 'tableIndex' - 'row') ||
-          CASE WHEN ch ? 'row' THEN jsonb_build_object('row', syncular.decode_row(
-                 f->'tables'->>((ch->>'tableIndex')::int), decode(ch->>'row', 'base64')))
-               ELSE '{}'::jsonb END);
-      END LOOP;
+      -- one aggregate, not an append per change: a commit of SQL writes can hold 100,000 changes
+      SELECT coalesce(jsonb_agg(jsonb_build_object('table', f->'tables'->((x.ch->>'tableIndex')::int)) ||
+               (x.ch - 'tableIndex' - 'row') ||
+               CASE WHEN x.ch ? 'row' THEN jsonb_build_object('row', syncular.decode_row(
+                      f->'tables'->>((x.ch->>'tableIndex')::int), decode(x.ch->>'row', 'base64')))
+                    ELSE '{}'::jsonb END ORDER BY x.n), '[]'::jsonb)
+        INTO changes
+        FROM jsonb_array_elements(f->'changes') WITH ORDINALITY AS x(ch, n);
       cur := jsonb_set(cur, '{commits}', cur->'commits' || jsonb_build_object(
         'commitSeq', f->'commitSeq', 'createdAtMs', f->'createdAtMs', 'actorId', f->'actorId',
         'changes', changes));
     WHEN 'SEGMENT_INLINE' THEN
       seg := syncular.debug_render(decode(f->>'payload', 'base64'));
-      FOR blk IN SELECT * FROM jsonb_array_elements(seg->'blocks') LOOP
-        FOR rw IN SELECT * FROM jsonb_array_elements(blk) LOOP
-          cur := jsonb_set(cur, '{rows}', cur->'rows' || jsonb_build_object(
-            'serverVersion', rw->'serverVersion', 'row', rw->'values'));
-        END LOOP;
-      END LOOP;
+      cur := jsonb_set(cur, '{rows}', cur->'rows' || coalesce((
+        SELECT jsonb_agg(jsonb_build_object('serverVersion', y.rw->'serverVersion', 'row', y.rw->'values')
+                         ORDER BY x.n, y.m)
+          FROM jsonb_array_elements(seg->'blocks') WITH ORDINALITY AS x(blk, n),
+               jsonb_array_elements(x.blk) WITH ORDINALITY AS y(rw, m)), '[]'::jsonb));
     WHEN 'SUB_END' THEN
       sections := sections || (cur || (f - 'type'));
     ELSE

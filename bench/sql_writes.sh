@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Ordinary SQL writes to a synced table (docs/writing-with-sql.md) against the same statement on
+# a plain table with the same columns, in the same run: COPY of 100,000 rows, a 100,000-row
+# UPDATE, single-row UPDATEs each in its own transaction (pgbench), and the pull of the commit the
+# COPY made against one ordered read of its changes.  Runs against the cluster of the PG*
+# environment (syncular installed) in a database `bench_sql` it recreates; each case runs `runs`
+# times (fresh partitions) and the median is printed.  Never fails on a time.
+# Usage: bash bench/sql_writes.sh [runs] [rows]
+set -euo pipefail
+runs=${1:-3}
+rows=${2:-100000}
+db=bench_sql
+dropdb --if-exists "$db" 2>/dev/null || true
+createdb "$db"
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+q() { psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -c "$1"; }
+# ms <sql...>: the server time of the last statement (psql \timing), one session
+ms() {
+  { echo '\timing on'; printf '%s\n' "$@"; } | psql -X -q -d "$db" -v ON_ERROR_STOP=1 2>&1 \
+    | awk '/^Time:/ {t=$2} END {print t}'
+}
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}'; }
+# row <case> <syncular> <plain> <unit>: ratio = plain time / syncular time (or tps ratio)
+row() { awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" 'BEGIN {
+  r = (u == "tps") ? (b > 0 ? s / b : 0) : (s > 0 ? b / s : 0);
+  printf "| %s | %.1f | %.1f | %s | %.3f |\n", n, s, b, u, r }'; }
+
+psql -X -q -d "$db" -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SET client_min_messages = warning;
+CREATE EXTENSION syncular;
+SELECT syncular.ensure_schema('{"version": 1, "tables": [
+  {"name": "items", "primaryKey": "id", "scopes": ["list:{list_id}"], "columns": [
+    {"name": "id", "type": "string", "nullable": false},
+    {"name": "list_id", "type": "string", "nullable": false},
+    {"name": "title", "type": "string", "nullable": true},
+    {"name": "qty", "type": "integer", "nullable": true},
+    {"name": "done", "type": "boolean", "nullable": true}]}]}', '[]', 'public');
+CREATE FUNCTION public.allow_all(text, text, text) RETURNS jsonb
+  LANGUAGE sql AS $$ SELECT '{"list_id": ["*"]}'::jsonb $$;
+SELECT syncular.set_scope_resolver('public.allow_all(text,text,text)');
+-- the baseline: the same columns (the partition and the app columns), the same key
+CREATE TABLE public.items_plain (partition text NOT NULL, id text NOT NULL, list_id text NOT NULL,
+  title text, qty bigint, done boolean, PRIMARY KEY (partition, id));
+SQL
+# the COPY input: id, list_id (100 lists), title, qty, done
+psql -X -Atq -d "$db" -c "COPY (SELECT 'r' || i, 'l' || (i % 100), 'title of row ' || i, i, i % 2 = 0
+  FROM generate_series(1, $rows) i) TO STDOUT" > "$tmp/rows.tsv"
+chmod 644 "$tmp/rows.tsv"
+
+# warm-up (library load, compiled schema, kept plans), untimed
+q "SET syncular.partition = 'warm'; INSERT INTO public.items (id, list_id) VALUES ('w', 'l0');
+   UPDATE public.items SET qty = 1 WHERE _sync_partition = 'warm';" >/dev/null
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| case | syncular | plain SQL | unit | ratio (plain time / syncular time, or tps ratio) |"
+echo "|---|---|---|---|---|"
+cs=""; cb=""; us=""; ub=""; ps=""; pb=""; js=""
+for r in $(seq 1 "$runs"); do
+  p="copy$r"
+  cs="$cs $(ms "SET syncular.partition = '$p';" "COPY public.items (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';")"
+  cb="$cb $(ms "ALTER TABLE public.items_plain ALTER COLUMN partition SET DEFAULT '$p';" \
+              "COPY public.items_plain (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';")"
+  seq=$(q "SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = '$p'")
+  # the commit as a client pulls it: SSP2 request bytes built before the clock, syncular.handle
+  ps="$ps $(ms "SELECT syncular.debug_encode(jsonb_build_object('magic', 'SSP2', 'wireVersion', 3,
+      'msgKind', 'request', 'frames', jsonb_build_array(
+        jsonb_build_object('type', 'REQ_HEADER', 'clientId', 'puller', 'schemaVersion', 1,
+          'logEpoch', syncular._producer_epoch('$p', 'bench', 'puller')),
+        jsonb_build_object('type', 'PULL_HEADER', 'limitCommits', 1, 'limitSnapshotRows', 0,
+          'maxSnapshotPages', 0, 'accept', 1),
+        jsonb_build_object('type', 'SUBSCRIPTION', 'id', 's', 'table', 'items', 'cursor', $((seq - 1)),
+          'scopes', jsonb_build_object('list_id', (SELECT jsonb_agg('l' || i) FROM generate_series(0, 99) i))))))
+      AS req \\gset" "SELECT length(syncular.handle(:'req'::bytea, '$p', 'bench'));")"
+  js="$js $(ms "SELECT length(syncular.pull('$p', 'bench', 'json-puller', jsonb_build_array(jsonb_build_object(
+      'id', 's', 'table', 'items', 'cursor', $((seq - 1)), 'scopes', jsonb_build_object('list_id',
+      (SELECT jsonb_agg('l' || i) FROM generate_series(0, 99) i)))))::text);")"
+  pb="$pb $(ms "SELECT count(*), sum(length(payload)) FROM (SELECT payload FROM syncular.sync_changes
+      WHERE partition = '$p' AND commit_seq = $seq ORDER BY idx) x;")"
+  us="$us $(ms "UPDATE public.items SET qty = qty + 1 WHERE _sync_partition = '$p';")"
+  ub="$ub $(ms "UPDATE public.items_plain SET qty = qty + 1 WHERE partition = '$p';")"
+done
+row "COPY FROM of $rows rows, one statement" "$(echo "$cs" | median)" "$(echo "$cb" | median)" ms
+row "UPDATE of $rows rows, one statement" "$(echo "$us" | median)" "$(echo "$ub" | median)" ms
+row "pull of the COPY's commit ($rows changes, syncular.handle) / ordered read of its changes" \
+  "$(echo "$ps" | median)" "$(echo "$pb" | median)" ms
+row "the same pull through syncular.pull (JSON rows) / ordered read" \
+  "$(echo "$js" | median)" "$(echo "$pb" | median)" ms
+
+# single-row UPDATEs, each its own transaction (1 client, pgbench -M prepared)
+printf '%s\n' "\\set i random(1, $rows)" \
+  "UPDATE public.items SET qty = qty + 1 WHERE _sync_partition = 'copy1' AND _sync_row_id = 'r' || :i;" > "$tmp/s.sql"
+printf '%s\n' "\\set i random(1, $rows)" \
+  "UPDATE public.items_plain SET qty = qty + 1 WHERE partition = 'copy1' AND id = 'r' || :i;" > "$tmp/b.sql"
+ss=""; sb=""
+for r in $(seq 1 "$runs"); do
+  ss="$ss $(pgbench -n -M prepared -c 1 -t 2000 -f "$tmp/s.sql" "$db" 2>/dev/null | awk '/^tps/ {print $3; exit}')"
+  sb="$sb $(pgbench -n -M prepared -c 1 -t 2000 -f "$tmp/b.sql" "$db" 2>/dev/null | awk '/^tps/ {print $3; exit}')"
+done
+row "single-row UPDATE, own transaction, 1 client" "$(echo "$ss" | median)" "$(echo "$sb" | median)" tps
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
