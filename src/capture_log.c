@@ -17,7 +17,10 @@
  * commit wake-up (wakeup.c) is queued when the commit is created and delivered when the
  * top-level transaction commits, never on rollback.
  *
- * What a statement appends, set-based from its transition tables (one statement per partition):
+ * What a statement appends, set-based from its transition tables (one statement per partition;
+ * rows of the catalog tables to delete are found by a LATERAL key probe per row of the
+ * statement, then deleted by ctid: a plan made without statistics never scans a partition's
+ * whole row-scope index for a one-row statement):
  * a delete change (old scopes) for every row that left (deleted, its key changed, or moved
  * out of its scopes: SPEC §3.3 clients of the old scopes lose it) with its tombstone when the
  * row is gone, then an upsert change (new scopes, full payload, row version) for every row
@@ -38,6 +41,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -86,6 +90,30 @@ static SPIPlanPtr part_plans[EV_COUNT];
 static SPIPlanPtr *log_plans = NULL;	/* [table * EV_COUNT + ev] */
 static int	nlog_plans = 0;
 static uint64 log_generation = 0;
+
+/* the compiled schema of the running statement (read once per statement, not per row) */
+static SyncSchema *stmt_schema = NULL;
+static LocalTransactionId stmt_lxid = InvalidLocalTransactionId;
+static CommandId stmt_cid = InvalidCommandId;
+
+/*
+ * The compiled schema for the running statement: read once per (transaction, command), shared by
+ * the row trigger of every row and the statement trigger; NULL when none is registered.  Within
+ * one command the settings row cannot change under us (ensure_schema is a statement of its own).
+ */
+SyncSchema *
+sync_capture_schema(void)
+{
+	CommandId	cid = GetCurrentCommandId(false);
+
+	if (stmt_schema == NULL || stmt_lxid != MyProc->lxid || stmt_cid != cid)
+	{
+		stmt_schema = sync_schema_get();
+		stmt_lxid = MyProc->lxid;
+		stmt_cid = cid;
+	}
+	return stmt_schema;
+}
 
 bool
 sync_capture_bypassed(void)
@@ -290,22 +318,29 @@ log_sql(const SyncTable *t, int ev)
 						   "tb AS (INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, "
 						   " commit_seq) SELECT $1, $2, d.r, $3 FROM d WHERE d.gone "
 						   " ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq), "
-						   "tc AS (DELETE FROM syncular.sync_tombstones t USING u WHERE u.fresh "
-						   " AND t.partition = $1 AND t.tbl = $2 AND t.row_id = u.r), "
-						   "rd AS (DELETE FROM syncular.sync_row_scopes rs USING d "
-						   " WHERE rs.partition = $1 AND rs.tbl = $2 AND rs.row_id = d.r "
-						   " AND NOT EXISTS (SELECT 1 FROM u, pg_catalog.jsonb_each_text(u.s) k "
-						   "  WHERE u.r = d.r AND k.key = rs.var AND k.value = rs.value)), "
+						   "tc AS (DELETE FROM syncular.sync_tombstones t WHERE t.ctid = ANY (ARRAY("
+						   " SELECT z.ctid FROM u, LATERAL (SELECT y.ctid FROM syncular.sync_tombstones y "
+						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = u.r OFFSET 0) z "
+						   " WHERE u.fresh))), "
+						   "rd AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.ctid = ANY (ARRAY("
+						   " SELECT z.ctid FROM d, LATERAL (SELECT y.ctid, y.var, y.value "
+						   "  FROM syncular.sync_row_scopes y WHERE y.partition = $1 AND y.tbl = $2 "
+						   "  AND y.row_id = d.r OFFSET 0) z "
+						   " WHERE NOT EXISTS (SELECT 1 FROM u, pg_catalog.jsonb_each_text(u.s) k "
+						   "  WHERE u.r = d.r AND k.key = z.var AND k.value = z.value)))), "
 						   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $2, k.key, k.value, u.r FROM u, pg_catalog.jsonb_each_text(u.s) k "
 						   " WHERE u.moved ON CONFLICT DO NOTHING), "
-						   "br AS (DELETE FROM syncular.sync_blob_refs b USING d WHERE d.gone "
-						   " AND b.partition = $1 AND b.tbl = $2 AND b.row_id = d.r) ");
+						   "br AS (DELETE FROM syncular.sync_blob_refs b WHERE b.ctid = ANY (ARRAY("
+						   " SELECT z.ctid FROM d, LATERAL (SELECT y.ctid FROM syncular.sync_blob_refs y "
+						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = d.r OFFSET 0) z "
+						   " WHERE d.gone))) ");
 	if (blobs)
 		appendStringInfoString(&s,
-							   ", bd AS (DELETE FROM syncular.sync_blob_refs b USING u "
-							   " WHERE b.partition = $1 AND b.tbl = $2 AND b.row_id = u.r "
-							   " AND NOT (b.blob_id = ANY (u.b))), "
+							   ", bd AS (DELETE FROM syncular.sync_blob_refs b WHERE b.ctid = ANY (ARRAY("
+							   " SELECT z.ctid FROM u, LATERAL (SELECT y.ctid, y.blob_id FROM "
+							   "  syncular.sync_blob_refs y WHERE y.partition = $1 AND y.tbl = $2 "
+							   "  AND y.row_id = u.r OFFSET 0) z WHERE NOT (z.blob_id = ANY (u.b))))), "
 							   "bi AS (INSERT INTO syncular.sync_blob_refs (partition, tbl, row_id, blob_id) "
 							   " SELECT DISTINCT $1, $2, u.r, i FROM u, pg_catalog.unnest(u.b) i "
 							   " WHERE i IS NOT NULL ON CONFLICT DO NOTHING) ");
@@ -413,7 +448,7 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 	else
 		ev = EV_TRUNCATE;
 
-	schema = sync_schema_get();
+	schema = sync_capture_schema();
 	MemoryContextSwitchTo(cxt);
 	ti = schema ? sync_schema_table_index(schema, td->tg_trigger->tgargs[0]) : -1;
 	if (ti < 0)

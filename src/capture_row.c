@@ -63,10 +63,6 @@ typedef struct CapRel
 static CapRel *caprels = NULL;
 static int	ncaprels = 0;
 
-/* the compiled schema of the running statement (read once per statement, not per row) */
-static SyncSchema *stmt_schema = NULL;
-static LocalTransactionId stmt_lxid = InvalidLocalTransactionId;
-static CommandId stmt_cid = InvalidCommandId;
 
 /* Raise a catalogue error with a HINT (sync_raise has none). */
 static void
@@ -98,20 +94,6 @@ details_table_column(const char *table, const char *column, const char *reason)
 	escape_json(&d, reason);
 	appendStringInfoChar(&d, '}');
 	return d.data;
-}
-
-static SyncSchema *
-statement_schema(void)
-{
-	CommandId	cid = GetCurrentCommandId(false);
-
-	if (stmt_schema == NULL || stmt_lxid != MyProc->lxid || stmt_cid != cid)
-	{
-		stmt_schema = sync_schema_get();
-		stmt_lxid = MyProc->lxid;
-		stmt_cid = cid;
-	}
-	return stmt_schema;
 }
 
 static AttrNumber
@@ -360,7 +342,7 @@ syncular_capture_row(PG_FUNCTION_ARGS)
 	if (sync_capture_bypassed())
 		return PointerGetDatum(newt);
 
-	schema = statement_schema();
+	schema = sync_capture_schema();
 	if (schema == NULL)
 		capture_raise("sync.storage.schema_not_registered", "no schema is registered",
 					  NULL, "Register the app schema with syncular.ensure_schema.");
