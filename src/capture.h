@@ -21,8 +21,9 @@ extern int	sync_capture_engine_depth;
 /* capture_log.c: the engine bypass set by SQL (syncular._capture_bypass), or the C depth */
 extern bool sync_capture_bypassed(void);
 
-/* capture_log.c: the compiled schema of the running statement (one read per statement) */
-extern struct SyncSchema *sync_capture_schema(void);
+/* capture_log.c: the compiled schema of the running statement (one read per statement), read
+ * as role as_user (the extension owner) */
+extern struct SyncSchema *sync_capture_schema(Oid as_user);
 
 /* settings (capture_log.c): syncular.partition, syncular.actor_id, syncular.client_id */
 extern char *sync_capture_partition;

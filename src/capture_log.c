@@ -102,13 +102,29 @@ static CommandId stmt_cid = InvalidCommandId;
  * one command the settings row cannot change under us (ensure_schema is a statement of its own).
  */
 SyncSchema *
-sync_capture_schema(void)
+sync_capture_schema(Oid as_user)
 {
 	CommandId	cid = GetCurrentCommandId(false);
 
 	if (stmt_schema == NULL || stmt_lxid != MyProc->lxid || stmt_cid != cid)
 	{
-		stmt_schema = sync_schema_get();
+		Oid			save_uid;
+		int			save_ctx;
+		SyncSchema *volatile schema = NULL;
+
+		/* the settings are the extension owner's to read, not the writing role's */
+		GetUserIdAndSecContext(&save_uid, &save_ctx);
+		SetUserIdAndSecContext(as_user, save_ctx | SECURITY_LOCAL_USERID_CHANGE);
+		PG_TRY();
+		{
+			schema = sync_schema_get();
+		}
+		PG_FINALLY();
+		{
+			SetUserIdAndSecContext(save_uid, save_ctx);
+		}
+		PG_END_TRY();
+		stmt_schema = schema;
 		stmt_lxid = MyProc->lxid;
 		stmt_cid = cid;
 	}
@@ -448,7 +464,7 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 	else
 		ev = EV_TRUNCATE;
 
-	schema = sync_capture_schema();
+	schema = sync_capture_schema(GetUserId());	/* SECURITY DEFINER: the owner already */
 	MemoryContextSwitchTo(cxt);
 	ti = schema ? sync_schema_table_index(schema, td->tg_trigger->tgargs[0]) : -1;
 	if (ti < 0)

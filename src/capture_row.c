@@ -26,12 +26,11 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "access/xact.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/json.h"
@@ -39,6 +38,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 
 #include "capture.h"
 #include "push_internal.h"
@@ -120,27 +120,6 @@ attnum_of(Relation rel, const char *name, Oid type, const char *table)
 	return InvalidAttrNumber;	/* not reached */
 }
 
-static Oid
-column_oid(uint8 type)
-{
-	switch (type)
-	{
-		case SSP_COL_STRING:
-		case SSP_COL_BLOB_REF:
-			return TEXTOID;
-		case SSP_COL_INTEGER:
-			return INT8OID;
-		case SSP_COL_FLOAT:
-			return FLOAT8OID;
-		case SSP_COL_BOOLEAN:
-			return BOOLOID;
-		case SSP_COL_JSON:
-			return JSONBOID;
-		default:
-			return BYTEAOID;
-	}
-}
-
 /* The relation's entry: table index and attribute numbers for the current schema. */
 static CapRel *
 caprel_for(Relation rel, SyncSchema *schema, const char *table)
@@ -182,7 +161,7 @@ caprel_for(Relation rel, SyncSchema *schema, const char *table)
 	cr->a_col = MemoryContextAllocZero(TopMemoryContext, sizeof(AttrNumber) * Max(t->ncolumns, 1));
 	if (t->materialize)
 		for (int c = 0; c < t->ncolumns; c++)
-			cr->a_col[c] = attnum_of(rel, t->columns[c].name, column_oid(t->columns[c].type),
+			cr->a_col[c] = attnum_of(rel, t->columns[c].name, sync_storage_column_oid(t->columns[c].type),
 									 table);
 	cr->ti = ti;
 	cr->generation = schema->generation;
@@ -302,6 +281,30 @@ row_partition(Relation rel, const CapRel *cr, HeapTuple tup, const SyncTable *t)
 	return p;
 }
 
+/*
+ * The owner of this trigger function (the extension owner): the row trigger is not SECURITY
+ * DEFINER (that would switch role, and with the pinned search_path set a GUC, for every row), so
+ * the one settings read of a statement runs as this role instead.
+ */
+static Oid
+trigger_owner(FunctionCallInfo fcinfo)
+{
+	static Oid	fn = InvalidOid;
+	static Oid	owner = InvalidOid;
+
+	if (fn != fcinfo->flinfo->fn_oid)
+	{
+		HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "syncular: cache lookup failed for function %u", fcinfo->flinfo->fn_oid);
+		owner = ((Form_pg_proc) GETSTRUCT(tup))->proowner;
+		ReleaseSysCache(tup);
+		fn = fcinfo->flinfo->fn_oid;
+	}
+	return owner;
+}
+
 Datum
 syncular_capture_row(PG_FUNCTION_ARGS)
 {
@@ -342,7 +345,7 @@ syncular_capture_row(PG_FUNCTION_ARGS)
 	if (sync_capture_bypassed())
 		return PointerGetDatum(newt);
 
-	schema = sync_capture_schema();
+	schema = sync_capture_schema(trigger_owner(fcinfo));
 	if (schema == NULL)
 		capture_raise("sync.storage.schema_not_registered", "no schema is registered",
 					  NULL, "Register the app schema with syncular.ensure_schema.");

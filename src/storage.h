@@ -74,6 +74,8 @@ extern void sync_storage_push_result_insert_new(const char *partition, const cha
 extern bool sync_storage_row_get(const SyncSchema *schema, int table_index,
 								 const char *partition, const char *row_id, SyncStoredRow *out);
 extern bool sync_storage_table_plain(const SyncSchema *schema, int table_index);
+/* The PostgreSQL type of a materialized column of schema type `type` (SSP_COL_*). */
+extern Oid	sync_storage_column_oid(uint8 type);
 extern void sync_storage_rows_prefetch(const SyncSchema *schema, int table_index,
 									   const char *partition, int n, const char **row_ids,
 									   SyncStoredRow *out, SyncTombstone *tombs);

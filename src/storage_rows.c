@@ -226,6 +226,12 @@ sync_storage_row_get(const SyncSchema *schema, int table_index, const char *part
  * False when a write to the table may write other rows too: it has triggers (including the
  * RI triggers of a foreign key) or rewrite rules, or cannot be found.  Catalog caches only.
  */
+Oid
+sync_storage_column_oid(uint8 type)
+{
+	return column_type_oid(type);
+}
+
 /*
  * Every trigger of the relation is one of the capture triggers ensure_schema installs
  * (syncular._capture_row / _capture_log, 32_capture.sql): those skip the engine's own writes,

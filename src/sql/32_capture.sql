@@ -9,10 +9,12 @@
 --   syncular_capture_truncate BEFORE TRUNCATE FOR EACH STATEMENT (the rows are logged as deletes)
 -- MERGE fires the INSERT / UPDATE / DELETE triggers of its actions, COPY FROM the INSERT ones.
 
--- SECURITY DEFINER: a role that may write the synced table needs no privilege on the sync_*
--- tables; the log is written as the extension owner (the actor defaults to the session's role).
+-- A role that may write the synced table needs no privilege on the sync_* tables: the log is
+-- written by the SECURITY DEFINER statement trigger as the extension owner (the actor defaults
+-- to the session's role); the row trigger reads the settings once per statement as the owner of
+-- its function, without switching roles for every row.
 CREATE FUNCTION syncular._capture_row() RETURNS trigger
-  AS 'MODULE_PATHNAME', 'syncular_capture_row' LANGUAGE C SECURITY DEFINER;
+  AS 'MODULE_PATHNAME', 'syncular_capture_row' LANGUAGE C;
 COMMENT ON FUNCTION syncular._capture_row() IS
   'Internal. BEFORE INSERT OR UPDATE row trigger of a synced table (argument: the table name): sets _sync_partition (the row''s value, else the setting syncular.partition), _sync_row_id (the primary key, WF §4.5), _sync_payload (the full row encoded from the columns; an UPDATE keeps the payload value of a column whose datum did not change), _sync_server_version (1, or stored + 1), _sync_column_versions (changed columns at the new version) and _sync_scopes. Errors: sync.invalid_request (SQLSTATE 22023; details {table, column?, reason}: partition_missing with a HINT naming syncular.partition, partition_invalid, integer_out_of_range, null_value, unencodable_value, value_too_large, key_too_large, missing_scope, payload_missing, payload_invalid); sync.storage.physical_layout_mismatch (55000) when a column is missing or retyped; sync.storage.schema_not_registered (55000). data-model-and-storage.md §1, §6; push-and-pull.md §2.3.';
 
