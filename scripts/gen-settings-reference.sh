@@ -41,9 +41,8 @@ The settings exist once the library is loaded in the session. A session that cal
 `syncular.*` function loads it, but a plain `SHOW syncular.…` in a fresh session answers
 `unrecognized configuration parameter` until then (a value a superuser `SET` before the load is
 kept; a placeholder set by any other role is dropped with a WARNING when the library loads for
-every `superuser`-context setting; the three `user`-context settings of SQL writes,
-`syncular.partition`, `syncular.actor_id` and `syncular.client_id`, keep any role's value). To have
-them in every session, preload the library:
+every `superuser`-context setting; the one `user`-context setting, `syncular.partition`, keeps any
+role's value). To have them in every session, preload the library:
 
 ```sql
 -- every new session of this database (no restart; superuser):

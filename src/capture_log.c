@@ -202,10 +202,11 @@ void
 sync_capture_init(void)
 {
 	/*
-	 * PGC_USERSET, unlike the other syncular.* settings: they name who wrote a row, not what a
-	 * client may do; any role that may write the synced table may write any partition's
-	 * _sync_partition directly anyway, so the setting grants nothing the table's privileges
-	 * do not.
+	 * syncular.partition is PGC_USERSET, unlike every other syncular.* setting: any role that may
+	 * write the synced table may write any _sync_partition directly, so it grants nothing the
+	 * table's privileges do not.  The actor and client id label the commit log (who wrote it):
+	 * PGC_SUSET like the rest, so a role cannot attribute its writes to another actor unless the
+	 * operator grants SET ON PARAMETER; by default the actor is the role itself.
 	 */
 	DefineCustomStringVariable("syncular.partition",
 							   "Partition of rows written to synced tables by SQL without a _sync_partition value.",
@@ -214,11 +215,11 @@ sync_capture_init(void)
 	DefineCustomStringVariable("syncular.actor_id",
 							   "actor_id of the sync commits of SQL writes to synced tables.",
 							   "Empty: the name of the session's role (SET ROLE respected).",
-							   &capture_actor, "", PGC_USERSET, 0, NULL, NULL, NULL);
+							   &capture_actor, "", PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("syncular.client_id",
 							   "client_id of the sync commits of SQL writes to synced tables.",
 							   NULL,
-							   &capture_client, "syncular:sql", PGC_USERSET, 0, NULL, NULL, NULL);
+							   &capture_client, "syncular:sql", PGC_SUSET, 0, NULL, NULL, NULL);
 	RegisterXactCallback(capture_xact_callback, NULL);
 	RegisterSubXactCallback(capture_subxact_callback, NULL);
 }

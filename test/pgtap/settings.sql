@@ -1,5 +1,7 @@
 -- pgTAP: who may change the syncular.* settings (README, "Security").
--- Every syncular.* setting is PGC_SUSET.  The tests iterate over every syncular.% row of
+-- Every syncular.* setting is PGC_SUSET but one: syncular.partition (PGC_USERSET), the partition
+-- of a row a role writes to a synced table by SQL without naming one; it grants nothing, as that
+-- role may write any _sync_partition directly (docs/writing-with-sql.md), and is checked apart.  The tests iterate over every syncular.% row of
 -- pg_settings, so a setting added later is covered without touching this file:
 --   * a role with EXECUTE on the serving surface only (the gateway of privileges.sql) cannot
 --     change any of them: SET, SET LOCAL, set_config() (session and local), a function it
@@ -28,10 +30,12 @@ SELECT string_agg(format('(%L, %L, %L)', name, boot_val,
 \c
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
-SELECT plan(42);
+SELECT plan(43);
 
 CREATE TEMP TABLE guc (name text PRIMARY KEY, boot_val text NOT NULL, val text NOT NULL);
 INSERT INTO guc VALUES :gucs;
+-- the one user-context setting (checked after the LOAD below), not part of the other checks
+DELETE FROM guc WHERE name = 'syncular.partition';
 SELECT cmp_ok((SELECT count(*) FROM guc), '>=', 3::bigint, 'the settings are listed');
 SELECT ok((SELECT array_agg(name) FROM guc) @> ARRAY['syncular.checkpoints',
             'syncular.max_cascade_operations_per_commit', 'syncular.max_operations_per_request'],
@@ -55,9 +59,12 @@ RESET ROLE;
 LOAD 'syncular';
 SELECT is(array_agg(name), NULL, 'after LOAD, no setting keeps the gateway''s placeholder value')
   FROM guc WHERE (SELECT s.setting FROM pg_settings s WHERE s.name = guc.name) <> boot_val;
-SELECT is(array_agg(name), NULL, 'every syncular.* setting is superuser-settable (PGC_SUSET)')
-  FROM pg_settings WHERE name LIKE 'syncular.%' AND context <> 'superuser';
-SELECT is((SELECT array_agg(name ORDER BY name) FROM pg_settings WHERE name LIKE 'syncular.%'),
+SELECT is(array_agg(name), NULL, 'every syncular.* setting but syncular.partition is superuser-settable (PGC_SUSET)')
+  FROM pg_settings WHERE name LIKE 'syncular.%' AND name <> 'syncular.partition' AND context <> 'superuser';
+SELECT is((SELECT context FROM pg_settings WHERE name = 'syncular.partition'), 'user',
+  'syncular.partition (the partition of SQL writes that name none) is user-settable');
+SELECT is((SELECT array_agg(name ORDER BY name) FROM pg_settings WHERE name LIKE 'syncular.%'
+            AND name <> 'syncular.partition'),
           (SELECT array_agg(name ORDER BY name) FROM guc), 'the first connection listed them all');
 
 -- the engine sees the defaults: the op cap is not raised and the declaration opens no gate
