@@ -20,7 +20,10 @@
  * What a statement appends, set-based from its transition tables (one statement per partition;
  * rows of the catalog tables to delete are found by a LATERAL key probe per row of the
  * statement, then deleted by ctid: a plan made without statistics never scans a partition's
- * whole row-scope index for a one-row statement):
+ * whole row-scope index for a one-row statement; new row-scope entries are probed on the
+ * byte-order paging index and inserted in its order, which measured faster than ON CONFLICT
+ * DO NOTHING in arbitrary order for a 100,000-row COPY; the partition lock excludes a
+ * concurrent writer of the same entries):
  * a delete change (old scopes) for every row that left (deleted, its key changed, or moved
  * out of its scopes: SPEC §3.3 clients of the old scopes lose it) with its tombstone when the
  * row is gone, then an upsert change (new scopes, full payload, row version) for every row
@@ -347,7 +350,10 @@ log_sql(const SyncTable *t, int ev)
 						   "  WHERE u.r = d.r AND k.key = z.var AND k.value = z.value)))), "
 						   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $2, k.key, k.value, u.r FROM u, pg_catalog.jsonb_each_text(u.s) k "
-						   " WHERE u.moved ON CONFLICT DO NOTHING), "
+						   " WHERE u.moved AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = k.key AND z.value = k.value "
+						   "  AND z.row_id = u.r COLLATE \"C\" OFFSET 0) "
+						   " ORDER BY k.key, k.value, u.r COLLATE \"C\"), "
 						   "br AS (DELETE FROM syncular.sync_blob_refs b WHERE b.ctid = ANY (ARRAY("
 						   " SELECT z.ctid FROM d, LATERAL (SELECT y.ctid FROM syncular.sync_blob_refs y "
 						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = d.r OFFSET 0) z "
