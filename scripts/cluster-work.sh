@@ -4,8 +4,9 @@
 # Sets work (a new folder /tmp/syncular-<name>.XXXXXX the server user can use), BIN (the bindir
 # of the staged installation $SYNCULAR_STAGE, made by scripts/stage.sh; when unset, this tree is
 # staged into $work/stage: servers never load what an earlier `make install` left in the system
-# directories) and as_pg CMD... (runs CMD as postgres when started as root: PostgreSQL refuses
-# to run as root).  The caller stops its servers and removes $work in its own EXIT trap;
+# directories; SYNCULAR_STAGE=/ is the system installation itself, which only the package test
+# scripts/test-packages.sh uses, with the packages installed) and as_pg CMD... (runs CMD as
+# postgres when started as root: PostgreSQL refuses to run as root).  The caller stops its servers and removes $work in its own EXIT trap;
 # start_cluster (below) makes and starts the one-cluster case.
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 work=$(mktemp -d "/tmp/syncular-$1.XXXXXX")
@@ -15,7 +16,7 @@ if [ -z "${SYNCULAR_STAGE:-}" ]; then
   bash "$(dirname "${BASH_SOURCE[0]}")/stage.sh" "$SYNCULAR_STAGE"
 fi
 export SYNCULAR_STAGE
-BIN=$SYNCULAR_STAGE$("$PG_CONFIG" --bindir)
+BIN=${SYNCULAR_STAGE%/}$("$PG_CONFIG" --bindir)
 if [ "$(id -u)" -eq 0 ]; then
   chown postgres "$work"
   as_pg() { su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; }
