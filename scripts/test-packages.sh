@@ -123,7 +123,7 @@ for f in syncular.control syncular_router.control syncular--0.4.0.sql syncular_r
 done
 [ -x /usr/bin/syncular-gateway ] || fail "/usr/bin/syncular-gateway is not installed"
 getent passwd syncular-gateway >/dev/null || fail "the system user syncular-gateway was not created"
-man -w syncular-gateway >/dev/null || fail "no manual page for syncular-gateway"
+[ -e /usr/share/man/man1/syncular-gateway.1.gz ] || fail "no manual page for syncular-gateway"
 unit=/lib/systemd/system/syncular-gateway.service
 if command -v systemd-analyze >/dev/null; then
   systemd-analyze verify "$unit" || fail "systemd-analyze verify $unit"
@@ -190,13 +190,22 @@ for p in "${pkgs[@]}"; do
   status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
   case "$status" in ""|*not-installed) ;; *) fail "$p is not purged: $status" ;; esac
   left=0
+  dirs=()
   while IFS= read -r f; do
     [ "$f" = /. ] && continue
-    # a directory stays when another package owns it too (/usr, /etc/default, ...)
-    if [ -L "$f" ] || { [ -e "$f" ] && ! [ -d "$f" ]; } || { [ -d "$f" ] && ! dpkg -S "$f" >/dev/null 2>&1; }; then
+    if [ -d "$f" ]; then
+      # stays when the system made it a symlink (usrmerge's /lib) or another package owns it
+      [ -L "$f" ] || dirs+=("$f")
+    elif [ -e "$f" ] || [ -L "$f" ]; then
       echo "left behind: $f"; left=1
     fi
   done < "$work/files.$p"
+  if [ ${#dirs[@]} -gt 0 ]; then
+    owned=$(dpkg -S "${dirs[@]}" 2>/dev/null | sed 's/^.*: //' || true)
+    for d in "${dirs[@]}"; do
+      grep -qxF "$d" <<<"$owned" || { echo "left behind: $d"; left=1; }
+    done
+  fi
   [ $left = 0 ] || fail "$p left files behind"
   echo "ok - $p: none of its $(wc -l < "$work/files.$p") paths is left"
 done
