@@ -23,12 +23,13 @@ if [ "$(id -u)" -eq 0 ]; then
 else
   as_pg() { "$@"; }
 fi
-# start_cluster <port> [-c name=value ...]: initdb $work/data and start it on a unix socket in
-# $work and 127.0.0.1:<port> (fsync off: throwaway), server log $work/server.log.
+# start_cluster <port> [-c name=value ...]: initdb $work/data (unless done) and start it on a unix
+# socket in $work and 127.0.0.1:<port> (fsync off: throwaway), server log $work/server.log; it
+# may be called again with another port when the first was taken in the meantime.
 start_cluster() {
   local port=$1
   shift
-  as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
+  [ -d "$work/data" ] || as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
   as_pg "$BIN/pg_ctl" -D "$work/data" -l "$work/server.log" -w -t 60 \
     -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c fsync=off $*" start >/dev/null
 }

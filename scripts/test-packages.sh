@@ -132,8 +132,12 @@ t_install=$(( $(date +%s) - t0 ))
 
 echo "==> a cluster from the installed files ($BIN), the extensions"
 t0=$(date +%s)
-port=$(bash scripts/free-port.sh)
-start_cluster "$port" || { cat "$work/server.log"; fail "the cluster did not start"; }
+# a free port can be taken by another test's server before ours binds it: three tries
+for try in 1 2 3; do
+  port=$(bash scripts/free-port.sh)
+  start_cluster "$port" && break
+  [ $try = 3 ] && { cat "$work/server.log"; fail "the cluster did not start"; }
+done
 pgpid=$(head -1 "$work/data/postmaster.pid")
 export PGHOST=$work PGPORT=$port PGUSER=postgres
 psql_q() { "$BIN/psql" -X -q -v ON_ERROR_STOP=1 "$@"; }
