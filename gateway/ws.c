@@ -171,6 +171,9 @@ send_event(Sock *s, const char *event, json_t *data)
 void
 ws_send_wake(Sock *s, int64_t cursor, const char *reason)
 {
+	/* §8.2: a socket told to pull is behind until an ack or a round reaches this cursor */
+	if (cursor > s->head_needed)
+		s->head_needed = cursor;
 	/* wake-ups are idempotent and coalescible (§8.3): one unsent wake-up is enough */
 	if (s->qtail && s->qtail->wake)
 		return;
@@ -284,6 +287,27 @@ send_hello(Sock *s, json_t *r)
 									 "timestamp", (json_int_t) ws_now_ms()));
 }
 
+/*
+ * §8.7, decided by what the database shows, never by which event the loop handled first: the
+ * round is over and realtime_connect read the client's cursor and the partition's head in one
+ * snapshot.  A commit visible by then that the round did not deliver (head > cursor) — every
+ * commit that landed while the round ran — gets exactly this catchup-required wake-up, after
+ * the response; the socket is behind until an ack or a pull reaches that head.  Wake-ups the
+ * loop received meanwhile for commits newer than that snapshot go through a normal fanout.
+ */
+static void
+after_round_registration(Sock *s, int64_t head)
+{
+	int64_t missed = s->round_missed;
+
+	s->reregistering = false;
+	s->round_missed = 0;
+	if (head > s->cursor)
+		ws_send_wake(s, head, "catchup-required");
+	if (missed > head)
+		fanout_on_commit(s->who.partition, missed);
+}
+
 static void
 connect_done(GwJob *job, PGresult *res, const char *err)
 {
@@ -334,10 +358,15 @@ connect_done(GwJob *job, PGresult *res, const char *err)
 		ws_close(s, 1001, "gateway shutting down");
 	else if (s->st == WS_CONNECTING)
 	{
+		/* §8.2 (the reference's choice): a socket behind at connect gets no gap-bridging delta,
+		 * only catchup-required wake-ups until an ack or a round reaches this head */
+		s->head_needed = json_integer_value(json_object_get(r, "latestCursor"));
 		send_hello(s, r);
 		s->st = WS_OPEN;
 		fanout_join(s, s->who.partition);
 	}
+	else if (s->reregistering)
+		after_round_registration(s, json_integer_value(json_object_get(r, "latestCursor")));
 	presence_on_registration(s, old_keys);
 	json_decref(old_keys);
 	json_decref(r);
@@ -547,6 +576,8 @@ round_done(GwJob *job, PGresult *res, const char *err)
 		send_round_error(s, "sync.internal_error", "internal", true, "retryLater",
 						 "the database connection failed during the round; retry", NULL);
 		round_finish(s);
+		s->reregistering = true;
+		start_connect(s);
 		ws_release(s);
 		return;
 	}
@@ -557,9 +588,10 @@ round_done(GwJob *job, PGresult *res, const char *err)
 		send_round_error_json(s, PQgetvalue(res, 0, 2), (size_t) PQgetlength(res, 0, 2));
 	round_finish(s);
 	/* §8.7: a completed round replaces the registration (a failed one leaves it as it was,
-	 * which re-reading gives too) */
-	if (status == 200)
-		start_connect(s);
+	 * which re-reading gives too); until it is read again the socket takes no fanout, and the
+	 * re-read decides whether a commit of the round's window is owed a wake-up */
+	s->reregistering = true;
+	start_connect(s);
 	ws_release(s);
 }
 
