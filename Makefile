@@ -94,6 +94,7 @@ $(GW_BIN): $(GW_OBJS)
 
 install: install-gateway
 install-gateway: gateway/syncular-gateway
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) gateway/syncular-gateway '$(DESTDIR)$(bindir)/syncular-gateway'
 
 # the end-to-end tests, against the sanitizer build, on the cluster of PGHOST/PGPORT
