@@ -592,6 +592,10 @@ gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 {
 	HttpSess *s = user;
 
+	/* lws allocates the session with the first complete request header: a connection closed
+	 * (or timed out) before that reaches CLOSED_HTTP with none, and has nothing to release */
+	if (!s)
+		return lws_callback_http_dummy(wsi, (enum lws_callback_reasons) reason, user, in, len);
 	switch (reason)
 	{
 		case LWS_CALLBACK_HTTP:
