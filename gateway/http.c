@@ -430,8 +430,10 @@ on_sync(struct lws *wsi, HttpSess *s)
 		}
 	}
 	s->in_body = true;
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) == 0)
-		start_round(s);         /* no body callbacks will come */
+	/* no Content-Length (and no Transfer-Encoding, refused before) is an empty body
+	 * (RFC 9112 §6.3): no body callbacks will come */
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0 || atoll(clen) == 0)
+		start_round(s);
 }
 
 static void
@@ -529,6 +531,65 @@ on_metrics(struct lws *wsi, HttpSess *s)
 	metrics_respond(s);
 }
 
+/* RFC 9110 §5.5: a field value (or the target) with CR, LF, NUL or another control character
+ * than HTAB is refused, not passed on to the SQL authenticator or logged */
+static bool
+fields_clean(struct lws *wsi)
+{
+	char v[8192];
+
+	for (int t = 0; t < (int) WSI_TOKEN_COUNT; t++)
+	{
+		int n = lws_hdr_total_length(wsi, (enum lws_token_indexes) t);
+
+		if (n <= 0 || n >= (int) sizeof(v) || lws_hdr_copy(wsi, v, sizeof(v), (enum lws_token_indexes) t) < 0)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (((unsigned char) v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * Request framing (RFC 9112 §6): a body is delimited by exactly one Content-Length made of
+ * digits.  Duplicate or conflicting lengths, a length that is not a number, and a length beside
+ * Transfer-Encoding are what request smuggling through a proxy is made of (RFC 9112 §6.3,
+ * §11.2): 400 and close.  Chunked request bodies are not read: 411 at once (send
+ * Content-Length), and close, since the chunks that follow are not a request.
+ */
+static bool
+framing_refused(struct lws *wsi, HttpSess *s)
+{
+	char v[32];
+	int n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
+	bool te = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
+	const char *why = NULL;
+
+	if (n > 0 && lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, 1) > 0)
+		why = "more than one Content-Length header";
+	else if (n > 0 && (n > 19 || lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_LENGTH) != n ||
+					   strspn(v, "0123456789") != (size_t) n))
+		why = "Content-Length is not a decimal number";
+	else if (n > 0 && te)
+		why = "Content-Length together with Transfer-Encoding";
+	if (!why && !fields_clean(wsi))
+		why = "control character in the request line or a header field";
+	if (why)
+	{
+		s->close_after = true;
+		respond_error(s, "sync.invalid_request", why, 400);
+		return true;
+	}
+	if (te)
+	{
+		s->close_after = true;
+		respond_error(s, "sync.invalid_request", "chunked request bodies are not accepted: send Content-Length", 411);
+		return true;
+	}
+	return false;
+}
+
 static void
 on_request(struct lws *wsi, HttpSess *s, const char *uri)
 {
@@ -538,6 +599,8 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 	inflight++;
 	snprintf(s->path, sizeof(s->path), "%s", uri);
 	s->route = gw_route(uri, gw_cfg.mount);
+	if (framing_refused(wsi, s))
+		return;
 	if (gw_draining)
 	{
 		s->close_after = true;
@@ -633,20 +696,18 @@ refuse_pipelined(struct lws *wsi, HttpSess *s)
 {
 	uint8_t buf[LWS_PRE + 1024];
 	uint8_t *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
-	int status;
-	char *j = gw_error_json("sync.rate_limited", "pipelined request with a body: send it again on a new "
-							"connection, after the previous response", 503, &status);
 
 	lws_sul_cancel(&s->body_sul);
-	if (j && !s->headers_sent &&
-		!lws_add_http_common_headers(wsi, (unsigned int) status, "application/json", strlen(j), &p, end) &&
+	/* an answer decided already (a refusal before the body: small JSON) goes out as it is */
+	if (!s->responding)
+		respond_error(s, "sync.rate_limited", "pipelined request with a body: send it again on a new "
+					  "connection, after the previous response", 503);
+	if (s->resp && !s->headers_sent && s->resp_len < 4096 &&
+		!lws_add_http_common_headers(wsi, (unsigned int) s->status, s->resp_type, s->resp_len, &p, end) &&
 		!lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *) "close", 5, &p, end) &&
-		!lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_RETRY_AFTER, (const unsigned char *) "0", 1, &p, end) &&
 		lws_finalize_write_http_header(wsi, start, &p, end) == 0)
-		(void) lws_write(wsi, (unsigned char *) j, strlen(j), LWS_WRITE_HTTP_FINAL);
-	gw_metrics_http(s->route, status);
-	free(j);
-	gw_log("closing a connection: pipelined request with a body on %s", s->path);
+		(void) lws_write(wsi, s->resp, s->resp_len, LWS_WRITE_HTTP_FINAL);
+	gw_log("closing a connection: request with a body pipelined on %s", s->path);
 	return -1;
 }
 

@@ -46,6 +46,26 @@ def raw(g, data, timeout=5, shut=True):
     return out
 
 
+def first_response(g, data, timeout=5):
+    """Send a request on a connection kept open and return its first complete response (or None)."""
+    s = socket.create_connection(("127.0.0.1", g.port), timeout=timeout)
+    buf = b""
+    try:
+        s.sendall(data)
+        while True:
+            rs = responses(buf)
+            if rs and len(buf.partition(b"\r\n\r\n")[2]) >= int(rs[0][1].get("content-length", "0")):
+                return rs[0]
+            x = s.recv(65536)
+            if not x:
+                return None
+            buf += x
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
 def responses(data):
     """(status, headers, body) of each HTTP/1.1 response in a byte stream (Content-Length framed)."""
     out = []
@@ -159,7 +179,75 @@ def f_pipelining(g):
     assert responses(out)[0][0] == 200, out[:300]
 
 
-FAMILIES = [f_early_close, f_connect_close_cycles, f_pipelining]
+def expect_answer(g, data, status, code, family):
+    """One request that must get a JSON catalogue error and a closed connection, quickly."""
+    t0 = time.time()
+    out = raw(g, data, timeout=10, shut=False)
+    assert time.time() - t0 < 5, "%s: no answer or connection left open: %r" % (family, out[:200])
+    rs = responses(out)
+    assert rs, (family, out[:300])
+    st, hd, b = rs[0]
+    expect_error(st, b, status, code)
+    assert hd.get("connection") == "close", (family, hd)
+
+
+def f_framing(g):
+    """RFC 9112 §6: one Content-Length of digits, no Transfer-Encoding (chunked: 411 at once)."""
+    head = (b"POST " + MOUNT.encode() + b"/sync HTTP/1.1\r\nHost: t\r\nx-api-key: u1@p1\r\n"
+            b"Content-Type: " + CT.encode() + b"\r\n")
+    blob = b"PUT " + MOUNT.encode() + b"/blobs/sha256:" + b"ab" * 32 + b" HTTP/1.1\r\nHost: t\r\nx-api-key: u1@p1\r\n"
+    bad = {
+        "duplicate": head + b"Content-Length: 4\r\nContent-Length: 4\r\n\r\nabcd",
+        "conflicting": head + b"Content-Length: 4\r\nContent-Length: 40\r\n\r\nabcd",
+        "negative": head + b"Content-Length: -4\r\n\r\nabcd",
+        "signed": head + b"Content-Length: +4\r\n\r\nabcd",
+        "huge": head + b"Content-Length: 99999999999999999999999\r\n\r\nabcd",
+        "cl+te": head + b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n",
+        "blob duplicate": blob + b"Content-Length: 4\r\nContent-Length: 5\r\n\r\nabcd",
+        "control byte": b"GET " + MOUNT.encode() + b"/healthz HTTP/1.1\r\nHost: t\x01x\r\n\r\n",
+        "DEL byte": b"GET " + MOUNT.encode() + b"/healthz HTTP/1.1\r\nHost: t\r\nUser-Agent: a\x7fb\r\n\r\n",
+    }
+    for name, data in bad.items():
+        expect_answer(g, data, 400, "sync.invalid_request", name)
+    for name, data in (("sync chunked", head + b"Transfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n"),
+                       ("blob chunked", blob + b"Transfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n"),
+                       ("chunked, no body yet", head + b"Transfer-Encoding: chunked\r\n\r\n")):
+        expect_answer(g, data, 411, "sync.invalid_request", name)
+    # no Content-Length and no Transfer-Encoding: an empty body (RFC 9112 §6.3), answered at once
+    r = first_response(g, head + b"\r\n")
+    assert r and r[0] == 400, r
+
+
+def f_bad_headers(g):
+    """Malformed and oversized request heads: answered or closed by the HTTP parser, never a crash
+    or a wedge (NUL bytes, over-long request lines and header blocks are closed without an answer
+    by libwebsockets' parser: docs/gateway.md)."""
+    m = MOUNT.encode()
+    cases = [
+        b"GET " + m + b"/heal\x00thz HTTP/1.1\r\nHost: t\r\n\r\n",
+        b"GET " + m + b"/healthz?" + b"a" * 9000 + b" HTTP/1.1\r\nHost: t\r\n\r\n",
+        b"GET " + m + b"/healthz HTTP/1.1\r\nHost: t\r\nX-Foo: " + b"a" * 9000 + b"\r\n\r\n",
+        b"GET " + m + b"/healthz HTTP/1.1\r\n" + b"X-B: 1\r\n" * 3000 + b"\r\n",
+        b"GET " + m + b"/healthz HTTP/1.1\r\nHost: t\r\nX-Foo: a\r\n b\r\n\r\n",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 64,
+        b"GET " + m + b"/healthz HTTP/9.9\r\n\r\n",
+        b"GET\r\n\r\n",
+        b"\r\n" * 5000,
+        b"GET " + m + b"/healthz HTTP/1.1\r\nHost: t\r\n" + b"A" * 20000,
+        b"POST " + m + b"/sync HTTP/1.1\r\nContent-Length: 10\r\n\r\n" + b"\xff" * 10,
+        bytes(range(256)) * 8,
+    ]
+    for data in cases:
+        t0 = time.time()
+        out = raw(g, data, timeout=5)
+        assert time.time() - t0 < 5.5, data[:60]
+        if out.startswith(b"HTTP/1.1 4") or out.startswith(b"HTTP/1.0 4"):
+            pass
+        else:
+            assert out == b"" or out.startswith(b"HTTP/1."), (data[:60], out[:200])
+
+
+FAMILIES = [f_early_close, f_connect_close_cycles, f_pipelining, f_framing, f_bad_headers]
 
 
 def run(tap):
