@@ -42,6 +42,8 @@ static const Opt opts[] = {
 	 "HS256 secret: authenticate with a bearer JWT (Authorization: Bearer <token>)"},
 	{"jwt-public-key", "SYNCULAR_GATEWAY_JWT_PUBLIC_KEY", T_STR, &gw_cfg.jwt_public_key, NULL,
 	 "PEM file with an RS256 or ES256 public key: authenticate with a bearer JWT"},
+	{"jwt-leeway", "SYNCULAR_GATEWAY_JWT_LEEWAY", T_INT, &gw_cfg.jwt_leeway_s, "0",
+	 "seconds of clock skew allowed when checking a JWT's exp and nbf (0-600)"},
 	{"actor-claim", "SYNCULAR_GATEWAY_ACTOR_CLAIM", T_STR, &gw_cfg.actor_claim, "sub",
 	 "JWT claim holding the actor id"},
 	{"partition-claim", "SYNCULAR_GATEWAY_PARTITION_CLAIM", T_STR, &gw_cfg.partition_claim, NULL,
@@ -190,6 +192,11 @@ check(void)
 	if (gw_cfg.presence_max < 2 || gw_cfg.presence_max > 7000)
 	{
 		fprintf(stderr, "syncular-gateway: --presence-max must be 2..7000 bytes (NOTIFY payload limit)\n");
+		return 2;
+	}
+	if (gw_cfg.jwt_leeway_s > 600)
+	{
+		fprintf(stderr, "syncular-gateway: --jwt-leeway must be 0..600 seconds\n");
 		return 2;
 	}
 	if (gw_cfg.jwt_secret && gw_cfg.jwt_public_key)

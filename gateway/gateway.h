@@ -43,6 +43,7 @@ typedef struct GwConfig
 	const char *partition_claim;
 	const char *partition;        /* fixed partition with JWT */
 	const char *auth_headers;     /* extra header names passed to the SQL authenticator */
+	int         jwt_leeway_s;     /* seconds of clock skew allowed on exp and nbf */
 	/* realtime */
 	size_t      ws_max_message;   /* bytes, one inbound message / outbound delta */
 	size_t      ws_max_buffer;    /* bytes queued to one socket before deltas turn to wake-ups */

@@ -209,6 +209,41 @@ def t_jwt_hs256():
         g.stop()
 
 
+def t_jwt_numeric_dates():
+    """RFC 7519 NumericDate: integers and fractions for exp/nbf/iat; any other type is a 401;
+    --jwt-leeway widens exp and nbf by that many seconds."""
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1")
+    try:
+        now = time.time()
+        pull = req_bytes("gwtest.pull('p1', 'c-jwt-dates')")
+        for claims in ({"exp": now + 600.5}, {"exp": int(now) + 60, "nbf": now - 5.25, "iat": now - 5.5},
+                       {"nbf": int(now) - 1}, {"iat": 1.0e9}):
+            claims["sub"] = "u2"
+            st, _, body = g.sync(pull, hs(claims))
+            assert st == 200, (claims, body)
+        for claims in ({"nbf": now + 600.5}, {"nbf": str(int(now) + 600)}, {"exp": now - 0.5},
+                       {"exp": str(int(now) + 600)}, {"exp": None}, {"exp": True}, {"exp": [now + 600]},
+                       {"nbf": {"t": 1}}, {"iat": "yesterday"}, {"exp": now + 600, "nbf": "later"}):
+            claims["sub"] = "u2"
+            st, _, body = g.sync(pull, hs(claims))
+            expect_error(st, body, 401, "sync.auth_required")
+    finally:
+        g.stop()
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1", "--jwt-leeway", "30")
+    try:
+        now = time.time()
+        pull = req_bytes("gwtest.pull('p1', 'c-jwt-dates')")
+        for claims, want in (({"exp": now - 10}, 200), ({"nbf": now + 10.5}, 200), ({"exp": now - 40}, 401),
+                             ({"nbf": now + 40}, 401)):
+            claims["sub"] = "u2"
+            st, _, body = g.sync(pull, hs(claims))
+            assert st == want, (claims, st, body)
+    finally:
+        g.stop()
+    r = subprocess.run([BIN, "--db", "x", "--jwt-leeway", "601"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--jwt-leeway" in r.stderr, r
+
+
 def t_jwt_rs256_es256_partition_claim():
     for kind, alg in (("rsa", "RS256"), ("ec", "ES256")):
         priv, pub = openssl_keypair(kind)
@@ -341,7 +376,7 @@ def t_queue_limit():
 
 TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_env_variables, t_healthz_readyz,
          t_sync_round_sql_auth, t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_routes_404,
-         t_jwt_hs256, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
+         t_jwt_hs256, t_jwt_numeric_dates, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
          t_sigterm_drains,
          t_queue_limit]
 
