@@ -34,8 +34,12 @@ static const Opt opts[] = {
 	 "path prefix of every route (SPEC 1.1 <mount>)"},
 	{"pool", "SYNCULAR_GATEWAY_POOL", T_INT, &gw_cfg.pool, "8",
 	 "database connections serving rounds (plus one for LISTEN, and one for syncular.wait_commits when the database uses the commit wake-up ring)"},
-	{"max-body", "SYNCULAR_GATEWAY_MAX_BODY", T_SIZE, &gw_cfg.max_body, "16777216",
-	 "bytes: largest /sync request body, before and after gunzip (413 above)"},
+	{"max-body", "SYNCULAR_GATEWAY_MAX_BODY", T_SIZE, &gw_cfg.max_body, NULL,
+	 "bytes: largest /sync request body, before and after gunzip (413 above); default: the database's "
+	 "syncular.max_request_bytes, read at start and after each reconnect"},
+	{"max-inflight-bytes", "SYNCULAR_GATEWAY_MAX_INFLIGHT_BYTES", T_SIZE, &gw_cfg.max_inflight_bytes, "268435456",
+	 "bytes: memory budget of the whole process for request bodies being received, buffered or queued "
+	 "(and /sync answers waiting to be written); a new body beyond it gets 503 sync.rate_limited before it is read"},
 	{"max-queue", "SYNCULAR_GATEWAY_MAX_QUEUE", T_INT, &gw_cfg.max_queue, "1024",
 	 "rounds waiting for a free connection before answering 429 sync.rate_limited"},
 	{"jwt-secret", "SYNCULAR_GATEWAY_JWT_SECRET", T_STR, &gw_cfg.jwt_secret, NULL,
@@ -182,7 +186,10 @@ check(void)
 		fprintf(stderr, "syncular-gateway: --pool must be 1..256\n");
 		return 2;
 	}
-	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.ws_max_unacked < 1 ||
+	gw_cfg.max_body_set = gw_cfg.max_body != 0;
+	if (!gw_cfg.max_body_set)
+		gw_cfg.max_body = 8 * 1024 * 1024;  /* the extension's default, until the database says */
+	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.max_inflight_bytes < 65536 || gw_cfg.ws_max_unacked < 1 ||
 		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s || gw_cfg.shard_refresh_s < 1 ||
 		gw_cfg.shard_refresh_s > 86400)
 	{

@@ -46,6 +46,7 @@ typedef struct HttpSess
 	char        path[512];
 	uint8_t    *body;
 	size_t      body_len, body_cap;
+	size_t      held;           /* bytes of the memory budget (budget.c) held by this request */
 	GwJob      *job;
 	GwBlob     *blob;           /* the blob routes (blobs.c) */
 	GwSeg      *seg;            /* the segment route (segments.c) */
@@ -86,6 +87,7 @@ sess_reset(HttpSess *s)
 	free(s->query_json);
 	free(s->body);
 	free(s->resp);
+	gw_budget_give(s->held);
 	gw_blob_free(s->blob);
 	gw_seg_free(s->seg);
 	if (s->active)
@@ -103,6 +105,8 @@ respond(HttpSess *s, int status, const char *type, uint8_t *body, size_t len, bo
 	s->resp = body;
 	s->resp_len = len;
 	s->resp_gzip = gz;
+	gw_budget_force(len);       /* counted while it waits to be written, never refused */
+	s->held += len;
 	gw_metrics_http(s->route, status);
 	lws_callback_on_writable(s->wsi);
 }
@@ -298,61 +302,80 @@ submit(HttpSess *s, GwJob *j)
 	}
 }
 
-static void
-start_round(HttpSess *s)
+/* Content-Encoding gzip (SPEC §1.3): the inflated body replaces the wire body, and holds the
+ * budget instead of it; false when an answer was given */
+static bool
+inflate_body(HttpSess *s)
 {
-	uint8_t *req = s->body;
-	size_t len = s->body_len;
-	GwJob *j;
+	uint8_t *out;
+	size_t len;
+	int rc = gw_gunzip(s->body, s->body_len, gw_cfg.max_body, &out, &len);
 
-	if (s->gzip_in)
+	if (rc == -1)
+		respond_error(s, "sync.invalid_request", "request body is not a valid gzip stream", 0);
+	else if (rc == -2)
+		respond_error(s, "sync.invalid_request", "request body exceeds the size limit once inflated", 413);
+	else if (rc != 0)
+		respond_error(s, "sync.internal_error", "out of memory", 0);
+	else if (!gw_budget_take(len))
 	{
-		int rc = gw_gunzip(s->body, s->body_len, gw_cfg.max_body, &req, &len);
-
-		if (rc == -1)
-		{
-			respond_error(s, "sync.invalid_request", "request body is not a valid gzip stream", 0);
-			return;
-		}
-		if (rc == -2)
-		{
-			respond_error(s, "sync.invalid_request", "request body exceeds the size limit once inflated", 413);
-			return;
-		}
-		if (rc != 0)
-		{
-			respond_error(s, "sync.internal_error", "out of memory", 0);
-			return;
-		}
-	}
-	if (gw_auth_is_jwt())
-	{
-		j = gw_job_new("SELECT status, content_type, body FROM syncular.handle_http($1, $2, $3, $4)",
-					   round_done, s);
-		if (j)
-		{
-			gw_job_param(j, req, (int) len, 1, true);
-			gw_job_param(j, s->id.partition, (int) strlen(s->id.partition), 0, true);
-			gw_job_param(j, s->id.actor, (int) strlen(s->id.actor), 0, true);
-			gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
-		}
+		free(out);
+		respond_error(s, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
 	}
 	else
 	{
+		free(s->body);
+		gw_budget_give(s->held);
+		s->body = out;
+		s->body_len = s->body_cap = len;
+		s->held = len;
+		return true;
+	}
+	return false;
+}
+
+/* the job takes the request body and the budget it holds: a queued round keeps counting after
+ * its client went away, until the pool frees it */
+static void
+start_round(HttpSess *s)
+{
+	GwJob *j;
+
+	if (s->gzip_in && !inflate_body(s))
+		return;
+	if (!s->body && !(s->body = malloc(1)))   /* an empty body is an empty bytea, not NULL */
+	{
+		respond_error(s, "sync.internal_error", "out of memory", 0);
+		return;
+	}
+	if (gw_auth_is_jwt())
+		j = gw_job_new("SELECT status, content_type, body FROM syncular.handle_http($1, $2, $3, $4)",
+					   round_done, s);
+	else
 		j = gw_job_new("SELECT status, content_type, body FROM "
 					   "syncular.handle_http_authenticated($1, 'POST', $2, $3::jsonb, $4::jsonb, $5)",
 					   round_done, s);
-		if (j)
-		{
-			gw_job_param(j, req, (int) len, 1, true);
-			gw_job_param(j, s->path, (int) strlen(s->path), 0, true);
-			gw_job_param(j, s->headers_json, (int) strlen(s->headers_json), 0, true);
-			gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
-			gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
-		}
+	if (!j)
+	{
+		submit(s, NULL);
+		return;
 	}
-	if (req != s->body)
-		free(req);
+	gw_job_param_take(j, s->body, (int) s->body_len, 1, s->held);
+	s->body = NULL;
+	s->body_len = s->body_cap = 0;
+	s->held = 0;
+	if (gw_auth_is_jwt())
+	{
+		gw_job_param(j, s->id.partition, (int) strlen(s->id.partition), 0, true);
+		gw_job_param(j, s->id.actor, (int) strlen(s->id.actor), 0, true);
+	}
+	else
+	{
+		gw_job_param(j, s->path, (int) strlen(s->path), 0, true);
+		gw_job_param(j, s->headers_json, (int) strlen(s->headers_json), 0, true);
+		gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
+	}
+	gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
 	submit(s, j);
 }
 
@@ -410,6 +433,17 @@ on_sync(struct lws *wsi, HttpSess *s)
 		respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
 		return;
 	}
+	/* the declared length (framing checked it is one number) is held before a byte is read */
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) > 0)
+	{
+		if (!gw_budget_take((size_t) atoll(clen)))
+		{
+			s->close_after = true;
+			respond_error(s, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
+			return;
+		}
+		s->held = (size_t) atoll(clen);
+	}
 	if (gw_auth_is_jwt())
 	{
 		if (gw_auth_jwt(wsi, &s->id, &why) != 0)
@@ -452,7 +486,7 @@ on_body(HttpSess *s, const uint8_t *in, size_t len)
 	}
 	if (s->body_len + len > s->body_cap)
 	{
-		size_t cap = s->body_cap ? s->body_cap * 2 : 16384;
+		size_t cap = s->body_cap ? s->body_cap * 2 : s->held > 0 ? s->held : 16384;
 		uint8_t *nb;
 
 		while (cap < s->body_len + len)
