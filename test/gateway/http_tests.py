@@ -179,6 +179,8 @@ def t_memory_budget():
         st, hd, body = g.sync(b"\0" * 700000, KEY)
         doc = expect_error(st, body, 503, "sync.rate_limited")
         assert doc["retryable"] is True, doc
+        st, _, text = g.request("GET", "/sync-api/metrics")
+        assert b"syncular_gateway_inflight_bytes 900" in text and b"_limit 1500000" in text, text[-600:]
         # a blob upload holds its buffering bound (1.25 MiB) and is refused the same way
         b = held_upload(g, b"/sync-api/blobs/sha256:" + b"ab" * 32, 5000000, 10)
         b.settimeout(5)
