@@ -38,7 +38,7 @@ typedef struct HttpSess
 	bool        metrics_wait;   /* waiting for the statistics scrape */
 	int         completions;    /* BODY_COMPLETION callbacks of this request (see on_body_completion) */
 	int         body_turns;     /* loop turns the completion work has waited */
-	lws_sorted_usec_list_t body_sul;    /* the body's completion work, one loop turn later */
+	lws_sorted_usec_list_t body_sul;    /* the body's completion work, two loop turns later */
 	GwIdentity  id;
 	char       *ctype;
 	char       *headers_json;   /* SQL authenticator mode */

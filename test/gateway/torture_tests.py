@@ -10,7 +10,7 @@ from gwlib import CT, Gateway, expect_error, frames, psql, req_bytes
 
 KEY = {"x-api-key": "u1@p1"}
 # VmRSS bound, chosen for the ASan build with a 16 MiB quarantine (shadow memory and the
-# sanitizer's allocator inflate RSS; the plain build peaks near 110 MiB in these families, most of
+# sanitizer's allocator inflate RSS; the plain build stays under 110 MiB in these families, most of
 # it glibc keeping the heap of 10,000 connect/close cycles): the 64 MiB body budget, libpq's copies
 # of 4 rounds of 8 MiB, and the sanitizer's overhead
 RSS_BOUND = int(os.environ.get("GW_TORTURE_RSS_MB", "400")) * 1024 * 1024
