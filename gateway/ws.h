@@ -48,6 +48,7 @@ typedef struct Sock
 	bool        round_busy;     /* request received, response not fully queued */
 	uint8_t    *round;
 	size_t      round_len, round_cap;
+	size_t      held;           /* bytes of the memory budget (budget.c): rx and round buffers */
 	GwRoundScan scan;
 	uint16_t    round_wire;
 	/* outbound queue */

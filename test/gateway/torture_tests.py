@@ -471,6 +471,32 @@ def t_ws_unmasked_frames_closed_1002(g):
     return code
 
 
+def t_ws_memory_budget():
+    """A WebSocket message assembled past --max-inflight-bytes closes its socket 1013 (try again
+    later); other sockets and requests go on."""
+    g = Gateway("--max-inflight-bytes", "65536")
+    try:
+        st, _, _ = g.sync(req_bytes("gwtest.pull('p1', 'c-ws-budget')"), KEY)
+        assert st == 200
+        s, rest = ws_open(g, "c-ws-budget")
+        try:
+            s.sendall(ws_frame(2, b"\x01" + b"\0" * 200000))
+        except OSError:
+            pass
+        code = ws_close_code(s, rest)
+        s.close()
+        assert code == 1013, code
+        s, rest = ws_open(g, "c-ws-budget")
+        s.sendall(ws_frame(1, b'{"type":"ack","cursor":0}'))
+        s.sendall(ws_frame(8, struct.pack(">H", 1000)))
+        assert ws_close_code(s, rest) == 1000
+        s.close()
+        st, _, _ = g.request("GET", MOUNT + "/healthz")
+        assert st == 200
+    finally:
+        assert g.stop() == 0
+
+
 FAMILIES = [f_early_close, f_connect_close_cycles, f_pipelining, f_framing, f_bad_headers, f_slowloris,
             f_gzip_bombs, f_concurrent_bodies, f_stalled_uploads, f_ws_frames]
 
@@ -478,7 +504,7 @@ FAMILIES = [f_early_close, f_connect_close_cycles, f_pipelining, f_framing, f_ba
 def run(tap):
     only = os.environ.get("GW_ONLY")
     fams = [f for f in FAMILIES if not only or only in f.__name__ or only in "torture"]
-    if not fams and not (only and "unmasked" in only):
+    if not fams and not (only and ("unmasked" in only or "ws_memory" in only)):
         return
     if os.environ.get("GW_TORTURE", "1") == "0":
         for f in fams:
@@ -546,5 +572,7 @@ def run(tap):
         unmasked()
         if not only or "torture" in only:
             tap.run(t_torture_slow_client_timed_out)
+        if not only or "torture" in only or "ws_memory" in only:
+            tap.run(t_ws_memory_budget)
     finally:
         tap.run(t_torture_drains_on_sigterm)
