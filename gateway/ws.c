@@ -529,6 +529,14 @@ round_finish(Sock *s)
 	s->round_busy = false;
 	s->round_len = 0;
 	memset(&s->scan, 0, sizeof(s->scan));
+	if (s->round_cap > 65536)
+	{
+		gw_budget_give(s->round_cap);   /* a large request buffer does not stay with the socket */
+		s->held -= s->round_cap;
+		free(s->round);
+		s->round = NULL;
+		s->round_cap = 0;
+	}
 }
 
 static void
