@@ -4,7 +4,9 @@
 set -euo pipefail
 demodir=${DEMO_DIR:-$(cd "$(dirname "$0")" && pwd)}
 root=$(cd "$demodir/.." && pwd)
-bin=$root/gateway/syncular-gateway
+# the gateway of the staged installation (scripts/pgenv.sh), else this tree's build
+bin=${SYNCULAR_BIN:+$SYNCULAR_BIN/syncular-gateway}
+[ -x "$bin" ] || bin=$root/gateway/syncular-gateway
 [ -x "$bin" ] || bin=$(command -v syncular-gateway || echo "$(pg_config --bindir)/syncular-gateway")
 ir_file=$1
 echo "════ part 5: syncular-gateway (HTTP + realtime WebSocket) ════"

@@ -1,14 +1,21 @@
 # Sourced (from the repository root) by the scripts that start throwaway clusters of their own
 # (test/scale, test/stats, test/wakeup, bench/router.sh, bench/stats*.sh):
 #   . scripts/cluster-work.sh <name>
-# Sets BIN (the bindir of $PG_CONFIG), work (a new folder /tmp/syncular-<name>.XXXXXX the server
-# user can use) and as_pg CMD... (runs CMD as postgres when started as root: PostgreSQL refuses
+# Sets work (a new folder /tmp/syncular-<name>.XXXXXX the server user can use), BIN (the bindir
+# of the staged installation $SYNCULAR_STAGE, made by scripts/stage.sh; when unset, this tree is
+# staged into $work/stage: servers never load what an earlier `make install` left in the system
+# directories) and as_pg CMD... (runs CMD as postgres when started as root: PostgreSQL refuses
 # to run as root).  The caller stops its servers and removes $work in its own EXIT trap;
 # start_cluster (below) makes and starts the one-cluster case.
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BIN=$("$PG_CONFIG" --bindir)
 work=$(mktemp -d "/tmp/syncular-$1.XXXXXX")
 chmod 755 "$work"
+if [ -z "${SYNCULAR_STAGE:-}" ]; then
+  SYNCULAR_STAGE=$work/stage
+  bash "$(dirname "${BASH_SOURCE[0]}")/stage.sh" "$SYNCULAR_STAGE"
+fi
+export SYNCULAR_STAGE
+BIN=$SYNCULAR_STAGE$("$PG_CONFIG" --bindir)
 if [ "$(id -u)" -eq 0 ]; then
   chown postgres "$work"
   as_pg() { su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; }

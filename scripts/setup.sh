@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what is missing (Debian packages), then builds and installs the extension.
-# Used by the README's two commands and by CI.  Needs root or sudo for apt-get and `make install`.
+# Installs what is missing (Debian packages), then builds the extension, the router and the
+# gateway.  Used by the README's two commands and by CI, which then stage an installation of
+# this tree for their own servers (scripts/stage.sh): nothing is written to the system
+# directories of PostgreSQL.  Needs root or sudo for apt-get.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,4 +30,3 @@ export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 echo "==> building with $($PG_CONFIG --version)"
 make -s PG_CONFIG="$PG_CONFIG"
 make -s gateway PG_CONFIG="$PG_CONFIG"
-$SUDO make -s install PG_CONFIG="$PG_CONFIG" >/dev/null

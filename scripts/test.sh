@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the standalone codec conformance suite, pg_regress and isolation specs
 # (`make installcheck`), pgTAP (`pg_prove`) and every SQL block of the docs (check-docs.sh),
-# against a throwaway cluster made by pg_virtualenv, then the multi-node test (test/scale/run.sh:
+# against a throwaway cluster (scripts/pgenv.sh), then the multi-node test (test/scale/run.sh:
 # clusters of its own, about a minute) and the counter test (test/stats/run.sh: a preloaded
 # cluster of its own, seconds) and the wake-up ring test (test/wakeup/run.sh: the same, plus the
 # realtime gateway tests in ring mode); ends with a summary that counts the skips.
@@ -12,6 +12,16 @@ root=$(pwd)
 bash scripts/setup.sh
 
 . scripts/shared-env.sh
+
+# Every server of this run (each suite's clusters, the gateway's database) loads the extension,
+# the router and the gateway from one installation staged from this tree (scripts/stage.sh),
+# never from what an earlier `make install` left in the system directories.
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export SYNCULAR_STAGE
+SYNCULAR_STAGE=$(mktemp -d /tmp/syncular-stage.XXXXXX)
+trap 'rm -rf "$SYNCULAR_STAGE" ${syncular_stage:+"$syncular_stage"}' EXIT
+echo "==> staging the installation of this tree in $SYNCULAR_STAGE"
+PG_CONFIG=$PG_CONFIG bash scripts/stage.sh "$SYNCULAR_STAGE"
 
 # every part that is skipped says so on a line of its own, collected here for the summary
 skip_log=$(mktemp /tmp/syncular-skips.XXXXXX)
@@ -41,8 +51,7 @@ rm -rf "$fuzz_probe"
 echo "==> pg_regress, isolation, pgTAP, the Yjs merge test, the gateway and the doc blocks on a throwaway cluster"
 docs_log=$(mktemp /tmp/syncular-docs.XXXXXX)
 chmod a+rw "$docs_log"
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-pg_virtualenv -t -c "-p $(bash scripts/free-port.sh)" -v 15 bash -c "
+bash scripts/pgenv.sh -- bash -c "
   set -e
   status=0
   make -s installcheck PG_CONFIG=$PG_CONFIG || status=1

@@ -170,8 +170,10 @@ def as_postgres(cmd):
 def t_metrics_preloaded_cluster():
     """A cluster of its own with shared_preload_libraries = 'syncular' (as test/stats/run.sh):
     the database part carries the documented families, moved by the rounds through the gateway."""
-    bindir = subprocess.run([os.environ.get("PG_CONFIG", "pg_config"), "--bindir"], capture_output=True,
-                            text=True, check=True).stdout.strip()
+    # the staged installation of this run (scripts/pgenv.sh), never the system directories
+    bindir = os.environ.get("SYNCULAR_BIN")
+    if not bindir:
+        raise RuntimeError("SYNCULAR_BIN is not set: run under scripts/pgenv.sh")
     work = tempfile.mkdtemp(prefix="gwstats-")
     os.chmod(work, 0o755)
     if os.getuid() == 0:

@@ -22,7 +22,8 @@
 #   6. a bump with a backfill checkpoint through the router installs it on its partition's shard
 #      only, whose partitions wait for the activation (routed claim/advance/activate);
 #   7. ensure_schema refused by one shard is applied nowhere.
-# Needs syncular, syncular_router and plproxy installed in the PostgreSQL of $PG_CONFIG.  Runs the
+# Serves syncular and syncular_router from the installation staged from this tree
+# (scripts/cluster-work.sh) and plproxy from the PostgreSQL of $PG_CONFIG.  Runs the
 # clusters as user postgres when started as root.  Everything is removed at exit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

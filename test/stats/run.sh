@@ -5,7 +5,7 @@
 # shared_preload_libraries = 'syncular' (unix socket in a private directory, TCP on 127.0.0.1
 # only, a free port), runs the pg_regress tests of test/stats against it, checks that concurrent
 # rounds are each counted once (pgbench), and stops the server by its data directory in a trap.
-# Needs syncular installed in the PostgreSQL of $PG_CONFIG.  As root, the cluster runs as user
+# Serves the installation staged from this tree (scripts/cluster-work.sh).  As root, the cluster runs as user
 # postgres.  Bounded: the caller (scripts/test.sh) runs it under timeout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

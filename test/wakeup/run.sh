@@ -6,8 +6,8 @@
 # directory, TCP on 127.0.0.1 only, a free port), runs the pg_regress tests of test/wakeup, then
 # the blocking checks (a waiter wakes on a commit, the timeout, pg_cancel_backend), NOTIFY per
 # mode, and - when the gateway is built - the realtime gateway tests in ring mode.  The server is
-# stopped by its data directory in a trap.  Needs syncular installed in the PostgreSQL of
-# $PG_CONFIG.  Bounded: the caller (scripts/test.sh) runs it under timeout.
+# stopped by its data directory in a trap.  Serves the installation staged from this
+# tree (scripts/cluster-work.sh).  Bounded: the caller (scripts/test.sh) runs it under timeout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/cluster-work.sh wakeup
@@ -126,10 +126,10 @@ old_push() {  # old_push <clientCommitId> -> NOTIFYs received by a listener in t
 got="$(sql -d $old -c "SHOW syncular.commit_wakeup") $(old_push a)"
 sql -d $old -c "ALTER EXTENSION syncular UPDATE"
 got="$got | $(sql -d $old -c "SELECT extversion FROM pg_extension WHERE extname = 'syncular'") $(sql -d $old -c "SELECT syncular.commit_wakeup_mode()") $(old_push b)"
-if [ "$got" = "auto 1 | 0.3.0 ring 0" ]; then
+if [ "$got" = "auto 1 | 0.4.0 ring 0" ]; then
   ok "auto under syncular 0.2.0 keeps NOTIFY; after ALTER EXTENSION UPDATE the ring ($got)"
 else
-  notok "auto across the update: got [$got], expected [auto 1 | 0.3.0 ring 0]"
+  notok "auto across the update: got [$got], expected [auto 1 | 0.4.0 ring 0]"
 fi
 sql -d postgres -c "DROP DATABASE $old"
 
