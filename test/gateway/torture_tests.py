@@ -489,7 +489,8 @@ def t_ws_memory_budget():
         s, rest = ws_open(g, "c-ws-budget")
         s.sendall(ws_frame(1, b'{"type":"ack","cursor":0}'))
         s.sendall(ws_frame(8, struct.pack(">H", 1000)))
-        assert ws_close_code(s, rest) == 1000
+        code = ws_close_code(s, rest, timeout=15)
+        assert code == 1000, code
         s.close()
         st, _, _ = g.request("GET", MOUNT + "/healthz")
         assert st == 200
