@@ -84,6 +84,7 @@ sock_free(Sock *s)
 	free(s->path);
 	free(s->rx);
 	free(s->round);
+	gw_budget_give(s->held);
 	free(s);
 }
 
@@ -557,6 +558,14 @@ round_finish(Sock *s)
 	s->round_busy = false;
 	s->round_len = 0;
 	memset(&s->scan, 0, sizeof(s->scan));
+	if (s->round_cap > 65536)
+	{
+		gw_budget_give(s->round_cap);   /* a large request buffer does not stay with the socket */
+		s->held -= s->round_cap;
+		free(s->round);
+		s->round = NULL;
+		s->round_cap = 0;
+	}
 }
 
 static void
@@ -629,6 +638,16 @@ start_round(Sock *s)
 		round_finish(s);
 		return;
 	}
+	/* the queued round's copy of the request counts until the pool frees the job */
+	if (!gw_budget_take(s->round_len))
+	{
+		gw_job_free(j);
+		send_round_error(s, "sync.rate_limited", "rate-limited", true, "retryLater",
+						 "the gateway's memory budget is in use", NULL);
+		round_finish(s);
+		return;
+	}
+	j->budget = s->round_len;
 	gw_job_param(j, s->round, (int) s->round_len, 1, true);
 	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
 	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);
@@ -640,6 +659,36 @@ start_round(Sock *s)
 						 "too many rounds waiting for the database", NULL);
 		round_finish(s);
 	}
+}
+
+/*
+ * An inbound message or a round's request stream is assembled in a buffer of the socket that
+ * grows within the process's memory budget (budget.c), like HTTP bodies; when it does not fit,
+ * the socket is closed 1013 (try again later, RFC 6455 §7.4.1).  false: closed.
+ */
+static bool
+ws_grow(Sock *s, uint8_t **buf, size_t *cap, size_t need)
+{
+	size_t ncap = *cap ? *cap : 4096;
+	uint8_t *nb;
+
+	while (ncap < need)
+		ncap *= 2;
+	if (!gw_budget_take(ncap - *cap))
+	{
+		ws_close(s, 1013, "the gateway's memory budget is in use; retry later");
+		return false;
+	}
+	if (!(nb = realloc(*buf, ncap)))
+	{
+		gw_budget_give(ncap - *cap);
+		ws_close(s, 1011, "out of memory");
+		return false;
+	}
+	s->held += ncap - *cap;
+	*buf = nb;
+	*cap = ncap;
+	return true;
 }
 
 static void
@@ -657,21 +706,8 @@ on_round_chunk(Sock *s, const uint8_t *p, size_t len)
 		ws_close(s, 1009, "sync round request too large");
 		return;
 	}
-	if (s->round_len + len > s->round_cap)
-	{
-		size_t cap = s->round_cap ? s->round_cap : 4096;
-		uint8_t *nb;
-
-		while (cap < s->round_len + len)
-			cap *= 2;
-		if (!(nb = realloc(s->round, cap)))
-		{
-			ws_close(s, 1011, "out of memory");
-			return;
-		}
-		s->round = nb;
-		s->round_cap = cap;
-	}
+	if (s->round_len + len > s->round_cap && !ws_grow(s, &s->round, &s->round_cap, s->round_len + len))
+		return;
 	memcpy(s->round + s->round_len, p, len);
 	s->round_len += len;
 	r = gw_round_scan(&s->scan, s->round, s->round_len, gw_cfg.ws_max_message);
@@ -732,21 +768,8 @@ on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
 		ws_close(s, 1009, "message too large");
 		return;
 	}
-	if (s->rx_len + len > s->rx_cap)
-	{
-		size_t cap = s->rx_cap ? s->rx_cap : 4096;
-		uint8_t *nb;
-
-		while (cap < s->rx_len + len)
-			cap *= 2;
-		if (!(nb = realloc(s->rx, cap)))
-		{
-			ws_close(s, 1011, "out of memory");
-			return;
-		}
-		s->rx = nb;
-		s->rx_cap = cap;
-	}
+	if (s->rx_len + len > s->rx_cap && !ws_grow(s, &s->rx, &s->rx_cap, s->rx_len + len))
+		return;
 	if (len)
 		memcpy(s->rx + s->rx_len, in, len);
 	s->rx_len += len;
@@ -756,6 +779,8 @@ on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
 		s->rx_len = 0;
 		if (s->rx_cap > 65536)
 		{
+			gw_budget_give(s->rx_cap);
+			s->held -= s->rx_cap;
 			free(s->rx);            /* do not keep a large buffer per idle socket */
 			s->rx = NULL;
 			s->rx_cap = 0;

@@ -51,6 +51,7 @@ typedef struct Sock
 	int64_t     round_missed;   /* highest seq fanned out while busy or reregistering (§8.7) */
 	uint8_t    *round;
 	size_t      round_len, round_cap;
+	size_t      held;           /* bytes of the memory budget (budget.c): rx and round buffers */
 	GwRoundScan scan;
 	uint16_t    round_wire;
 	/* outbound queue */
