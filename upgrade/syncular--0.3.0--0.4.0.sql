@@ -379,6 +379,13 @@ Success: 200, application/vnd.syncular.operations.v1+json, the encoded {revision
 A content type other than application/vnd.syncular.operations.v1+json: 415 with a sync.invalid_request JSON body. Every operation failure: 200 with the encoded {revision, kind: "error", code, message, retryable} (§7): operation.invalid_request (undecodable or malformed value, unknown member, bad revision or kind, missing / extra / mistyped params, a request over syncular.max_request_bytes, an invalid command mutation plan, an empty mutation list), operation.unknown (no query / command under the id), operation.forbidden (scoped: a covered value the resolver does not allow, resolver failure; privileged or command: the authorize function returned false or NULL), operation.result_too_large (more than maxRows rows), operation.query_failed (the SQL failed, or a result value is missing, null where non-nullable, or does not fit its declared type), operation.execution_failed (an authorize or command function raised, or another server failure; the cause goes to the server log only), sync.invalid_client_id (clientId with the reserved ["remote-command", prefix or bound to another actor in the partition), sync.schema_not_ready and other sync.* codes of the push pipeline. Query cancellation is re-raised.
 SECURITY DEFINER with search_path = pg_catalog, pg_temp: a role needs only EXECUTE (the gateway role, docs/gateway.md); authorize, command and registered SQL run as the extension owner.$$;
 
+CREATE FUNCTION syncular.operation_get_row(tbl text, row_id text) RETURNS jsonb
+LANGUAGE C VOLATILE SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_operation_get_row';
+COMMENT ON FUNCTION syncular.operation_get_row(text, text) IS
+$$The authoritative getRow of a running remote command (REMOTE.md §3): the current row tbl / row_id of the command's partition as JSON (syncular.decode_row's mapping), read after the partition lock, or NULL when the row is absent or the actor's resolved write scopes do not cover it (command reads return only authorized rows). NULL arguments give NULL.
+Errors: operation.invalid_request (SQLSTATE 22023) when called outside a command function run by syncular.operations_http, or for a table that is not synced. Owner-only (command functions run as the extension owner).$$;
+
 CREATE OR REPLACE FUNCTION syncular.unregister_schema(app_schema text, drop_tables boolean DEFAULT false)
 RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -457,4 +464,5 @@ REVOKE EXECUTE ON FUNCTION syncular._operation_bind(text, regtype[], text[], tex
 REVOKE EXECUTE ON FUNCTION syncular.register_query(text, text, jsonb, text[], jsonb, text, jsonb, regprocedure, integer),
                            syncular.register_queries(jsonb, integer, jsonb),
                            syncular.register_command(text, regprocedure, regprocedure),
-                           syncular.operations_http(bytea, text, text, text) FROM PUBLIC;
+                           syncular.operations_http(bytea, text, text, text),
+                           syncular.operation_get_row(text, text) FROM PUBLIC;

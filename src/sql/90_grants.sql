@@ -83,4 +83,5 @@ REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits FROM PUBLI
 REVOKE EXECUTE ON FUNCTION syncular.register_query(text, text, jsonb, text[], jsonb, text, jsonb, regprocedure, integer),
                            syncular.register_queries(jsonb, integer, jsonb),
                            syncular.register_command(text, regprocedure, regprocedure),
-                           syncular.operations_http(bytea, text, text, text) FROM PUBLIC;
+                           syncular.operations_http(bytea, text, text, text),
+                           syncular.operation_get_row(text, text) FROM PUBLIC;
