@@ -66,11 +66,21 @@ load_query(const char *operation_id)
 	Jsonb	   *params;
 	Jsonb	   *cols;
 
+	static SPIPlanPtr plan = NULL;
+
+	if (plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare("SELECT bound_sql, params, columns, mode = 'privileged', "
+									"authorize::oid, max_rows, coverage "
+									"FROM syncular.sync_operation_queries WHERE operation_id = $1",
+									1, argtypes);
+
+		if (p == NULL || SPI_keepplan(p) != 0)
+			elog(ERROR, "syncular: preparing the query registration read failed");
+		plan = p;
+	}
 	args[0] = CStringGetTextDatum(operation_id);
-	if (SPI_execute_with_args("SELECT bound_sql, params, columns, mode = 'privileged', "
-							  "authorize::oid, max_rows, coverage "
-							  "FROM syncular.sync_operation_queries WHERE operation_id = $1",
-							  1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "syncular: reading the query registration failed");
 	if (SPI_processed != 1)
 		sync_raise("operation.unknown", "no query is registered under this operation id",
@@ -196,6 +206,48 @@ authorize_privileged(const QueryReg *q, const char *partition, const char *actor
 		sync_raise("operation.forbidden", "the authorize function denied the query", NULL);
 }
 
+/*
+ * Kept plans of bound queries, per backend: the bound SQL text is the key (a new registration is
+ * a new text; DDL on the app tables is the plan cache's own invalidation).  A small ring: an
+ * evicted plan is freed and prepared again on its next use.
+ */
+#define PLAN_CACHE_SIZE 64
+
+typedef struct PlanSlot
+{
+	char	   *sql;			/* TopMemoryContext */
+	SPIPlanPtr	plan;
+} PlanSlot;
+
+static PlanSlot plan_cache[PLAN_CACHE_SIZE];
+static int	plan_next;
+
+static SPIPlanPtr
+bound_plan(const QueryReg *q, Oid *types)
+{
+	PlanSlot   *slot;
+	SPIPlanPtr	plan;
+
+	for (int i = 0; i < PLAN_CACHE_SIZE; i++)
+		if (plan_cache[i].sql != NULL && strcmp(plan_cache[i].sql, q->bound_sql) == 0)
+			return plan_cache[i].plan;
+	plan = SPI_prepare(q->bound_sql, q->nparams + 1, types);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+	slot = &plan_cache[plan_next];
+	plan_next = (plan_next + 1) % PLAN_CACHE_SIZE;
+	if (slot->sql != NULL)
+	{
+		SPI_freeplan(slot->plan);
+		pfree(slot->sql);
+	}
+	slot->sql = MemoryContextStrdup(TopMemoryContext, q->bound_sql);
+	slot->plan = plan;
+	return plan;
+}
+
 /* The SQL in a subtransaction: any failure of it is operation.query_failed (logged). */
 static SPITupleTable *
 execute_bound(const QueryReg *q, Datum *values, char *nulls, Oid *types, uint64 *nrows)
@@ -209,10 +261,8 @@ execute_bound(const QueryReg *q, Datum *values, char *nulls, Oid *types, uint64 
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		SPIPlanPtr	plan = SPI_prepare(q->bound_sql, q->nparams + 1, types);
+		SPIPlanPtr	plan = bound_plan(q, types);
 
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 		if (SPI_execute_plan(plan, values, nulls, true, (long) q->max_rows + 1) != SPI_OK_SELECT)
 			elog(ERROR, "the registered query did not run as a SELECT");
 		tt = SPI_tuptable;
