@@ -104,6 +104,20 @@ SELECT convert_from(body, 'UTF8') AS bytes_param FROM syncular.operations_http(c
 SELECT pg_temp.op('p1', 'u1', '{"revision": 1, "kind": "query", "clientId": "c1", "operationId": "typed",
   "params": {"l": "l1", "min": "1", "max": 2.5, "done": false, "raw": null, "meta": null}}') AS string_for_integer;
 
+-- kept plans are per parameter types: the same SQL text registered with an integer and a string
+-- param answers each with its own types
+SELECT syncular.register_query('byN', 'SELECT id FROM todos WHERE list_id = $1 AND n::text = $2::text ORDER BY id',
+  '[{"name": "id", "type": "string"}]', ARRAY['todos'],
+  params => '[{"name": "l", "type": "string"}, {"name": "n", "type": "integer"}]',
+  coverage => '[{"table": "todos", "variable": "list_id", "param": "l"}]') ->> 'action' AS registered;
+SELECT syncular.register_query('byNText', 'SELECT id FROM todos WHERE list_id = $1 AND n::text = $2::text ORDER BY id',
+  '[{"name": "id", "type": "string"}]', ARRAY['todos'],
+  params => '[{"name": "l", "type": "string"}, {"name": "n", "type": "string"}]',
+  coverage => '[{"table": "todos", "variable": "list_id", "param": "l"}]') ->> 'action' AS registered;
+SELECT pg_temp.q('p1', 'u1', 'byN', '{"l": "l1", "n": 2}') AS by_integer;
+SELECT pg_temp.q('p1', 'u1', 'byNText', '{"l": "l1", "n": "2"}') AS by_text;
+SELECT pg_temp.q('p1', 'u1', 'byN', '{"l": "l1", "n": 2}') AS by_integer_again;
+
 -- operation.invalid_request and friends: the envelope
 CREATE FUNCTION pg_temp.raw(body text, ct text DEFAULT 'application/vnd.syncular.operations.v1+json') RETURNS text
 LANGUAGE sql AS $$

@@ -207,15 +207,16 @@ authorize_privileged(const QueryReg *q, const char *partition, const char *actor
 }
 
 /*
- * Kept plans of bound queries, per backend: the bound SQL text is the key (a new registration is
- * a new text; DDL on the app tables is the plan cache's own invalidation).  A small ring: an
+ * Kept plans of bound queries, per backend: the parameter types and the bound SQL text are the
+ * key (a new registration is a new key; DDL on the app tables is the plan cache's own
+ * invalidation).  A small ring: an
  * evicted plan is freed and prepared again on its next use.
  */
 #define PLAN_CACHE_SIZE 64
 
 typedef struct PlanSlot
 {
-	char	   *sql;			/* TopMemoryContext */
+	char	   *sql;			/* parameter types + bound SQL, TopMemoryContext */
 	SPIPlanPtr	plan;
 } PlanSlot;
 
@@ -225,11 +226,18 @@ static int	plan_next;
 static SPIPlanPtr
 bound_plan(const QueryReg *q, Oid *types)
 {
+	StringInfoData key;
 	PlanSlot   *slot;
 	SPIPlanPtr	plan;
 
+	/* the parameter types are part of the key: the same text may be registered with others */
+	initStringInfo(&key);
+	for (int i = 0; i <= q->nparams; i++)
+		appendStringInfo(&key, "%u,", types[i]);
+	appendStringInfoChar(&key, '\n');
+	appendStringInfoString(&key, q->bound_sql);
 	for (int i = 0; i < PLAN_CACHE_SIZE; i++)
-		if (plan_cache[i].sql != NULL && strcmp(plan_cache[i].sql, q->bound_sql) == 0)
+		if (plan_cache[i].sql != NULL && strcmp(plan_cache[i].sql, key.data) == 0)
 			return plan_cache[i].plan;
 	plan = SPI_prepare(q->bound_sql, q->nparams + 1, types);
 	if (plan == NULL)
@@ -243,7 +251,7 @@ bound_plan(const QueryReg *q, Oid *types)
 		SPI_freeplan(slot->plan);
 		pfree(slot->sql);
 	}
-	slot->sql = MemoryContextStrdup(TopMemoryContext, q->bound_sql);
+	slot->sql = MemoryContextStrdup(TopMemoryContext, key.data);
 	slot->plan = plan;
 	return plan;
 }
