@@ -23,9 +23,8 @@
 #include "utils/resowner.h"
 
 #include "operations.h"
+#include "realtime.h"
 #include "storage.h"
-
-#define RESERVED_CLIENT_PREFIX "[\"remote-command\","
 
 static bool
 str_is(const SspStr *s, const char *lit)
@@ -98,7 +97,7 @@ check_client(const char *partition, const char *actor_id, const char *client_id)
 	MemoryContext cxt = CurrentMemoryContext;
 	bool		known;
 
-	if (strncmp(client_id, RESERVED_CLIENT_PREFIX, strlen(RESERVED_CLIENT_PREFIX)) == 0)
+	if (strncmp(client_id, SYNC_RESERVED_CLIENT_PREFIX, strlen(SYNC_RESERVED_CLIENT_PREFIX)) == 0)
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
