@@ -13,6 +13,7 @@
  *   http.c     the HTTP routes
  *   blobs.c    the blob routes (SPEC §5.9): pinned-transaction upload and cursor download
  *   segments.c GET <mount>/segments/{id}: direct (§5.5) and signed-URL (§5.4) downloads
+ *   operations.c POST <mount>/operations: remote operations (REMOTE.md revision 1 §5)
  *   ws.c       the realtime channel (SPEC §8)
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   main.c     startup checks, signals, the event loop, drain
@@ -181,6 +182,15 @@ typedef struct GwSeg GwSeg;
 GwSeg *gw_seg_start(struct lws *wsi, const char *uri, const char *mount);
 int    gw_seg_writeable(GwSeg *g);  /* 1 response complete, -1 close, 0 more */
 void   gw_seg_free(GwSeg *g);
+
+/* ---------------- operations.c (REMOTE.md §5) ---------------- */
+typedef struct GwOps GwOps;
+/* POST <mount>/operations: NULL when out of memory */
+GwOps *gw_ops_start(struct lws *wsi, const char *uri);
+int    gw_ops_body(GwOps *o, const uint8_t *in, size_t len);
+void   gw_ops_body_done(GwOps *o);
+int    gw_ops_writeable(GwOps *o);  /* 1 response complete, -1 close, 0 more */
+void   gw_ops_free(GwOps *o);
 
 /* ---------------- http.c / ws.c ---------------- */
 int  gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);

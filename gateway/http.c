@@ -50,6 +50,7 @@ typedef struct HttpSess
 	GwJob      *job;
 	GwBlob     *blob;           /* the blob routes (blobs.c) */
 	GwSeg      *seg;            /* the segment route (segments.c) */
+	GwOps      *ops;            /* the operations route (operations.c) */
 	/* response */
 	bool        responding;
 	bool        headers_sent;
@@ -90,6 +91,7 @@ sess_reset(HttpSess *s)
 	gw_budget_give(s->held);
 	gw_blob_free(s->blob);
 	gw_seg_free(s->seg);
+	gw_ops_free(s->ops);
 	if (s->active)
 		inflight--;
 	memset(s, 0, sizeof(*s));
@@ -674,6 +676,10 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 				respond_error(s, "sync.internal_error", "out of memory", 0);
 			}
 			return;
+		case GW_ROUTE_OPERATIONS:
+			if (!(s->ops = gw_ops_start(wsi, uri)))
+				respond_error(s, "sync.internal_error", "out of memory", 0);
+			return;
 		case GW_ROUTE_BLOB:
 			if (!(s->blob = gw_blob_start(wsi, uri)))
 			{
@@ -704,6 +710,8 @@ body_complete(lws_sorted_usec_list_t *sul)
 	}
 	if (s->blob)
 		gw_blob_body_done(s->blob);
+	if (s->ops)
+		gw_ops_body_done(s->ops);
 	if (!s->in_body)
 		return;
 	if (s->too_large)
@@ -771,16 +779,17 @@ gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 			on_request(wsi, s, (const char *) in);
 			return 0;
 		case LWS_CALLBACK_HTTP_BODY:
-			if (s->blob)
-				return gw_blob_body(s->blob, in, len);
+			if (s->blob || s->ops)
+				return s->blob ? gw_blob_body(s->blob, in, len) : gw_ops_body(s->ops, in, len);
 			on_body(s, in, len);
 			return 0;
 		case LWS_CALLBACK_HTTP_BODY_COMPLETION:
 			return on_body_completion(wsi, s);
 		case LWS_CALLBACK_HTTP_WRITEABLE:
-			if (s->blob || s->seg)
+			if (s->blob || s->seg || s->ops)
 			{
-				int r = s->blob ? gw_blob_writeable(s->blob) : gw_seg_writeable(s->seg);
+				int r = s->blob ? gw_blob_writeable(s->blob) : s->seg ? gw_seg_writeable(s->seg)
+					: gw_ops_writeable(s->ops);
 
 				if (r <= 0)
 					return r;

@@ -412,6 +412,7 @@ route_name(int r)
 		case GW_ROUTE_SEGMENT: return "segments";
 		case GW_ROUTE_BLOB: return "blobs";
 		case GW_ROUTE_METRICS: return "metrics";
+		case GW_ROUTE_OPERATIONS: return "operations";
 		default: return "other";
 	}
 }

@@ -129,6 +129,8 @@ extern char *sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *
  * (bytea *) cstring_to_text(...), text and bytea sharing the varlena layout. */
 extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,
 								  const char *details_json);
+/* sql_api.c: whether text argument argno is the media type `expected` (parameters ignored). */
+extern bool sync_http_content_type_is(FunctionCallInfo fcinfo, int argno, const char *expected);
 /* A raised catalogue error (DETAIL exactly sync_error_detail_json's text, the catalogue's
  * SQLSTATE): its entry and raw details text; NULL for any other error. */
 extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);

@@ -10,6 +10,7 @@ import http_tests  # noqa: E402
 import pool_tests  # noqa: E402
 import blob_tests  # noqa: E402
 import segment_tests  # noqa: E402
+import operations_tests  # noqa: E402
 import torture_tests  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,7 +34,7 @@ def main():
     tap = Tap()
     # GW_SUITES=realtime: only the realtime tests (test/wakeup/run.sh runs them in ring mode)
     suites = os.environ.get("GW_SUITES", "all")
-    mods = [http_tests, pool_tests, blob_tests, segment_tests] if suites == "all" else []
+    mods = [http_tests, pool_tests, blob_tests, segment_tests, operations_tests] if suites == "all" else []
     if os.environ.get("GW_REALTIME", "1") == "1":
         try:
             import realtime_tests
