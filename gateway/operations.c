@@ -32,6 +32,7 @@ struct GwOps
 	char       *headers_json;   /* SQL authenticator mode */
 	char       *query_json;
 	bool        in_body;
+	size_t      held;           /* bytes of the memory budget (budget.c) held by this request */
 	bool        too_large;
 	bool        close_after;
 	uint8_t    *body;
@@ -265,6 +266,18 @@ gw_ops_start(struct lws *wsi, const char *uri)
 		fail(o, "sync.invalid_request", "request body exceeds the size limit", 413);
 		return o;
 	}
+	/* the declared length is held from the process's memory budget before a byte is read, as
+	 * for /sync (docs/gateway.md "Limits and malformed input"), and given back with the request */
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) > 0)
+	{
+		if (!gw_budget_take((size_t) atoll(clen)))
+		{
+			o->close_after = true;
+			fail(o, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
+			return o;
+		}
+		o->held = (size_t) atoll(clen);
+	}
 	if (gw_auth_is_jwt())
 	{
 		if (gw_auth_jwt(wsi, &o->id, &why) != 0)
@@ -391,6 +404,7 @@ gw_ops_free(GwOps *o)
 		return;
 	if (o->job)
 		o->job->user = NULL;    /* the pool drops or ignores it */
+	gw_budget_give(o->held);
 	free(o->ctype);
 	free(o->headers_json);
 	free(o->query_json);
