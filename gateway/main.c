@@ -119,6 +119,7 @@ startup_checks(void)
 	else
 	{
 		gw_cfg.router = strcmp(PQgetvalue(r, 0, 0), "syncular_router") == 0;
+		gw_limits_startup(c);
 		rc = 0;
 	}
 	PQclear(r);
@@ -176,11 +177,14 @@ main(int argc, char **argv)
 	}
 	gw_ws_init(gw_ctx);
 	gw_shards_init(gw_ctx);
+	gw_limits_init(gw_ctx);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	gw_log("listening on http://%s:%d%s (pool %d, auth %s, syncular %s)", gw_cfg.listen_host,
-		   gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool, gw_auth_is_jwt() ? "jwt" : "sql", GW_EXTVERSION);
+	gw_log("listening on http://%s:%d%s (pool %d, auth %s, syncular %s, max body %zu%s, inflight budget %zu)",
+		   gw_cfg.listen_host, gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool, gw_auth_is_jwt() ? "jwt" : "sql",
+		   GW_EXTVERSION, gw_cfg.max_body, gw_cfg.max_body_set ? "" : " from the database",
+		   gw_cfg.max_inflight_bytes);
 	if (gw_cfg.router)
 		gw_log("database is a syncular_router: commit wake-ups come from every shard");
 

@@ -136,6 +136,8 @@ gw_route(const char *path, const char *mount)
 		return GW_ROUTE_REALTIME;
 	if (strcmp(r, "/metrics") == 0)
 		return GW_ROUTE_METRICS;
+	if (strcmp(r, "/operations") == 0)
+		return GW_ROUTE_OPERATIONS;
 	if (strncmp(r, "/segments/", 10) == 0 && one_segment(r + 10))
 		return GW_ROUTE_SEGMENT;
 	if (strncmp(r, "/blobs/", 7) == 0 && *(r + 7))

@@ -25,6 +25,7 @@ typedef enum GwRoute
 	GW_ROUTE_SEGMENT,       /* /segments/{id} */
 	GW_ROUTE_BLOB,          /* /blobs/{id} and /blobs/{id}/upload-grant */
 	GW_ROUTE_METRICS,       /* /metrics (Prometheus text) */
+	GW_ROUTE_OPERATIONS,    /* /operations (REMOTE.md §5) */
 } GwRoute;
 GwRoute gw_route(const char *path, const char *mount);
 

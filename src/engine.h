@@ -129,6 +129,8 @@ extern char *sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *
  * (bytea *) cstring_to_text(...), text and bytea sharing the varlena layout. */
 extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,
 								  const char *details_json);
+/* sql_api.c: whether text argument argno is the media type `expected` (parameters ignored). */
+extern bool sync_http_content_type_is(FunctionCallInfo fcinfo, int argno, const char *expected);
 /* A raised catalogue error (DETAIL exactly sync_error_detail_json's text, the catalogue's
  * SQLSTATE): its entry and raw details text; NULL for any other error. */
 extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);
@@ -329,8 +331,12 @@ extern bytea *sync_round_serve(bytea *request, const char *partition, const char
 extern char *sync_b64url_encode(const uint8 *data, int len);
 extern uint8 *sync_b64url_decode(const char *s, int len, int *outlen);
 
-/* clock.c: the current time in milliseconds since the Unix epoch (SPEC timestamps). */
+/*
+ * clock.c: the current time in milliseconds since the Unix epoch (SPEC timestamps), through the
+ * clock seam (syncular.clock_override_ms / syncular.clock_offset_ms).
+ */
 extern int64 sync_now_ms(void);
+extern void sync_clock_define_gucs(void);
 
 /* gate.c: the serve gate inside each push commit, after the partition lock (RFC 0007). */
 extern void sync_gate_check_push(SyncRound *round);

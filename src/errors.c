@@ -54,6 +54,14 @@ static const SyncErrorInfo catalogue[] = {
 	{"sync.schema_mismatch", "schema-mismatch", false, "regenerateClient", 400, 0},
 	{"sync.client_schema_unsupported", "schema-mismatch", false, "upgradeClient", 400, 0},
 	{"sync.websocket_connection_limit", "rate-limited", true, "retryLater", 429, 0},
+	/* remote operations (REMOTE.md §7), answered inside an encoded operations response */
+	{"operation.unknown", "not-found", false, "regenerateClient", 404, 0},
+	{"operation.forbidden", "forbidden", false, "checkPermissions", 403, 0},
+	{"operation.invalid_request", "invalid-request", false, "fixRequest", 400, 0},
+	{"operation.result_too_large", "invalid-request", false, "fixRequest", 400, 0},
+	{"operation.storage_unsupported", "internal", false, "inspectServer", 500, 0},
+	{"operation.query_failed", "internal", false, "inspectServer", 500, 0},
+	{"operation.execution_failed", "internal", false, "inspectServer", 500, 0},
 	{"blob.not_found", "not-found", false, "fixRequest", 404, 0},
 	{"blob.forbidden", "forbidden", false, "checkPermissions", 403, 0},
 	{"blob.hash_mismatch", "invalid-request", false, "fixRequest", 400, 0},
@@ -82,6 +90,7 @@ static const SyncErrorInfo catalogue[] = {
 	{"sync.storage.hook_code_reserved", "invalid-request", false, "fixRequest", 0, 0},
 	{"sync.storage.invalid_reaction", "invalid-request", false, "fixRequest", 0, 0},
 	{"sync.storage.wakeup_unavailable", "internal", false, "inspectServer", 0, 0},
+	{"sync.storage.operation_invalid", "invalid-request", false, "fixRequest", 0, 0},
 };
 
 /* SQLSTATE for a code: specific codes first, then by category. */
@@ -92,6 +101,12 @@ sqlstate_for(const SyncErrorInfo *e)
 
 	if (strcmp(c, "sync.unknown_table") == 0)
 		return ERRCODE_UNDEFINED_TABLE;
+	if (strcmp(c, "operation.result_too_large") == 0)
+		return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+	if (strcmp(c, "operation.query_failed") == 0 || strcmp(c, "operation.execution_failed") == 0)
+		return ERRCODE_EXTERNAL_ROUTINE_EXCEPTION;
+	if (strcmp(c, "operation.storage_unsupported") == 0)
+		return ERRCODE_FEATURE_NOT_SUPPORTED;
 	if (strcmp(c, "sync.too_many_operations") == 0)
 		return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
 	if (strcmp(c, "sync.schema_not_ready") == 0 ||

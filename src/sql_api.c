@@ -122,17 +122,21 @@ syncular_sync(PG_FUNCTION_ARGS)
 /* ---------------------------------------------------------------- handle_http */
 
 
-static bool
-content_type_ok(FunctionCallInfo fcinfo)
+/*
+ * Whether text argument `argno` is the media type `expected` (case-insensitive, parameters after
+ * ';' and surrounding blanks ignored); false for a missing or NULL argument.
+ */
+bool
+sync_http_content_type_is(FunctionCallInfo fcinfo, int argno, const char *expected)
 {
 	char	   *ct;
 	char	   *semi;
 	char	   *start;
 	char	   *end;
 
-	if (PG_NARGS() < 4 || PG_ARGISNULL(3))
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
 		return false;
-	ct = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	ct = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 	semi = strchr(ct, ';');
 	if (semi)
 		*semi = '\0';
@@ -142,7 +146,7 @@ content_type_ok(FunctionCallInfo fcinfo)
 	end = start + strlen(start);
 	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
 		*--end = '\0';
-	return pg_strcasecmp(start, SYNC_CONTENT_TYPE) == 0;
+	return pg_strcasecmp(start, expected) == 0;
 }
 
 PG_FUNCTION_INFO_V1(syncular_handle_http);
@@ -162,7 +166,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	MemoryContextSwitchTo(caller);
 
-	if (!content_type_ok(fcinfo))
+	if (!sync_http_content_type_is(fcinfo, 3, SYNC_CONTENT_TYPE))
 	{
 		status = 415;
 		ctype = "application/json";

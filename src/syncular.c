@@ -125,6 +125,7 @@ _PG_init(void)
 							1024 * 1024, 1024, (int) (MaxAllocSize / 4),
 							PGC_SUSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	sync_clock_define_gucs();
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
 	sync_blobs_define_gucs();

@@ -19,6 +19,8 @@
 --   -- a stateless gateway role: serve rounds
 --   GRANT EXECUTE ON FUNCTION syncular.handle(bytea, text, text) TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text) TO sync_gateway;
+--   -- ... and its remote operations route (docs/operations-protocol.md)
+--   GRANT EXECUTE ON FUNCTION syncular.operations_http(bytea, text, text, text) TO sync_gateway;
 --   -- ... and its realtime sockets (docs/realtime.md; the fanout trusts the registrations it is given)
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text)               TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
@@ -75,3 +77,11 @@ REVOKE EXECUTE ON FUNCTION syncular.set_scope_resolver(regprocedure) FROM PUBLIC
 REVOKE EXECUTE ON FUNCTION syncular.prune(text, jsonb) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION syncular.rotate_log_epoch(text) FROM PUBLIC;
 REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits FROM PUBLIC;
+
+-- Remote operations (65_operations.sql): registration owner-only; the serving entry point is
+-- granted to the gateway role like handle_http (docs/gateway.md).
+REVOKE EXECUTE ON FUNCTION syncular.register_query(text, text, jsonb, text[], jsonb, text, jsonb, regprocedure, integer),
+                           syncular.register_queries(jsonb, integer, jsonb),
+                           syncular.register_command(text, regprocedure, regprocedure),
+                           syncular.operations_http(bytea, text, text, text),
+                           syncular.operation_get_row(text, text) FROM PUBLIC;

@@ -2,6 +2,7 @@
  * unit.c — unit checks for the hard parts of the SSP2 codec (TAP).
  */
 #include "testlib.h"
+#include "../../src/codec/ops.h"
 
 #include <math.h>
 
@@ -1170,6 +1171,150 @@ test_segments(void)
 	free(big);
 }
 
+/* ------------------------------------------------------------------ */
+/* Remote operation value encoding (REMOTE.md §4, ops.h)                */
+/* ------------------------------------------------------------------ */
+
+static bool
+op_roundtrip(const char *in, const char *want)
+{
+	SspArena   *a = ssp_arena_new();
+	SspOpValue *v = NULL;
+	SspError	err;
+	SspBuf		out;
+	bool		ok;
+
+	ssp_buf_init(&out);
+	ok = ssp_op_decode(a, in, strlen(in), &v, &err) && ssp_op_encode(&out, v, &err) &&
+		out.len == strlen(want) && memcmp(out.data, want, out.len) == 0;
+	if (!ok)
+		printf("# in %s out %.*s\n", in, (int) out.len, out.data ? (char *) out.data : "");
+	ssp_buf_free(&out);
+	ssp_arena_free(a);
+	return ok;
+}
+
+static bool
+op_refused(const char *in)
+{
+	SspArena   *a = ssp_arena_new();
+	SspOpValue *v = NULL;
+	SspError	err = {0};
+	bool		ok;
+
+	ok = !ssp_op_decode(a, in, strlen(in), &v, &err) && err.code != NULL &&
+		strcmp(err.code, OPS_ERR_INVALID_REQUEST) == 0;
+	ssp_arena_free(a);
+	return ok;
+}
+
+static void
+test_opvalue(void)
+{
+	static const char *const same[] = {
+		"{\"t\":\"null\"}",
+		"{\"t\":\"boolean\",\"v\":true}",
+		"{\"t\":\"boolean\",\"v\":false}",
+		"{\"t\":\"number\",\"v\":1.5}",
+		"{\"t\":\"number\",\"v\":-0.000123}",
+		"{\"t\":\"string\",\"v\":\"x\\n\\u0000\xc3\xa9\"}",
+		"{\"t\":\"integer\",\"v\":\"42\"}",
+		"{\"t\":\"integer\",\"v\":\"0\"}",
+		"{\"t\":\"integer\",\"v\":\"9223372036854775807\"}",
+		"{\"t\":\"integer\",\"v\":\"-9223372036854775808\"}",
+		"{\"t\":\"bytes\",\"v\":\"AAE=\"}",
+		"{\"t\":\"bytes\",\"v\":\"\"}",
+		"{\"t\":\"bytes\",\"v\":\"/+8A\"}",
+		"{\"t\":\"bytes\",\"v\":\"AA==\"}",
+		"{\"t\":\"array\",\"v\":[]}",
+		"{\"t\":\"object\",\"v\":[]}",
+		"{\"t\":\"array\",\"v\":[{\"t\":\"null\"},{\"t\":\"array\",\"v\":[{\"t\":\"integer\",\"v\":\"-1\"}]}]}",
+		"{\"t\":\"object\",\"v\":[[\"t\",{\"t\":\"string\",\"v\":\"v\"}],[\"\",{\"t\":\"object\",\"v\":[]}]]}",
+	};
+	static const char *const refused[] = {
+		"", "null", "[]", "{}", "{\"v\":1}", "{\"t\":1}", "{\"t\":\"nul\"}",
+		"{\"t\":\"null\",\"v\":null}",
+		"{\"t\":\"boolean\",\"v\":1}", "{\"t\":\"boolean\"}",
+		"{\"t\":\"boolean\",\"v\":true,\"x\":1}",
+		"{\"t\":\"boolean\",\"v\":true,\"t\":\"boolean\"}",
+		"{\"t\":\"number\",\"v\":\"1\"}", "{\"t\":\"number\",\"v\":1e400}", "{\"t\":\"number\",\"v\":-1e309}",
+		"{\"t\":\"string\",\"v\":1}", "{\"t\":\"string\",\"v\":\"\\ud800\"}",
+		"{\"t\":\"integer\",\"v\":42}", "{\"t\":\"integer\",\"v\":\"042\"}", "{\"t\":\"integer\",\"v\":\"-0\"}",
+		"{\"t\":\"integer\",\"v\":\"+1\"}", "{\"t\":\"integer\",\"v\":\"\"}", "{\"t\":\"integer\",\"v\":\"-\"}",
+		"{\"t\":\"integer\",\"v\":\"1.0\"}", "{\"t\":\"integer\",\"v\":\" 1\"}",
+		"{\"t\":\"integer\",\"v\":\"9223372036854775808\"}",
+		"{\"t\":\"integer\",\"v\":\"-9223372036854775809\"}",
+		"{\"t\":\"integer\",\"v\":\"18446744073709551616\"}",
+		"{\"t\":\"bytes\",\"v\":\"AAE\"}", "{\"t\":\"bytes\",\"v\":\"AAF=\"}", "{\"t\":\"bytes\",\"v\":\"AB==\"}",
+		"{\"t\":\"bytes\",\"v\":\"A===\"}", "{\"t\":\"bytes\",\"v\":\"AA=A\"}", "{\"t\":\"bytes\",\"v\":\"AA-_\"}",
+		"{\"t\":\"bytes\",\"v\":\"=AAA\"}", "{\"t\":\"bytes\",\"v\":\"AAAA\\n\"}",
+		"{\"t\":\"array\",\"v\":{}}", "{\"t\":\"array\",\"v\":[1]}", "{\"t\":\"array\",\"v\":[{\"t\":\"null\"},{}]}",
+		"{\"t\":\"object\",\"v\":{}}", "{\"t\":\"object\",\"v\":[[\"a\"]]}",
+		"{\"t\":\"object\",\"v\":[[\"a\",{\"t\":\"null\"},1]]}",
+		"{\"t\":\"object\",\"v\":[[1,{\"t\":\"null\"}]]}",
+		"{\"t\":\"object\",\"v\":[[\"a\",{\"t\":\"null\"}],[\"a\",{\"t\":\"null\"}]]}",
+		"{\"t\":\"object\",\"v\":[[\"a\",1]]}",
+	};
+	int			nsame = (int) (sizeof(same) / sizeof(same[0]));
+	int			nref = (int) (sizeof(refused) / sizeof(refused[0]));
+	int			good = 0;
+	SspArena   *a = ssp_arena_new();
+	SspOpValue *v = NULL;
+	SspError	err;
+	int64_t		i64;
+
+	for (int i = 0; i < nsame; i++)
+		tap_ok(op_roundtrip(same[i], same[i]), "ops: canonical value %d round-trips", i);
+	tap_ok(op_roundtrip(" { \"v\" : true , \"t\" : \"boolean\" } ", "{\"t\":\"boolean\",\"v\":true}"),
+		   "ops: member order and whitespace are not significant");
+	for (int i = 0; i < nref; i++)
+	{
+		bool		r = op_refused(refused[i]);
+
+		good += r;
+		if (!r)
+			printf("# accepted: %s\n", refused[i]);
+	}
+	tap_ok(good == nref, "ops: %d malformed values refused with operation.invalid_request", nref);
+
+	tap_ok(ssp_op_decode(a, "{\"t\":\"object\",\"v\":[[\"k\",{\"t\":\"integer\",\"v\":\"-9223372036854775808\"}]]}",
+						 strlen("{\"t\":\"object\",\"v\":[[\"k\",{\"t\":\"integer\",\"v\":\"-9223372036854775808\"}]]}"), &v, &err) && ssp_op_member(v, "k") != NULL &&
+		   ssp_op_member(v, "k")->i == INT64_MIN && ssp_op_member(v, "x") == NULL,
+		   "ops: member lookup, int64 minimum exact");
+	tap_ok(ssp_op_decode(a, "{\"t\":\"bytes\",\"v\":\"/+8A\"}", 24, &v, &err) && v->bytes.len == 3 &&
+		   v->bytes.ptr[0] == 0xff && v->bytes.ptr[1] == 0xef && v->bytes.ptr[2] == 0,
+		   "ops: bytes decode exactly");
+	tap_ok(!ssp_op_decode(a, "{\"t\":\"null\"", 11, &v, &err) && strcmp(err.code, OPS_ERR_INVALID_REQUEST) == 0,
+		   "ops: bad JSON is operation.invalid_request");
+	tap_ok(ssp_op_decode(a, "{\"t\":\"array\",\"v\":[{\"t\":\"bytes\",\"v\":\"AAF=\"}]}", 44, &v, &err) == false &&
+		   strstr(err.message, "value[0]") != NULL, "ops: the message names the path (%s)", err.message);
+	tap_ok(ssp_int64_parse_canonical("123", 3, &i64) && i64 == 123 &&
+		   !ssp_int64_parse_canonical("99999999999999999999", 20, &i64),
+		   "ops: int64 parser bounds");
+	{
+		/* deep nesting is bounded by the JSON reader, never the C stack */
+		size_t		depth = 2000, n = 0;
+		char	   *deep = malloc(depth * 40 + 64);
+
+		for (size_t i = 0; i < depth; i++)
+			n += (size_t) sprintf(deep + n, "{\"t\":\"array\",\"v\":[");
+		n += (size_t) sprintf(deep + n, "{\"t\":\"null\"}");
+		for (size_t i = 0; i < depth; i++)
+			n += (size_t) sprintf(deep + n, "]}");
+		tap_ok(!ssp_op_decode(a, deep, n, &v, &err), "ops: nesting deeper than the JSON limit refused");
+		free(deep);
+	}
+	{
+		SspOpValue	inf = {.kind = SSP_OP_NUMBER, .num = INFINITY};
+		SspBuf		out;
+
+		ssp_buf_init(&out);
+		tap_ok(!ssp_op_encode(&out, &inf, &err), "ops: encoder refuses a non-finite number");
+		ssp_buf_free(&out);
+	}
+	ssp_arena_free(a);
+}
+
 int
 main(void)
 {
@@ -1186,5 +1331,6 @@ main(void)
 	test_writer_refusals();
 	test_grammar();
 	test_segments();
+	test_opvalue();
 	return tap_done();
 }

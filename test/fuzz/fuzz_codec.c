@@ -8,6 +8,7 @@
  *   segment   ssp_segment_decode: SSG2 rows segments (WF §4.8); re-encodes byte for byte, renders
  *   row_full  ssp_row_decode_full against a column table taken from the input (WF §4.2)
  *   row_sparse ssp_row_decode_sparse, same column table plus a primary-key index (WF §4.3)
+ *   ops       the remote operation value encoding (REMOTE.md §4): decode, canonical re-encode
  *   json      the JSON reader (ssp_json_valid / ssp_json_parse, WF §1 `json`) and the
  *             PUSH_RESULT_DETAILS check / normalizer (WF §3.4)
  *
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "ssp.h"
+#include "ops.h"
 
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -185,6 +187,37 @@ fuzz_json(const uint8_t *data, size_t size)
 	ssp_buf_free(&once);
 }
 
+/* The remote operation value decoder (REMOTE.md §4): a value that decodes encodes canonically,
+ * and the canonical text decodes again to the same canonical text. */
+static void
+fuzz_ops(const uint8_t *data, size_t size)
+{
+	SspArena   *a = ssp_arena_new();
+	SspOpValue *v = NULL;
+	SspError	err;
+	SspBuf		once, twice;
+
+	if (a == NULL)
+		return;
+	if (!ssp_op_decode(a, (const char *) data, size, &v, &err))
+	{
+		if (strcmp(err.code, OPS_ERR_INVALID_REQUEST) != 0 && strcmp(err.code, SSP_ERR_INTERNAL) != 0)
+			abort();
+		ssp_arena_free(a);
+		return;
+	}
+	ssp_buf_init(&once);
+	ssp_buf_init(&twice);
+	if (!ssp_op_encode(&once, v, &err))
+		abort();
+	if (!ssp_op_decode(a, (const char *) once.data, once.len, &v, &err) || !ssp_op_encode(&twice, v, &err))
+		abort();
+	check_roundtrip(once.data, once.len, &twice);
+	ssp_buf_free(&once);
+	ssp_buf_free(&twice);
+	ssp_arena_free(a);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -198,6 +231,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_row(data, size, true);
 #elif defined(FUZZ_TARGET_json)
 	fuzz_json(data, size);
+#elif defined(FUZZ_TARGET_ops)
+	fuzz_ops(data, size);
 #else
 #error "define FUZZ_TARGET_<target>"
 #endif

@@ -207,6 +207,15 @@ main(int argc, char **argv)
 		"{}", "[]", "null", "-0.0e+1", "\"\\ud800\"", "{\"a\":[1,{\"b\":\"\\u0000\"}]}",
 		"{\"code\":\"app.x\",\"details\":{\"reason\":\"quota\"}}"
 	};
+	/* remote operation values (REMOTE.md §4): one of every tag, a request, nesting */
+	static const char *const ops[] = {
+		"{\"t\":\"null\"}",
+		"{\"t\":\"object\",\"v\":[[\"revision\",{\"t\":\"integer\",\"v\":\"1\"}],[\"kind\",{\"t\":\"string\",\"v\":\"query\"}],"
+		"[\"clientId\",{\"t\":\"string\",\"v\":\"c1\"}],[\"operationId\",{\"t\":\"string\",\"v\":\"q\"}],"
+		"[\"params\",{\"t\":\"object\",\"v\":[[\"x\",{\"t\":\"bytes\",\"v\":\"AAE=\"}]]}]]}",
+		"{\"t\":\"array\",\"v\":[{\"t\":\"number\",\"v\":1.5},{\"t\":\"boolean\",\"v\":true},"
+		"{\"t\":\"integer\",\"v\":\"-9223372036854775808\"}]}"
+	};
 	char		name[64];
 
 	if (argc != 3)
@@ -221,6 +230,11 @@ main(int argc, char **argv)
 	{
 		snprintf(name, sizeof(name), "snippet-%zu", i);
 		put("json", name, snippets[i], strlen(snippets[i]));
+	}
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+	{
+		snprintf(name, sizeof(name), "seed%zu", i);
+		put("ops", name, ops[i], strlen(ops[i]));
 	}
 	printf("%d seeds in %s\n", nseeds, corpus);
 	return 0;

@@ -10,6 +10,8 @@ import http_tests  # noqa: E402
 import pool_tests  # noqa: E402
 import blob_tests  # noqa: E402
 import segment_tests  # noqa: E402
+import operations_tests  # noqa: E402
+import torture_tests  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -32,7 +34,7 @@ def main():
     tap = Tap()
     # GW_SUITES=realtime: only the realtime tests (test/wakeup/run.sh runs them in ring mode)
     suites = os.environ.get("GW_SUITES", "all")
-    mods = [http_tests, pool_tests, blob_tests, segment_tests] if suites == "all" else []
+    mods = [http_tests, pool_tests, blob_tests, segment_tests, operations_tests] if suites == "all" else []
     if os.environ.get("GW_REALTIME", "1") == "1":
         try:
             import realtime_tests
@@ -42,6 +44,8 @@ def main():
     if suites == "all":
         import metrics_tests  # noqa: E402 (python3-prometheus-client)
         mods.append(metrics_tests)
+        # last: the hostile-client families (docs/gateway.md "Limits and malformed input")
+        mods.append(torture_tests)
     for m in mods:
         m.run(tap)
     # a sanitizer build (make gateway-check) reports memory errors and leaks in the gateway logs

@@ -17,10 +17,13 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(424);
+SELECT plan(466);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
+  -- 03 seams: the engine's clock (C) and the superuser-only fault seam (invoker, checks superuser)
+  (65, 'now_ms',                     '{}',                                                     'bigint',       false, NULL),
+  (66, 'inject_fault',               '{text,text,text}',                                       'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 05 errors
   ( 1, 'error_catalog',              '{}',                                                     'setof record', false, NULL),
   -- 10 schema
@@ -104,7 +107,13 @@ INSERT INTO spec VALUES
   (55, 'stats_reset',                '{}',                                                     'void',         false, NULL),
   -- 56 commit wake-ups: C functions without catalog access, granted to the gateway role
   (63, 'commit_wakeup_mode',         '{}',                                                     'text',         false, NULL),
-  (64, 'wait_commits',               '{bigint,integer}',                                       'setof record', false, NULL);
+  (64, 'wait_commits',               '{bigint,integer}',                                       'setof record', false, NULL),
+  -- 65 remote operations: registration owner-only; the serving entry point SECURITY DEFINER
+  (67, 'register_query',            '{text,text,jsonb,text[],jsonb,text,jsonb,regprocedure,integer}', 'jsonb', false, '{"search_path=pg_catalog, pg_temp"}'),
+  (68, 'register_queries',           '{jsonb,integer,jsonb}',                                  'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  (69, 'register_command',           '{text,regprocedure,regprocedure}',                       'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  (70, 'operations_http',            '{bytea,text,text,text}',                                 'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (71, 'operation_get_row',          '{text,text}',                                            'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}');
 CREATE TEMP VIEW spec_sig AS
 SELECT s.*, format('syncular.%s(%s)', s.name, array_to_string(s.args, ', ')) AS sig,
        to_regprocedure(format('syncular.%I(%s)', s.name, array_to_string(s.args, ','))) AS fn
@@ -116,10 +125,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 64 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 71 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 64 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 71 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;

@@ -1,0 +1,415 @@
+/*
+ * operations.c — POST <mount>/operations, the HTTP binding of the remote operation protocol
+ * (REMOTE.md revision 1 §5).  Host authentication as for /sync (JWT, or the SQL authenticator
+ * through syncular.authenticate), then one syncular.operations_http call per request: status,
+ * content type and body are the database's (an operation failure is an encoded kind "error"
+ * body with 200).  Decided here, before the database: 405 for another method, 415 for another
+ * content type (judged before authentication, as /sync), 413 over --max-body, 401 for failed
+ * host authentication (catalogue JSON bodies).
+ */
+#include "gateway.h"
+#include "metrics.h"
+#include "parse.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <libwebsockets.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define OPS_CT "application/vnd.syncular.operations.v1+json"
+#define WCHUNK 65536
+
+struct GwOps
+{
+	struct lws *wsi;
+	char        path[512];
+	char       *ctype;
+	GwIdentity  id;
+	char       *headers_json;   /* SQL authenticator mode */
+	char       *query_json;
+	bool        in_body;
+	size_t      held;           /* bytes of the memory budget (budget.c) held by this request */
+	bool        too_large;
+	bool        close_after;
+	uint8_t    *body;
+	size_t      body_len, body_cap;
+	GwJob      *job;
+	/* response */
+	bool        responding;
+	bool        headers_sent;
+	int         status;
+	char       *resp_type;
+	uint8_t    *resp;
+	size_t      resp_len, resp_off;
+};
+
+static void
+respond(GwOps *o, int status, const char *type, uint8_t *body, size_t len)
+{
+	o->in_body = false;
+	o->responding = true;
+	o->status = status;
+	free(o->resp_type);
+	o->resp_type = strdup(type ? type : "application/octet-stream");
+	free(o->resp);
+	o->resp = body;
+	o->resp_len = body ? len : 0;
+	o->resp_off = 0;
+	gw_metrics_http(GW_ROUTE_OPERATIONS, status);
+	lws_set_timeout(o->wsi, NO_PENDING_TIMEOUT, 0);
+	lws_callback_on_writable(o->wsi);
+}
+
+static void
+fail(GwOps *o, const char *code, const char *message, int status_override)
+{
+	int status;
+	char *j = gw_error_json(code, message, status_override, &status);
+
+	respond(o, status, "application/json", (uint8_t *) j, j ? strlen(j) : 0);
+}
+
+/* the media type of ct without parameters is the operations type (case-insensitive) */
+static bool
+content_type_ok(const char *ct)
+{
+	size_t n = strlen(OPS_CT);
+
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	if (strncasecmp(ct, OPS_CT, n) != 0)
+		return false;
+	ct += n;
+	while (*ct == ' ' || *ct == '\t')
+		ct++;
+	return *ct == '\0' || *ct == ';';
+}
+
+static char *
+hdr_dup(struct lws *wsi, enum lws_token_indexes t)
+{
+	int n = lws_hdr_total_length(wsi, t);
+	char *v;
+
+	if (n <= 0)
+		return strdup("");
+	if (!(v = malloc((size_t) n + 1)))
+		return NULL;
+	if (lws_hdr_copy(wsi, v, n + 1, t) < 0)
+		v[0] = '\0';
+	return v;
+}
+
+/* ---- database answers ---- */
+
+static void
+operation_done(GwJob *job, PGresult *res, const char *err)
+{
+	GwOps *o = job->user;
+	uint8_t *body;
+	int blen;
+
+	if (!o)
+		return;
+	o->job = NULL;
+	if (!res)
+	{
+		gw_log("operation failed: %s", err ? err : "unknown");
+		fail(o, "sync.internal_error", "the database connection failed during the operation; retry", 0);
+		return;
+	}
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQgetlength(res, 0, 0) != 4)
+	{
+		/* operations_http answers operation failures itself: this text goes to our log only */
+		gw_log("operation failed: %s", PQresultErrorMessage(res));
+		fail(o, "sync.internal_error", "internal server error", 0);
+		return;
+	}
+	blen = PQgetlength(res, 0, 2);
+	if (!(body = malloc(blen > 0 ? (size_t) blen : 1)))
+	{
+		fail(o, "sync.internal_error", "out of memory", 0);
+		return;
+	}
+	memcpy(body, PQgetvalue(res, 0, 2), (size_t) blen);
+	respond(o, (int) ntohl(*(const uint32_t *) PQgetvalue(res, 0, 0)), PQgetvalue(res, 0, 1), body,
+			(size_t) blen);
+}
+
+static void
+submit(GwOps *o, GwJob *j)
+{
+	if (!j)
+	{
+		fail(o, "sync.internal_error", "out of memory", 0);
+		return;
+	}
+	o->job = j;
+	lws_set_timeout(o->wsi, NO_PENDING_TIMEOUT, 0);
+	if (!gw_pool_submit(j))
+	{
+		o->job = NULL;
+		fail(o, "sync.rate_limited", "too many requests waiting for the database", 0);
+	}
+}
+
+static void
+run_operation(GwOps *o)
+{
+	GwJob *j = gw_job_new("SELECT status, content_type, body FROM syncular.operations_http($1, $2, $3, $4)",
+						  operation_done, o);
+
+	if (j)
+	{
+		gw_job_param(j, o->body ? o->body : (uint8_t *) "", (int) o->body_len, 1, true);
+		gw_job_param(j, o->id.partition, (int) strlen(o->id.partition), 0, true);
+		gw_job_param(j, o->id.actor, (int) strlen(o->id.actor), 0, true);
+		gw_job_param(j, o->ctype, (int) strlen(o->ctype), 0, true);
+	}
+	submit(o, j);
+}
+
+/* SQL authenticator mode: the identity first (syncular.authenticate), then the operation */
+static void
+authenticated(GwJob *job, PGresult *res, const char *err)
+{
+	GwOps *o = job->user;
+	json_t *who;
+	const char *actor, *partition;
+
+	if (!o)
+		return;
+	o->job = NULL;
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	{
+		gw_log("authentication failed: %s", res ? PQresultErrorMessage(res) : (err ? err : "unknown"));
+		fail(o, "sync.internal_error", "internal server error", 0);
+		return;
+	}
+	if (PQgetisnull(res, 0, 0))
+	{
+		fail(o, "sync.auth_required", "authentication required", 0);
+		return;
+	}
+	who = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+	actor = json_string_value(json_object_get(who, "actorId"));
+	partition = json_string_value(json_object_get(who, "partition"));
+	if (!actor || !partition || strlen(actor) >= sizeof(o->id.actor) ||
+		strlen(partition) >= sizeof(o->id.partition))
+	{
+		json_decref(who);
+		fail(o, "sync.auth_required", "authentication required", 0);
+		return;
+	}
+	snprintf(o->id.actor, sizeof(o->id.actor), "%s", actor);
+	snprintf(o->id.partition, sizeof(o->id.partition), "%s", partition);
+	json_decref(who);
+	run_operation(o);
+}
+
+static void
+start(GwOps *o)
+{
+	GwJob *j;
+
+	o->in_body = false;
+	if (gw_auth_is_jwt())
+	{
+		run_operation(o);
+		return;
+	}
+	j = gw_job_new("SELECT syncular.authenticate('POST', $1, $2::jsonb, $3::jsonb)::text", authenticated, o);
+	if (j)
+	{
+		j->result_format = 0;
+		gw_job_param(j, o->path, (int) strlen(o->path), 0, true);
+		gw_job_param(j, o->headers_json, (int) strlen(o->headers_json), 0, true);
+		gw_job_param(j, o->query_json, (int) strlen(o->query_json), 0, true);
+	}
+	submit(o, j);
+}
+
+/* ---- lws hooks (called by http.c) ---- */
+
+GwOps *
+gw_ops_start(struct lws *wsi, const char *uri)
+{
+	GwOps *o = calloc(1, sizeof(GwOps));
+	char clen[32];
+	const char *why;
+
+	if (!o)
+		return NULL;
+	o->wsi = wsi;
+	snprintf(o->path, sizeof(o->path), "%s", uri);
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
+	{
+		o->close_after = true;
+		fail(o, "sync.invalid_request", "use POST for /operations", 405);
+		return o;
+	}
+	o->ctype = hdr_dup(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
+	if (!o->ctype || !content_type_ok(o->ctype))
+	{
+		o->close_after = true;
+		fail(o, "sync.invalid_request", "content type must be " OPS_CT, 415);
+		return o;
+	}
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
+		strtoull(clen, NULL, 10) > gw_cfg.max_body)
+	{
+		o->close_after = true;
+		fail(o, "sync.invalid_request", "request body exceeds the size limit", 413);
+		return o;
+	}
+	/* the declared length is held from the process's memory budget before a byte is read, as
+	 * for /sync (docs/gateway.md "Limits and malformed input"), and given back with the request */
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) > 0)
+	{
+		if (!gw_budget_take((size_t) atoll(clen)))
+		{
+			o->close_after = true;
+			fail(o, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
+			return o;
+		}
+		o->held = (size_t) atoll(clen);
+	}
+	if (gw_auth_is_jwt())
+	{
+		if (gw_auth_jwt(wsi, &o->id, &why) != 0)
+		{
+			o->close_after = true;
+			fail(o, "sync.auth_required", why, 0);
+			return o;
+		}
+	}
+	else if (!(o->headers_json = gw_auth_headers_json(wsi)) || !(o->query_json = gw_auth_query_json(wsi)))
+	{
+		fail(o, "sync.internal_error", "out of memory", 0);
+		return o;
+	}
+	o->in_body = true;
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) == 0)
+		start(o);               /* no body callbacks will come */
+	return o;
+}
+
+int
+gw_ops_body(GwOps *o, const uint8_t *in, size_t len)
+{
+	gw_metrics_bytes(GW_M_HTTP, true, len);
+	if (!o->in_body || o->too_large)
+		return 0;
+	if (o->body_len + len > gw_cfg.max_body)
+	{
+		o->too_large = true;
+		free(o->body);
+		o->body = NULL;
+		o->body_len = o->body_cap = 0;
+		return 0;
+	}
+	if (o->body_len + len > o->body_cap)
+	{
+		size_t cap = o->body_cap ? o->body_cap * 2 : 4096;
+		uint8_t *nb;
+
+		while (cap < o->body_len + len)
+			cap *= 2;
+		if (cap > gw_cfg.max_body)
+			cap = gw_cfg.max_body;
+		if (!(nb = realloc(o->body, cap)))
+		{
+			o->too_large = true;
+			return 0;
+		}
+		o->body = nb;
+		o->body_cap = cap;
+	}
+	memcpy(o->body + o->body_len, in, len);
+	o->body_len += len;
+	return 0;
+}
+
+void
+gw_ops_body_done(GwOps *o)
+{
+	if (!o->in_body)
+		return;
+	if (o->too_large)
+	{
+		fail(o, "sync.invalid_request", "request body exceeds the size limit", 413);
+		return;
+	}
+	start(o);
+}
+
+int
+gw_ops_writeable(GwOps *o)
+{
+	static uint8_t wb[LWS_PRE + WCHUNK];
+	size_t n;
+	bool last;
+
+	if (!o->responding)
+		return 0;
+	if (!o->headers_sent)
+	{
+		uint8_t hb[LWS_PRE + 1024];
+		uint8_t *start = hb + LWS_PRE, *p = start, *end = hb + sizeof(hb) - 1;
+
+		if (lws_add_http_common_headers(o->wsi, (unsigned int) o->status, o->resp_type,
+										(lws_filepos_t) o->resp_len, &p, end) ||
+			lws_add_http_header_by_token(o->wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+										 (const unsigned char *) "no-store", 8, &p, end) ||
+			(o->close_after &&
+			 lws_add_http_header_by_token(o->wsi, WSI_TOKEN_CONNECTION,
+										  (const unsigned char *) "close", 5, &p, end)) ||
+			lws_finalize_write_http_header(o->wsi, start, &p, end))
+			return -1;
+		o->headers_sent = true;
+		if (o->resp_len)
+		{
+			lws_callback_on_writable(o->wsi);
+			return 0;
+		}
+		return o->close_after ? -1 : 1;
+	}
+	n = o->resp_len - o->resp_off;
+	if (n > WCHUNK)
+		n = WCHUNK;
+	last = o->resp_off + n == o->resp_len;
+	memcpy(wb + LWS_PRE, o->resp + o->resp_off, n);
+	if (lws_write(o->wsi, wb + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int) n)
+		return -1;
+	gw_metrics_bytes(GW_M_HTTP, false, n);
+	o->resp_off += n;
+	if (!last)
+	{
+		lws_callback_on_writable(o->wsi);
+		return 0;
+	}
+	if (gw_cfg.verbose)
+		gw_log("%s -> %d (%zu bytes)", o->path, o->status, o->resp_len);
+	return o->close_after ? -1 : 1;
+}
+
+void
+gw_ops_free(GwOps *o)
+{
+	if (!o)
+		return;
+	if (o->job)
+		o->job->user = NULL;    /* the pool drops or ignores it */
+	gw_budget_give(o->held);
+	free(o->ctype);
+	free(o->headers_json);
+	free(o->query_json);
+	free(o->body);
+	free(o->resp_type);
+	free(o->resp);
+	free(o);
+}
