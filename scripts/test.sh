@@ -90,7 +90,7 @@ rm -f "$wake_log"
 echo "==> summary"
 sed -n 's/^# vectors: /codec vectors: /p' "$codec_log"
 skips=$(grep -c -e ': no manifest, skipped$' -e '^1\.\.0 # SKIP' "$codec_log" || true)
-if grep -qx 'golden vectors not found (set SYNCULAR_VECTORS); skipping codec_vectors' results/codec_vectors.out 2>/dev/null; then
+if grep -qx 'golden vectors not found (no ../shared/vectors beside this clone, SYNCULAR_VECTORS unset); skipping codec_vectors' results/codec_vectors.out 2>/dev/null; then
   echo "pg_regress codec_vectors: SKIPPED (golden vectors absent)"
   skips=$((skips + 1))
 fi
