@@ -22,8 +22,8 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 # home folder, a mktemp -d).  installcheck therefore copies them to a world-readable folder in
 # /tmp first (one per clone, replaced on every run) and points the test there; without the
 # vectors the test skips and says so.
-VECTORS_SRC  = $(or $(SYNCULAR_VECTORS),$(CURDIR)/../shared/vectors)
-VECTORS_COPY = /tmp/syncular-vectors-$(shell echo '$(CURDIR)' | cksum | cut -d' ' -f1)
+VECTORS_SRC := $(or $(SYNCULAR_VECTORS),$(CURDIR)/../shared/vectors)
+VECTORS_COPY := /tmp/syncular-vectors-$(shell echo '$(CURDIR)' | cksum | cut -d' ' -f1)
 REGRESS_PREP = vectors-copy
 .PHONY: vectors-copy
 vectors-copy:

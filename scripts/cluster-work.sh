@@ -18,7 +18,8 @@ export SYNCULAR_STAGE
 BIN=$SYNCULAR_STAGE$("$PG_CONFIG" --bindir)
 if [ "$(id -u)" -eq 0 ]; then
   chown postgres "$work"
-  as_pg() { su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; }
+  # from / : the caller's folder (a mode-700 clone) is not the server user's to enter
+  as_pg() { (cd / && su postgres -s /bin/bash -c "$(printf '%q ' "$@")"); }
 else
   as_pg() { "$@"; }
 fi
