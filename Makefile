@@ -21,17 +21,18 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 # pg_read_binary_file, i.e. as the server's user, which often cannot enter the clone's parent (a
 # home folder, a mktemp -d).  installcheck therefore copies them to a world-readable folder in
 # /tmp first (one per clone, replaced on every run) and points the test there; without the
-# vectors the test skips and says so.
+# vectors (the folder is then absent too) the test skips and says so.
 VECTORS_SRC := $(or $(SYNCULAR_VECTORS),$(CURDIR)/../shared/vectors)
 VECTORS_COPY := /tmp/syncular-vectors-$(shell echo '$(CURDIR)' | cksum | cut -d' ' -f1)
 REGRESS_PREP = vectors-copy
 .PHONY: vectors-copy
 vectors-copy:
-	@if [ -d '$(VECTORS_SRC)' ] && [ '$(VECTORS_SRC)' != '$(VECTORS_COPY)' ]; then \
-	  rm -rf '$(VECTORS_COPY)' && mkdir -m 755 '$(VECTORS_COPY)' && \
-	  cp -R '$(VECTORS_SRC)/.' '$(VECTORS_COPY)/' && chmod -R a+rX '$(VECTORS_COPY)'; \
+	@rm -rf '$(VECTORS_COPY)'
+	@if [ -d '$(VECTORS_SRC)' ]; then \
+	  mkdir -m 755 '$(VECTORS_COPY)' && cp -R '$(VECTORS_SRC)/.' '$(VECTORS_COPY)/' && \
+	  chmod -R a+rX '$(VECTORS_COPY)'; \
 	fi
-installcheck: export SYNCULAR_VECTORS = $(if $(wildcard $(VECTORS_SRC)),$(VECTORS_COPY),$(VECTORS_SRC))
+installcheck: export SYNCULAR_VECTORS = $(VECTORS_COPY)
 
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/codec
 # Segment downloads compress per response (SPEC §5.8): libzstd, zlib (Debian libzstd-dev, zlib1g-dev);
