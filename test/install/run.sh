@@ -82,6 +82,27 @@ for e in syncular syncular_router; do
   for v in $versions; do try_version $e "$v" "$def"; done
 done
 
+# META.json (PGXN META spec 1.0.0): the required keys, and both extensions provided at the
+# version of their control file, from a script this tree builds
+meta=$(/usr/bin/python3 - <<'PY'
+import json, os, re
+m = json.load(open("META.json"))
+bad = [k for k in ("name", "abstract", "version", "maintainer", "license", "provides", "meta-spec")
+       if k not in m]
+if m.get("meta-spec", {}).get("version") != "1.0.0":
+    bad.append("meta-spec.version")
+if not re.fullmatch(r"\d+\.\d+\.\d+", m.get("version", "")):
+    bad.append("version (semver)")
+for ext, control in (("syncular", "syncular.control"), ("syncular_router", "router/syncular_router.control")):
+    p = m.get("provides", {}).get(ext)
+    default = re.search(r"default_version = '([^']+)'", open(control).read()).group(1)
+    if not p or p.get("version") != default or not p.get("file") or not os.path.exists(p["file"]):
+        bad.append("provides." + ext)
+print(" ".join(bad) or "complete")
+PY
+)
+check "META.json has the PGXN 1.0.0 keys and provides both extensions at their default versions" "$meta" complete
+
 # the README's release chain ends at the version this tree builds
 chain_end=$(sed -n 's/^Releases chain: \(.*\) (`upgrade.*/\1/p' README.md | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | tail -1)
 check "README's release chain ends at the default version" "$chain_end" "$(default_of syncular.control)"
