@@ -3,7 +3,7 @@
 # pg_settings after LOAD 'syncular': name, type, default, range or allowed values, unit, context
 # (who may set it, when) and the description the C code registers.
 #
-# Usage (after `make install`):  pg_virtualenv -t -v 15 bash scripts/gen-settings-reference.sh [out.md]
+# Usage:  bash scripts/pgenv.sh -- bash scripts/gen-settings-reference.sh [out.md]
 # It connects with the usual libpq environment (PGHOST, PGPORT, PGUSER, ...) as a superuser (LOAD)
 # and writes nothing to the database.  Exit status 1 when the library defines no syncular.* setting.
 set -euo pipefail

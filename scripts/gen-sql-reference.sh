@@ -3,7 +3,7 @@
 # function, procedure and view of schema syncular whose name does not start with "_"), grouped by
 # area, with signature, kind, volatility, SECURITY DEFINER and the full COMMENT text.
 #
-# Usage (after `make install`):  pg_virtualenv -t -v 15 bash scripts/gen-sql-reference.sh [out.md]
+# Usage:  bash scripts/pgenv.sh -- bash scripts/gen-sql-reference.sh [out.md]
 # It connects with the usual libpq environment (PGHOST, PGPORT, PGUSER, ...), creates a scratch
 # database, installs the extension there, reads the catalog and drops the database again.
 # The functions without a COMMENT are listed at the end of the file and on stderr; the exit
