@@ -94,7 +94,8 @@ on_signal(int sig)
 /*
  * Without a JWT key the gateway authenticates with the SQL authenticator registered in the
  * database; with none registered every request would be 401, so it does not start at all
- * (--auth none is the explicit development opt-out).  0 when a request can be authenticated.
+ * (--auth none is the explicit development opt-out).  0 when a request can be authenticated, or
+ * when the gateway's role may not read the registration.
  */
 static int
 auth_possible(PGconn *c)
@@ -107,8 +108,12 @@ auth_possible(PGconn *c)
 	r = PQexec(c, gw_cfg.router
 			   ? "SELECT authenticator IS NOT NULL FROM syncular.router_settings WHERE id = 1"
 			   : "SELECT authenticator IS NOT NULL FROM syncular.sync_settings WHERE id = 1");
-	rc = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 &&
-		strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? 0 : 1;
+	/* a least-privilege gateway role (EXECUTE only) cannot read the settings: it cannot tell,
+	 * and starts; requests then answer 401 as the authenticator (or its absence) decides */
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		rc = 0;
+	else
+		rc = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? 0 : 1;
 	if (rc != 0)
 		fprintf(stderr, "syncular-gateway: no authentication is possible: no --jwt-secret or "
 				"--jwt-public-key and no SQL authenticator registered in database \"%s\" (SELECT "
