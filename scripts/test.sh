@@ -45,7 +45,7 @@ suite() {
     echo "not ok - $name: exited with status $rc and no failing case of its own" >> "$log"
   fi
   printf '%4d passed, %d failed, %d skipped  (%ss)\n' "$p" "$f" "$s" "$(( $(date +%s) - start ))"
-  grep -E '^skip - |# SKIP' "$log" | sed 's/^/    /'
+  grep -E '^skip - |# SKIP|: no manifest, skipped$' "$log" | sed 's/^/    /'
   if [ "$f" -gt 0 ]; then
     echo "    --- $name failed; from $log:"
     { grep -E '^not ok|FAILED|failed' "$log"; tail -n 40 "$log"; } | awk '!seen[$0]++' | sed 's/^/    /'
