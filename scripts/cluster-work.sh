@@ -30,5 +30,6 @@ start_cluster() {
   shift
   as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
   as_pg "$BIN/pg_ctl" -D "$work/data" -l "$work/server.log" -w -t 60 \
-    -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c fsync=off $*" start >/dev/null
+    -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c fsync=off $*" start >/dev/null ||
+    { echo "--- $work/server.log" >&2; cat "$work/server.log" >&2; return 1; }
 }
