@@ -83,6 +83,7 @@ fuzz:
 # AddressSanitizer/UBSan (gateway/syncular-gateway-asan) that the end-to-end tests run.
 GW_CC      ?= cc
 GW_CFLAGS  ?= -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter
+GW_LDFLAGS ?=
 GW_BUILD   ?= gateway/build
 GW_BIN     ?= gateway/syncular-gateway
 GW_SRCS     = $(sort $(wildcard gateway/*.c))
@@ -107,7 +108,7 @@ $(GW_BUILD)/codec_%.o: src/codec/%.c src/codec/*.h
 	$(GW_CC) $(GW_CFLAGS) -Isrc/codec -c -o $@ $<
 
 $(GW_BIN): $(GW_OBJS)
-	$(GW_CC) $(GW_CFLAGS) -o $@ $(GW_OBJS) $(GW_LIBS)
+	$(GW_CC) $(GW_CFLAGS) $(GW_LDFLAGS) -o $@ $(GW_OBJS) $(GW_LIBS)
 
 install: install-gateway
 install-gateway: gateway/syncular-gateway
@@ -123,3 +124,15 @@ EXTRA_CLEAN += gateway/build gateway/build-asan gateway/syncular-gateway gateway
 # PGXS tracks no header dependencies: rebuild every object when a header changes (a stale
 # object built against an older struct layout crashes the backend).
 $(ENGINE_SRCS:.c=.o) $(CODEC_SRCS:.c=.o): $(wildcard src/*.h src/codec/*.h)
+
+# Debian packages (debian/: postgresql-15-syncular and syncular-gateway) built from a copy of
+# the committed tree (HEAD) in a temporary directory, into $(DEB_OUT); nothing is written here.
+# `make dist`: the PGXN archive of HEAD, syncular-$(EXTVERSION).zip (META.json).
+DEB_OUT ?= $(CURDIR)/build/deb
+.PHONY: deb dist
+deb:
+	bash scripts/deb.sh '$(DEB_OUT)'
+
+dist:
+	git archive --format=zip --prefix=$(EXTENSION)-$(EXTVERSION)/ -o $(EXTENSION)-$(EXTVERSION).zip HEAD
+	python3 scripts/check-pgxn-dist.py $(EXTENSION)-$(EXTVERSION).zip

@@ -5,7 +5,9 @@
  * JWT mode (--jwt-secret HS256, --jwt-public-key RS256/ES256): the token comes from
  * "Authorization: Bearer <token>" (or, for the WebSocket upgrade only, where browsers cannot
  * set headers, the query argument access_token).  The algorithm is pinned to the key kind, so a
- * token cannot pick HS256 with the public key as secret.  exp and nbf are enforced.
+ * token cannot pick HS256 with the public key as secret.  exp and nbf are enforced as RFC 7519
+ * NumericDates (integers or fractions of seconds; any other JSON type is a 401), with
+ * --jwt-leeway seconds of clock skew allowed.
  *
  * SQL mode: the request's method, path, headers and query go to syncular.authenticate (the
  * function registered with syncular.set_authenticator), in the round's own transaction.
@@ -92,14 +94,59 @@ copy_claim(jwt_t *jwt, const char *claim, char *dst, size_t cap)
 	return true;
 }
 
+/*
+ * RFC 7519 §2 NumericDate: seconds since the epoch, a JSON number that may carry a fraction.
+ * §4.1.4: the token is refused when now >= exp; §4.1.5: when now < nbf; §4.1.6 iat is
+ * informational, but a present iat must be a NumericDate too.  leeway widens both windows
+ * (clock skew between issuer and gateway).  NULL when the dates are acceptable, else why not.
+ */
+static const char *
+check_dates(jwt_t *jwt)
+{
+	static const char *const names[] = {"exp", "nbf", "iat"};
+	char *payload = jwt_get_grants_json(jwt, NULL);
+	json_t *claims = payload ? json_loads(payload, JSON_DECODE_ANY, NULL) : NULL;
+	struct timespec ts;
+	double now, leeway = (double) gw_cfg.jwt_leeway_s;
+	const char *why = NULL;
+
+	free(payload);
+	if (!json_is_object(claims))
+	{
+		json_decref(claims);
+		return "invalid token";
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+	for (int i = 0; i < 3 && !why; i++)
+	{
+		json_t *v = json_object_get(claims, names[i]);
+		double d;
+
+		if (!v)
+			continue;
+		if (!json_is_number(v))
+		{
+			why = i == 0 ? "token exp is not a NumericDate" : i == 1 ? "token nbf is not a NumericDate"
+				: "token iat is not a NumericDate";
+			break;
+		}
+		d = json_number_value(v);
+		if (i == 0 && now >= d + leeway)
+			why = "token expired";
+		else if (i == 1 && now + leeway < d)
+			why = "token not yet valid";
+	}
+	json_decref(claims);
+	return why;
+}
+
 int
 gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why)
 {
 	char hdr[8192];
 	char *token = NULL;
 	jwt_t *jwt = NULL;
-	long now = (long) time(NULL);
-	long t;
 	int rc = -1;
 
 	if (gw_cfg.auth_none)
@@ -126,20 +173,9 @@ gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why)
 		*why = "token algorithm not accepted";
 		goto out;
 	}
-	errno = 0;
-	t = jwt_get_grant_int(jwt, "exp");
-	if (errno == 0 && t <= now)
-	{
-		*why = "token expired";
+	if ((*why = check_dates(jwt)) != NULL)
 		goto out;
-	}
-	errno = 0;
-	t = jwt_get_grant_int(jwt, "nbf");
-	if (errno == 0 && t > now)
-	{
-		*why = "token not yet valid";
-		goto out;
-	}
+	*why = "invalid token";
 	if (!copy_claim(jwt, gw_cfg.actor_claim, id->actor, sizeof(id->actor)))
 	{
 		*why = "token lacks the actor claim";

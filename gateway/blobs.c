@@ -62,6 +62,7 @@ struct GwBlob
 	uint8_t    *buf;
 	size_t      len;
 	bool        body_done;
+	size_t      held;           /* bytes of the memory budget (budget.c) held by the upload */
 	bool        paused;
 	/* response */
 	bool        responding, headers_sent, close_after, streaming;
@@ -101,6 +102,7 @@ gw_blob_free(GwBlob *b)
 	if (!b)
 		return;
 	unpin(b);
+	gw_budget_give(b->held);
 	free(b->headers_json);
 	free(b->query_json);
 	free(b->token);
@@ -652,6 +654,15 @@ gw_blob_start(struct lws *wsi, const char *uri)
 			return b;
 		}
 		b->body_done = b->content_length == 0;   /* no body callbacks will come */
+		/* the most an upload buffers: MAX_BUF received plus the piece copied into its job */
+		b->held = b->content_length > 0 ? MAX_BUF + PIECE : 0;
+		if (b->held && !gw_budget_take(b->held))
+		{
+			b->held = 0;
+			b->close_after = true;
+			fail(b, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
+			return b;
+		}
 	}
 	b->token = blob_urlarg(wsi, "bt");
 	if (b->token && b->grant)

@@ -34,14 +34,20 @@ static const Opt opts[] = {
 	 "path prefix of every route (SPEC 1.1 <mount>)"},
 	{"pool", "SYNCULAR_GATEWAY_POOL", T_INT, &gw_cfg.pool, "8",
 	 "database connections serving rounds (plus one for LISTEN, and one for syncular.wait_commits when the database uses the commit wake-up ring)"},
-	{"max-body", "SYNCULAR_GATEWAY_MAX_BODY", T_SIZE, &gw_cfg.max_body, "16777216",
-	 "bytes: largest /sync request body, before and after gunzip (413 above)"},
+	{"max-body", "SYNCULAR_GATEWAY_MAX_BODY", T_SIZE, &gw_cfg.max_body, NULL,
+	 "bytes: largest /sync request body, before and after gunzip (413 above); default: the database's "
+	 "syncular.max_request_bytes, read at start and after each reconnect"},
+	{"max-inflight-bytes", "SYNCULAR_GATEWAY_MAX_INFLIGHT_BYTES", T_SIZE, &gw_cfg.max_inflight_bytes, "268435456",
+	 "bytes: memory budget of the whole process for request bodies being received, buffered or queued "
+	 "(and /sync answers waiting to be written); a new body beyond it gets 503 sync.rate_limited before it is read"},
 	{"max-queue", "SYNCULAR_GATEWAY_MAX_QUEUE", T_INT, &gw_cfg.max_queue, "1024",
 	 "rounds waiting for a free connection before answering 429 sync.rate_limited"},
 	{"jwt-secret", "SYNCULAR_GATEWAY_JWT_SECRET", T_STR, &gw_cfg.jwt_secret, NULL,
 	 "HS256 secret: authenticate with a bearer JWT (Authorization: Bearer <token>)"},
 	{"jwt-public-key", "SYNCULAR_GATEWAY_JWT_PUBLIC_KEY", T_STR, &gw_cfg.jwt_public_key, NULL,
 	 "PEM file with an RS256 or ES256 public key: authenticate with a bearer JWT"},
+	{"jwt-leeway", "SYNCULAR_GATEWAY_JWT_LEEWAY", T_INT, &gw_cfg.jwt_leeway_s, "0",
+	 "seconds of clock skew allowed when checking a JWT's exp and nbf (0-600)"},
 	{"actor-claim", "SYNCULAR_GATEWAY_ACTOR_CLAIM", T_STR, &gw_cfg.actor_claim, "sub",
 	 "JWT claim holding the actor id"},
 	{"partition-claim", "SYNCULAR_GATEWAY_PARTITION_CLAIM", T_STR, &gw_cfg.partition_claim, NULL,
@@ -200,7 +206,10 @@ check(void)
 		fprintf(stderr, "syncular-gateway: --pool must be 1..256\n");
 		return 2;
 	}
-	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.ws_max_unacked < 1 ||
+	gw_cfg.max_body_set = gw_cfg.max_body != 0;
+	if (!gw_cfg.max_body_set)
+		gw_cfg.max_body = 8 * 1024 * 1024;  /* the extension's default, until the database says */
+	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.max_inflight_bytes < 65536 || gw_cfg.ws_max_unacked < 1 ||
 		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s || gw_cfg.shard_refresh_s < 1 ||
 		gw_cfg.shard_refresh_s > 86400)
 	{
@@ -210,6 +219,11 @@ check(void)
 	if (gw_cfg.presence_max < 2 || gw_cfg.presence_max > 7000)
 	{
 		fprintf(stderr, "syncular-gateway: --presence-max must be 2..7000 bytes (NOTIFY payload limit)\n");
+		return 2;
+	}
+	if (gw_cfg.jwt_leeway_s > 600)
+	{
+		fprintf(stderr, "syncular-gateway: --jwt-leeway must be 0..600 seconds\n");
 		return 2;
 	}
 	if (gw_cfg.jwt_secret && gw_cfg.jwt_public_key)

@@ -7,9 +7,12 @@
  * syncular.realtime_fanout call per wake-up names every idle socket (id, delivered cursor,
  * registration); the extension answers each one's delta bytes or wake-up reason, computed
  * with the same scope rules as a pull.  At most one call per partition is in flight: wake-ups
- * that arrive meanwhile coalesce into one follow-up call at the highest sequence.  Sockets with
- * a socket round in flight (§8.7) or over the unacked-delta budget get a catchup-required
- * wake-up from the gateway itself, without a delta.  When the ring reports wake-ups lost, every
+ * that arrive meanwhile coalesce into one follow-up call at the highest sequence.  Sockets over
+ * the unacked-delta budget, and sockets behind (§8.2: at connect, or since a wake-up, until an
+ * ack or a round reaches that head) get a catchup-required wake-up from the gateway itself,
+ * never a gap-bridging delta (the reference keeps no replay buffer; SDK state machines expect
+ * the wake-ups).  Sockets with a socket round in flight get nothing until the round's
+ * re-registration decides (§8.7, ws.c).  When the ring reports wake-ups lost, every
  * partition gets one call at GW_SEQ_HEAD: realtime_fanout covers (cursor, min(seq, the
  * partition's max commit_seq)], so that call delivers whatever the lost wake-ups would have.
  */
@@ -168,10 +171,17 @@ apply_row(WsPart *p, PGresult *res, int row, int64_t latest, Sock **from)
 	if (!(s = find_sock(p, (uint64_t) be64(PQgetvalue(res, row, 0)), from)) || s->st != WS_OPEN)
 		return;                 /* closed meanwhile */
 	action = PQgetvalue(res, row, 1);
+	if (s->round_busy || s->reregistering)
+	{
+		/* a round began meanwhile: its end decides (§8.7, after_round_registration) */
+		if (strcmp(action, "none") != 0 && latest > s->round_missed)
+			s->round_missed = latest;
+		return;
+	}
 	if (gw_cfg.verbose)
 		gw_log("fanout %s: %s %s (%d bytes, queued %zu)", s->client, action,
 			   PQgetisnull(res, row, 2) ? "" : PQgetvalue(res, row, 2), PQgetlength(res, row, 3), s->qbytes);
-	if (strcmp(action, "delta") == 0 && !s->round_busy)
+	if (strcmp(action, "delta") == 0)
 	{
 		int64_t next = PQgetlength(res, row, 4) == 8 ? be64(PQgetvalue(res, row, 4)) : s->cursor;
 
@@ -190,7 +200,7 @@ apply_row(WsPart *p, PGresult *res, int row, int64_t latest, Sock **from)
 			ws_send_wake(s, latest, (size_t) PQgetlength(res, row, 3) + 1 > gw_cfg.ws_max_message
 						 ? "delta-too-large" : "catchup-required");
 	}
-	else if (strcmp(action, "delta") == 0 || strcmp(action, "wake") == 0)
+	else if (strcmp(action, "wake") == 0)
 		ws_send_wake(s, latest, PQgetisnull(res, row, 2) ? "catchup-required" : PQgetvalue(res, row, 2));
 	else if (!PQgetisnull(res, row, 4) && PQgetlength(res, row, 4) == 8)
 	{
@@ -246,12 +256,25 @@ run_fanout(WsPart *p, int64_t seq)
 	{
 		if (s->st != WS_OPEN || !s->registration_text)
 			continue;
-		if (s->round_busy || s->unacked >= gw_cfg.ws_max_unacked)
+		if (s->round_busy || s->reregistering)
 		{
-			/* §8.7 interleaving / §8.2 flow control: no delta now, a wake-up instead */
+			/* §8.7: nothing while the round runs; its end owes the wake-up (ws.c) */
+			if (seq > s->round_missed)
+				s->round_missed = seq;
+			continue;
+		}
+		if (s->unacked >= gw_cfg.ws_max_unacked || s->cursor < s->head_needed)
+		{
+			/* §8.2 flow control, or a socket behind (at connect, or since a wake-up): no delta
+			 * that bridges its gap, a coalescible wake-up until an ack or a pull catches up */
 			if (seq > s->cursor)
+			{
+				if (gw_cfg.verbose)
+					gw_log("fanout %s: wake catchup-required (%s, queued %zu)", s->client,
+						   s->cursor < s->head_needed ? "behind" : "unacked", s->qbytes);
 				ws_send_wake(s, seq != GW_SEQ_HEAD ? seq : p->seen_seq > s->cursor ? p->seen_seq : s->cursor,
 							 "catchup-required");
+			}
 			continue;
 		}
 		snprintf(head, sizeof(head), "%s{\"conn\":%llu,\"cursor\":%lld,\"registration\":",

@@ -7,6 +7,9 @@
  *   gzip.c     Content-Encoding gzip both ways (SPEC §1.3)
  *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
  *   pool.c     libpq connections in non-blocking mode inside the lws event loop
+ *   job.c      one statement for the pool: SQL, parameters, callback
+ *   budget.c   the process's memory budget for request bodies (--max-inflight-bytes)
+ *   limits.c   --max-body following the database's syncular.max_request_bytes
  *   http.c     the HTTP routes
  *   blobs.c    the blob routes (SPEC §5.9): pinned-transaction upload and cursor download
  *   segments.c GET <mount>/segments/{id}: direct (§5.5) and signed-URL (§5.4) downloads
@@ -25,6 +28,7 @@ struct lws;
 struct lws_context;
 struct lws_vhost;
 struct pg_result;
+struct pg_conn;
 
 /* ---------------- config.c ---------------- */
 typedef struct GwConfig
@@ -35,6 +39,8 @@ typedef struct GwConfig
 	const char *mount;            /* "/sync-api" (no trailing slash; "" allowed) */
 	int         pool;             /* database connections for rounds */
 	size_t      max_body;         /* bytes, request body after and before gunzip */
+	bool        max_body_set;     /* --max-body given: not taken from syncular.max_request_bytes */
+	size_t      max_inflight_bytes;   /* bytes: the process's memory budget for bodies */
 	int         max_queue;        /* rounds waiting for a connection before 429 */
 	/* auth */
 	const char *jwt_secret;       /* HS256 */
@@ -46,6 +52,7 @@ typedef struct GwConfig
 	const char *auth;             /* "auto" (JWT key or SQL authenticator) or "none" (development) */
 	bool        auth_none;        /* --auth none: every request is --dev-actor in --partition */
 	const char *dev_actor;        /* the actor of every request with --auth none */
+	int         jwt_leeway_s;     /* seconds of clock skew allowed on exp and nbf */
 	/* realtime */
 	size_t      ws_max_message;   /* bytes, one inbound message / outbound delta */
 	size_t      ws_max_buffer;    /* bytes queued to one socket before deltas turn to wake-ups */
@@ -76,7 +83,7 @@ char *gw_error_json(const char *code, const char *message, int status_override, 
 int gw_gunzip(const uint8_t *in, size_t inlen, size_t limit, uint8_t **out, size_t *outlen);
 int gw_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen);
 
-/* ---------------- pool.c ---------------- */
+/* ---------------- job.c (the statements pool.c runs) ---------------- */
 typedef struct GwJob GwJob;
 /* res is NULL when the connection died or the query could not be sent: err says why.
  * The callback must not keep res (it is cleared after the call). */
@@ -93,6 +100,7 @@ struct GwJob
 	void       *owned[GW_MAX_PARAMS];   /* freed with the job */
 	int         result_format;          /* 1 = binary */
 	GwJobDone   done;
+	size_t      budget;                 /* bytes of the memory budget released with the job */
 	void       *user;                   /* NULL once the requester went away */
 	bool        hold;                   /* keep the connection pinned for user afterwards */
 	int         conn;                   /* the connection that ran it (set by the pool) */
@@ -102,6 +110,17 @@ struct GwJob
 GwJob *gw_job_new(const char *sql, GwJobDone done, void *user);
 /* copy=true: the job owns a copy of the value */
 void   gw_job_param(GwJob *job, const void *val, int len, int binary, bool copy);
+/* the job takes val (malloc'd) and the budget bytes held for it, and frees both */
+void   gw_job_param_take(GwJob *job, void *val, int len, int binary, size_t budget);
+void   gw_job_free(GwJob *job);
+/* calls job->done, then frees the job */
+void   gw_job_finish(GwJob *job, struct pg_result *res, const char *err);
+/* ---------------- budget.c ---------------- */
+bool   gw_budget_take(size_t n);   /* false: over --max-inflight-bytes, nothing taken */
+void   gw_budget_force(size_t n);  /* counted even over the budget (answers already produced) */
+void   gw_budget_give(size_t n);
+size_t gw_budget_used(void);
+/* ---------------- pool.c ---------------- */
 /* false when the queue is full (caller answers 429) */
 bool   gw_pool_submit(GwJob *job);
 /* pinned transactions: see pool.c; false when the pinned connection is gone (job freed) */
@@ -112,6 +131,7 @@ void   gw_pool_shutdown(void);
 int    gw_pool_live(void);          /* connections in the ready state */
 int    gw_pool_busy(void);          /* jobs queued or running */
 int    gw_pool_in_use(void);        /* round connections running a statement */
+int    gw_pool_connects(void);      /* round connections established so far (reconnects count) */
 int    gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
 /* the LISTEN connection: called with channel and payload of each notification, and with
  * ("syncular_commit", NULL) when a listen connection is back after a loss (commits of the gap
@@ -172,6 +192,12 @@ int  gw_ws_callback(struct lws *wsi, int reason, void *user, void *in, size_t le
 void gw_ws_init(struct lws_context *ctx);
 void gw_ws_drain(void);
 int  gw_ws_count(void);
+
+/* ---------------- limits.c ---------------- */
+/* --max-body, when not given, follows syncular.max_request_bytes: read now (conn is a
+ * connected PGconn) and again after every pool reconnect */
+void   gw_limits_startup(struct pg_conn *conn);
+void   gw_limits_init(struct lws_context *ctx);
 
 /* ---------------- main.c ---------------- */
 extern volatile int gw_draining;

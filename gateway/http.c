@@ -36,6 +36,9 @@ typedef struct HttpSess
 	bool        gzip_ok;        /* client accepts gzip */
 	bool        close_after;    /* body left unread: close instead of keep-alive */
 	bool        metrics_wait;   /* waiting for the statistics scrape */
+	int         completions;    /* BODY_COMPLETION callbacks of this request (see on_body_completion) */
+	int         body_turns;     /* loop turns the completion work has waited */
+	lws_sorted_usec_list_t body_sul;    /* the body's completion work, two loop turns later */
 	GwIdentity  id;
 	char       *ctype;
 	char       *headers_json;   /* SQL authenticator mode */
@@ -43,6 +46,7 @@ typedef struct HttpSess
 	char        path[512];
 	uint8_t    *body;
 	size_t      body_len, body_cap;
+	size_t      held;           /* bytes of the memory budget (budget.c) held by this request */
 	GwJob      *job;
 	GwBlob     *blob;           /* the blob routes (blobs.c) */
 	GwSeg      *seg;            /* the segment route (segments.c) */
@@ -71,6 +75,7 @@ gw_http_inflight(void)
 static void
 sess_reset(HttpSess *s)
 {
+	lws_sul_cancel(&s->body_sul);
 	if (s->job)
 		s->job->user = NULL;    /* the pool drops or ignores it */
 	if (s->metrics_wait)
@@ -82,6 +87,7 @@ sess_reset(HttpSess *s)
 	free(s->query_json);
 	free(s->body);
 	free(s->resp);
+	gw_budget_give(s->held);
 	gw_blob_free(s->blob);
 	gw_seg_free(s->seg);
 	if (s->active)
@@ -99,6 +105,8 @@ respond(HttpSess *s, int status, const char *type, uint8_t *body, size_t len, bo
 	s->resp = body;
 	s->resp_len = len;
 	s->resp_gzip = gz;
+	gw_budget_force(len);       /* counted while it waits to be written, never refused */
+	s->held += len;
 	gw_metrics_http(s->route, status);
 	lws_callback_on_writable(s->wsi);
 }
@@ -294,61 +302,80 @@ submit(HttpSess *s, GwJob *j)
 	}
 }
 
-static void
-start_round(HttpSess *s)
+/* Content-Encoding gzip (SPEC §1.3): the inflated body replaces the wire body, and holds the
+ * budget instead of it; false when an answer was given */
+static bool
+inflate_body(HttpSess *s)
 {
-	uint8_t *req = s->body;
-	size_t len = s->body_len;
-	GwJob *j;
+	uint8_t *out;
+	size_t len;
+	int rc = gw_gunzip(s->body, s->body_len, gw_cfg.max_body, &out, &len);
 
-	if (s->gzip_in)
+	if (rc == -1)
+		respond_error(s, "sync.invalid_request", "request body is not a valid gzip stream", 0);
+	else if (rc == -2)
+		respond_error(s, "sync.invalid_request", "request body exceeds the size limit once inflated", 413);
+	else if (rc != 0)
+		respond_error(s, "sync.internal_error", "out of memory", 0);
+	else if (!gw_budget_take(len))
 	{
-		int rc = gw_gunzip(s->body, s->body_len, gw_cfg.max_body, &req, &len);
-
-		if (rc == -1)
-		{
-			respond_error(s, "sync.invalid_request", "request body is not a valid gzip stream", 0);
-			return;
-		}
-		if (rc == -2)
-		{
-			respond_error(s, "sync.invalid_request", "request body exceeds the size limit once inflated", 413);
-			return;
-		}
-		if (rc != 0)
-		{
-			respond_error(s, "sync.internal_error", "out of memory", 0);
-			return;
-		}
-	}
-	if (gw_auth_is_jwt())
-	{
-		j = gw_job_new("SELECT status, content_type, body FROM syncular.handle_http($1, $2, $3, $4)",
-					   round_done, s);
-		if (j)
-		{
-			gw_job_param(j, req, (int) len, 1, true);
-			gw_job_param(j, s->id.partition, (int) strlen(s->id.partition), 0, true);
-			gw_job_param(j, s->id.actor, (int) strlen(s->id.actor), 0, true);
-			gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
-		}
+		free(out);
+		respond_error(s, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
 	}
 	else
 	{
+		free(s->body);
+		gw_budget_give(s->held);
+		s->body = out;
+		s->body_len = s->body_cap = len;
+		s->held = len;
+		return true;
+	}
+	return false;
+}
+
+/* the job takes the request body and the budget it holds: a queued round keeps counting after
+ * its client went away, until the pool frees it */
+static void
+start_round(HttpSess *s)
+{
+	GwJob *j;
+
+	if (s->gzip_in && !inflate_body(s))
+		return;
+	if (!s->body && !(s->body = malloc(1)))   /* an empty body is an empty bytea, not NULL */
+	{
+		respond_error(s, "sync.internal_error", "out of memory", 0);
+		return;
+	}
+	if (gw_auth_is_jwt())
+		j = gw_job_new("SELECT status, content_type, body FROM syncular.handle_http($1, $2, $3, $4)",
+					   round_done, s);
+	else
 		j = gw_job_new("SELECT status, content_type, body FROM "
 					   "syncular.handle_http_authenticated($1, 'POST', $2, $3::jsonb, $4::jsonb, $5)",
 					   round_done, s);
-		if (j)
-		{
-			gw_job_param(j, req, (int) len, 1, true);
-			gw_job_param(j, s->path, (int) strlen(s->path), 0, true);
-			gw_job_param(j, s->headers_json, (int) strlen(s->headers_json), 0, true);
-			gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
-			gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
-		}
+	if (!j)
+	{
+		submit(s, NULL);
+		return;
 	}
-	if (req != s->body)
-		free(req);
+	gw_job_param_take(j, s->body, (int) s->body_len, 1, s->held);
+	s->body = NULL;
+	s->body_len = s->body_cap = 0;
+	s->held = 0;
+	if (gw_auth_is_jwt())
+	{
+		gw_job_param(j, s->id.partition, (int) strlen(s->id.partition), 0, true);
+		gw_job_param(j, s->id.actor, (int) strlen(s->id.actor), 0, true);
+	}
+	else
+	{
+		gw_job_param(j, s->path, (int) strlen(s->path), 0, true);
+		gw_job_param(j, s->headers_json, (int) strlen(s->headers_json), 0, true);
+		gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
+	}
+	gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
 	submit(s, j);
 }
 
@@ -406,6 +433,17 @@ on_sync(struct lws *wsi, HttpSess *s)
 		respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
 		return;
 	}
+	/* the declared length (framing checked it is one number) is held before a byte is read */
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) > 0)
+	{
+		if (!gw_budget_take((size_t) atoll(clen)))
+		{
+			s->close_after = true;
+			respond_error(s, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
+			return;
+		}
+		s->held = (size_t) atoll(clen);
+	}
 	if (gw_auth_is_jwt())
 	{
 		if (gw_auth_jwt(wsi, &s->id, &why) != 0)
@@ -426,8 +464,10 @@ on_sync(struct lws *wsi, HttpSess *s)
 		}
 	}
 	s->in_body = true;
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) == 0)
-		start_round(s);         /* no body callbacks will come */
+	/* no Content-Length (and no Transfer-Encoding, refused before) is an empty body
+	 * (RFC 9112 §6.3): no body callbacks will come */
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0 || atoll(clen) == 0)
+		start_round(s);
 }
 
 static void
@@ -446,7 +486,7 @@ on_body(HttpSess *s, const uint8_t *in, size_t len)
 	}
 	if (s->body_len + len > s->body_cap)
 	{
-		size_t cap = s->body_cap ? s->body_cap * 2 : 16384;
+		size_t cap = s->body_cap ? s->body_cap * 2 : s->held > 0 ? s->held : 16384;
 		uint8_t *nb;
 
 		while (cap < s->body_len + len)
@@ -525,6 +565,65 @@ on_metrics(struct lws *wsi, HttpSess *s)
 	metrics_respond(s);
 }
 
+/* RFC 9110 §5.5: a field value (or the target) with CR, LF, NUL or another control character
+ * than HTAB is refused, not passed on to the SQL authenticator or logged */
+static bool
+fields_clean(struct lws *wsi)
+{
+	char v[8192];
+
+	for (int t = 0; t < (int) WSI_TOKEN_COUNT; t++)
+	{
+		int n = lws_hdr_total_length(wsi, (enum lws_token_indexes) t);
+
+		if (n <= 0 || n >= (int) sizeof(v) || lws_hdr_copy(wsi, v, sizeof(v), (enum lws_token_indexes) t) < 0)
+			continue;
+		for (int i = 0; i < n; i++)
+			if (((unsigned char) v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f)
+				return false;
+	}
+	return true;
+}
+
+/*
+ * Request framing (RFC 9112 §6): a body is delimited by exactly one Content-Length made of
+ * digits.  Duplicate or conflicting lengths, a length that is not a number, and a length beside
+ * Transfer-Encoding are what request smuggling through a proxy is made of (RFC 9112 §6.3,
+ * §11.2): 400 and close.  Chunked request bodies are not read: 411 at once (send
+ * Content-Length), and close, since the chunks that follow are not a request.
+ */
+static bool
+framing_refused(struct lws *wsi, HttpSess *s)
+{
+	char v[32];
+	int n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
+	bool te = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
+	const char *why = NULL;
+
+	if (n > 0 && lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, 1) > 0)
+		why = "more than one Content-Length header";
+	else if (n > 0 && (n > 19 || lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_LENGTH) != n ||
+					   strspn(v, "0123456789") != (size_t) n))
+		why = "Content-Length is not a decimal number";
+	else if (n > 0 && te)
+		why = "Content-Length together with Transfer-Encoding";
+	if (!why && !fields_clean(wsi))
+		why = "control character in the request line or a header field";
+	if (why)
+	{
+		s->close_after = true;
+		respond_error(s, "sync.invalid_request", why, 400);
+		return true;
+	}
+	if (te)
+	{
+		s->close_after = true;
+		respond_error(s, "sync.invalid_request", "chunked request bodies are not accepted: send Content-Length", 411);
+		return true;
+	}
+	return false;
+}
+
 static void
 on_request(struct lws *wsi, HttpSess *s, const char *uri)
 {
@@ -534,6 +633,8 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 	inflight++;
 	snprintf(s->path, sizeof(s->path), "%s", uri);
 	s->route = gw_route(uri, gw_cfg.mount);
+	if (framing_refused(wsi, s))
+		return;
 	if (gw_draining)
 	{
 		s->close_after = true;
@@ -587,11 +688,81 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 	}
 }
 
+/* ---- the end of a request body ---- */
+
+static void
+body_complete(lws_sorted_usec_list_t *sul)
+{
+	HttpSess *s = lws_container_of(sul, HttpSess, body_sul);
+
+	/* timers run at the top of a loop turn, buffered input at its bottom: waiting two turns
+	 * lets a whole turn's buffered-input pass show a repeated completion first */
+	if (s->body_turns++ == 0)
+	{
+		lws_sul_schedule(gw_ctx, 0, &s->body_sul, body_complete, 1);
+		return;
+	}
+	if (s->blob)
+		gw_blob_body_done(s->blob);
+	if (!s->in_body)
+		return;
+	if (s->too_large)
+	{
+		respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
+		return;
+	}
+	start_round(s);
+}
+
+/*
+ * Pipelining (RFC 9112 §9.3.2) and request bodies: when more bytes than one request with a body
+ * arrived on a connection (a request pipelined behind it, or it behind another), libwebsockets
+ * 4.1.6 calls BODY_COMPLETION again on every loop turn from its buffered-input path, and does
+ * not serve the connection's answer (the wedge of docs/gateway.md "Design"); only closing the
+ * connection ends that.  So the work of a completed body waits two loop turns (body_complete):
+ * when a second call comes first, nothing has started (no round, no blob commit), the client
+ * gets a retryable 503 with Connection: close written at once, and the connection closes.
+ * Requests before it were answered in order; a client retries unanswered pipelined requests on
+ * a new connection (RFC 9112 §9.3.2).
+ */
+static int
+refuse_pipelined(struct lws *wsi, HttpSess *s)
+{
+	uint8_t buf[LWS_PRE + 1024];
+	uint8_t *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
+
+	lws_sul_cancel(&s->body_sul);
+	/* an answer decided already (a refusal before the body: small JSON) goes out as it is */
+	if (!s->responding)
+		respond_error(s, "sync.rate_limited", "pipelined request with a body: send it again on a new "
+					  "connection, after the previous response", 503);
+	if (s->resp && !s->headers_sent && s->resp_len < 4096 &&
+		!lws_add_http_common_headers(wsi, (unsigned int) s->status, s->resp_type, s->resp_len, &p, end) &&
+		!lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *) "close", 5, &p, end) &&
+		lws_finalize_write_http_header(wsi, start, &p, end) == 0)
+		(void) lws_write(wsi, s->resp, s->resp_len, LWS_WRITE_HTTP_FINAL);
+	gw_log("closing a connection: request with a body pipelined on %s", s->path);
+	return -1;
+}
+
+static int
+on_body_completion(struct lws *wsi, HttpSess *s)
+{
+	if (s->completions++)
+		return refuse_pipelined(wsi, s);
+	lws_sul_schedule(gw_ctx, 0, &s->body_sul, body_complete, 1);
+	return 0;
+}
+
 int
 gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 {
 	HttpSess *s = user;
 
+	/* lws allocates the session with the first complete request header: a connection closed
+	 * (or timed out) before that reaches CLOSED_HTTP with none, and has nothing to release */
+	if (!s)
+		return lws_callback_http_dummy(wsi, (enum lws_callback_reasons) reason, user, in, len);
 	switch (reason)
 	{
 		case LWS_CALLBACK_HTTP:
@@ -605,17 +776,7 @@ gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 			on_body(s, in, len);
 			return 0;
 		case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-			if (s->blob)
-				gw_blob_body_done(s->blob);
-			if (!s->in_body)
-				return 0;
-			if (s->too_large)
-			{
-				respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
-				return 0;
-			}
-			start_round(s);
-			return 0;
+			return on_body_completion(wsi, s);
 		case LWS_CALLBACK_HTTP_WRITEABLE:
 			if (s->blob || s->seg)
 			{

@@ -151,6 +151,7 @@ startup_checks(void)
 	else
 	{
 		gw_cfg.router = strcmp(PQgetvalue(r, 0, 0), "syncular_router") == 0;
+		gw_limits_startup(c);
 		rc = auth_possible(c);
 	}
 	PQclear(r);
@@ -208,12 +209,15 @@ main(int argc, char **argv)
 	}
 	gw_ws_init(gw_ctx);
 	gw_shards_init(gw_ctx);
+	gw_limits_init(gw_ctx);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	gw_log("listening on http://%s:%d%s (pool %d, auth %s, syncular %s)", gw_cfg.listen_host,
-		   gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool,
-		   gw_cfg.auth_none ? "NONE" : gw_auth_is_jwt() ? "jwt" : "sql", GW_EXTVERSION);
+	gw_log("listening on http://%s:%d%s (pool %d, auth %s, syncular %s, max body %zu%s, inflight budget %zu)",
+		   gw_cfg.listen_host, gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool,
+		   gw_cfg.auth_none ? "NONE" : gw_auth_is_jwt() ? "jwt" : "sql",
+		   GW_EXTVERSION, gw_cfg.max_body, gw_cfg.max_body_set ? "" : " from the database",
+		   gw_cfg.max_inflight_bytes);
 	if (gw_cfg.auth_none)
 		gw_log("WARNING: --auth none: NO AUTHENTICATION. Every request is actor \"%s\" in partition "
 			   "\"%s\". For development only; never expose this gateway.", gw_cfg.dev_actor,

@@ -468,6 +468,10 @@ render_gateway(Buf *b)
 	buf_printf(b, "syncular_gateway_pool_connections_live %d\n", gw_pool_live());
 	family(b, "syncular_gateway_pool_connections_in_use", "gauge", "round connections running a statement");
 	buf_printf(b, "syncular_gateway_pool_connections_in_use %d\n", gw_pool_in_use());
+	family(b, "syncular_gateway_inflight_bytes", "gauge", "bytes of the --max-inflight-bytes memory budget in use");
+	buf_printf(b, "syncular_gateway_inflight_bytes %zu\n", gw_budget_used());
+	family(b, "syncular_gateway_inflight_bytes_limit", "gauge", "--max-inflight-bytes");
+	buf_printf(b, "syncular_gateway_inflight_bytes_limit %zu\n", gw_cfg.max_inflight_bytes);
 	family(b, "syncular_gateway_received_bytes_total", "counter", "payload bytes read: HTTP bodies, WebSocket messages");
 	for (int t = 0; t < 2; t++)
 		buf_printf(b, "syncular_gateway_received_bytes_total{transport=\"%s\"} %llu\n", tname[t],

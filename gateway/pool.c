@@ -85,6 +85,7 @@ static GwCommitFn commit_fn;
 static bool    shutting_down;
 static PgConn *shards;
 static PgConn *dbwaiter;        /* the --db waiter (ring mode, not in router mode) */
+static int     connects;        /* round connections established since start */
 
 static void pc_connect(PgConn *pc);
 static void pc_connecting(PgConn *pc);
@@ -92,58 +93,6 @@ static void listen_start(PgConn *pc);
 static void pc_close(PgConn *pc);
 void presence_request_sync(void);
 static void pc_dispatch(void);
-
-GwJob *
-gw_job_new(const char *sql, GwJobDone done, void *user)
-{
-	GwJob *j = calloc(1, sizeof(GwJob));
-
-	if (!j)
-		return NULL;
-	j->sql = sql;
-	j->done = done;
-	j->user = user;
-	j->result_format = 1;
-	return j;
-}
-
-void
-gw_job_param(GwJob *job, const void *val, int len, int binary, bool copy)
-{
-	int i = job->nparams++;
-
-	if (val && copy)
-	{
-		void *c = malloc(len > 0 ? (size_t) len + 1 : 1);
-
-		if (c)
-		{
-			memcpy(c, val, (size_t) len);
-			((char *) c)[len] = '\0';
-		}
-		job->owned[i] = c;
-		val = c;
-	}
-	job->values[i] = val;
-	job->lengths[i] = len;
-	job->formats[i] = binary;
-}
-
-static void
-job_free(GwJob *j)
-{
-	for (int i = 0; i < j->nparams; i++)
-		free(j->owned[i]);
-	free(j);
-}
-
-static void
-job_finish(GwJob *j, PGresult *res, const char *err)
-{
-	if (j->done)
-		j->done(j, res, err);
-	job_free(j);
-}
 
 /* ---- lws adoption of libpq's socket ---- */
 
@@ -256,7 +205,7 @@ fail_queue_without_db(void)
 
 		qhead = j->next;
 		qlen--;
-		job_finish(j, NULL, "no database connection");
+		gw_job_finish(j, NULL, "no database connection");
 	}
 	qtail = NULL;
 }
@@ -290,7 +239,7 @@ pc_fail(PgConn *pc, const char *why)
 	pc->pinned_by = NULL;
 	pc->flushing = false;
 	if (j)
-		job_finish(j, NULL, "database connection lost during the round");
+		gw_job_finish(j, NULL, "database connection lost during the round");
 	if (!shutting_down)
 	{
 		pc->backoff_ms = pc->backoff_ms ? (pc->backoff_ms * 2 > 5000 ? 5000 : pc->backoff_ms * 2) : 200;
@@ -414,7 +363,7 @@ pc_dispatch(void)
 		j->next = NULL;
 		if (!j->user && j->done)
 		{
-			job_free(j);        /* the requester went away while it waited */
+			gw_job_free(j);        /* the requester went away while it waited */
 			i--;
 			continue;
 		}
@@ -437,7 +386,7 @@ gw_pool_submit(GwJob *job)
 {
 	if (qlen >= gw_cfg.max_queue)
 	{
-		job_free(job);
+		gw_job_free(job);
 		return false;
 	}
 	job->next = NULL;
@@ -466,7 +415,14 @@ pc_ready(PgConn *pc)
 		listen_start(pc);
 		return;
 	}
+	connects++;
 	pc_dispatch();
+}
+
+int
+gw_pool_connects(void)
+{
+	return connects;
 }
 
 static void
@@ -527,7 +483,7 @@ pc_unpin(PgConn *pc)
 	if (!(j = gw_job_new("ROLLBACK", NULL, NULL)) || !pc_send(pc, j))
 	{
 		if (j)
-			job_free(j);
+			gw_job_free(j);
 		pc_fail(pc, "cannot roll back an abandoned transaction");
 	}
 	return true;
@@ -566,7 +522,7 @@ pc_readable(PgConn *pc)
 				pc->pinned_by = j->user;
 			}
 			if (j)
-				job_finish(j, pc->res, NULL);
+				gw_job_finish(j, pc->res, NULL);
 			else if (pc->listener && pc->res && PQresultStatus(pc->res) != PGRES_COMMAND_OK)
 				gw_log("LISTEN failed: %s", PQresultErrorMessage(pc->res));
 			else if (pc->listener)
@@ -674,7 +630,7 @@ gw_pool_shutdown(void)
 		GwJob *j = qhead;
 
 		qhead = j->next;
-		job_finish(j, NULL, "gateway shutting down");
+		gw_job_finish(j, NULL, "gateway shutting down");
 	}
 	qtail = NULL;
 	qlen = 0;
@@ -723,7 +679,7 @@ gw_pool_submit_pinned(int conn, GwJob *job)
 
 	if (!pc || pc->st != PC_PINNED || pc->pinned_by != job->user || !pc->conn)
 	{
-		job_free(job);
+		gw_job_free(job);
 		return false;
 	}
 	pc->pinned_by = NULL;
@@ -731,7 +687,7 @@ gw_pool_submit_pinned(int conn, GwJob *job)
 	{
 		job->done = NULL;
 		pc->job = NULL;
-		job_free(job);
+		gw_job_free(job);
 		pc_fail(pc, NULL);
 		return false;
 	}
@@ -869,7 +825,7 @@ listen_start(PgConn *pc)
 	j->result_format = 0;
 	if (!pc_send(pc, j))
 	{
-		job_free(j);
+		gw_job_free(j);
 		pc_fail(pc, NULL);
 	}
 }
@@ -951,7 +907,7 @@ wait_next(PgConn *pc)
 	gw_job_param(j, WAIT_MS, (int) strlen(WAIT_MS), 0, false);
 	if (!pc_send(pc, j))
 	{
-		job_free(j);
+		gw_job_free(j);
 		pc_fail(pc, NULL);
 	}
 }
@@ -995,7 +951,7 @@ pc_close(PgConn *pc)
 	lws_sul_cancel(&pc->kick);
 	lws_sul_cancel(&pc->wait_retry);
 	if (pc->job)
-		job_free(pc->job);      /* a wait_commits or mode call: its callback needs pc */
+		gw_job_free(pc->job);      /* a wait_commits or mode call: its callback needs pc */
 	if (pc->res)
 		PQclear(pc->res);
 	pc_detach(pc);

@@ -84,6 +84,7 @@ sock_free(Sock *s)
 	free(s->path);
 	free(s->rx);
 	free(s->round);
+	gw_budget_give(s->held);
 	free(s);
 }
 
@@ -171,6 +172,9 @@ send_event(Sock *s, const char *event, json_t *data)
 void
 ws_send_wake(Sock *s, int64_t cursor, const char *reason)
 {
+	/* §8.2: a socket told to pull is behind until an ack or a round reaches this cursor */
+	if (cursor > s->head_needed)
+		s->head_needed = cursor;
 	/* wake-ups are idempotent and coalescible (§8.3): one unsent wake-up is enough */
 	if (s->qtail && s->qtail->wake)
 		return;
@@ -284,6 +288,27 @@ send_hello(Sock *s, json_t *r)
 									 "timestamp", (json_int_t) ws_now_ms()));
 }
 
+/*
+ * §8.7, decided by what the database shows, never by which event the loop handled first: the
+ * round is over and realtime_connect read the client's cursor and the partition's head in one
+ * snapshot.  A commit visible by then that the round did not deliver (head > cursor) — every
+ * commit that landed while the round ran — gets exactly this catchup-required wake-up, after
+ * the response; the socket is behind until an ack or a pull reaches that head.  Wake-ups the
+ * loop received meanwhile for commits newer than that snapshot go through a normal fanout.
+ */
+static void
+after_round_registration(Sock *s, int64_t head)
+{
+	int64_t missed = s->round_missed;
+
+	s->reregistering = false;
+	s->round_missed = 0;
+	if (head > s->cursor)
+		ws_send_wake(s, head, "catchup-required");
+	if (missed > head)
+		fanout_on_commit(s->who.partition, missed);
+}
+
 static void
 connect_done(GwJob *job, PGresult *res, const char *err)
 {
@@ -334,10 +359,15 @@ connect_done(GwJob *job, PGresult *res, const char *err)
 		ws_close(s, 1001, "gateway shutting down");
 	else if (s->st == WS_CONNECTING)
 	{
+		/* §8.2 (the reference's choice): a socket behind at connect gets no gap-bridging delta,
+		 * only catchup-required wake-ups until an ack or a round reaches this head */
+		s->head_needed = json_integer_value(json_object_get(r, "latestCursor"));
 		send_hello(s, r);
 		s->st = WS_OPEN;
 		fanout_join(s, s->who.partition);
 	}
+	else if (s->reregistering)
+		after_round_registration(s, json_integer_value(json_object_get(r, "latestCursor")));
 	presence_on_registration(s, old_keys);
 	json_decref(old_keys);
 	json_decref(r);
@@ -528,6 +558,14 @@ round_finish(Sock *s)
 	s->round_busy = false;
 	s->round_len = 0;
 	memset(&s->scan, 0, sizeof(s->scan));
+	if (s->round_cap > 65536)
+	{
+		gw_budget_give(s->round_cap);   /* a large request buffer does not stay with the socket */
+		s->held -= s->round_cap;
+		free(s->round);
+		s->round = NULL;
+		s->round_cap = 0;
+	}
 }
 
 static void
@@ -547,6 +585,8 @@ round_done(GwJob *job, PGresult *res, const char *err)
 		send_round_error(s, "sync.internal_error", "internal", true, "retryLater",
 						 "the database connection failed during the round; retry", NULL);
 		round_finish(s);
+		s->reregistering = true;
+		start_connect(s);
 		ws_release(s);
 		return;
 	}
@@ -557,9 +597,10 @@ round_done(GwJob *job, PGresult *res, const char *err)
 		send_round_error_json(s, PQgetvalue(res, 0, 2), (size_t) PQgetlength(res, 0, 2));
 	round_finish(s);
 	/* §8.7: a completed round replaces the registration (a failed one leaves it as it was,
-	 * which re-reading gives too) */
-	if (status == 200)
-		start_connect(s);
+	 * which re-reading gives too); until it is read again the socket takes no fanout, and the
+	 * re-read decides whether a commit of the round's window is owed a wake-up */
+	s->reregistering = true;
+	start_connect(s);
 	ws_release(s);
 }
 
@@ -597,6 +638,16 @@ start_round(Sock *s)
 		round_finish(s);
 		return;
 	}
+	/* the queued round's copy of the request counts until the pool frees the job */
+	if (!gw_budget_take(s->round_len))
+	{
+		gw_job_free(j);
+		send_round_error(s, "sync.rate_limited", "rate-limited", true, "retryLater",
+						 "the gateway's memory budget is in use", NULL);
+		round_finish(s);
+		return;
+	}
+	j->budget = s->round_len;
 	gw_job_param(j, s->round, (int) s->round_len, 1, true);
 	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
 	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);
@@ -608,6 +659,36 @@ start_round(Sock *s)
 						 "too many rounds waiting for the database", NULL);
 		round_finish(s);
 	}
+}
+
+/*
+ * An inbound message or a round's request stream is assembled in a buffer of the socket that
+ * grows within the process's memory budget (budget.c), like HTTP bodies; when it does not fit,
+ * the socket is closed 1013 (try again later, RFC 6455 §7.4.1).  false: closed.
+ */
+static bool
+ws_grow(Sock *s, uint8_t **buf, size_t *cap, size_t need)
+{
+	size_t ncap = *cap ? *cap : 4096;
+	uint8_t *nb;
+
+	while (ncap < need)
+		ncap *= 2;
+	if (!gw_budget_take(ncap - *cap))
+	{
+		ws_close(s, 1013, "the gateway's memory budget is in use; retry later");
+		return false;
+	}
+	if (!(nb = realloc(*buf, ncap)))
+	{
+		gw_budget_give(ncap - *cap);
+		ws_close(s, 1011, "out of memory");
+		return false;
+	}
+	s->held += ncap - *cap;
+	*buf = nb;
+	*cap = ncap;
+	return true;
 }
 
 static void
@@ -625,21 +706,8 @@ on_round_chunk(Sock *s, const uint8_t *p, size_t len)
 		ws_close(s, 1009, "sync round request too large");
 		return;
 	}
-	if (s->round_len + len > s->round_cap)
-	{
-		size_t cap = s->round_cap ? s->round_cap : 4096;
-		uint8_t *nb;
-
-		while (cap < s->round_len + len)
-			cap *= 2;
-		if (!(nb = realloc(s->round, cap)))
-		{
-			ws_close(s, 1011, "out of memory");
-			return;
-		}
-		s->round = nb;
-		s->round_cap = cap;
-	}
+	if (s->round_len + len > s->round_cap && !ws_grow(s, &s->round, &s->round_cap, s->round_len + len))
+		return;
 	memcpy(s->round + s->round_len, p, len);
 	s->round_len += len;
 	r = gw_round_scan(&s->scan, s->round, s->round_len, gw_cfg.ws_max_message);
@@ -700,21 +768,8 @@ on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
 		ws_close(s, 1009, "message too large");
 		return;
 	}
-	if (s->rx_len + len > s->rx_cap)
-	{
-		size_t cap = s->rx_cap ? s->rx_cap : 4096;
-		uint8_t *nb;
-
-		while (cap < s->rx_len + len)
-			cap *= 2;
-		if (!(nb = realloc(s->rx, cap)))
-		{
-			ws_close(s, 1011, "out of memory");
-			return;
-		}
-		s->rx = nb;
-		s->rx_cap = cap;
-	}
+	if (s->rx_len + len > s->rx_cap && !ws_grow(s, &s->rx, &s->rx_cap, s->rx_len + len))
+		return;
 	if (len)
 		memcpy(s->rx + s->rx_len, in, len);
 	s->rx_len += len;
@@ -724,6 +779,8 @@ on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
 		s->rx_len = 0;
 		if (s->rx_cap > 65536)
 		{
+			gw_budget_give(s->rx_cap);
+			s->held -= s->rx_cap;
 			free(s->rx);            /* do not keep a large buffer per idle socket */
 			s->rx = NULL;
 			s->rx_cap = 0;

@@ -38,6 +38,7 @@ typedef struct Sock
 	char        log_epoch[128];
 	json_t     *scope_keys;     /* array of strings: the presence grant (§8.6.3) */
 	int64_t     cursor;         /* delivered cursor */
+	int64_t     head_needed;    /* §8.2: behind while cursor < this (raised by hello, wake-ups) */
 	int64_t     last_delta_cursor;  /* next_cursor of the last delta sent */
 	int         unacked;        /* deltas sent since the last covering ack */
 	/* inbound message assembly */
@@ -46,8 +47,11 @@ typedef struct Sock
 	bool        rx_binary;
 	/* socket round (§8.7) */
 	bool        round_busy;     /* request received, response not fully queued */
+	bool        reregistering;  /* response queued, realtime_connect after it not answered yet */
+	int64_t     round_missed;   /* highest seq fanned out while busy or reregistering (§8.7) */
 	uint8_t    *round;
 	size_t      round_len, round_cap;
+	size_t      held;           /* bytes of the memory budget (budget.c): rx and round buffers */
 	GwRoundScan scan;
 	uint16_t    round_wire;
 	/* outbound queue */

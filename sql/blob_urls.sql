@@ -92,16 +92,29 @@ SELECT pg_temp.get_url(pg_temp.bid('photo'), pg_temp.forge(:'get_tok', 'op', '"p
 SELECT pg_temp.get_url(pg_temp.bid('photo'), :'put_tok') AS grant_as_download;
 SELECT pg_temp.try(format('SELECT syncular.blob_url_upload_begin(%L, %L, 5)', pg_temp.bid('photo'), :'get_tok')) AS url_as_grant;
 
--- expiry (ttl 1 s; verified against the same clock, no skew)
+-- expiry on the engine's clock (syncular.clock_override_ms pins it; verified against the same
+-- clock, no skew): ttl 1 s from the issuing second
+SET syncular.clock_override_ms = '1700000000500';
 SET syncular.blob_url_ttl = 1;
-SELECT pg_temp.tok(convert_from(body, 'UTF8')::jsonb ->> 'url') AS short_get
+SELECT pg_temp.tok(convert_from(body, 'UTF8')::jsonb ->> 'url') AS short_get,
+       convert_from(body, 'UTF8')::jsonb ->> 'urlExpiresAtMs' AS get_expires_at_ms
   FROM syncular.blob_get('p1', 'alice', pg_temp.bid('photo')) \gset
-SELECT pg_temp.tok(syncular.blob_upload_grant('p1', 'alice', pg_temp.bid('fresh'), 5) ->> 'url') AS short_put \gset
+SELECT syncular.blob_upload_grant('p1', 'alice', pg_temp.bid('fresh'), 5) AS short_grant \gset
+SELECT pg_temp.tok(:'short_grant'::jsonb ->> 'url') AS short_put \gset
+SELECT :'get_expires_at_ms' AS get_expires_at_ms, :'short_grant'::jsonb ->> 'urlExpiresAtMs' AS put_expires_at_ms;
 SELECT pg_temp.get_url(pg_temp.bid('photo'), :'short_get') AS before_expiry;
-SELECT pg_sleep(2.1);
+SET syncular.clock_override_ms = '1700000001999';
+SELECT pg_temp.get_url(pg_temp.bid('photo'), :'short_get') AS within_the_expiry_second;
+SET syncular.clock_override_ms = '1700000002000';
 SELECT pg_temp.get_url(pg_temp.bid('photo'), :'short_get') AS expired_get;
 SELECT pg_temp.try(format('SELECT syncular.blob_url_upload_begin(%L, %L, 5)', pg_temp.bid('fresh'), :'short_put')) AS expired_put;
 SELECT count(*) AS stored_total FROM syncular.sync_blobs;
+-- ttl 0: issued already expired (urlExpiresAtMs is the issuing second, before now)
+SET syncular.blob_url_ttl = 0;
+SELECT (convert_from(body, 'UTF8')::jsonb ->> 'urlExpiresAtMs')::bigint AS ttl0_expires_at_ms,
+       (convert_from(body, 'UTF8')::jsonb ->> 'urlExpiresAtMs')::bigint <= syncular.now_ms() AS already_expired
+  FROM syncular.blob_get('p1', 'alice', pg_temp.bid('photo'));
+RESET syncular.clock_override_ms;
 RESET syncular.blob_url_ttl;
 RESET syncular.blob_url_base;
 -- the direct path is back once the base is empty

@@ -3,8 +3,10 @@
 -- issues or slides the client's lease (same leaseId) and answers LEASE right after RESP_HEADER,
 -- wire 3 and wire 2; a resolver outage ("outage", or a raise with lease_on_resolver_error) is
 -- served with the lease's scopes and does not slide it; missing / expired / other actor →
--- sync.auth_lease_required, revoked → sync.auth_lease_revoked; a revoked lease is neither slid
--- nor re-issued until clear_lease; revoke_leases revokes an actor's leases.
+-- sync.auth_lease_required, revoked → sync.auth_lease_revoked; a revoked lease is never slid,
+-- the next live-authorized round replaces it with a fresh id (or, with
+-- syncular.lease_reissue_after_revoke off, nothing until clear_lease); revoke_leases revokes an
+-- actor's leases.
 \set VERBOSITY terse
 SELECT current_database() AS orig_db \gset
 SET client_min_messages = warning;
@@ -121,17 +123,41 @@ UPDATE syncular.sync_leases SET actor_id = 'u1' WHERE client_id = 'c1';
 UPDATE syncular.sync_leases SET expires_at_ms = issued_at_ms WHERE client_id = 'c1';
 SELECT pg_temp.round('u1', 'c1') AS outage_expired;
 
--- 5. revocation: durable, refused on the outage path, not slid nor re-issued by live rounds
+-- 5. revocation (§7.3.4): durable and refused on the outage path until the resolver authorizes
+--    the client live again; that round issues a FRESH lease (new id, new expiry) and the revoked
+--    id is never slid, accepted or issued again
 UPDATE syncular.sync_leases SET expires_at_ms = :expiry WHERE client_id = 'c1';
 SELECT syncular.revoke_lease('p1', :'first_id') AS revoked, syncular.revoke_lease('p1', :'first_id') AS again;
 SELECT pg_temp.round('u1', 'c1') AS outage_revoked;
+SELECT pg_temp.round('u1', 'c1') AS outage_revoked_again;
 UPDATE public.mode SET m = 'ok';
 INSERT INTO public.grants VALUES ('u1', 'l1');
-SELECT pg_temp.round('u1', 'c1') AS live_round_revoked;
-SELECT pg_temp.lease('c1') AS still_revoked;
-SELECT syncular.clear_lease('p1', :'first_id') AS cleared;
-SELECT pg_temp.round('u1', 'c1') AS reissued;
-SELECT lease_id <> :'first_id' AS new_id FROM syncular.sync_leases WHERE client_id = 'c1';
+SELECT pg_temp.round('u1', 'c1') AS live_round_reissues;
+SELECT pg_temp.lease('c1') AS fresh_record;
+SELECT lease_id AS second_id FROM syncular.sync_leases WHERE client_id = 'c1' \gset
+SELECT :'second_id' <> :'first_id' AS new_id, revoked_at_ms IS NULL AS live
+  FROM syncular.sync_leases WHERE client_id = 'c1';
+-- the old id is gone for good: revoking or clearing it matches nothing; the fresh one serves an outage
+SELECT syncular.revoke_lease('p1', :'first_id') AS revoke_old_id, syncular.clear_lease('p1', :'first_id') AS clear_old_id;
+UPDATE public.mode SET m = 'outage';
+SELECT pg_temp.round('u1', 'c1') AS outage_on_fresh_lease;
+UPDATE public.mode SET m = 'ok';
+SELECT pg_temp.round('u1', 'c1') AS fresh_one_slides;
+SELECT lease_id = :'second_id' AS same_fresh_id FROM syncular.sync_leases WHERE client_id = 'c1';
+
+-- 5b. the operator's block: with syncular.lease_reissue_after_revoke = off a revoked lease is
+--     neither slid nor replaced by live rounds until clear_lease removes it
+SET syncular.lease_reissue_after_revoke = off;
+SELECT syncular.revoke_lease('p1', :'second_id') AS revoked;
+SELECT pg_temp.round('u1', 'c1') AS live_round_blocked;
+SELECT pg_temp.lease('c1') AS still_revoked, (SELECT lease_id = :'second_id' FROM syncular.sync_leases WHERE client_id = 'c1') AS same_id;
+UPDATE public.mode SET m = 'outage';
+SELECT pg_temp.round('u1', 'c1') AS outage_blocked;
+UPDATE public.mode SET m = 'ok';
+SELECT syncular.clear_lease('p1', :'second_id') AS cleared;
+SELECT pg_temp.round('u1', 'c1') AS reissued_after_clear;
+SELECT lease_id NOT IN (:'first_id', :'second_id') AS third_id FROM syncular.sync_leases WHERE client_id = 'c1';
+RESET syncular.lease_reissue_after_revoke;
 
 -- 6. every lease of an actor
 SELECT pg_temp.round('u1', 'c2') AS second_client;

@@ -56,6 +56,21 @@ sync_b64url_decode(const char *s, int len, int *outlen)
 	n = pg_b64_decode(buf, padded, (char *) out, pg_b64_dec_len(padded) + 1);
 	if (n < 0)
 		return NULL;
+
+	/*
+	 * Only the canonical encoding: the last character of a group that is cut short carries 2 or
+	 * 4 bits no byte uses, and the decoder ignores them, so without this check several strings
+	 * decode to the same bytes — a signed URL token with a "changed" last character would still
+	 * verify (§5.4 wants a tampered token refused).  Re-encoding is the exact test.
+	 */
+	{
+		char	   *again = sync_b64url_encode(out, n);
+		bool		same = (int) strlen(again) == len && memcmp(again, s, len) == 0;
+
+		pfree(again);
+		if (!same)
+			return NULL;
+	}
 	*outlen = n;
 	return out;
 }

@@ -334,8 +334,12 @@ extern bytea *sync_round_serve(bytea *request, const char *partition, const char
 extern char *sync_b64url_encode(const uint8 *data, int len);
 extern uint8 *sync_b64url_decode(const char *s, int len, int *outlen);
 
-/* clock.c: the current time in milliseconds since the Unix epoch (SPEC timestamps). */
+/*
+ * clock.c: the current time in milliseconds since the Unix epoch (SPEC timestamps), through the
+ * clock seam (syncular.clock_override_ms / syncular.clock_offset_ms).
+ */
 extern int64 sync_now_ms(void);
+extern void sync_clock_define_gucs(void);
 
 /* gate.c: the serve gate inside each push commit, after the partition lock (RFC 0007). */
 extern void sync_gate_check_push(SyncRound *round);

@@ -8,7 +8,9 @@
  * signals an outage (it returns the JSON string "outage"; or it raises and the operator enabled
  * syncular.lease_on_resolver_error), the round is authorized by the valid lease's scopes instead,
  * without refreshing it; without one it fails request-level with sync.auth_lease_required or
- * sync.auth_lease_revoked (§7.3.3, §7.3.4).  The store is the extension's catalog, which no app
+ * sync.auth_lease_revoked (§7.3.3, §7.3.4).  After a revocation the next round the resolver
+ * authorizes issues a fresh lease under a new id (syncular.lease_reissue_after_revoke, default
+ * on): the revoked id is never slid nor issued again.  The store is the extension's catalog, which no app
  * role can write (90_grants.sql): that is what the spec's host signature at rest protects.
  */
 #include "postgres.h"
@@ -28,6 +30,7 @@
 
 int			sync_lease_ttl_ms = 0;
 bool		sync_lease_on_resolver_error = false;
+bool		sync_lease_reissue_after_revoke = true;
 
 void
 sync_leases_define_gucs(void)
@@ -49,6 +52,16 @@ sync_leases_define_gucs(void)
 							 "resolver returning the JSON string \"outage\" always means an outage.",
 							 &sync_lease_on_resolver_error,
 							 false,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("syncular.lease_reissue_after_revoke",
+							 "Issue a fresh lease (new leaseId) on the next live-authorized round after a revocation.",
+							 "On (default, SPEC §7.3.4): the revoked leaseId is never slid, accepted or "
+							 "issued again, but a round the scope resolver authorizes replaces it with a "
+							 "new one. Off: a revoked lease blocks issuance for that client until "
+							 "syncular.clear_lease removes it.",
+							 &sync_lease_reissue_after_revoke,
+							 true,
 							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 }
@@ -113,7 +126,7 @@ void
 sync_leases_round(SyncRound *round)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	Datum		args[7];
+	Datum		args[8];
 	bool		isnull;
 	SspFrame	f;
 	SspError	err;
@@ -124,16 +137,24 @@ sync_leases_round(SyncRound *round)
 		round->allowed->leased || round->client_id == NULL || RecoveryInProgress())
 		return;
 	if (issue_plan == NULL)
-		/* slide a live record, keeping its id; a revoked one stays as it is (no row back) */
+		/*
+		 * Slide a live record, keeping its id.  A revoked record (§7.3.4) is never slid: with
+		 * $8 (syncular.lease_reissue_after_revoke) this live-authorized round replaces it with
+		 * a fresh lease under the new random id $3, so the revoked id never comes back; without
+		 * it the row stays revoked (no row back) until clear_lease.
+		 */
 		issue_plan = keep("INSERT INTO syncular.sync_leases AS l (partition, client_id, lease_id, "
 						  "actor_id, allowed_scopes, issued_at_ms, expires_at_ms) "
 						  "VALUES ($1, $2, $3, $4, $5, $6, $6 + $7) "
 						  "ON CONFLICT (partition, client_id) DO UPDATE "
-						  "SET actor_id = EXCLUDED.actor_id, allowed_scopes = EXCLUDED.allowed_scopes, "
-						  "issued_at_ms = EXCLUDED.issued_at_ms, expires_at_ms = EXCLUDED.expires_at_ms "
-						  "WHERE l.revoked_at_ms IS NULL "
+						  "SET lease_id = CASE WHEN l.revoked_at_ms IS NULL THEN l.lease_id "
+						  "ELSE EXCLUDED.lease_id END, "
+						  "actor_id = EXCLUDED.actor_id, allowed_scopes = EXCLUDED.allowed_scopes, "
+						  "issued_at_ms = EXCLUDED.issued_at_ms, expires_at_ms = EXCLUDED.expires_at_ms, "
+						  "revoked_at_ms = NULL "
+						  "WHERE l.revoked_at_ms IS NULL OR $8 "
 						  "RETURNING l.lease_id, l.expires_at_ms",
-						  7, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT8OID, INT8OID});
+						  8, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT8OID, INT8OID, BOOLOID});
 	args[0] = CStringGetTextDatum(round->partition);
 	args[1] = CStringGetTextDatum(round->client_id);
 	args[2] = CStringGetTextDatum(new_lease_id());
@@ -141,11 +162,12 @@ sync_leases_round(SyncRound *round)
 	args[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(allowed_json(round->allowed)));
 	args[5] = Int64GetDatum(round->now_ms);
 	args[6] = Int64GetDatum((int64) sync_lease_ttl_ms);
+	args[7] = BoolGetDatum(sync_lease_reissue_after_revoke);
 	if (SPI_execute_plan(issue_plan, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "syncular leases: issuing the lease failed");
 	MemoryContextSwitchTo(cxt);
 	if (SPI_processed == 0)
-		return;					/* revoked: no lease until the host clears the revocation */
+		return;					/* revoked, re-issue off: none until clear_lease */
 	lease_id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	expires = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 

@@ -9,14 +9,17 @@
 
 extern int	sync_lease_ttl_ms;			/* GUC syncular.lease_ttl_ms; 0 = leases off */
 extern bool sync_lease_on_resolver_error;	/* GUC syncular.lease_on_resolver_error */
+extern bool sync_lease_reissue_after_revoke;	/* GUC syncular.lease_reissue_after_revoke */
 
 extern void sync_leases_define_gucs(void);
 
 /*
  * §7.3.3 issuance: after RESP_HEADER of a round whose scopes resolved (not lease-authorized),
  * store or slide the (partition, clientId) lease and write the LEASE frame into round->out.
- * Nothing when leases are off, resolution failed, the round was lease-authorized, the lease is
- * revoked, or the server is a hot standby.  Needs SPI.
+ * A revoked lease is replaced by a fresh one (new leaseId) unless
+ * syncular.lease_reissue_after_revoke is off.  Nothing when leases are off, resolution failed,
+ * the round was lease-authorized, the lease is revoked and re-issue is off, or the server is a
+ * hot standby.  Needs SPI.
  */
 extern void sync_leases_round(SyncRound *round);
 

@@ -82,6 +82,19 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	sync_storage_lock_partition(round->partition);
 	sync_gate_check_push(round);
 	MemoryContextSwitchTo(cxt);		/* seams may leave SPI's context current */
+	/*
+	 * The idempotency fault seam (syncular.inject_fault): this lookup is unreadable, which
+	 * §6.3 answers with the retryable sync.idempotency_cache_miss, nothing applied or persisted.
+	 */
+	if (sync_storage_fault_take(round->partition, round->client_id, "idempotency_cache_miss"))
+	{
+		push_cache_miss(&outcome);
+		push_write_outcome(round, commit, &outcome, out_cxt);
+		MemoryContextSwitchTo(out_cxt);
+		MemoryContextDelete(cxt);
+		return;
+	}
+	MemoryContextSwitchTo(cxt);
 	stored = sync_storage_push_result_get(round->partition, round->client_id,
 										  st.client_commit_id);
 	if (stored != NULL)

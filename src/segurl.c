@@ -49,9 +49,11 @@ sync_segment_url_define_gucs(void)
 	DefineCustomIntVariable("syncular.segment_url_ttl",
 							"Lifetime of a signed segment URL (SPEC §5.4).",
 							"urlExpiresAtMs is this long after issuance; it is also the revocation "
-							"window of an issued URL.",
+							"window of an issued URL; 0 issues URLs that are already "
+							"expired (urlExpiresAtMs = the issuing second, SPEC §5.4 truncation), "
+							"which a client must not fetch.",
 							&sync_segment_url_ttl_s,
-							15 * 60, 1, 24 * 60 * 60,
+							15 * 60, 0, 24 * 60 * 60,
 							PGC_SUSET, GUC_UNIT_S,
 							NULL, NULL, NULL);
 }

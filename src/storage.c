@@ -13,6 +13,8 @@
 #include "postgres.h"
 
 #include "storage_internal.h"
+#include "catalog/namespace.h"
+#include "utils/lsyscache.h"
 
 /* ---------------------------------------------------------------- plans */
 
@@ -29,6 +31,7 @@ enum
 	P_CLIENT_CLAIM,
 	P_CLIENT_UPSERT,
 	P_RESULT_GET,
+	P_FAULT_TAKE,
 	P_RESULT_INSERT,
 	P_RESULT_INSERT_NEW,
 	P_TOMBSTONE_GET,
@@ -120,6 +123,11 @@ static const StaticPlan static_sql[P_COUNT] = {
 	[P_RESULT_GET] = {
 		"SELECT r.result FROM syncular.sync_push_results r "
 		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
+	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_FAULT_TAKE] = {
+		/* a one-shot test fault (03_seams.sql); the table is empty outside tests */
+		"DELETE FROM syncular.sync_faults f "
+		"WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = $3",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_INSERT] = {
 		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
@@ -456,6 +464,25 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 	j = get_varlena(0, 1, &isnull);
 	done();
 	return isnull ? NULL : j;
+}
+
+/*
+ * Consume the armed test fault `fault` of (partition, client) (syncular.inject_fault): true when
+ * one was armed.  The delete commits with the round, so a fault fires once.
+ */
+bool
+sync_storage_fault_take(const char *partition, const char *client_id, const char *fault)
+{
+	Datum		v[3];
+	Oid			nsp = get_namespace_oid("syncular", true);
+
+	/* a catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table */
+	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("sync_faults", nsp)))
+		return false;
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	v[2] = text_datum(fault);
+	return run(static_plan(P_FAULT_TAKE), v, NULL, false, 0) > 0;
 }
 
 bool

@@ -134,6 +134,7 @@ _PG_init(void)
 							 true,
 							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
+	sync_clock_define_gucs();
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
 	sync_blobs_define_gucs();

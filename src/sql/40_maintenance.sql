@@ -83,7 +83,7 @@ BEGIN
   min_retained  := syncular._retention_value(retention, 'minRetainedCommits', 1000);
   push_age      := syncular._retention_value(retention, 'pushResultsOlderThanMs', NULL);
   now_ms        := syncular._retention_value(retention, 'nowMs',
-                     (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+                     syncular.now_ms());
 
   -- lock order: partition row, then registry row (refuses an unregistered partition)
   PERFORM syncular._lock_partition(prune.partition);

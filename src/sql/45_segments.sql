@@ -55,7 +55,7 @@ CREATE FUNCTION syncular.prune_segments(now_ms bigint DEFAULT NULL)
 RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-  t     bigint := coalesce(now_ms, (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+  t     bigint := coalesce(now_ms, syncular.now_ms());
   pubs  bigint;
   segs  bigint;
 BEGIN

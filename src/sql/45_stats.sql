@@ -107,14 +107,14 @@ SELECT c.partition, c.client_id, c.actor_id, c.wire_version, c.cursor,
        CASE WHEN c.cursor >= 0 THEN greatest(coalesce(p.max_commit_seq, 0) - c.cursor, 0) END AS commits_behind,
        (c.cursor >= 0 AND c.cursor < coalesce(p.horizon_seq, 0)) AS behind_horizon,
        c.updated_at_ms AS last_seen_at_ms,
-       (extract(epoch FROM pg_catalog.now()) * 1000)::bigint - c.updated_at_ms AS idle_ms
+       syncular.now_ms() - c.updated_at_ms AS idle_ms
   FROM syncular.sync_clients c
   LEFT JOIN syncular.sync_partitions p ON p.partition = c.partition;
 COMMENT ON VIEW syncular.client_lag IS
   'Read-only. One row per client record: wire_version and cursor of its last round, commits_behind = the '
   'partition''s newest commit_seq - cursor (NULL while the client has no cursor, cursor < 0; counts every commit of the '
   'partition, an upper bound), behind_horizon (its next pull resets with sync.cursor_expired), last_seen_at_ms (ms '
-  'since the epoch) and idle_ms (now() - last_seen_at_ms). SPEC §4.5. docs/operations.md.';
+  'since the epoch) and idle_ms (syncular.now_ms() - last_seen_at_ms). SPEC §4.5. docs/operations.md.';
 
 REVOKE ALL ON syncular.stats, syncular.stats_tables, syncular.partition_lag, syncular.client_lag FROM PUBLIC;
 GRANT SELECT ON syncular.stats, syncular.stats_tables TO pg_read_all_stats;

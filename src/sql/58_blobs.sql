@@ -81,7 +81,7 @@ BEGIN
     PERFORM syncular._raise('sync.invalid_request', 'blob_gc runs in READ COMMITTED only',
                             jsonb_build_object('isolation', current_setting('transaction_isolation')));
   END IF;
-  cutoff := (extract(epoch FROM clock_timestamp()) * 1000)::bigint - grace_ms;
+  cutoff := syncular.now_ms() - grace_ms;
   FOR b IN
     SELECT s.partition, s.blob_id, s.upload_id FROM syncular.sync_blobs s
      WHERE (blob_gc.partition IS NULL OR s.partition = blob_gc.partition)

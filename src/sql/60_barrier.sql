@@ -149,7 +149,7 @@ BEGIN
   INSERT INTO syncular.sync_backfill_checkpoints AS c
          (partition, name, schema_version, state, watermark, owner_epoch, observed_rows, updated_at_ms)
   VALUES (_install_checkpoint.partition, _install_checkpoint.name, _install_checkpoint.schema_version,
-          'declared', 0, 0, 0, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+          'declared', 0, 0, 0, syncular.now_ms())
   ON CONFLICT (partition, name) DO NOTHING;
 
   INSERT INTO syncular.sync_writer_fence AS f (partition, required_writer_version)
@@ -212,7 +212,7 @@ BEGIN
      SET owner_epoch = k.owner_epoch + 1,
          state = CASE WHEN k.state = 'declared' THEN 'backfilling' ELSE k.state END,
          schema_version = claim_checkpoint.schema_version,
-         updated_at_ms = floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
+         updated_at_ms = syncular.now_ms()
    WHERE k.partition = claim_checkpoint.partition AND k.name = claim_checkpoint.name
      AND k.state <> 'activated'
   RETURNING k.* INTO c;
@@ -248,7 +248,7 @@ BEGIN
   UPDATE syncular.sync_backfill_checkpoints k
      SET watermark = advance_checkpoint.watermark,
          observed_rows = advance_checkpoint.observed_rows,
-         updated_at_ms = floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
+         updated_at_ms = syncular.now_ms()
    WHERE k.partition = advance_checkpoint.partition AND k.name = advance_checkpoint.name
      AND k.owner_epoch = advance_checkpoint.owner_epoch;
   GET DIAGNOSTICS n = ROW_COUNT;
@@ -347,7 +347,7 @@ BEGIN
   UPDATE syncular.sync_backfill_checkpoints k
      SET state = 'activated',
          watermark = activate_checkpoint.watermark,
-         updated_at_ms = floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint
+         updated_at_ms = syncular.now_ms()
    WHERE k.partition = activate_checkpoint.partition AND k.name = activate_checkpoint.name
      AND k.owner_epoch = activate_checkpoint.owner_epoch AND k.state <> 'activated';
   GET DIAGNOSTICS n = ROW_COUNT;

@@ -11,18 +11,18 @@
 -- available_at_ms is the earliest claim time of a pending row and, for a dead-letter row, the
 -- time it was dead-lettered (what sync_reactions_dead_letter indexes and prune_reactions ages).
 -- Times are Unix epoch milliseconds.  Every function takes an optional trailing now_ms (NULL =
--- the wall clock, clock_timestamp()) so that callers and tests can pin time.
+-- the engine's clock, syncular.now_ms()) so that callers and tests can pin time.
 -- The worker functions (claim, renew, complete, fail) are SECURITY DEFINER so that an operator
 -- can GRANT EXECUTE on them to a worker role without granting the catalog; like every routine
 -- of the extension they are not executable by PUBLIC (90_grants).
 
--- The wall clock in epoch ms, or the pinned value.
+-- The engine's clock (syncular.now_ms()) in epoch ms, or the pinned value.
 CREATE FUNCTION syncular._reaction_now(now_ms bigint) RETURNS bigint
 LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT coalesce(now_ms, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+  SELECT coalesce(now_ms, syncular.now_ms())
 $$;
 COMMENT ON FUNCTION syncular._reaction_now(bigint) IS
-  'Internal. now_ms when not NULL, else the wall clock (clock_timestamp()) in Unix epoch milliseconds, truncated. Raises nothing.';
+  'Internal. now_ms when not NULL, else the engine''s clock (syncular.now_ms(): the wall clock unless syncular.clock_override_ms / clock_offset_ms move it) in Unix epoch milliseconds. Raises nothing.';
 
 -- A non-negative (or positive) safe-integer argument, else sync.storage.invalid_limit.
 CREATE FUNCTION syncular._reaction_arg(name text, value bigint, lo bigint, hi bigint) RETURNS bigint
@@ -406,7 +406,7 @@ SELECT r.partition,
        r.source_client_id, r.source_client_commit_id, r.source_commit_seq,
        r.payload
   FROM syncular.sync_reactions r,
-       LATERAL (SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms) n;
+       LATERAL (SELECT syncular.now_ms() AS ms) n;
 COMMENT ON VIEW syncular.reactions IS
-  'Read-only. The durable reactions (SPEC §6.9; sync_reactions) with key = the planner''s record key (element 3 of the idempotency key) and due = claimable now by the wall clock (pending and available, or leased with an expired lease). Times in epoch ms; for a dead-letter row available_at_ms is the time it was dead-lettered. Owner-only until granted.';
+  'Read-only. The durable reactions (SPEC §6.9; sync_reactions) with key = the planner''s record key (element 3 of the idempotency key) and due = claimable now by the engine''s clock, syncular.now_ms() (pending and available, or leased with an expired lease). Times in epoch ms; for a dead-letter row available_at_ms is the time it was dead-lettered. Owner-only until granted.';
 REVOKE ALL ON syncular.reactions FROM PUBLIC;

@@ -133,3 +133,7 @@ COMMENT ON COLUMN syncular.sync_tombstones.row_id IS 'Primary key of the deleted
 COMMENT ON COLUMN syncular.sync_tombstones.commit_seq IS 'Commit that deleted the row.';
 COMMENT ON COLUMN syncular.sync_writer_fence.partition IS 'Partition (tenant) of the row: every sync state is per partition (SPEC §2).';
 COMMENT ON COLUMN syncular.sync_writer_fence.required_writer_version IS 'Writer version every push into the partition must have (RFC 0007 writer fence).';
+COMMENT ON COLUMN syncular.sync_faults.fault IS 'Armed fault, e.g. idempotency_cache_miss (syncular.inject_fault; a superuser-only test seam).';
+COMMENT ON COLUMN syncular.sync_faults.partition IS 'Partition the fault applies to.';
+COMMENT ON COLUMN syncular.sync_faults.client_id IS 'clientId the fault applies to.';
+COMMENT ON COLUMN syncular.sync_faults.armed_at_ms IS 'When the fault was armed, milliseconds since the Unix epoch.';

@@ -1,5 +1,5 @@
 """HTTP half of the gateway tests: CLI and startup, /sync, gzip, limits, auth, faults, drain."""
-import gzip, json, os, signal, subprocess, threading, time
+import gzip, json, os, re, signal, socket, subprocess, threading, time
 
 from gwlib import (BIN, CT, Gateway, conninfo, expect_error, frames, jwt_hs256, jwt_signed,
                    openssl_keypair, psql, req_bytes)
@@ -202,6 +202,95 @@ def t_body_limits():
         g.stop()
 
 
+def held_upload(g, path, total, sent, extra=b""):
+    """A socket that declared `total` body bytes and sent `sent` of them, left open."""
+    s = socket.create_connection(("127.0.0.1", g.port), timeout=10)
+    s.sendall(b"%s %s HTTP/1.1\r\nHost: t\r\nx-api-key: u1@p1\r\nContent-Type: %s\r\n"
+              b"Content-Length: %d\r\n%s\r\n" % (b"PUT" if b"/blobs/" in path else b"POST", path,
+                                                    CT.encode(), total, extra) + b"\0" * sent)
+    return s
+
+
+def head_only(g, path, total):
+    """Send a request head declaring `total` body bytes, none of them; (status, headers, body)."""
+    s = held_upload(g, path, total, 0)
+    buf = b""
+    try:
+        while b"\r\n\r\n" not in buf or len(buf.partition(b"\r\n\r\n")[2]) < int(
+                re.search(rb"content-length: *(\d+)", buf, re.I).group(1) if re.search(rb"content-length: *(\d+)", buf, re.I) else 0):
+            x = s.recv(65536)
+            if not x:
+                break
+            buf += x
+    finally:
+        s.close()
+    head, _, body = buf.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    hd = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:])}
+    return int(lines[0].split()[1]), hd, body
+
+
+def t_memory_budget():
+    """--max-inflight-bytes: bodies being received hold their declared length; a body that does
+    not fit is answered 503 sync.rate_limited before it is read; the budget comes back."""
+    g = Gateway("--max-inflight-bytes", "1500000", "--max-body", "1000000")
+    try:
+        a = held_upload(g, b"/sync-api/sync", 900000, 1000)
+        time.sleep(0.3)
+        # answered from the head alone: no body byte is sent (nor read)
+        st, hd, body = head_only(g, b"/sync-api/sync", 700000)
+        assert hd.get("connection") == "close", hd
+        doc = expect_error(st, body, 503, "sync.rate_limited")
+        assert doc["retryable"] is True, doc
+        st, _, text = g.request("GET", "/sync-api/metrics")
+        assert b"syncular_gateway_inflight_bytes 900" in text and b"_limit 1500000" in text, text[-600:]
+        # a blob upload holds its buffering bound (1.25 MiB) and is refused the same way
+        b = held_upload(g, b"/sync-api/blobs/sha256:" + b"ab" * 32, 5000000, 10)
+        b.settimeout(5)
+        assert b.recv(4096).startswith(b"HTTP/1.1 503"), "blob upload not refused"
+        b.close()
+        # small bodies still fit; when the stalled body goes, the budget is back
+        st, _, body = g.sync(req_bytes("gwtest.pull('p1', 'c-budget')"), KEY)
+        assert st == 200, body
+        a.close()
+        time.sleep(0.3)
+        st, _, body = g.sync(b"\0" * 700000, KEY)
+        assert st == 400, (st, body[:200])      # read and judged by the engine: not SSP2
+    finally:
+        g.stop()
+
+
+def t_max_body_follows_database():
+    """Without --max-body the gateway takes syncular.max_request_bytes, at start and after a
+    reconnect; an explicit --max-body wins."""
+    psql("ALTER DATABASE gwtest SET syncular.max_request_bytes = '64kB'")
+    g = Gateway()
+    try:
+        st, _, body = head_only(g, b"/sync-api/sync", 70000)
+        doc = expect_error(st, body, 413, "sync.invalid_request")
+        assert "size limit" in doc["message"], doc       # the gateway's answer, not the engine's
+        assert "follows syncular.max_request_bytes: 65536" in g.logtext(), g.logtext()
+        psql("ALTER DATABASE gwtest SET syncular.max_request_bytes = '128kB'")
+        psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+             "WHERE application_name = 'syncular-gateway' AND pid <> pg_backend_pid()")
+        deadline = time.time() + 15
+        while "131072" not in g.logtext() and time.time() < deadline:
+            g.request("GET", "/sync-api/readyz")
+            time.sleep(0.2)
+        assert "follows syncular.max_request_bytes: 131072" in g.logtext(), g.logtext()
+        st, _, body = g.sync(b"\0" * 70000, KEY)
+        assert st == 400, (st, body[:200])
+    finally:
+        g.stop()
+    g = Gateway("--max-body", "100000")
+    try:
+        st, _, body = g.sync(b"\0" * 90000, KEY)
+        assert st == 400, (st, body[:200])
+    finally:
+        g.stop()
+        psql("ALTER DATABASE gwtest RESET syncular.max_request_bytes")
+
+
 def t_routes_404():
     g = Gateway()
     try:
@@ -249,6 +338,41 @@ def t_jwt_hs256():
             expect_error(st, body, 401, "sync.auth_required")
     finally:
         g.stop()
+
+
+def t_jwt_numeric_dates():
+    """RFC 7519 NumericDate: integers and fractions for exp/nbf/iat; any other type is a 401;
+    --jwt-leeway widens exp and nbf by that many seconds."""
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1")
+    try:
+        now = time.time()
+        pull = req_bytes("gwtest.pull('p1', 'c-jwt-dates')")
+        for claims in ({"exp": now + 600.5}, {"exp": int(now) + 60, "nbf": now - 5.25, "iat": now - 5.5},
+                       {"nbf": int(now) - 1}, {"iat": 1.0e9}):
+            claims["sub"] = "u2"
+            st, _, body = g.sync(pull, hs(claims))
+            assert st == 200, (claims, body)
+        for claims in ({"nbf": now + 600.5}, {"nbf": str(int(now) + 600)}, {"exp": now - 0.5},
+                       {"exp": str(int(now) + 600)}, {"exp": None}, {"exp": True}, {"exp": [now + 600]},
+                       {"nbf": {"t": 1}}, {"iat": "yesterday"}, {"exp": now + 600, "nbf": "later"}):
+            claims["sub"] = "u2"
+            st, _, body = g.sync(pull, hs(claims))
+            expect_error(st, body, 401, "sync.auth_required")
+    finally:
+        g.stop()
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1", "--jwt-leeway", "30")
+    try:
+        now = time.time()
+        pull = req_bytes("gwtest.pull('p1', 'c-jwt-dates')")
+        for claims, want in (({"exp": now - 10}, 200), ({"nbf": now + 10.5}, 200), ({"exp": now - 40}, 401),
+                             ({"nbf": now + 40}, 401)):
+            claims["sub"] = "u2"
+            st, _, body = g.sync(pull, hs(claims))
+            assert st == want, (claims, st, body)
+    finally:
+        g.stop()
+    r = subprocess.run([BIN, "--db", "x", "--jwt-leeway", "601"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--jwt-leeway" in r.stderr, r
 
 
 def t_jwt_rs256_es256_partition_claim():
@@ -382,8 +506,9 @@ def t_queue_limit():
 
 
 TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_refuses_without_authentication, t_verbose_forms,
-         t_env_variables, t_healthz_readyz, t_sync_round_sql_auth, t_auth_none_dev_identity, t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_routes_404,
-         t_jwt_hs256, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
+         t_env_variables, t_healthz_readyz, t_sync_round_sql_auth, t_auth_none_dev_identity,
+         t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_memory_budget, t_max_body_follows_database, t_routes_404,
+         t_jwt_hs256, t_jwt_numeric_dates, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
          t_sigterm_drains,
          t_queue_limit]
 

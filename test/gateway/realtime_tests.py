@@ -1,7 +1,7 @@
 """Realtime half of the gateway tests (SPEC §8): hello, deltas, acks, wake-ups, heartbeats,
 socket rounds, presence, two gateways on one database, bad input, drain.  Uses Debian's
 python3-websockets (asyncio client)."""
-import asyncio, json, os, re, signal, time
+import asyncio, json, os, re, signal, subprocess, time
 
 import websockets
 
@@ -221,10 +221,17 @@ def t_rt_socket_rounds():
                 r = await socket_round(ws, req_bytes("gwtest.pull('p1', 'rtSock')"))
                 assert [f["type"] for f in r["frames"]][0] == "RESP_HEADER", r
                 assert any(f["type"] == "SUB_END" for f in r["frames"]), r
+                r0_cursor = [f for f in r["frames"] if f["type"] == "SUB_END"][0]["nextCursor"]
                 await ws.send(json.dumps({"type": "ack", "cursor": r["frames"][-1].get("nextCursor", 0)}))
                 r = await socket_round(ws, req_bytes("gwtest.push('p1', 'rtSock', 'sk1', 's1', 'over the socket')"), 1)
                 pr = [f for f in r["frames"] if f["type"] == "PUSH_RESULT"]
                 assert pr and pr[0]["status"] == "applied", r
+                # §8.7: the push-only round did not deliver its own commit: a wake-up after the
+                # response; the client pulls over the socket and acks, then deltas flow again
+                ev = await next_msg(ws, "sync")
+                assert ev["data"]["reason"] == "catchup-required" and ev["data"]["cursor"] == pr[0]["commitSeq"], ev
+                r = await socket_round(ws, req_bytes("gwtest.pull('p1', 'rtSock', %d)" % r0_cursor))
+                await ws.send(json.dumps({"type": "ack", "cursor": pr[0]["commitSeq"]}))
                 # the registration from the socket round delivers deltas now
                 seq = push_http(g, "rtA", "rk7", "r7", "after the socket round")
                 await delta_with(ws, seq)
@@ -239,6 +246,143 @@ def t_rt_socket_rounds():
         arun(go())
     finally:
         g.stop()
+
+
+def t_rt_behind_at_connect_wakes():
+    """SPEC §8.2, the reference's choice: a socket behind at connect gets no delta bridging its
+    gap, only coalescible catchup-required wake-ups until an ack (or a round) reaches the head;
+    then deltas resume."""
+    g = Gateway()
+    try:
+        pull_http(g, "rtA")
+        pull_http(g, "rtBehind")
+        missed = [push_http(g, "rtA", "bk%d" % i, "b%d" % i, "while away") for i in range(2)]
+
+        async def go():
+            async with websockets.connect(url(g, "rtBehind")) as ws:
+                d = await hello(ws)
+                assert d["requiresSync"] is True and d["cursor"] < d["latestCursor"] == missed[-1], d
+                seqs = [push_http(g, "rtA", "bk%d" % (i + 2), "b%d" % (i + 2), "behind") for i in range(2)]
+                while True:                 # wake-ups (coalescible), never a delta
+                    m = await asyncio.wait_for(ws.recv(), 5)
+                    assert not isinstance(m, bytes), "a gap-bridging delta for a socket behind at connect"
+                    ev = json.loads(m)
+                    if ev["event"] == "heartbeat":
+                        continue
+                    assert ev["event"] == "sync" and ev["data"]["reason"] == "catchup-required", ev
+                    assert ev["data"]["requiresPull"] is True and ev["data"]["cursor"] in seqs, ev
+                    if ev["data"]["cursor"] == seqs[-1]:
+                        break
+                await no_msg(ws, "binary")
+                # an ack below the head keeps it behind; an ack at the head ends it
+                await ws.send(json.dumps({"type": "ack", "cursor": missed[-1]}))
+                await asyncio.sleep(0.2)
+                seq = push_http(g, "rtA", "bk4", "b4", "still behind")
+                assert (await next_msg(ws, "any-text"))["event"] == "sync"
+                await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+                await asyncio.sleep(0.2)
+                seq = push_http(g, "rtA", "bk5", "b5", "caught up")
+                m = await next_msg(ws, "binary")
+                fr = frames(m[1:], "COMMIT")
+                assert [f["commitSeq"] for f in fr] == [seq], fr      # exactly the new commit
+        arun(go())
+    finally:
+        g.stop()
+
+
+def t_rt_commit_during_round():
+    """SPEC §8.7: a commit that becomes visible while a socket round is in flight (after the
+    round's pull read, before the round ends) reaches the socket the same way every time: one
+    catchup-required wake-up after the round's response, never a delta and never nothing,
+    whichever of the commit's wake-up and the round's end the gateway handles first.  The fixture
+    holds the round at its client-record write (after the pull) with an advisory lock."""
+    psql("""CREATE OR REPLACE FUNCTION gwtest.hold_round() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+              IF NEW.client_id = 'rtHold' THEN PERFORM pg_advisory_xact_lock_shared(4242); END IF;
+              RETURN NEW;
+            END $$;
+            DROP TRIGGER IF EXISTS gwtest_hold_round ON syncular.sync_clients;
+            CREATE TRIGGER gwtest_hold_round BEFORE UPDATE ON syncular.sync_clients
+              FOR EACH ROW EXECUTE FUNCTION gwtest.hold_round()""")
+    g = Gateway()
+    holder = None
+    try:
+        pull_http(g, "rtA")
+        pull_http(g, "rtHold")
+
+        async def go():
+            nonlocal holder
+            async with websockets.connect(url(g, "rtHold")) as ws:
+                d = await hello(ws)
+                cursor = d["cursor"]
+                for i in range(10):
+                    # a round rewrites the client record (where the hold is) only when it is
+                    # older than SYNC_TOUCH_INTERVAL_MS (1 s) or changed
+                    await asyncio.sleep(1.1)
+                    holder = subprocess.Popen(["psql", "-XAtq", "-d", "gwtest"], stdin=subprocess.PIPE,
+                                              stdout=subprocess.DEVNULL, text=True)
+                    holder.stdin.write("SELECT pg_advisory_lock(4242);\n")
+                    holder.stdin.flush()
+                    for _ in range(100):
+                        if psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted") == "1":
+                            break
+                        await asyncio.sleep(0.02)
+                    body = req_bytes("gwtest.pull('p1', 'rtHold', %d)" % cursor)
+                    await ws.send(b"\x01" + body)
+                    for _ in range(100):          # the round waits at its client-record write
+                        if psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") == "1":
+                            break
+                        await asyncio.sleep(0.02)
+                    else:
+                        raise AssertionError("the round never reached the hold")
+                    seq = push_http(g, "rtA", "hk%d" % i, "h%d" % i, "during the round")
+                    # odd iterations: the commit's wake-up is handled while the round runs; even
+                    # ones: the round ends first (the release races the notification)
+                    if i % 2:
+                        await asyncio.sleep(0.3)
+                    holder.stdin.write("SELECT pg_advisory_unlock(4242);\n")
+                    holder.stdin.close()
+                    holder.wait(timeout=10)
+                    holder = None
+                    out, done = b"", False
+                    while True:             # the response, then one wake-up; no delta at all
+                        m = await asyncio.wait_for(ws.recv(), 5)
+                        if isinstance(m, bytes):
+                            assert m[0] == 1, "iteration %d: a delta instead of a wake-up" % i
+                            out += m[1:]
+                            done = _complete(out)
+                            continue
+                        ev = json.loads(m)
+                        if ev.get("event") == "heartbeat":
+                            continue
+                        assert done, "iteration %d: %r before the round's response" % (i, ev)
+                        break
+                    r = render(out)
+                    sub_end = [f for f in r["frames"] if f["type"] == "SUB_END"][0]
+                    assert sub_end["nextCursor"] < seq, (i, sub_end, seq)   # the pull read before the commit
+                    assert ev["event"] == "sync" and ev["data"]["reason"] == "catchup-required", (i, ev)
+                    assert ev["data"]["cursor"] >= seq, (i, ev, seq)
+                    await no_msg(ws, "binary", 0.3)
+                    cursor = seq            # the client pulls (next iteration's round) and acks
+                    await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+                    for _ in range(100):    # the ack's write lands before the next hold
+                        if psql("SELECT cursor FROM syncular.sync_clients WHERE client_id = 'rtHold'") == str(seq):
+                            break
+                        await asyncio.sleep(0.02)
+        arun(go())
+    finally:
+        if holder:
+            holder.kill()
+        g.stop()
+        psql("DROP TRIGGER IF EXISTS gwtest_hold_round ON syncular.sync_clients")
+
+
+def _complete(out):
+    try:
+        render(out)
+        return True
+    except Exception:  # noqa: BLE001 - not complete yet
+        return False
 
 
 def t_rt_bad_input_closes():
@@ -638,7 +782,8 @@ def t_rt_sigterm_closes_sockets():
 
 
 TESTS = [t_rt_hello_delta_ack, t_rt_never_pulled_requires_sync, t_rt_two_gateways, t_rt_flow_control_wakes,
-         t_rt_heartbeat, t_rt_socket_rounds, t_rt_bad_input_closes, t_rt_upgrade_refusals, t_rt_presence,
+         t_rt_heartbeat, t_rt_socket_rounds, t_rt_behind_at_connect_wakes, t_rt_commit_during_round,
+         t_rt_bad_input_closes, t_rt_upgrade_refusals, t_rt_presence,
          t_rt_killed_connections_recover, t_rt_listen_lost_wakes, t_rt_least_privilege_role, t_rt_wakeup_source,
          t_rt_wakeup_lost_resyncs,
          t_rt_sigterm_closes_sockets,

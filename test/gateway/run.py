@@ -10,6 +10,7 @@ import http_tests  # noqa: E402
 import pool_tests  # noqa: E402
 import blob_tests  # noqa: E402
 import segment_tests  # noqa: E402
+import torture_tests  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -42,6 +43,8 @@ def main():
     if suites == "all":
         import metrics_tests  # noqa: E402 (python3-prometheus-client)
         mods.append(metrics_tests)
+        # last: the hostile-client families (docs/gateway.md "Limits and malformed input")
+        mods.append(torture_tests)
     for m in mods:
         m.run(tap)
     # a sanitizer build (make gateway-check) reports memory errors and leaks in the gateway logs

@@ -145,11 +145,49 @@ def t_segment_signed_url():
         expect_error(st, data, 403, "sync.forbidden")
         st, _, data = g.request("GET", u.path + "?st=" + pay + "." + mac[:-2] + "AA")
         expect_error(st, data, 403, "sync.forbidden")
+        # the MAC's last character carries 2 bits no byte uses: its 3 other spellings decode to
+        # the same MAC and must be refused too (only the canonical encoding verifies)
+        abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        for flip in (1, 2, 3):
+            alias = mac[:-1] + abc[abc.index(mac[-1]) ^ flip]
+            st, _, data = g.request("GET", u.path + "?st=" + pay + "." + alias)
+            expect_error(st, data, 403, "sync.forbidden")
         st, _, data = g.request("GET", "/sync-api/segments/sha256:" + "1" * 64 + "?st=" + tok)
         expect_error(st, data, 403, "sync.forbidden")
     finally:
         g.stop()
         psql("ALTER DATABASE gwtest RESET syncular.segment_url_base")
+
+
+def t_segment_url_pinned_clock():
+    """The clock seam reaches the gateway's sessions (ALTER DATABASE ... SET
+    syncular.clock_override_ms, docs/testing-seams.md): urlExpiresAtMs is the pinned issuing
+    second + syncular.segment_url_ttl, the URL serves at that time and, on a clock moved past
+    exp + the 60 s skew of SPEC 5.4, answers 404 sync.segment_expired; TTL 0 issues it expired."""
+    psql("ALTER DATABASE gwtest SET syncular.segment_url_base = 'https://cdn.invalid/sync-api/segments/'")
+    psql("ALTER DATABASE gwtest SET syncular.clock_override_ms = '1700000000500'")
+    g = None
+    try:
+        g = Gateway()
+        seed(g)
+        ref = pull_refs(g, "c-seg-clock", 10)[0]
+        assert ref["urlExpiresAtMs"] == 1700000000000 + 15 * 60 * 1000, ref
+        u = urllib.parse.urlsplit(ref["url"])
+        st, _, data = g.request("GET", u.path + "?" + u.query)
+        assert st == 200 and sha(data) == ref["segmentId"], (st, data[:300])
+        g.stop()
+        psql("ALTER DATABASE gwtest SET syncular.clock_override_ms = '%d'" % (ref["urlExpiresAtMs"] + 61000))
+        psql("ALTER DATABASE gwtest SET syncular.segment_url_ttl = 0")
+        g = Gateway()
+        st, _, data = g.request("GET", u.path + "?" + u.query)
+        expect_error(st, data, 404, "sync.segment_expired")
+        ref = pull_refs(g, "c-seg-clock", 10)[0]
+        assert ref["urlExpiresAtMs"] == 1700000961000, ref        # the issuing second: expired
+    finally:
+        if g:
+            g.stop()
+        for name in ("segment_url_base", "clock_override_ms", "segment_url_ttl"):
+            psql("ALTER DATABASE gwtest RESET syncular.%s" % name)
 
 
 def t_segment_least_privilege_role():
@@ -178,7 +216,8 @@ def t_segment_least_privilege_role():
         g.stop()
 
 
-TESTS = [t_segment_direct_sql_auth, t_segment_direct_jwt, t_segment_signed_url, t_segment_least_privilege_role]
+TESTS = [t_segment_direct_sql_auth, t_segment_direct_jwt, t_segment_signed_url, t_segment_url_pinned_clock,
+         t_segment_least_privilege_role]
 
 
 def run(tap):

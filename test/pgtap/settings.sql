@@ -21,7 +21,8 @@ SELECT string_agg(format('(%L, %L, %L)', name, boot_val,
            WHEN 'integer' THEN CASE WHEN max_val <> boot_val THEN max_val ELSE min_val END
            WHEN 'real' THEN CASE WHEN max_val <> boot_val THEN max_val ELSE min_val END
            WHEN 'enum' THEN (SELECT v FROM unnest(enumvals) v WHERE v <> boot_val LIMIT 1)
-           ELSE '[{"partition": "p1", "name": "cp", "schemaVersion": 1}]' END), ', ' ORDER BY name)
+           -- the clock seam's string settings take milliseconds
+           ELSE CASE WHEN name LIKE 'syncular.clock\_%' THEN '1700000000000' ELSE '[{"partition": "p1", "name": "cp", "schemaVersion": 1}]' END END), ', ' ORDER BY name)
          AS gucs
   FROM pg_settings WHERE name LIKE 'syncular.%' \gset
 -- Second connection: the library is not loaded in it until the LOAD below.

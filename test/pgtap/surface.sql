@@ -17,10 +17,13 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(425);
+SELECT plan(437);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
+  -- 03 seams: the engine's clock (C) and the superuser-only fault seam (invoker, checks superuser)
+  (65, 'now_ms',                     '{}',                                                     'bigint',       false, NULL),
+  (66, 'inject_fault',               '{text,text,text}',                                       'void',         false, '{"search_path=pg_catalog, pg_temp"}'),
   -- 05 errors
   ( 1, 'error_catalog',              '{}',                                                     'setof record', false, NULL),
   -- 10 schema
@@ -116,10 +119,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 64 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 66 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 64 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 66 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
