@@ -17,6 +17,23 @@ REGRESS_OPTS = --load-extension=$(EXTENSION)
 ISOLATION      = $(patsubst test/isolation/specs/%.spec,%,$(sort $(wildcard test/isolation/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 
+# codec_vectors reads the golden vectors ($SYNCULAR_VECTORS, default ../shared/vectors) with
+# pg_read_binary_file, i.e. as the server's user, which often cannot enter the clone's parent (a
+# home folder, a mktemp -d).  installcheck therefore copies them to a world-readable folder in
+# /tmp first (one per clone, replaced on every run) and points the test there; without the
+# vectors (the folder is then absent too) the test skips and says so.
+VECTORS_SRC := $(or $(SYNCULAR_VECTORS),$(CURDIR)/../shared/vectors)
+VECTORS_COPY := /tmp/syncular-vectors-$(shell echo '$(CURDIR)' | cksum | cut -d' ' -f1)
+REGRESS_PREP = vectors-copy
+.PHONY: vectors-copy
+vectors-copy:
+	@rm -rf '$(VECTORS_COPY)'
+	@if [ -d '$(VECTORS_SRC)' ]; then \
+	  mkdir -m 755 '$(VECTORS_COPY)' && cp -R '$(VECTORS_SRC)/.' '$(VECTORS_COPY)/' && \
+	  chmod -R a+rX '$(VECTORS_COPY)'; \
+	fi
+installcheck: export SYNCULAR_VECTORS = $(VECTORS_COPY)
+
 PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/codec
 # Segment downloads compress per response (SPEC §5.8): libzstd, zlib (Debian libzstd-dev, zlib1g-dev);
 # sqlite images (§5.3) are built with libsqlite3 (libsqlite3-dev).

@@ -56,6 +56,12 @@ static const Opt opts[] = {
 	 "fixed partition for every JWT-authenticated request"},
 	{"auth-headers", "SYNCULAR_GATEWAY_AUTH_HEADERS", T_STR, &gw_cfg.auth_headers, "",
 	 "comma-separated extra (non-standard) header names passed to the SQL authenticator"},
+	{"auth", "SYNCULAR_GATEWAY_AUTH", T_STR, &gw_cfg.auth, "auto",
+	 "auto: JWT when a key is given, else the SQL authenticator registered in the database (the gateway "
+	 "refuses to start with neither); none: DEVELOPMENT ONLY, no authentication, every request is "
+	 "--dev-actor in --partition"},
+	{"dev-actor", "SYNCULAR_GATEWAY_DEV_ACTOR", T_STR, &gw_cfg.dev_actor, "dev",
+	 "with --auth none: the actor id of every request"},
 	{"ws-max-message", "SYNCULAR_GATEWAY_WS_MAX_MESSAGE", T_SIZE, &gw_cfg.ws_max_message, "4194304",
 	 "bytes: largest inbound WebSocket message and socket-round request (close 1009 above)"},
 	{"ws-max-buffer", "SYNCULAR_GATEWAY_WS_MAX_BUFFER", T_SIZE, &gw_cfg.ws_max_buffer, "8388608",
@@ -81,7 +87,7 @@ static const Opt opts[] = {
 	{"metrics-interval", "SYNCULAR_GATEWAY_METRICS_INTERVAL", T_INT, &gw_cfg.metrics_interval_s, "10",
 	 "seconds: the statistics views are queried at most once per interval; scrapes in between get the cached figures"},
 	{"verbose", "SYNCULAR_GATEWAY_VERBOSE", T_FLAG, &gw_cfg.verbose, "0",
-	 "log every request and database event to stderr"},
+	 "log every request and database event to stderr: --verbose, or --verbose 1 / 0 (also =1, on, off)"},
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -94,13 +100,22 @@ usage(FILE *f)
 	for (size_t i = 0; i < NOPTS; i++)
 	{
 		fprintf(f, "  --%s%s\n      %s\n      env %s", opts[i].flag,
-				opts[i].type == T_FLAG ? "" : " VALUE", opts[i].help, opts[i].env);
+				opts[i].type == T_FLAG ? " [1|0]" : " VALUE", opts[i].help, opts[i].env);
 		if (opts[i].def && opts[i].def[0])
 			fprintf(f, ", default %s", opts[i].def);
 		fputc('\n', f);
 	}
 	fprintf(f, "  --help\n      this text\n\nAuthentication: JWT when --jwt-secret or --jwt-public-key "
-			"is given, else the SQL\nauthenticator registered with syncular.set_authenticator().\n");
+			"is given, else the SQL\nauthenticator registered with syncular.set_authenticator(); with "
+			"neither the gateway\ndoes not start (--auth none: development only).\n");
+}
+
+/* the values a flag takes: --verbose alone, or --verbose 1 / 0 / on / off / true / false */
+static bool
+is_flag_value(const char *v)
+{
+	return strcmp(v, "1") == 0 || strcmp(v, "0") == 0 || strcmp(v, "on") == 0 ||
+		strcmp(v, "off") == 0 || strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
 }
 
 static int
@@ -115,8 +130,13 @@ set_opt(const Opt *o, const char *val)
 			*(const char **) o->target = val;
 			return 0;
 		case T_FLAG:
-			*(int *) o->target = (val == NULL || strcmp(val, "0") != 0);
-			return 0;
+			if (val == NULL || is_flag_value(val))
+			{
+				*(int *) o->target = val == NULL || strcmp(val, "1") == 0 || strcmp(val, "on") == 0 ||
+					strcmp(val, "true") == 0;
+				return 0;
+			}
+			break;
 		case T_ONOFF:
 			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
 				break;
@@ -211,6 +231,18 @@ check(void)
 		fprintf(stderr, "syncular-gateway: give --jwt-secret or --jwt-public-key, not both\n");
 		return 2;
 	}
+	gw_cfg.auth_none = strcmp(gw_cfg.auth, "none") == 0;
+	if (!gw_cfg.auth_none && strcmp(gw_cfg.auth, "auto") != 0)
+	{
+		fprintf(stderr, "syncular-gateway: --auth is auto or none (got \"%s\")\n", gw_cfg.auth);
+		return 2;
+	}
+	if (gw_cfg.auth_none && (gw_cfg.jwt_secret || gw_cfg.jwt_public_key || !gw_cfg.partition ||
+							 !gw_cfg.dev_actor[0]))
+	{
+		fprintf(stderr, "syncular-gateway: --auth none needs --partition and a --dev-actor, and no JWT key\n");
+		return 2;
+	}
 	if ((gw_cfg.jwt_secret || gw_cfg.jwt_public_key) && !gw_cfg.partition && !gw_cfg.partition_claim)
 	{
 		fprintf(stderr, "syncular-gateway: JWT authentication needs --partition or --partition-claim\n");
@@ -259,7 +291,13 @@ gw_config_load(int argc, char **argv)
 			goto unknown;
 		if (eq)
 			val = eq + 1;
-		else if (opts[i].type != T_FLAG)
+		else if (opts[i].type == T_FLAG)
+		{
+			/* a flag takes an optional value as the next argument (--verbose 1) */
+			if (a + 1 < argc && is_flag_value(argv[a + 1]))
+				val = argv[++a];
+		}
+		else
 		{
 			if (a + 1 >= argc)
 			{

@@ -50,6 +50,9 @@ typedef struct GwConfig
 	const char *partition_claim;
 	const char *partition;        /* fixed partition with JWT */
 	const char *auth_headers;     /* extra header names passed to the SQL authenticator */
+	const char *auth;             /* "auto" (JWT key or SQL authenticator) or "none" (development) */
+	bool        auth_none;        /* --auth none: every request is --dev-actor in --partition */
+	const char *dev_actor;        /* the actor of every request with --auth none */
 	int         jwt_leeway_s;     /* seconds of clock skew allowed on exp and nbf */
 	/* realtime */
 	size_t      ws_max_message;   /* bytes, one inbound message / outbound delta */

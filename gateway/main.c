@@ -91,6 +91,38 @@ on_signal(int sig)
 }
 
 /* the checks a gateway must pass before it listens */
+/*
+ * Without a JWT key the gateway authenticates with the SQL authenticator registered in the
+ * database; with none registered every request would be 401, so it does not start at all
+ * (--auth none is the explicit development opt-out).  0 when a request can be authenticated, or
+ * when the gateway's role may not read the registration.
+ */
+static int
+auth_possible(PGconn *c)
+{
+	PGresult *r;
+	int rc;
+
+	if (gw_auth_is_jwt())
+		return 0;
+	r = PQexec(c, gw_cfg.router
+			   ? "SELECT authenticator IS NOT NULL FROM syncular.router_settings WHERE id = 1"
+			   : "SELECT authenticator IS NOT NULL FROM syncular.sync_settings WHERE id = 1");
+	/* a least-privilege gateway role (EXECUTE only) cannot read the settings: it cannot tell,
+	 * and starts; requests then answer 401 as the authenticator (or its absence) decides */
+	if (PQresultStatus(r) != PGRES_TUPLES_OK)
+		rc = 0;
+	else
+		rc = PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0 ? 0 : 1;
+	if (rc != 0)
+		fprintf(stderr, "syncular-gateway: no authentication is possible: no --jwt-secret or "
+				"--jwt-public-key and no SQL authenticator registered in database \"%s\" (SELECT "
+				"syncular.set_authenticator(...)); for a development setup without authentication "
+				"use --auth none\n", PQdb(c));
+	PQclear(r);
+	return rc;
+}
+
 static int
 startup_checks(void)
 {
@@ -120,7 +152,7 @@ startup_checks(void)
 	{
 		gw_cfg.router = strcmp(PQgetvalue(r, 0, 0), "syncular_router") == 0;
 		gw_limits_startup(c);
-		rc = 0;
+		rc = auth_possible(c);
 	}
 	PQclear(r);
 out:
@@ -182,9 +214,14 @@ main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
 	gw_log("listening on http://%s:%d%s (pool %d, auth %s, syncular %s, max body %zu%s, inflight budget %zu)",
-		   gw_cfg.listen_host, gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool, gw_auth_is_jwt() ? "jwt" : "sql",
+		   gw_cfg.listen_host, gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool,
+		   gw_cfg.auth_none ? "NONE" : gw_auth_is_jwt() ? "jwt" : "sql",
 		   GW_EXTVERSION, gw_cfg.max_body, gw_cfg.max_body_set ? "" : " from the database",
 		   gw_cfg.max_inflight_bytes);
+	if (gw_cfg.auth_none)
+		gw_log("WARNING: --auth none: NO AUTHENTICATION. Every request is actor \"%s\" in partition "
+			   "\"%s\". For development only; never expose this gateway.", gw_cfg.dev_actor,
+			   gw_cfg.partition);
 	if (gw_cfg.router)
 		gw_log("database is a syncular_router: commit wake-ups come from every shard");
 

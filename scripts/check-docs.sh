@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every ```sql block of README.md and docs/*.md against throwaway databases, so the docs
 # cannot rot.  Called by scripts/test.sh inside its throwaway cluster; by hand (after
-# `make install`): pg_virtualenv -t -v 15 bash scripts/check-docs.sh [files...]
+# a staged installation): bash scripts/pgenv.sh -- bash scripts/check-docs.sh [files...]
 #
 # Rules (docs/CONTRIBUTING-internal.md, "Docs that run"):
 #   * each file starts in a new, empty database (no extension: a block creates it, or a setup

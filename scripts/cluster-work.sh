@@ -19,7 +19,8 @@ export SYNCULAR_STAGE
 BIN=${SYNCULAR_STAGE%/}$("$PG_CONFIG" --bindir)
 if [ "$(id -u)" -eq 0 ]; then
   chown postgres "$work"
-  as_pg() { su postgres -s /bin/bash -c "$(printf '%q ' "$@")"; }
+  # from / : the caller's folder (a mode-700 clone) is not the server user's to enter
+  as_pg() { (cd / && su postgres -s /bin/bash -c "$(printf '%q ' "$@")"); }
 else
   as_pg() { "$@"; }
 fi
@@ -31,5 +32,6 @@ start_cluster() {
   shift
   [ -d "$work/data" ] || as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
   as_pg "$BIN/pg_ctl" -D "$work/data" -l "$work/server.log" -w -t 60 \
-    -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c fsync=off $*" start >/dev/null
+    -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c fsync=off $*" start >/dev/null ||
+    { echo "--- $work/server.log" >&2; cat "$work/server.log" >&2; return 1; }
 }

@@ -34,12 +34,16 @@ pkgs=(postgresql-15-syncular syncular-gateway)
 fail() { echo "FAILED: $*"; exit 1; }
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
 # apt-get -s of an install: stop when it would change the version of an installed postgresql-*
-# or libpq package (a running server's packages stay as they are)
+# or libpq package, or remove one (a running server's packages stay as they are; the rule of
+# scripts/setup.sh, scripts/apt-guard.sh, tested by test/setup)
+. scripts/apt-guard.sh
 apt_guard() {
-  local sim
+  local sim changes
   sim=$("${APT[@]}" -s install --no-upgrade "$@" 2>&1) || { echo "$sim"; fail "apt-get -s install $*"; }
-  if grep -E '^Inst (postgresql|libpq)[^ ]* \[' <<<"$sim"; then
-    fail "installing $* would upgrade the PostgreSQL packages above"
+  changes=$(pg_changes_in_simulation <<<"$sim")
+  if [ -n "$changes" ]; then
+    echo "$changes"
+    fail "installing $* would change the PostgreSQL packages above"
   fi
 }
 

@@ -1,103 +1,127 @@
 #!/usr/bin/env bash
-# Runs every test: the standalone codec conformance suite, pg_regress and isolation specs
-# (`make installcheck`), pgTAP (`pg_prove`) and every SQL block of the docs (check-docs.sh),
-# against a throwaway cluster (scripts/pgenv.sh), then the multi-node test (test/scale/run.sh:
-# clusters of its own, about a minute) and the counter test (test/stats/run.sh: a preloaded
-# cluster of its own, seconds) and the wake-up ring test (test/wakeup/run.sh: the same, plus the
-# realtime gateway tests in ring mode); ends with a summary that counts the skips.
-# Golden vectors are read from ../shared/vectors when present (SYNCULAR_VECTORS overrides).
-set -euo pipefail
+# Runs every test suite, each against servers of its own started from ONE installation staged
+# from this tree (scripts/stage.sh; never what an earlier `make install` left in the system
+# directories): the setup's upgrade guard (test/setup), the standalone codec conformance suite,
+# the codec fuzz smoke, installability (test/install), pg_regress and the isolation specs
+# (`make installcheck`), pgTAP (`pg_prove`), the Yjs merge check, the gateway end to end, every
+# SQL block of the docs (check-docs.sh), the multi-node test (test/scale/run.sh: clusters of its
+# own, about a minute), the counter test (test/stats) and the wake-up ring test (test/wakeup).
+# Every suite runs even when an earlier one fails.  Each suite's output goes to a log (the
+# folder is printed); the console gets one line per suite and, for a failing suite, what
+# failed.  The last line counts every case of every suite (scripts/tally.awk):
+#   N passed, M failed, K skipped
+# and the exit status is 1 when M > 0.  Golden vectors are read from ../shared/vectors when
+# present (SYNCULAR_VECTORS overrides); without them the parts that need them skip and say so.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-bash scripts/setup.sh
+bash scripts/setup.sh || exit 1
 
 . scripts/shared-env.sh
 
-# Every server of this run (each suite's clusters, the gateway's database) loads the extension,
-# the router and the gateway from one installation staged from this tree (scripts/stage.sh),
-# never from what an earlier `make install` left in the system directories.
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-export SYNCULAR_STAGE
+export PG_CONFIG SYNCULAR_STAGE
 SYNCULAR_STAGE=$(mktemp -d /tmp/syncular-stage.XXXXXX)
+logs=$(mktemp -d /tmp/syncular-test-logs.XXXXXX)
+chmod 755 "$logs"
 trap 'rm -rf "$SYNCULAR_STAGE" ${syncular_stage:+"$syncular_stage"}' EXIT
-echo "==> staging the installation of this tree in $SYNCULAR_STAGE"
-PG_CONFIG=$PG_CONFIG bash scripts/stage.sh "$SYNCULAR_STAGE"
+echo "==> staging the installation of this tree in $SYNCULAR_STAGE (suite logs: $logs)"
+bash scripts/stage.sh "$SYNCULAR_STAGE" || exit 1
 
-# every part that is skipped says so on a line of its own, collected here for the summary
-skip_log=$(mktemp /tmp/syncular-skips.XXXXXX)
-chmod a+rw "$skip_log"
+total_p=0 total_f=0 total_s=0
+# suite NAME COMMAND...: runs COMMAND with its output in $logs/NAME.log, counts its cases and
+# prints them; a command that fails without a failing case counted is one failed case.
+suite() {
+  local name=$1 log="$logs/$1.log" start rc counts p f s
+  shift
+  start=$(date +%s)
+  printf '==> %-22s ' "$name"
+  "$@" > "$log" 2>&1
+  rc=$?
+  counts=$(awk -f scripts/tally.awk "$log")
+  read -r p f s <<< "$counts"
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1
+    echo "not ok - $name: exited with status $rc and no failing case of its own" >> "$log"
+  fi
+  printf '%4d passed, %d failed, %d skipped  (%ss)\n' "$p" "$f" "$s" "$(( $(date +%s) - start ))"
+  grep -E '^skip - |# SKIP|: no manifest, skipped$' "$log" | sed 's/^/    /'
+  if [ "$f" -gt 0 ]; then
+    echo "    --- $name failed; from $log:"
+    { grep -E '^not ok|FAILED|failed' "$log"; tail -n 40 "$log"; } | awk '!seen[$0]++' | sed 's/^/    /'
+  fi
+  total_p=$((total_p + p)); total_f=$((total_f + f)); total_s=$((total_s + s))
+}
+pgenv() { bash scripts/pgenv.sh -- "$@"; }
 
-echo "==> codec conformance (standalone)"
-codec_log=$(mktemp /tmp/syncular-codec.XXXXXX)
-make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS" | tee "$codec_log"
+suite setup-guard bash test/setup/run.sh
+
+suite codec make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS"
+
+# The codec fuzz smoke needs clang with libFuzzer.
+fuzz() {
+  local probe rc=0
+  probe=$(mktemp -d)
+  if command -v clang >/dev/null &&
+     echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }' |
+       clang -x c -fsanitize=fuzzer,address,undefined -o "$probe/probe" - 2>/dev/null; then
+    make -s -C test/fuzz run FUZZ_SECONDS="${FUZZ_SECONDS:-10}" WORK="$probe/work" || rc=1
+  else
+    echo "skip - codec fuzz smoke: clang with libFuzzer is not installed"
+  fi
+  rm -rf "$probe"
+  return $rc
+}
+suite fuzz-smoke fuzz
+
+suite install pgenv bash test/install/run.sh
+
+# pg_regress and the isolation specs as two runs, so a failing test does not hide the specs;
+# regression.diffs goes into the log
+regress() {
+  make -s installcheck PG_CONFIG="$PG_CONFIG" ISOLATION= && return 0
+  cat regression.diffs 2>/dev/null
+  return 1
+}
+isolation() {
+  make -s installcheck PG_CONFIG="$PG_CONFIG" REGRESS= && return 0
+  cat output_iso/regression.diffs 2>/dev/null
+  return 1
+}
+suite pg_regress pgenv bash -c "$(declare -f regress); regress"
+if grep -q 'skipping codec_vectors$' results/codec_vectors.out 2>/dev/null; then
+  # the test passed by skipping: count it as a skip, not a pass
+  echo "    skip - pg_regress codec_vectors: golden vectors absent (no ../shared/vectors beside this clone)"
+  total_p=$((total_p - 1)); total_s=$((total_s + 1))
+fi
+suite isolation pgenv bash -c "$(declare -f isolation); isolation"
+
+suite pgtap pgenv bash -c 'createdb syncular_tap && PGDATABASE=syncular_tap pg_prove -v --ext .sql -r test/pgtap'
 
 # The yjs-doc merger is also checked against the Yjs library (npm `yjs`, test/crdt/package.json)
 # when node is installed; npm installs the pinned package once if it is missing.
 if command -v node >/dev/null && command -v npm >/dev/null && [ ! -d test/crdt/node_modules/yjs ]; then
   (cd test/crdt && npm ci --no-audit --no-fund >/dev/null 2>&1) || true
 fi
-
-echo "==> codec fuzz smoke (libFuzzer, ${FUZZ_SECONDS:-10}s per target)"
-fuzz_probe=$(mktemp -d)
-if command -v clang >/dev/null &&
-   echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }' |
-     clang -x c -fsanitize=fuzzer,address,undefined -o "$fuzz_probe/probe" - 2>/dev/null; then
-  make -s -C test/fuzz run FUZZ_SECONDS="${FUZZ_SECONDS:-10}" WORK="$fuzz_probe/work"
-else
-  echo "skip - codec fuzz smoke: clang with libFuzzer is not installed" | tee -a "$skip_log"
-fi
-rm -rf "$fuzz_probe"
-
-echo "==> pg_regress, isolation, pgTAP, the Yjs merge test, the gateway and the doc blocks on a throwaway cluster"
-docs_log=$(mktemp /tmp/syncular-docs.XXXXXX)
-chmod a+rw "$docs_log"
-bash scripts/pgenv.sh -- bash -c "
-  set -e
-  status=0
-  make -s installcheck PG_CONFIG=$PG_CONFIG || status=1
-  if [ \$status -ne 0 ]; then
-    for f in regression.diffs output_iso/regression.diffs; do [ -f \$f ] && cat \$f; done
-  fi
-  createdb syncular_tap
-  PGDATABASE=syncular_tap pg_prove --ext .sql -r test/pgtap || status=1
+yjs() {
   if command -v node >/dev/null && [ -d test/crdt/node_modules/yjs ]; then
     createdb syncular_crdt && psql -X -q -d syncular_crdt -c 'CREATE EXTENSION syncular' &&
-      PGDATABASE=syncular_crdt node test/crdt/yjs_merge.test.mjs || status=1
+      PGDATABASE=syncular_crdt node test/crdt/yjs_merge.test.mjs
   else
-    echo 'skip - yjs-doc merger against the Yjs library: needs node and test/crdt/node_modules/yjs (cd test/crdt && npm ci)' | tee -a $skip_log
+    echo 'skip - yjs-doc merger against the Yjs library: needs node and test/crdt/node_modules/yjs (cd test/crdt && npm ci)'
   fi
-  echo '==> syncular-gateway end to end (sanitizer build, gateways on 127.0.0.1)'
-  make -s gateway-check PG_CONFIG=$PG_CONFIG || status=1
-  echo '==> every sql block of README.md and docs/*.md (scripts/check-docs.sh)'
-  bash scripts/check-docs.sh > $docs_log || status=1
-  grep -v ': ok\$' $docs_log || true
-  exit \$status
-"
+}
+suite yjs-merge pgenv bash -c "$(declare -f yjs); yjs"
 
-echo "==> multi-node: PL/Proxy router over four shards on two clusters, hot standby, shard move"
-PG_CONFIG=$PG_CONFIG timeout 300 bash test/scale/run.sh
+suite gateway pgenv make -s gateway-check PG_CONFIG="$PG_CONFIG"
 
-echo "==> activity counters: pg_regress in a cluster of its own with shared_preload_libraries = syncular"
-PG_CONFIG=$PG_CONFIG timeout 180 bash test/stats/run.sh
+suite docs pgenv bash scripts/check-docs.sh
 
-echo "==> commit wake-up ring: pg_regress, blocking checks and the realtime gateway tests in ring mode (shared_preload_libraries = syncular)"
-wake_log=$(mktemp /tmp/syncular-wakeup-log.XXXXXX)
-PG_CONFIG=$PG_CONFIG timeout 300 bash test/wakeup/run.sh | tee "$wake_log"
-grep '^skip' "$wake_log" >> "$skip_log" || true
-rm -f "$wake_log"
+suite multi-node timeout 300 bash test/scale/run.sh
+suite counters timeout 180 bash test/stats/run.sh
+suite wakeup-ring timeout 300 bash test/wakeup/run.sh
 
-# The closing lines: what ran and what was skipped (a skip is never reported as a pass).
-echo "==> summary"
-sed -n 's/^# vectors: /codec vectors: /p' "$codec_log"
-skips=$(grep -c -e ': no manifest, skipped$' -e '^1\.\.0 # SKIP' "$codec_log" || true)
-if grep -qx 'golden vectors not found (set SYNCULAR_VECTORS); skipping codec_vectors' results/codec_vectors.out 2>/dev/null; then
-  echo "pg_regress codec_vectors: SKIPPED (golden vectors absent)"
-  skips=$((skips + 1))
-fi
-docs_skipped=$(sed -n 's/^doc blocks: .*, \([0-9]*\) skipped, .*/\1/p' "$docs_log")
-sed -n 's/^doc blocks: /doc blocks: /p' "$docs_log"
-if [ "${docs_skipped:-0}" -gt 0 ]; then skips=$((skips + 1)); fi
-cat "$skip_log"
-skips=$((skips + $(wc -l < "$skip_log")))
-rm -f "$codec_log" "$docs_log" "$skip_log"
-echo "all suites passed; $skips skipped part(s) listed above"
+echo "==> summary (logs: $logs)"
+sed -n 's/^# vectors: /codec vectors: /p' "$logs/codec.log"
+echo "$total_p passed, $total_f failed, $total_s skipped"
+[ "$total_f" -eq 0 ]

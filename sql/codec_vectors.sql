@@ -72,5 +72,5 @@ SELECT kind, name, error AS expected, pg_temp.render_code(bin) AS got,
 \elif :{?require}
 \echo 'FAILED: golden vectors required (SYNCULAR_REQUIRE_VECTORS) but no request/manifest.json under' :'vecdir'
 \else
-\echo 'golden vectors not found (set SYNCULAR_VECTORS); skipping codec_vectors'
+\echo 'golden vectors not found (no ../shared/vectors beside this clone, SYNCULAR_VECTORS unset); skipping codec_vectors'
 \endif

@@ -111,6 +111,10 @@ extern const SyncErrorInfo *sync_error_info(const char *code);
  * errdetail('{"code": code, "details": details_json}').  details_json may be NULL.
  */
 extern void sync_raise(const char *code, const char *message, const char *details_json) pg_attribute_noreturn();
+extern void sync_raise_hint(const char *code, const char *message, const char *details_json,
+							const char *hint) pg_attribute_noreturn();
+extern void sync_raise_no_schema(void) pg_attribute_noreturn();
+extern char *sync_json_member(const char *name, const char *value);
 
 /* A codec refusal as an ERROR: its catalogue code (out_of_memory for the codec's internal
  * failure). */
@@ -143,6 +147,7 @@ extern char *sync_declared_checkpoints;	/* GUC syncular.checkpoints (JSON array 
 extern int	sync_max_subscriptions_per_request;	/* GUC syncular.max_subscriptions_per_request */
 extern int	sync_max_response_bytes;	/* GUC syncular.max_response_bytes */
 extern int	sync_max_row_bytes;		/* GUC syncular.max_row_bytes */
+extern bool sync_auto_create_partitions;	/* GUC syncular.auto_create_partitions */
 
 /*
  * Fixed key maxima (bytes), checked before a row is written so that no btree entry can pass

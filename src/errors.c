@@ -183,6 +183,21 @@ sync_error_detail_json(const char *code, const char *details_json)
 	return buf.data;
 }
 
+/* sync_json_member — the details text {"<name>": "<value>"} (value JSON-escaped), palloc'd. */
+char *
+sync_json_member(const char *name, const char *value)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	escape_json(&buf, name);
+	appendStringInfoString(&buf, ": ");
+	escape_json(&buf, value);
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
 /*
  * sync_raise — raise `code` as an ERROR (never returns).
  *   code:         catalogue code; an unknown code is raised with SQLSTATE 22023.
@@ -193,13 +208,42 @@ sync_error_detail_json(const char *code, const char *details_json)
 void
 sync_raise(const char *code, const char *message, const char *details_json)
 {
+	sync_raise_hint(code, message, details_json, NULL);
+}
+
+/*
+ * sync_raise_hint — sync_raise with an errhint (the way out), or none when hint is NULL.
+ * The error carries no CONTEXT: a catalogue error is the engine's answer to its caller, and the
+ * PL/pgSQL frames of the extension it was raised under (ensure_schema -> _schema_invalid ->
+ * _raise, ...) are internals that would print 6-9 lines at psql's default verbosity.  Dropping
+ * the context stack here is safe: every longjmp target (PG_TRY, a PL/pgSQL exception block, the
+ * main loop) restores its own.
+ */
+void
+sync_raise_hint(const char *code, const char *message, const char *details_json, const char *hint)
+{
 	const SyncErrorInfo *e = sync_error_info(code);
 
+	error_context_stack = NULL;
 	ereport(ERROR,
 			(errcode(e ? e->sqlstate : ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("%s", message),
-			 errdetail("%s", sync_error_detail_json(code, details_json))));
+			 errdetail("%s", sync_error_detail_json(code, details_json)),
+			 hint ? errhint("%s", hint) : 0));
 	pg_unreachable();
+}
+
+/*
+ * sync_raise_no_schema — the refusal of a round, fan-out, realtime call or segment download in
+ * a database where no app schema was registered yet: sync.schema_not_ready (55000, HTTP 503,
+ * retryable as the catalogue says) with the cause, details {"reason": "no_schema"} and the way
+ * out.
+ */
+void
+sync_raise_no_schema(void)
+{
+	sync_raise_hint("sync.schema_not_ready", "no app schema is registered in this database",
+					"{\"reason\": \"no_schema\"}", "Call syncular.ensure_schema first.");
 }
 
 PG_FUNCTION_INFO_V1(syncular_raise);
@@ -223,7 +267,6 @@ sync_raise_codec_error(const SspError *err)
 Datum
 syncular_raise(PG_FUNCTION_ARGS)
 {
-	const SyncErrorInfo *e;
 	char	   *code;
 	char	   *message;
 	char	   *details = NULL;
@@ -234,14 +277,8 @@ syncular_raise(PG_FUNCTION_ARGS)
 	message = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
 		details = JsonbToCString(NULL, &PG_GETARG_JSONB_P(2)->root, VARSIZE(PG_GETARG_JSONB_P(2)));
-	if (PG_NARGS() < 4 || PG_ARGISNULL(3))
-		sync_raise(code, message, details);
-	e = sync_error_info(code);
-	ereport(ERROR,
-			(errcode(e ? e->sqlstate : ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("%s", message),
-			 errdetail("%s", sync_error_detail_json(code, details)),
-			 errhint("%s", text_to_cstring(PG_GETARG_TEXT_PP(3)))));
+	sync_raise_hint(code, message, details,
+					PG_NARGS() < 4 || PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3)));
 	PG_RETURN_VOID();
 }
 

@@ -755,7 +755,7 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 	f.schema = sync_schema_get();
 	MemoryContextSwitchTo(cxt);
 	if (f.schema == NULL)
-		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
+		sync_raise_no_schema();
 
 	/* every element is validated before anything is answered */
 	nconns = JB_ROOT_COUNT(input);

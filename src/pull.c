@@ -181,7 +181,8 @@ sync_pull_subscription(SyncRound *round, const SspFrame *subscription,
 	pc.outer = CurrentMemoryContext;
 	pc.table = sync_schema_table(round->schema, sub->table.ptr);
 	if (pc.table == NULL)
-		sync_raise("sync.unknown_table", "pull: the subscription's table is not served", NULL);
+		sync_raise("sync.unknown_table", "pull: the subscription's table is not served",
+				   sync_json_member("table", sub->table.ptr));
 	result->active = false;
 	result->next_cursor = cursor;
 

@@ -260,7 +260,7 @@ registration_build(const char *partition, const char *actor, const char *client,
 	r->schema = sync_schema_get();
 	MemoryContextSwitchTo(cxt);
 	if (r->schema == NULL)
-		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
+		sync_raise_no_schema();
 	if (strncmp(client, SYNC_RESERVED_CLIENT_PREFIX, strlen(SYNC_RESERVED_CLIENT_PREFIX)) == 0)
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
 	r->epoch = sync_storage_partition_epoch(partition, sync_now_ms(), !RecoveryInProgress(),

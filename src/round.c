@@ -148,7 +148,7 @@ validate_subscriptions(SyncSchema *schema, const SspFrame **subs, int nsubs)
 		t = has_nul(&s->table) ? NULL : sync_schema_table(schema, s->table.ptr);
 		if (t == NULL)
 			sync_raise("sync.unknown_table", "a subscription names a table that is not served",
-					   NULL);
+					   sync_json_member("table", has_nul(&s->table) ? "" : s->table.ptr));
 		for (uint32 k = 0; k < s->scopes.n; k++)
 		{
 			const SspScopeEntry *e = &s->scopes.entries[k];
@@ -343,7 +343,7 @@ sync_round_serve(bytea *request, const char *partition, const char *actor_id, bo
 	round = palloc0(sizeof(SyncRound));
 	round->schema = sync_schema_get();
 	if (round->schema == NULL)
-		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
+		sync_raise_no_schema();
 	round->partition = partition;
 	round->actor_id = actor_id;
 	round->wire_version = msg.wire_version;

@@ -176,9 +176,12 @@ log_resolver_failure(const SyncRound *round, Oid fn, const char *reason, const E
 			(errmsg("syncular: the scope resolver failed for actor \"%s\" in partition \"%s\": %s",
 					round->actor_id, round->partition, reason),
 			 edata && edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-			 errhint("Resolver %s: every subscription of the round is revoked and every write "
+			 errhint("%s%sResolver %s: every subscription of the round is revoked and every write "
 					 "forbidden. Hooks run with search_path = pg_catalog, pg_temp: schema-qualify "
 					 "what the resolver reads.",
+					 /* the resolver's own HINT (its way out) first */
+					 edata && edata->hint ? edata->hint : "",
+					 edata && edata->hint ? " " : "",
 					 OidIsValid(fn) ? format_procedure(fn) : "(none registered)")));
 }
 

@@ -382,7 +382,7 @@ begin(SyncRound *round, MemoryContext cxt)
 	round->now_ms = sync_now_ms();
 	round->schema = sync_schema_get();
 	if (round->schema == NULL)
-		sync_raise("sync.schema_not_ready", "server schema is not ready for this request", NULL);
+		sync_raise_no_schema();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
 	MemoryContextSwitchTo(cxt);

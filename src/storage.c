@@ -270,7 +270,15 @@ sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write
 		}
 		if (!can_write || attempt > 0)
 			break;
-		/* no row: create it; a concurrent first round may win, then read again */
+		/* no row: create it (unless the operator said partitions are made on purpose only); a
+		 * concurrent first round may win, then read again */
+		if (!sync_auto_create_partitions)
+			sync_raise_hint("sync.storage.partition_unregistered",
+							psprintf("partition \"%s\" does not exist and syncular.auto_create_partitions is off",
+									 partition),
+							sync_json_member("partition", partition),
+							"Check the partition name. To create the partition, serve its first round or "
+							"push in a session with SET syncular.auto_create_partitions = on.");
 		run_keep(static_plan(P_EPOCH_INSERT), v, NULL, false, 0);
 		if (SPI_processed == 1)
 		{

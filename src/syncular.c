@@ -34,6 +34,7 @@ int			sync_max_request_bytes = 8 * 1024 * 1024;
 int			sync_max_subscriptions_per_request = 100;
 int			sync_max_response_bytes = 16 * 1024 * 1024;
 int			sync_max_row_bytes = 1024 * 1024;
+bool		sync_auto_create_partitions = true;
 
 /* syncular.checkpoints: the backfill checkpoints this session declares (JSON array text). */
 char	   *sync_declared_checkpoints = NULL;
@@ -125,6 +126,15 @@ _PG_init(void)
 							1024 * 1024, 1024, (int) (MaxAllocSize / 4),
 							PGC_SUSET, GUC_UNIT_BYTE,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("syncular.auto_create_partitions",
+							 "Whether a round or push for a partition this database has never seen creates it.",
+							 "on: the partition is created with a new log epoch on first sight. off: the "
+							 "round fails with sync.storage.partition_unregistered (42704), so a mistyped "
+							 "partition never starts a new, empty one.",
+							 &sync_auto_create_partitions,
+							 true,
+							 PGC_SUSET, 0,
+							 NULL, NULL, NULL);
 	sync_clock_define_gucs();
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();

@@ -35,11 +35,14 @@ BEGIN
   PERFORM syncular._raise('sync.storage.schema_invalid', message,
             jsonb_strip_nulls(jsonb_build_object('table', tbl, 'column', col))
             || coalesce(extra, '{}'::jsonb)
-            || jsonb_build_object('rule', rule));
+            || jsonb_build_object('rule', rule),
+            CASE rule WHEN 'column_type' THEN
+              'A column "type" is one of: string, integer, float, boolean, json, bytes, blob_ref, crdt.'
+            END);
 END
 $$;
 COMMENT ON FUNCTION syncular._schema_invalid(text, text, text, text, jsonb) IS
-  'Internal. Always raises sync.storage.schema_invalid (SQLSTATE 22023) with the fixed `message` and details {table?, column?, ...extra, rule}. data-model-and-storage.md §2.';
+  'Internal. Always raises sync.storage.schema_invalid (SQLSTATE 22023) with the fixed `message` and details {table?, column?, ...extra, rule}; rule column_type adds a HINT listing the valid column types. data-model-and-storage.md §2.';
 
 -- Identifier rules (§2.2): non-empty, at most 63 UTF-8 bytes, no `sync_` / `_sync` prefix.
 CREATE FUNCTION syncular._check_identifier(name text, tbl text, col text, extra jsonb DEFAULT NULL)

@@ -15,7 +15,7 @@ def hs(claims):
 def t_help_lists_every_flag():
     r = subprocess.run([BIN, "--help"], capture_output=True, text=True)
     assert r.returncode == 0, r
-    for flag in ("--db", "--listen", "--mount", "--pool", "--max-body", "--jwt-secret", "--jwt-public-key",
+    for flag in ("--db", "--auth", "--dev-actor", "--verbose [1|0]", "--listen", "--mount", "--pool", "--max-body", "--jwt-secret", "--jwt-public-key",
                  "--actor-claim", "--partition-claim", "--partition", "--ws-max-message", "--heartbeat",
                  "--idle-timeout", "--drain", "SYNCULAR_GATEWAY_DB", "default 127.0.0.1:8787"):
         assert flag in r.stdout, flag
@@ -41,6 +41,48 @@ def t_refuses_to_start():
     refuses(conninfo("gwold"), "has syncular 0.0.1 but this gateway was built for")
 
 
+def t_refuses_without_authentication():
+    # no JWT key and no SQL authenticator registered (gwnoschema has none): one line, exit 1
+    r = subprocess.run([BIN, "--db", conninfo("gwnoschema"), "--listen", "127.0.0.1:1"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1, r
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no authentication is possible" in lines[0] and \
+        "syncular.set_authenticator" in lines[0] and "--auth none" in lines[0], r.stderr
+    # --auth none needs --partition, and excludes a JWT key
+    r = subprocess.run([BIN, "--db", conninfo("gwnoschema"), "--auth", "none"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--auth none needs --partition" in r.stderr, r
+    r = subprocess.run([BIN, "--db", "x", "--auth", "nobody"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--auth is auto or none" in r.stderr, r
+
+
+def t_auth_none_dev_identity():
+    # development mode: every request is --dev-actor in --partition, announced loudly at start
+    g = Gateway("--auth", "none", "--partition", "p1", "--dev-actor", "u1", "--verbose", "1")
+    try:
+        log = g.logtext()
+        assert "auth NONE" in log and "WARNING: --auth none: NO AUTHENTICATION" in log and \
+            'actor "u1" in partition "p1"' in log, log
+        for _ in range(2):      # the first may only answer the log epoch (no client record yet)
+            st, _, body = g.request("POST", "/sync-api/sync", req_bytes("gwtest.pull('p1', 'dev-c1')"),
+                                    {"Content-Type": CT})
+            assert st == 200, (st, body)
+        # the round ran as u1 in p1: the client record says so
+        assert psql("SELECT actor_id || '@' || partition FROM syncular.sync_clients "
+                    "WHERE client_id = 'dev-c1'", db="gwtest") == "u1@p1"
+    finally:
+        g.stop()
+
+
+def t_verbose_forms():
+    # documented as --verbose [1|0]: every form parses (the value after the flag is optional)
+    for args in (["--verbose"], ["--verbose", "1"], ["--verbose", "0"], ["--verbose=1"], ["--verbose=off"]):
+        r = subprocess.run([BIN] + args + ["--pool", "0", "--db", "x"], capture_output=True, text=True)
+        assert r.returncode == 2 and "--pool must be" in r.stderr, (args, r.stderr)
+    r = subprocess.run([BIN, "--verbose=maybe", "--db", "x"], capture_output=True, text=True)
+    assert r.returncode == 2 and "bad value for --verbose" in r.stderr, r
+
+
 def t_env_variables():
     g = Gateway(env={"SYNCULAR_GATEWAY_MOUNT": "/api/v2", "SYNCULAR_GATEWAY_POOL": "2"}, mount="/api/v2")
     try:
@@ -54,7 +96,7 @@ def t_env_variables():
 
 def t_healthz_readyz():
     g = Gateway()
-    n = Gateway(db="gwnoschema", wait=False)
+    n = Gateway("--jwt-secret", SECRET, "--partition", "p1", db="gwnoschema", wait=False)
     try:
         st, hd, body = g.request("GET", "/sync-api/healthz")
         assert st == 200 and hd["content-type"].startswith("application/json"), (st, hd)
@@ -463,8 +505,9 @@ def t_queue_limit():
         g.stop()
 
 
-TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_env_variables, t_healthz_readyz,
-         t_sync_round_sql_auth, t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_memory_budget, t_max_body_follows_database, t_routes_404,
+TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_refuses_without_authentication, t_verbose_forms,
+         t_env_variables, t_healthz_readyz, t_sync_round_sql_auth, t_auth_none_dev_identity,
+         t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_memory_budget, t_max_body_follows_database, t_routes_404,
          t_jwt_hs256, t_jwt_numeric_dates, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
          t_sigterm_drains,
          t_queue_limit]

@@ -57,6 +57,7 @@ SET ROLE gateway;
 SELECT is(array_agg(set_config(name, val, false) = val), array_agg(true),
   'before the library is loaded, the gateway can give every placeholder a value') FROM guc;
 RESET ROLE;
+SELECT diag('expected: the LOAD below warns "permission denied to set parameter" once per setting (the dropped placeholders)');
 LOAD 'syncular';
 SELECT is(array_agg(name), NULL, 'after LOAD, no setting keeps the gateway''s placeholder value')
   FROM guc WHERE (SELECT s.setting FROM pg_settings s WHERE s.name = guc.name) <> boot_val;

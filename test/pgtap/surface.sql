@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(466);
+SELECT plan(467);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -198,6 +198,12 @@ SELECT is_empty(
      WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
        AND obj_description(c.oid, 'pg_class') IS NULL$$,
   'every table and view of schema syncular has a COMMENT');
+-- ... and every column of every catalog table (\d+ syncular.sync_*)
+SELECT is_empty(
+  $$SELECT c.relname || '.' || a.attname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+     WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind IN ('r', 'p')
+       AND a.attnum > 0 AND NOT a.attisdropped AND col_description(c.oid, a.attnum) IS NULL$$,
+  'every column of every table of schema syncular has a COMMENT');
 
 SELECT * FROM finish();
 ROLLBACK;
