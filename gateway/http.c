@@ -269,13 +269,24 @@ readyz_done(GwJob *job, PGresult *res, const char *err)
 	json_error_t je;
 	bool ready;
 
-	(void) err;
 	if (!s)
 		return;
 	s->job = NULL;
-	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	if (!res)
 	{
 		respond_json(s, 503, json_pack("{s:b, s:s}", "ready", 0, "reason", "database unreachable"));
+		return;
+	}
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	{
+		/* the database answered, but the readiness call failed: most often a missing EXECUTE
+		 * grant of the gateway role (docs/gateway.md); the operator reads why in the log */
+		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+		gw_log("readyz: syncular.readiness() failed: %s", PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY)
+			   ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQresStatus(PQresultStatus(res)));
+		respond_json(s, 503, json_pack("{s:b, s:s, s:s}", "ready", 0, "reason", "readiness check failed",
+									   "sqlstate", state ? state : ""));
 		return;
 	}
 	r = json_loads(PQgetvalue(res, 0, 0), 0, &je);

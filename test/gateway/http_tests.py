@@ -94,6 +94,33 @@ def t_env_variables():
         g.stop()
 
 
+def t_readyz_names_a_failed_check():
+    """A gateway role without EXECUTE on syncular.readiness(): readyz answers 503 "readiness check
+    failed" with the SQLSTATE (42501) and the log says why, instead of "database unreachable"
+    for a database that answers (a missing grant is a configuration error, not an outage)."""
+    psql("""DO $$ BEGIN
+              IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'gw_noready') THEN
+                CREATE ROLE gw_noready LOGIN PASSWORD 'gw-noready-pw';
+              END IF; END $$;""")
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1", "--db",
+                conninfo("gwtest") + " user=gw_noready password=gw-noready-pw", wait=False)
+    try:
+        doc, st = None, None
+        for _ in range(100):        # until it listens and its pool is up
+            try:
+                st, _, body = g.request("GET", "/sync-api/readyz")
+                doc = json.loads(body)
+                if doc.get("reason") not in ("database unreachable", "no live database connection"):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        assert st == 503 and doc == {"ready": False, "reason": "readiness check failed", "sqlstate": "42501"}, (st, doc)
+        assert "readyz: syncular.readiness() failed: permission denied" in g.logtext(), g.logtext()
+    finally:
+        g.stop()
+
+
 def t_healthz_readyz():
     g = Gateway()
     n = Gateway("--jwt-secret", SECRET, "--partition", "p1", db="gwnoschema", wait=False)
@@ -506,7 +533,7 @@ def t_queue_limit():
 
 
 TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_refuses_without_authentication, t_verbose_forms,
-         t_env_variables, t_healthz_readyz, t_sync_round_sql_auth, t_auth_none_dev_identity,
+         t_env_variables, t_healthz_readyz, t_readyz_names_a_failed_check, t_sync_round_sql_auth, t_auth_none_dev_identity,
          t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_memory_budget, t_max_body_follows_database, t_routes_404,
          t_jwt_hs256, t_jwt_numeric_dates, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
          t_sigterm_drains,
