@@ -105,6 +105,7 @@ usage(FILE *f)
 			fprintf(f, ", default %s", opts[i].def);
 		fputc('\n', f);
 	}
+	fprintf(f, "  --version\n      print the version (the syncular extension version it serves) and exit\n");
 	fprintf(f, "  --help\n      this text\n\nAuthentication: JWT when --jwt-secret or --jwt-public-key "
 			"is given, else the SQL\nauthenticator registered with syncular.set_authenticator(); with "
 			"neither the gateway\ndoes not start (--auth none: development only).\n");
@@ -277,6 +278,12 @@ gw_config_load(int argc, char **argv)
 		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
 		{
 			usage(stdout);
+			return 1;
+		}
+		if (strcmp(arg, "--version") == 0)
+		{
+			/* the extension version it serves: the database's must equal it (docs/gateway.md) */
+			printf("syncular-gateway %s\n", GW_EXTVERSION);
 			return 1;
 		}
 		if (strncmp(arg, "--", 2) != 0)

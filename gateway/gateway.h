@@ -71,7 +71,7 @@ typedef struct GwConfig
 } GwConfig;
 
 extern GwConfig gw_cfg;
-/* 0 ok; 1 exit 0 (--help); 2 usage error (message printed) */
+/* 0 ok; 1 exit 0 (--help, --version); 2 usage error (message printed) */
 int gw_config_load(int argc, char **argv);
 
 /* ---------------- errors.c ---------------- */

@@ -25,6 +25,10 @@ def t_help_lists_every_flag():
     assert r.returncode == 2 and "--db" in r.stderr, r
     r = subprocess.run([BIN, "--nope"], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown argument" in r.stderr, r
+    # --version: the extension version the gateway serves (the one healthz reports), exit 0
+    r = subprocess.run([BIN, "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and re.fullmatch(r"syncular-gateway \d+\.\d+\.\d+\n", r.stdout), r
+    assert "--version" in subprocess.run([BIN, "--help"], capture_output=True, text=True).stdout
 
 
 def refuses(db_conninfo, needle):
