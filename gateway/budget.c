@@ -8,6 +8,9 @@
  */
 #include "gateway.h"
 
+#include <libwebsockets.h>
+#include <stdlib.h>
+
 static size_t used;
 
 bool
@@ -35,4 +38,28 @@ size_t
 gw_budget_used(void)
 {
 	return used;
+}
+
+/* The declared body of a request (Content-Length: the framing checks made it one number) against
+ * --max-body and the budget, before a body byte is read: 0 admitted (*held = the bytes taken from
+ * the budget, 0 without a body), 413 over --max-body, 503 when it does not fit the budget. */
+int
+gw_budget_admit_body(struct lws *wsi, size_t *held)
+{
+	char		clen[32];
+	unsigned long long n;
+
+	*held = 0;
+	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0)
+		return 0;
+	n = strtoull(clen, NULL, 10);
+	if (n > gw_cfg.max_body)
+		return 413;
+	if (n > 0)
+	{
+		if (!gw_budget_take((size_t) n))
+			return 503;
+		*held = (size_t) n;
+	}
+	return 0;
 }

@@ -121,6 +121,8 @@ bool   gw_budget_take(size_t n);   /* false: over --max-inflight-bytes, nothing 
 void   gw_budget_force(size_t n);  /* counted even over the budget (answers already produced) */
 void   gw_budget_give(size_t n);
 size_t gw_budget_used(void);
+/* Content-Length against --max-body and the budget: 0 admitted (*held taken), 413 or 503 */
+int    gw_budget_admit_body(struct lws *wsi, size_t *held);
 /* ---------------- pool.c ---------------- */
 /* false when the queue is full (caller answers 429) */
 bool   gw_pool_submit(GwJob *job);

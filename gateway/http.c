@@ -413,6 +413,7 @@ on_sync(struct lws *wsi, HttpSess *s)
 	char *ae, *ce;
 	char clen[32];
 	const char *why;
+	int rc;
 
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
 	{
@@ -439,23 +440,15 @@ on_sync(struct lws *wsi, HttpSess *s)
 	ae = hdr_dup(wsi, WSI_TOKEN_HTTP_ACCEPT_ENCODING);
 	s->gzip_ok = gw_accepts_gzip(ae);
 	free(ae);
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
-		strtoull(clen, NULL, 10) > gw_cfg.max_body)
+	/* the declared length is checked and held before a byte is read */
+	if ((rc = gw_budget_admit_body(wsi, &s->held)) != 0)
 	{
 		s->close_after = true;
-		respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
-		return;
-	}
-	/* the declared length (framing checked it is one number) is held before a byte is read */
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) > 0)
-	{
-		if (!gw_budget_take((size_t) atoll(clen)))
-		{
-			s->close_after = true;
+		if (rc == 413)
+			respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
+		else
 			respond_error(s, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
-			return;
-		}
-		s->held = (size_t) atoll(clen);
+		return;
 	}
 	if (gw_auth_is_jwt())
 	{

@@ -241,6 +241,7 @@ gw_ops_start(struct lws *wsi, const char *uri)
 	GwOps *o = calloc(1, sizeof(GwOps));
 	char clen[32];
 	const char *why;
+	int rc;
 
 	if (!o)
 		return NULL;
@@ -259,24 +260,17 @@ gw_ops_start(struct lws *wsi, const char *uri)
 		fail(o, "sync.invalid_request", "content type must be " OPS_CT, 415);
 		return o;
 	}
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 &&
-		strtoull(clen, NULL, 10) > gw_cfg.max_body)
+	/* the declared length is checked and held from the process's memory budget before a byte
+	 * is read, as for /sync (docs/gateway.md "Limits and malformed input"), and given back with
+	 * the request */
+	if ((rc = gw_budget_admit_body(wsi, &o->held)) != 0)
 	{
 		o->close_after = true;
-		fail(o, "sync.invalid_request", "request body exceeds the size limit", 413);
-		return o;
-	}
-	/* the declared length is held from the process's memory budget before a byte is read, as
-	 * for /sync (docs/gateway.md "Limits and malformed input"), and given back with the request */
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) > 0)
-	{
-		if (!gw_budget_take((size_t) atoll(clen)))
-		{
-			o->close_after = true;
+		if (rc == 413)
+			fail(o, "sync.invalid_request", "request body exceeds the size limit", 413);
+		else
 			fail(o, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
-			return o;
-		}
-		o->held = (size_t) atoll(clen);
+		return o;
 	}
 	if (gw_auth_is_jwt())
 	{
