@@ -1,6 +1,6 @@
 # syncular — PGXS build.  `make && make install`, then `make installcheck` against a running server.
 EXTENSION   = syncular
-EXTVERSION  = 0.4.0
+EXTVERSION  = 0.5.0
 MODULE_big  = syncular
 
 CODEC_SRCS  = $(sort $(wildcard src/codec/*.c))
@@ -25,6 +25,8 @@ ISOLATION_OPTS = --inputdir=test/isolation --load-extension=$(EXTENSION)
 VECTORS_SRC := $(or $(SYNCULAR_VECTORS),$(CURDIR)/../shared/vectors)
 VECTORS_COPY := /tmp/syncular-vectors-$(shell echo '$(CURDIR)' | cksum | cut -d' ' -f1)
 REGRESS_PREP = vectors-copy
+# (the rule below precedes PGXS's `all`: keep `make` with no target building the extension)
+.DEFAULT_GOAL := all
 .PHONY: vectors-copy
 vectors-copy:
 	@rm -rf '$(VECTORS_COPY)'

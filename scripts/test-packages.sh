@@ -118,11 +118,12 @@ for p in "${pkgs[@]}"; do
   installed "$p" || fail "$p did not install"
 done
 # every install and upgrade script of the tree is in the package
-for f in syncular--0.4.0.sql upgrade/*.sql router/upgrade/*.sql; do
+ver=$(sed -n "s/^EXTVERSION *= *//p" Makefile)
+for f in syncular--$ver.sql upgrade/*.sql router/upgrade/*.sql; do
   f=$(basename "$f")
-  [ "$f" = syncular--0.4.0.sql ] || [ -e "$extdir/$f" ] || fail "$f is not installed"
+  [ "$f" = syncular--$ver.sql ] || [ -e "$extdir/$f" ] || fail "$f is not installed"
 done
-for f in syncular.control syncular_router.control syncular--0.4.0.sql syncular_router--0.4.0.sql; do
+for f in syncular.control syncular_router.control syncular--$ver.sql syncular_router--$ver.sql; do
   [ -e "$extdir/$f" ] || fail "$extdir/$f is not installed"
 done
 [ -x /usr/bin/syncular-gateway ] || fail "/usr/bin/syncular-gateway is not installed"
@@ -150,14 +151,14 @@ psql_q -d gwtest -f test/gateway/fixture.sql >/dev/null
 psql_q -d upgraded -c "SET client_min_messages = warning" -c "CREATE EXTENSION syncular VERSION '0.1.0'" \
   -c 'ALTER EXTENSION syncular UPDATE'
 v=$(psql_q -At -d upgraded -c "SELECT extversion FROM pg_extension WHERE extname = 'syncular'")
-[ "$v" = 0.4.0 ] || fail "ALTER EXTENSION syncular UPDATE from 0.1.0 ended at $v"
+[ "$v" = "$ver" ] || fail "ALTER EXTENSION syncular UPDATE from 0.1.0 ended at $v"
 echo "ok - CREATE EXTENSION syncular; 0.1.0 upgraded to $v"
 if [ -e "$extdir/plproxy.control" ]; then
   psql_q -d router -c "SET client_min_messages = warning" -c 'CREATE EXTENSION syncular_router CASCADE'
   psql_q -d router -c "SET client_min_messages = warning" -c 'DROP EXTENSION syncular_router' \
     -c "CREATE EXTENSION syncular_router VERSION '0.2.0'" -c 'ALTER EXTENSION syncular_router UPDATE'
   v=$(psql_q -At -d router -c "SELECT extversion FROM pg_extension WHERE extname = 'syncular_router'")
-  [ "$v" = 0.4.0 ] || fail "ALTER EXTENSION syncular_router UPDATE from 0.2.0 ended at $v"
+  [ "$v" = "$ver" ] || fail "ALTER EXTENSION syncular_router UPDATE from 0.2.0 ended at $v"
   echo "ok - CREATE EXTENSION syncular_router CASCADE; 0.2.0 upgraded to $v"
 else
   echo "skip - syncular_router: PL/Proxy (postgresql-15-plproxy) is not installed"

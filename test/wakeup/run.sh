@@ -126,10 +126,10 @@ old_push() {  # old_push <clientCommitId> -> NOTIFYs received by a listener in t
 got="$(sql -d $old -c "SHOW syncular.commit_wakeup") $(old_push a)"
 sql -d $old -c "ALTER EXTENSION syncular UPDATE"
 got="$got | $(sql -d $old -c "SELECT extversion FROM pg_extension WHERE extname = 'syncular'") $(sql -d $old -c "SELECT syncular.commit_wakeup_mode()") $(old_push b)"
-if [ "$got" = "auto 1 | 0.4.0 ring 0" ]; then
+if [ "$got" = "auto 1 | 0.5.0 ring 0" ]; then
   ok "auto under syncular 0.2.0 keeps NOTIFY; after ALTER EXTENSION UPDATE the ring ($got)"
 else
-  notok "auto across the update: got [$got], expected [auto 1 | 0.4.0 ring 0]"
+  notok "auto across the update: got [$got], expected [auto 1 | 0.5.0 ring 0]"
 fi
 sql -d postgres -c "DROP DATABASE $old"
 
