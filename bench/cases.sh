@@ -40,10 +40,12 @@ ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EX
   qty = EXCLUDED.qty, done = EXCLUDED.done;"
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-only=${BENCH_ONLY:-all}   # all | wal | wakeup
-if [ "$only" = all ]; then
+only=${BENCH_ONLY:-all}   # all | wal | wakeup | boot | cpu | pull (the pull cases alone)
+if [ "$only" = all ] || [ "$only" = pull ]; then
 echo "| case | syncular | plain SQL | ratio |"
 echo "|---|---|---|---|"
+fi
+if [ "$only" = all ]; then
 for ops in 1 10 100; do
   case $ops in 1) per=$((400 * scale));; 10) per=$((200 * scale));; 100) per=$((40 * scale));; esac
   for clients in 1 4; do
@@ -59,6 +61,8 @@ for ops in 1 10 100; do
     done
   done
 done
+fi
+if [ "$only" = all ] || [ "$only" = pull ]; then
 
 # incremental pull: 300 commits of 10 changes; a client 100 or 1,000 changes behind, asking for
 # that many (limitCommits counts changes, SPEC §3.6)
@@ -121,7 +125,7 @@ fi
 # bootstrap: 100,000 distinct rows pushed into a new partition, then one round of up to 50 pages
 # of 50,000 rows at once (statistics still stale, as right after a tenant's import), against a
 # plain ordered read of the same rows.  One run (BENCH_ONLY=all or boot).
-if [ "$only" = all ] || [ "$only" = boot ]; then
+if [ "$only" = all ] || [ "$only" = boot ] || [ "$only" = pull ]; then
 q "SELECT bench.push('boot', 500, bench.seq_rows(g * 500, 500)) FROM generate_series(0, 199) g" >/dev/null
 n=$(q "SELECT count(*) FROM items WHERE _sync_partition = 'boot'")
 t0=$(date +%s.%N)
@@ -152,11 +156,11 @@ cpu() {  # cpu <n> <statement with :k> -> ms of backend CPU per round
   } > "$f"
   psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -f "$f" | tail -1
 }
-if [ "$only" = all ] || [ "$only" = cpu ]; then
+if [ "$only" = all ] || [ "$only" = cpu ] || [ "$only" = pull ]; then
 echo
 echo "| backend CPU per round, 1 client, 1 partition | syncular ms | plain SQL ms | ratio |"
 echo "|---|---|---|---|"
-for ops in 1 10 100; do
+for ops in $( [ "$only" = pull ] || echo 1 10 100); do
   case $ops in 1) n=400;; 10) n=200;; 100) n=40;; esac
   q "SELECT bench.fill($ops, 1, 1, $n, 2)" >/dev/null
   s=$(cpu "$n" "SELECT length(syncular.handle(q.req, q.part, 'bench')) FROM bench.req q WHERE q.k = \$1")
@@ -172,6 +176,8 @@ if [ -n "${maxc:-}" ]; then
   done
 fi
 fi
+
+if [ "$only" = pull ]; then echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"; exit 0; fi
 
 # WAL per round (pg_stat_wal is cluster-wide: one client, autovacuum paused, a checkpoint first
 # so every case starts with the same full-page-image state)
