@@ -430,7 +430,14 @@ ssp_utf8_valid(const char *s, size_t len)
 
 	while (i < len)
 	{
-		/* ASCII fast path */
+		uint64_t    w;
+
+		/* ASCII fast path: eight bytes at a time, then one */
+		if (len - i >= 8 && (memcpy(&w, u + i, 8), (w & UINT64_C(0x8080808080808080)) == 0))
+		{
+			i += 8;
+			continue;
+		}
 		if (u[i] < 0x80)
 		{
 			i++;

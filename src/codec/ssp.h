@@ -590,6 +590,31 @@ bool ssp_write_message_header(SspBuf *out, uint16_t wire, uint8_t kind,
 bool ssp_write_frame(SspBuf *out, uint16_t wire, const SspFrame *f,
 					 SspError *err);
 
+/*
+ * Streaming COMMIT writer (WF §3.4): one COMMIT frame written into `out` change by change, as
+ * the writer's caller reads them, with the same field writers and bytes as ssp_write_frame of
+ * the whole commit.  begin writes the frame header and the fields before the changes (the
+ * change count and frame length as 0), add appends one change record, end fills in both;
+ * abandon drops the frame (out->len back to `start`).  The frame is out->data[start ..
+ * out->len).  A failing call sets err (as ssp_write_frame would) and drops the frame.  No
+ * grammar check: the caller writes COMMIT inside an active SUB_START .. SUB_END.
+ */
+typedef struct SspCommitWriter
+{
+	SspBuf     *out;
+	size_t      start;          /* offset of the frame's type byte */
+	size_t      count_at;       /* offset of the change count */
+	uint32_t    ntables;
+	uint32_t    nchanges;       /* change records written */
+} SspCommitWriter;
+
+bool ssp_commit_begin(SspCommitWriter *w, SspBuf *out, int64_t commit_seq,
+					  int64_t created_at_ms, const SspStr *actor_id, uint32_t ntables,
+					  const SspStr *tables, SspError *err);
+bool ssp_commit_add(SspCommitWriter *w, const SspChange *ch, SspError *err);
+bool ssp_commit_end(SspCommitWriter *w, SspError *err);
+void ssp_commit_abandon(SspCommitWriter *w);
+
 /* Append END (00 00 00 00 00). */
 bool ssp_write_end(SspBuf *out, SspError *err);
 

@@ -63,6 +63,26 @@ char  *ssp_arena_strdup(SspArena *a, const void *p, size_t n);
 
 bool   ssp_i64_safe(int64_t v);
 
+/*
+ * Field writers (fields.c, WF §1), shared by every frame encoder: each refuses what the decoder
+ * would refuse, naming `field` in the message.
+ */
+bool ssp_wr_str(SspBuf *out, const SspStr *s, const char *field, SspError *err);
+bool ssp_wr_nonempty(SspBuf *out, const SspStr *s, const char *field, SspError *err);
+bool ssp_wr_json(SspBuf *out, const SspStr *s, const char *field, SspError *err);
+bool ssp_wr_i64(SspBuf *out, int64_t v, const char *field, SspError *err);
+bool ssp_wr_bytes(SspBuf *out, const SspBytes *b, const char *field, SspError *err);
+bool ssp_wr_enum(SspBuf *out, uint8_t v, uint8_t max, const char *field, SspError *err);
+bool ssp_wr_opt_str(SspBuf *out, bool has, const SspStr *s, const char *field, SspError *err);
+bool ssp_wr_opt_json(SspBuf *out, bool has, const SspStr *s, const char *field, SspError *err);
+bool ssp_wr_opt_i64(SspBuf *out, bool has, int64_t v, const char *field, SspError *err);
+bool ssp_wr_opt_i32(SspBuf *out, bool has, int32_t v);
+bool ssp_wr_scope_map(SspBuf *out, const SspScopeMap *m, const char *field, SspError *err);
+bool ssp_wr_str_map(SspBuf *out, const SspStrMap *m, const char *field, SspError *err);
+
+/* The COMMIT frame's payload (commit.c; ssp_write_frame writes its type and length). */
+bool ssp_enc_commit(SspBuf *out, const SspCommit *c, SspError *err);
+
 /* JSON helpers (json.c). */
 bool ssp_json_escape(SspBuf *out, const char *s, size_t len);  /* with quotes */
 bool ssp_render_double(SspBuf *out, double d);                 /* JS-like, null if non-finite */

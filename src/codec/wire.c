@@ -1138,208 +1138,9 @@ ssp_message_free(SspMessage *msg)
 /* ------------------------------------------------------------------ */
 
 static bool
-wr_str(SspBuf *out, const SspStr *s, const char *field, SspError *err)
-{
-	if (s->len && s->ptr == NULL)
-		return ssp_fail(err, SSP_ERR_INTERNAL, "%s: NULL pointer with length %u", field, s->len);
-	if (!ssp_utf8_valid(s->ptr, s->len))
-		return ssp_fail(err, INV, "%s is not valid UTF-8", field);
-	ssp_put_str(out, s->ptr, s->len);
-	return true;
-}
-
-static bool
-wr_nonempty(SspBuf *out, const SspStr *s, const char *field, SspError *err)
-{
-	if (s->len == 0)
-		return ssp_fail(err, INV, "%s must not be empty", field);
-	return wr_str(out, s, field, err);
-}
-
-static bool
-wr_json(SspBuf *out, const SspStr *s, const char *field, SspError *err)
-{
-	if (s->len && s->ptr == NULL)
-		return ssp_fail(err, SSP_ERR_INTERNAL, "%s: NULL pointer", field);
-	if (!ssp_json_valid(s->ptr, s->len))
-		return ssp_fail(err, INV, "%s is not valid JSON", field);
-	ssp_put_str(out, s->ptr, s->len);
-	return true;
-}
-
-static bool
-wr_i64(SspBuf *out, int64_t v, const char *field, SspError *err)
-{
-	if (!ssp_i64_safe(v))
-		return ssp_fail(err, INV, "%s outside the safe integer range", field);
-	ssp_put_i64(out, v);
-	return true;
-}
-
-static bool
-wr_bytes(SspBuf *out, const SspBytes *b, const char *field, SspError *err)
-{
-	if (b->len && b->ptr == NULL)
-		return ssp_fail(err, SSP_ERR_INTERNAL, "%s: NULL pointer with length %u", field, b->len);
-	ssp_put_bytes(out, b->ptr, b->len);
-	return true;
-}
-
-static bool
-wr_enum(SspBuf *out, uint8_t v, uint8_t max, const char *field, SspError *err)
-{
-	if (v < 1 || v > max)
-		return ssp_fail(err, INV, "%s value %u out of range", field, v);
-	ssp_put_u8(out, v);
-	return true;
-}
-
-static bool
-wr_opt_str(SspBuf *out, bool has, const SspStr *s, const char *field, SspError *err)
-{
-	ssp_put_bool(out, has);
-	return !has || wr_str(out, s, field, err);
-}
-
-static bool
-wr_opt_json(SspBuf *out, bool has, const SspStr *s, const char *field, SspError *err)
-{
-	ssp_put_bool(out, has);
-	return !has || wr_json(out, s, field, err);
-}
-
-static bool
-wr_opt_i64(SspBuf *out, bool has, int64_t v, const char *field, SspError *err)
-{
-	ssp_put_bool(out, has);
-	return !has || wr_i64(out, v, field, err);
-}
-
-static bool
-wr_opt_i32(SspBuf *out, bool has, int32_t v)
-{
-	ssp_put_bool(out, has);
-	if (has)
-		ssp_put_i32(out, v);
-	return true;
-}
-
-static const SspStr *
-key_at(const void *base, size_t stride, uint32_t i)
-{
-	return (const SspStr *) ((const char *) base + (size_t) i * stride);
-}
-
-/*
- * Sorted index of map entries by key (UTF-16 order), bottom-up merge sort.
- * The key must be the first member of the entry struct.  Fails on a
- * duplicate key.  Caller frees *idx_out with ssp_free.
- */
-static bool
-sort_map(const void *base, size_t stride, uint32_t n, uint32_t **idx_out,
-		 const char *field, SspError *err)
-{
-	uint32_t   *idx,
-			   *tmp;
-
-	*idx_out = NULL;
-	if (n == 0)
-		return true;
-	if (base == NULL)
-		return ssp_fail(err, SSP_ERR_INTERNAL, "%s: NULL entries", field);
-	idx = ssp_malloc((size_t) n * 2 * sizeof(uint32_t));
-	if (idx == NULL)
-		return ssp_oom(err);
-	tmp = idx + n;
-	for (uint32_t i = 0; i < n; i++)
-		idx[i] = i;
-	for (uint32_t w = 1; w < n; w *= 2)
-	{
-		for (uint32_t lo = 0; lo < n; lo += 2 * w)
-		{
-			uint32_t    mid = lo + w < n ? lo + w : n;
-			uint32_t    hi = mid + w < n ? mid + w : n;
-			uint32_t    a = lo,
-						b = mid,
-						k = lo;
-
-			while (a < mid && b < hi)
-			{
-				const SspStr *ka = key_at(base, stride, idx[a]);
-				const SspStr *kb = key_at(base, stride, idx[b]);
-
-				tmp[k++] = ssp_utf16_cmp(ka->ptr, ka->len, kb->ptr, kb->len) <= 0 ? idx[a++] : idx[b++];
-			}
-			while (a < mid)
-				tmp[k++] = idx[a++];
-			while (b < hi)
-				tmp[k++] = idx[b++];
-		}
-		memcpy(idx, tmp, (size_t) n * sizeof(uint32_t));
-		if (w > UINT32_MAX / 2)
-			break;
-	}
-	for (uint32_t i = 1; i < n; i++)
-	{
-		const SspStr *ka = key_at(base, stride, idx[i - 1]);
-		const SspStr *kb = key_at(base, stride, idx[i]);
-
-		if (ssp_utf16_cmp(ka->ptr, ka->len, kb->ptr, kb->len) == 0)
-		{
-			ssp_free(idx);
-			return ssp_fail(err, INV, "%s: duplicate map key", field);
-		}
-	}
-	*idx_out = idx;
-	return true;
-}
-
-static bool
-wr_scope_map(SspBuf *out, const SspScopeMap *m, const char *field, SspError *err)
-{
-	uint32_t   *idx;
-	bool        ok = true;
-
-	TRY(sort_map(m->entries, sizeof(SspScopeEntry), m->n, &idx, field, err));
-	ssp_put_u32(out, m->n);
-	for (uint32_t i = 0; ok && i < m->n; i++)
-	{
-		const SspScopeEntry *e = &m->entries[idx[i]];
-
-		ok = wr_str(out, &e->key, field, err);
-		if (ok && e->nvalues && e->values == NULL)
-			ok = ssp_fail(err, SSP_ERR_INTERNAL, "%s: NULL value list", field);
-		if (ok)
-			ssp_put_u32(out, e->nvalues);
-		for (uint32_t j = 0; ok && j < e->nvalues; j++)
-			ok = wr_str(out, &e->values[j], field, err);
-	}
-	ssp_free(idx);
-	return ok;
-}
-
-static bool
-wr_str_map(SspBuf *out, const SspStrMap *m, const char *field, SspError *err)
-{
-	uint32_t   *idx;
-	bool        ok = true;
-
-	TRY(sort_map(m->entries, sizeof(SspStrPair), m->n, &idx, field, err));
-	ssp_put_u32(out, m->n);
-	for (uint32_t i = 0; ok && i < m->n; i++)
-	{
-		const SspStrPair *e = &m->entries[idx[i]];
-
-		ok = wr_str(out, &e->key, field, err) && wr_str(out, &e->value, field, err);
-	}
-	ssp_free(idx);
-	return ok;
-}
-
-static bool
 enc_req_header(SspBuf *out, uint16_t wire, const SspReqHeader *h, SspError *err)
 {
-	TRY(wr_nonempty(out, &h->client_id, "REQ_HEADER.clientId", err));
+	TRY(ssp_wr_nonempty(out, &h->client_id, "REQ_HEADER.clientId", err));
 	if (h->schema_version < 1)
 		return ssp_fail(err, INV, "REQ_HEADER.schemaVersion must be >= 1");
 	ssp_put_i32(out, h->schema_version);
@@ -1347,7 +1148,7 @@ enc_req_header(SspBuf *out, uint16_t wire, const SspReqHeader *h, SspError *err)
 	{
 		if (h->has_log_epoch && h->log_epoch.len == 0)
 			return ssp_fail(err, INV, "REQ_HEADER.logEpoch must not be empty");
-		return wr_opt_str(out, h->has_log_epoch, &h->log_epoch, "REQ_HEADER.logEpoch", err);
+		return ssp_wr_opt_str(out, h->has_log_epoch, &h->log_epoch, "REQ_HEADER.logEpoch", err);
 	}
 	if (h->has_log_epoch)
 		return ssp_fail(err, INV, "REQ_HEADER.logEpoch does not exist at wire 1");
@@ -1357,7 +1158,7 @@ enc_req_header(SspBuf *out, uint16_t wire, const SspReqHeader *h, SspError *err)
 static bool
 enc_push_commit(SspBuf *out, const SspPushCommit *c, SspError *err)
 {
-	TRY(wr_nonempty(out, &c->client_commit_id, "PUSH_COMMIT.clientCommitId", err));
+	TRY(ssp_wr_nonempty(out, &c->client_commit_id, "PUSH_COMMIT.clientCommitId", err));
 	if (c->nops == 0)
 		return ssp_fail(err, SSP_ERR_EMPTY_COMMIT, "PUSH_COMMIT with zero operations");
 	ssp_put_u32(out, c->nops);
@@ -1365,15 +1166,15 @@ enc_push_commit(SspBuf *out, const SspPushCommit *c, SspError *err)
 	{
 		const SspPushOp *op = &c->ops[i];
 
-		TRY(wr_str(out, &op->table, "PUSH_COMMIT.table", err));
-		TRY(wr_str(out, &op->row_id, "PUSH_COMMIT.rowId", err));
-		TRY(wr_enum(out, op->op, 2, "PUSH_COMMIT.op", err));
-		TRY(wr_opt_i64(out, op->has_base_version, op->base_version, "PUSH_COMMIT.baseVersion", err));
+		TRY(ssp_wr_str(out, &op->table, "PUSH_COMMIT.table", err));
+		TRY(ssp_wr_str(out, &op->row_id, "PUSH_COMMIT.rowId", err));
+		TRY(ssp_wr_enum(out, op->op, 2, "PUSH_COMMIT.op", err));
+		TRY(ssp_wr_opt_i64(out, op->has_base_version, op->base_version, "PUSH_COMMIT.baseVersion", err));
 		if (op->has_payload != (op->op == SSP_OP_UPSERT))
 			return ssp_fail(err, INV, "PUSH_COMMIT operation %u: payload present iff upsert", i);
 		ssp_put_bool(out, op->has_payload);
 		if (op->has_payload)
-			TRY(wr_bytes(out, &op->payload, "PUSH_COMMIT.payload", err));
+			TRY(ssp_wr_bytes(out, &op->payload, "PUSH_COMMIT.payload", err));
 	}
 	return true;
 }
@@ -1393,23 +1194,23 @@ enc_pull_header(SspBuf *out, const SspPullHeader *p, SspError *err)
 static bool
 enc_subscription(SspBuf *out, const SspSubscription *s, SspError *err)
 {
-	TRY(wr_str(out, &s->id, "SUBSCRIPTION.id", err));
-	TRY(wr_str(out, &s->table, "SUBSCRIPTION.table", err));
-	TRY(wr_scope_map(out, &s->scopes, "SUBSCRIPTION.scopes", err));
-	TRY(wr_opt_json(out, s->has_params, &s->params, "SUBSCRIPTION.params", err));
-	TRY(wr_i64(out, s->cursor, "SUBSCRIPTION.cursor", err));
-	return wr_opt_json(out, s->has_bootstrap_state, &s->bootstrap_state,
+	TRY(ssp_wr_str(out, &s->id, "SUBSCRIPTION.id", err));
+	TRY(ssp_wr_str(out, &s->table, "SUBSCRIPTION.table", err));
+	TRY(ssp_wr_scope_map(out, &s->scopes, "SUBSCRIPTION.scopes", err));
+	TRY(ssp_wr_opt_json(out, s->has_params, &s->params, "SUBSCRIPTION.params", err));
+	TRY(ssp_wr_i64(out, s->cursor, "SUBSCRIPTION.cursor", err));
+	return ssp_wr_opt_json(out, s->has_bootstrap_state, &s->bootstrap_state,
 					   "SUBSCRIPTION.bootstrapState", err);
 }
 
 static bool
 enc_resp_header(SspBuf *out, uint16_t wire, const SspRespHeader *h, SspError *err)
 {
-	wr_opt_i32(out, h->has_required_schema_version, h->required_schema_version);
-	wr_opt_i32(out, h->has_latest_schema_version, h->latest_schema_version);
+	ssp_wr_opt_i32(out, h->has_required_schema_version, h->required_schema_version);
+	ssp_wr_opt_i32(out, h->has_latest_schema_version, h->latest_schema_version);
 	if (wire >= 2)
 	{
-		TRY(wr_nonempty(out, &h->log_epoch, "RESP_HEADER.logEpoch", err));
+		TRY(ssp_wr_nonempty(out, &h->log_epoch, "RESP_HEADER.logEpoch", err));
 		ssp_put_bool(out, h->reset_required);
 		return true;
 	}
@@ -1421,40 +1222,40 @@ enc_resp_header(SspBuf *out, uint16_t wire, const SspRespHeader *h, SspError *er
 static bool
 enc_lease(SspBuf *out, const SspLease *l, SspError *err)
 {
-	TRY(wr_nonempty(out, &l->lease_id, "LEASE.leaseId", err));
-	return wr_i64(out, l->expires_at_ms, "LEASE.expiresAtMs", err);
+	TRY(ssp_wr_nonempty(out, &l->lease_id, "LEASE.leaseId", err));
+	return ssp_wr_i64(out, l->expires_at_ms, "LEASE.expiresAtMs", err);
 }
 
 static bool
 enc_push_result(SspBuf *out, uint16_t wire, const SspPushResult *p, SspError *err)
 {
-	TRY(wr_str(out, &p->client_commit_id, "PUSH_RESULT.clientCommitId", err));
-	TRY(wr_enum(out, p->status, 3, "PUSH_RESULT.status", err));
+	TRY(ssp_wr_str(out, &p->client_commit_id, "PUSH_RESULT.clientCommitId", err));
+	TRY(ssp_wr_enum(out, p->status, 3, "PUSH_RESULT.status", err));
 	if (p->has_commit_seq != (p->status != SSP_PUSH_REJECTED))
 		return ssp_fail(err, INV, "PUSH_RESULT.commitSeq present iff applied or cached");
-	TRY(wr_opt_i64(out, p->has_commit_seq, p->commit_seq, "PUSH_RESULT.commitSeq", err));
+	TRY(ssp_wr_opt_i64(out, p->has_commit_seq, p->commit_seq, "PUSH_RESULT.commitSeq", err));
 	ssp_put_u32(out, p->nresults);
 	for (uint32_t i = 0; i < p->nresults; i++)
 	{
 		const SspOpResult *o = &p->results[i];
 
 		ssp_put_i32(out, o->op_index);
-		TRY(wr_enum(out, o->status, 3, "PUSH_RESULT result status", err));
+		TRY(ssp_wr_enum(out, o->status, 3, "PUSH_RESULT result status", err));
 		if (o->status == SSP_RESULT_CONFLICT)
 		{
-			TRY(wr_str(out, &o->code, "conflict.code", err));
-			TRY(wr_str(out, &o->message, "conflict.message", err));
-			TRY(wr_i64(out, o->server_version, "conflict.serverVersion", err));
-			TRY(wr_bytes(out, &o->server_row, "conflict.serverRow", err));
+			TRY(ssp_wr_str(out, &o->code, "conflict.code", err));
+			TRY(ssp_wr_str(out, &o->message, "conflict.message", err));
+			TRY(ssp_wr_i64(out, o->server_version, "conflict.serverVersion", err));
+			TRY(ssp_wr_bytes(out, &o->server_row, "conflict.serverRow", err));
 			if (wire >= 3)
-				TRY(wr_bytes(out, &o->conflict_columns, "conflict.conflictColumns", err));
+				TRY(ssp_wr_bytes(out, &o->conflict_columns, "conflict.conflictColumns", err));
 			else if (o->conflict_columns.len)
 				return ssp_fail(err, INV, "conflictColumns does not exist before wire 3");
 		}
 		else if (o->status == SSP_RESULT_ERROR)
 		{
-			TRY(wr_str(out, &o->code, "error.code", err));
-			TRY(wr_str(out, &o->message, "error.message", err));
+			TRY(ssp_wr_str(out, &o->code, "error.code", err));
+			TRY(ssp_wr_str(out, &o->message, "error.message", err));
 			ssp_put_bool(out, o->retryable);
 		}
 	}
@@ -1464,7 +1265,7 @@ enc_push_result(SspBuf *out, uint16_t wire, const SspPushResult *p, SspError *er
 static bool
 enc_details(SspBuf *out, const SspPushResultDetails *d, SspError *err)
 {
-	TRY(wr_nonempty(out, &d->client_commit_id, "PUSH_RESULT_DETAILS.clientCommitId", err));
+	TRY(ssp_wr_nonempty(out, &d->client_commit_id, "PUSH_RESULT_DETAILS.clientCommitId", err));
 	if (d->nentries == 0)
 		return ssp_fail(err, INV, "PUSH_RESULT_DETAILS needs at least one entry");
 	ssp_put_u32(out, d->nentries);
@@ -1496,62 +1297,31 @@ enc_details(SspBuf *out, const SspPushResultDetails *d, SspError *err)
 static bool
 enc_sub_start(SspBuf *out, const SspSubStart *s, SspError *err)
 {
-	TRY(wr_str(out, &s->id, "SUB_START.id", err));
-	TRY(wr_enum(out, s->status, 3, "SUB_START.status", err));
-	TRY(wr_str(out, &s->reason_code, "SUB_START.reasonCode", err));
-	TRY(wr_scope_map(out, &s->effective_scopes, "SUB_START.effectiveScopes", err));
+	TRY(ssp_wr_str(out, &s->id, "SUB_START.id", err));
+	TRY(ssp_wr_enum(out, s->status, 3, "SUB_START.status", err));
+	TRY(ssp_wr_str(out, &s->reason_code, "SUB_START.reasonCode", err));
+	TRY(ssp_wr_scope_map(out, &s->effective_scopes, "SUB_START.effectiveScopes", err));
 	ssp_put_bool(out, s->bootstrap);
-	return true;
-}
-
-static bool
-enc_commit(SspBuf *out, const SspCommit *c, SspError *err)
-{
-	TRY(wr_i64(out, c->commit_seq, "COMMIT.commitSeq", err));
-	TRY(wr_i64(out, c->created_at_ms, "COMMIT.createdAtMs", err));
-	TRY(wr_str(out, &c->actor_id, "COMMIT.actorId", err));
-	ssp_put_u32(out, c->ntables);
-	for (uint32_t i = 0; i < c->ntables; i++)
-		TRY(wr_str(out, &c->tables[i], "COMMIT.tables", err));
-	ssp_put_u32(out, c->nchanges);
-	for (uint32_t i = 0; i < c->nchanges; i++)
-	{
-		const SspChange *ch = &c->changes[i];
-
-		if (ch->table_index >= c->ntables)
-			return ssp_fail(err, INV, "COMMIT change %u: tableIndex out of range", i);
-		ssp_put_u16(out, ch->table_index);
-		TRY(wr_str(out, &ch->row_id, "COMMIT.rowId", err));
-		TRY(wr_enum(out, ch->op, 2, "COMMIT.op", err));
-		if (ch->has_row_version != (ch->op == SSP_OP_UPSERT) ||
-			ch->has_row != (ch->op == SSP_OP_UPSERT))
-			return ssp_fail(err, INV, "COMMIT change %u: rowVersion/row present iff upsert", i);
-		TRY(wr_opt_i64(out, ch->has_row_version, ch->row_version, "COMMIT.rowVersion", err));
-		TRY(wr_str_map(out, &ch->scopes, "COMMIT.scopes", err));
-		ssp_put_bool(out, ch->has_row);
-		if (ch->has_row)
-			TRY(wr_bytes(out, &ch->row, "COMMIT.row", err));
-	}
 	return true;
 }
 
 static bool
 enc_segment_ref(SspBuf *out, const SspSegmentRef *s, SspError *err)
 {
-	TRY(wr_str(out, &s->segment_id, "SEGMENT_REF.segmentId", err));
-	TRY(wr_enum(out, s->media_type, 2, "SEGMENT_REF.mediaType", err));
-	TRY(wr_str(out, &s->table, "SEGMENT_REF.table", err));
-	TRY(wr_i64(out, s->byte_length, "SEGMENT_REF.byteLength", err));
-	TRY(wr_i64(out, s->row_count, "SEGMENT_REF.rowCount", err));
-	TRY(wr_i64(out, s->as_of_commit_seq, "SEGMENT_REF.asOfCommitSeq", err));
-	TRY(wr_str(out, &s->scope_digest, "SEGMENT_REF.scopeDigest", err));
-	TRY(wr_opt_str(out, s->has_row_cursor, &s->row_cursor, "SEGMENT_REF.rowCursor", err));
-	TRY(wr_opt_str(out, s->has_next_row_cursor, &s->next_row_cursor,
+	TRY(ssp_wr_str(out, &s->segment_id, "SEGMENT_REF.segmentId", err));
+	TRY(ssp_wr_enum(out, s->media_type, 2, "SEGMENT_REF.mediaType", err));
+	TRY(ssp_wr_str(out, &s->table, "SEGMENT_REF.table", err));
+	TRY(ssp_wr_i64(out, s->byte_length, "SEGMENT_REF.byteLength", err));
+	TRY(ssp_wr_i64(out, s->row_count, "SEGMENT_REF.rowCount", err));
+	TRY(ssp_wr_i64(out, s->as_of_commit_seq, "SEGMENT_REF.asOfCommitSeq", err));
+	TRY(ssp_wr_str(out, &s->scope_digest, "SEGMENT_REF.scopeDigest", err));
+	TRY(ssp_wr_opt_str(out, s->has_row_cursor, &s->row_cursor, "SEGMENT_REF.rowCursor", err));
+	TRY(ssp_wr_opt_str(out, s->has_next_row_cursor, &s->next_row_cursor,
 				   "SEGMENT_REF.nextRowCursor", err));
 	if (s->has_url != s->has_url_expires_at_ms)
 		return ssp_fail(err, INV, "SEGMENT_REF.urlExpiresAtMs present iff url");
-	TRY(wr_opt_str(out, s->has_url, &s->url, "SEGMENT_REF.url", err));
-	return wr_opt_i64(out, s->has_url_expires_at_ms, s->url_expires_at_ms,
+	TRY(ssp_wr_opt_str(out, s->has_url, &s->url, "SEGMENT_REF.url", err));
+	return ssp_wr_opt_i64(out, s->has_url_expires_at_ms, s->url_expires_at_ms,
 					  "SEGMENT_REF.urlExpiresAtMs", err);
 }
 
@@ -1568,20 +1338,20 @@ enc_segment_inline(SspBuf *out, const SspSegmentInline *s, SspError *err)
 static bool
 enc_sub_end(SspBuf *out, const SspSubEnd *s, SspError *err)
 {
-	TRY(wr_i64(out, s->next_cursor, "SUB_END.nextCursor", err));
-	return wr_opt_json(out, s->has_bootstrap_state, &s->bootstrap_state,
+	TRY(ssp_wr_i64(out, s->next_cursor, "SUB_END.nextCursor", err));
+	return ssp_wr_opt_json(out, s->has_bootstrap_state, &s->bootstrap_state,
 					   "SUB_END.bootstrapState", err);
 }
 
 static bool
 enc_error(SspBuf *out, const SspErrorFrame *e, SspError *err)
 {
-	TRY(wr_str(out, &e->code, "ERROR.code", err));
-	TRY(wr_str(out, &e->message, "ERROR.message", err));
-	TRY(wr_str(out, &e->category, "ERROR.category", err));
+	TRY(ssp_wr_str(out, &e->code, "ERROR.code", err));
+	TRY(ssp_wr_str(out, &e->message, "ERROR.message", err));
+	TRY(ssp_wr_str(out, &e->category, "ERROR.category", err));
 	ssp_put_bool(out, e->retryable);
-	TRY(wr_str(out, &e->recommended_action, "ERROR.recommendedAction", err));
-	return wr_opt_json(out, e->has_details, &e->details, "ERROR.details", err);
+	TRY(ssp_wr_str(out, &e->recommended_action, "ERROR.recommendedAction", err));
+	return ssp_wr_opt_json(out, e->has_details, &e->details, "ERROR.details", err);
 }
 
 bool
@@ -1637,7 +1407,7 @@ ssp_write_frame(SspBuf *out, uint16_t wire, const SspFrame *f, SspError *err)
 			case SSP_FRAME_PUSH_RESULT: ok = enc_push_result(out, wire, &f->push_result, err); break;
 			case SSP_FRAME_PUSH_RESULT_DETAILS: ok = enc_details(out, &f->push_result_details, err); break;
 			case SSP_FRAME_SUB_START: ok = enc_sub_start(out, &f->sub_start, err); break;
-			case SSP_FRAME_COMMIT: ok = enc_commit(out, &f->commit, err); break;
+			case SSP_FRAME_COMMIT: ok = ssp_enc_commit(out, &f->commit, err); break;
 			case SSP_FRAME_SEGMENT_REF: ok = enc_segment_ref(out, &f->segment_ref, err); break;
 			case SSP_FRAME_SEGMENT_INLINE: ok = enc_segment_inline(out, &f->segment_inline, err); break;
 			case SSP_FRAME_SUB_END: ok = enc_sub_end(out, &f->sub_end, err); break;

@@ -899,6 +899,122 @@ test_writer_refusals(void)
 	fx_free(&x);
 }
 
+/*
+ * A commit streamed change by change (ssp_commit_begin/_add/_end) is the same bytes as the
+ * whole frame through ssp_write_frame (WF §3.4): the COMMIT layout is written in one place.
+ */
+static bool
+stream_commit(SspBuf *b, const SspCommit *c, SspError *err)
+{
+	SspCommitWriter w;
+
+	if (!ssp_commit_begin(&w, b, c->commit_seq, c->created_at_ms, &c->actor_id, c->ntables,
+						  c->tables, err))
+		return false;
+	for (uint32_t i = 0; i < c->nchanges; i++)
+		if (!ssp_commit_add(&w, &c->changes[i], err))
+			return false;
+	return ssp_commit_end(&w, err);
+}
+
+static bool
+same_as_frame(const SspCommit *c, const char *what)
+{
+	SspBuf      a,
+				b;
+	SspError    err;
+	SspFrame    f;
+	bool        ok;
+
+	ssp_buf_init(&a);
+	ssp_buf_init(&b);
+	memset(&f, 0, sizeof(f));
+	f.type = SSP_FRAME_COMMIT;
+	f.commit = *c;
+	/* a prefix, as in a response: the writer works at any offset */
+	ssp_buf_append(&a, "prefix", 6);
+	ssp_buf_append(&b, "prefix", 6);
+	ok = ssp_write_frame(&a, 3, &f, &err) && stream_commit(&b, c, &err) &&
+		a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
+	tap_ok(ok, "commit writer: %s: the same bytes as ssp_write_frame", what);
+	ssp_buf_free(&a);
+	ssp_buf_free(&b);
+	return ok;
+}
+
+static void
+test_commit_writer(void)
+{
+	Fx          x;
+	SspBuf      b;
+	SspError    err;
+	SspCommitWriter w;
+	SspStrPair  many[20];
+	char        keys[20][16];
+	SspChange   ch;
+	SspCommit   c;
+
+	fx_init(&x, 3);
+	same_as_frame(&x.commit.commit, "two tables, upsert and delete");
+	c = x.commit.commit;
+	c.nchanges = 0;
+	same_as_frame(&c, "no changes");
+	/* a scopes map larger than the writer's stack buffer, keys in reverse order */
+	for (int i = 0; i < 20; i++)
+	{
+		snprintf(keys[i], sizeof(keys[i]), "k%02d", 19 - i);
+		many[i] = (SspStrPair) {{keys[i], 3}, S("v\xC3\xA9")};
+	}
+	ch = x.changes[0];
+	ch.scopes = (SspStrMap) {20, many};
+	c = x.commit.commit;
+	c.changes = &ch;
+	c.nchanges = 1;
+	same_as_frame(&c, "20 scopes (sorted off the stack)");
+
+	ssp_buf_init(&b);
+	ssp_buf_append(&b, "xy", 2);
+	tap_ok(ssp_commit_begin(&w, &b, 7, 1, &x.commit.commit.actor_id, 1, x.tables, &err) &&
+		   ssp_commit_add(&w, &x.changes[0], &err) && w.start == 2,
+		   "commit writer: begin and add at the buffer's end");
+	ssp_commit_abandon(&w);
+	tap_ok(b.len == 2, "commit writer: abandon drops the whole frame");
+
+	ch = x.changes[1];
+	ch.row_id = S("bad \xC3");
+	tap_ok(ssp_commit_begin(&w, &b, 7, 1, &x.commit.commit.actor_id, 2, x.tables, &err) &&
+		   !ssp_commit_add(&w, &ch, &err) && b.len == 2 &&
+		   strstr(err.message, "COMMIT.rowId is not valid UTF-8") != NULL,
+		   "commit writer: an invalid rowId is refused and the frame dropped");
+	ch = x.changes[1];
+	ch.op = 3;
+	tap_ok(ssp_commit_begin(&w, &b, 7, 1, &x.commit.commit.actor_id, 2, x.tables, &err) &&
+		   !ssp_commit_add(&w, &ch, &err) && b.len == 2 &&
+		   strstr(err.message, "COMMIT.op value 3 out of range") != NULL,
+		   "commit writer: an op out of range is refused");
+	ch = x.changes[1];
+	ch.table_index = 1;
+	tap_ok(ssp_commit_begin(&w, &b, 7, 1, &x.commit.commit.actor_id, 1, x.tables, &err) &&
+		   !ssp_commit_add(&w, &ch, &err) && b.len == 2,
+		   "commit writer: a tableIndex beyond the tables is refused");
+	many[3].key = many[4].key;
+	ch = x.changes[0];
+	ch.scopes = (SspStrMap) {20, many};
+	tap_ok(ssp_commit_begin(&w, &b, 7, 1, &x.commit.commit.actor_id, 2, x.tables, &err) &&
+		   !ssp_commit_add(&w, &ch, &err) && b.len == 2,
+		   "commit writer: a duplicate scope key is refused (large map)");
+	many[3].key = many[0].key;
+	ch.scopes = (SspStrMap) {5, many};
+	tap_ok(ssp_commit_begin(&w, &b, 7, 1, &x.commit.commit.actor_id, 2, x.tables, &err) &&
+		   !ssp_commit_add(&w, &ch, &err) && b.len == 2,
+		   "commit writer: a duplicate scope key is refused (small map)");
+	tap_ok(!ssp_commit_begin(&w, &b, SSP_I64_SAFE_MAX + 1, 1, &x.commit.commit.actor_id, 2,
+							 x.tables, &err) && b.len == 2,
+		   "commit writer: an unsafe commitSeq is refused at begin");
+	ssp_buf_free(&b);
+	fx_free(&x);
+}
+
 static size_t
 find(const SspBuf *b, const char *needle, size_t n)
 {
@@ -1329,6 +1445,7 @@ main(void)
 	test_roundtrips();
 	test_segment_ref_rows();
 	test_writer_refusals();
+	test_commit_writer();
 	test_grammar();
 	test_segments();
 	test_opvalue();

@@ -130,6 +130,47 @@ check_message_rows(const char *name, const SspMessage *m)
 	}
 }
 
+/*
+ * Every COMMIT frame of a vector, streamed change by change (ssp_commit_begin/_add/_end, the
+ * pull's writer), is the same bytes as that frame through ssp_write_frame (WF §3.4).
+ */
+static void
+check_commit_writer(const char *name, const SspMessage *m)
+{
+	uint32_t    ncommits = 0;
+	bool        ok = true;
+
+	for (uint32_t i = 0; i < m->nframes; i++)
+	{
+		const SspFrame *f = &m->frames[i];
+		const SspCommit *c = &f->commit;
+		SspBuf      a,
+					b;
+		SspError    err;
+		SspCommitWriter w;
+		bool        same;
+
+		if (f->unknown || f->type != SSP_FRAME_COMMIT)
+			continue;
+		ncommits++;
+		ssp_buf_init(&a);
+		ssp_buf_init(&b);
+		same = ssp_write_frame(&a, m->wire_version, f, &err) &&
+			ssp_commit_begin(&w, &b, c->commit_seq, c->created_at_ms, &c->actor_id, c->ntables,
+							 c->tables, &err);
+		for (uint32_t k = 0; same && k < c->nchanges; k++)
+			same = ssp_commit_add(&w, &c->changes[k], &err);
+		same = same && ssp_commit_end(&w, &err) && a.len == b.len &&
+			memcmp(a.data, b.data, a.len) == 0;
+		ok = ok && same;
+		ssp_buf_free(&a);
+		ssp_buf_free(&b);
+	}
+	if (ncommits > 0)
+		tap_ok(ok, "%s: %u COMMIT frame(s) streamed by the commit writer: the same bytes", name,
+			   ncommits);
+}
+
 static void
 run_valid(const char *dir, const char *kind, const SspJson *c)
 {
@@ -197,6 +238,7 @@ run_valid(const char *dir, const char *kind, const SspJson *c)
 	else
 	{
 		check_message_rows(name, &m);
+		check_commit_writer(name, &m);
 		ssp_message_free(&m);
 	}
 out:
