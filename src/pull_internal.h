@@ -1,16 +1,11 @@
 /*
  * pull_internal.h — what the pull files share (one subscription section of a pull).  Layers,
  * each file calling only files below it: pull.c; pull_window.c, pull_boot.c; pull_lanes.c;
- * pull_rows.c; pull_out.c.  Not used by any other file.
+ * pull_rows.c; pull_out.c; below them the storage layer (storage_log.h: the commit-log window,
+ * bootstrap pages) and the codec.  Not used by any other file.
  */
 #ifndef SYNCULAR_PULL_INTERNAL_H
 #define SYNCULAR_PULL_INTERNAL_H
-
-#include "access/genam.h"
-#include "access/skey.h"
-#include "executor/spi.h"
-#include "executor/tuptable.h"
-#include "utils/relcache.h"
 
 #include "engine.h"
 #include "image.h"
@@ -52,35 +47,6 @@ extern bool pull_budget_allows(SyncRound *round, size_t pending);
 extern SspStr pull_mkstr(const char *s);
 extern void pull_write_sub_start(PullCtx *pc, uint8 status, const char *reason, bool bootstrap);
 extern void pull_write_sub_end(PullCtx *pc, int64 next_cursor, const char *bootstrap_state);
-extern Datum pull_first_var_values(const SyncEffective *e);
-extern SPIPlanPtr pull_get_plan(const char *sql, int nargs, Oid *argtypes);
-extern Oid	pull_catalog_relid(const char *name);
-extern AttrNumber pull_attnum(Relation rel, const char *name);
-extern void pull_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value);
-extern bool pull_index_next_visible(IndexScanDesc scan, Relation heap, TupleTableSlot *slot,
-									Buffer *vmbuf);
-extern uint8 *pull_out_reserve(SspBuf *out, size_t n);
-extern uint8 *pull_put_str(uint8 *p, const char *s, uint32 len, const char *field);
-extern uint8 *pull_put_i64(uint8 *p, int64 v, const char *field);
-
-/* Little-endian fixed-width integers (wire-format.md §1), as the codec writes them. */
-static inline uint8 *
-pull_put_u32(uint8 *p, uint32 v)
-{
-	p[0] = (uint8) v;
-	p[1] = (uint8) (v >> 8);
-	p[2] = (uint8) (v >> 16);
-	p[3] = (uint8) (v >> 24);
-	return p + 4;
-}
-
-static inline uint8 *
-pull_put_u64(uint8 *p, uint64 v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8) (v >> (8 * i));
-	return p + 8;
-}
 
 /* pull_rows.c: one section's row reader (its scans stay open from page to page) */
 typedef struct RowReader RowReader;

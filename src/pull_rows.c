@@ -1,547 +1,62 @@
 /*
- * pull_rows.c — reading one bootstrap page of rows (SPEC §3.7, §5) into a rows segment or a
- * sqlite image, within the response budget (pull.c "Budget").
+ * pull_rows.c — one bootstrap page of rows (SPEC §3.7, §5) into a rows segment or a sqlite
+ * image, within the response budget (pull.c "Budget").
  *
- * A page is one ordered pass, no executor: the page's row ids come from ordered index scans of
- * sync_row_scopes_paging (partition, tbl, var, value, row_id COLLATE "C"), one per value of the
- * first effective variable, started after the cursor and merged in byte order (duplicates, a
- * row under two values, once); each id is then looked up in the synced table's primary key and
- * its stored payload and version are copied into the segment as stored (no decode, no
- * re-encode).  Every row is checked against the effective scopes (scopes.c, the read rule)
- * before it is added, so nothing outside the grant is served.  The page is the first `limit`
- * ids after the cursor; one more id read ahead says whether more follow; a row that is gone
- * (or outside the scopes) advances the cursor like any other, so it cannot end the table
- * early.  Everything is read in the pull's snapshot (the active snapshot round.c pushed).
- * Memory: one row at a time besides the page being built (bounded by the budget or the page
- * size), and one index scan per scope value.  With more than MERGE_MAX_VALUES values the ids of
- * a page come from one statement instead (ID_SQL: the same order and boundaries).
+ * The page's ids and rows are read by the storage layer's pager (storage_pages.c: ordered index
+ * scans of the row-scope index merged in byte order, each id looked up in the synced table's
+ * primary key) and copied into the segment as stored (no decode, no re-encode).  Decided here:
+ * every row is checked against the effective scopes (scopes.c, the read rule) before it is
+ * added, so nothing outside the grant is served; the page is the first `limit` ids after the
+ * cursor, one more id read ahead says whether more follow; a row that is gone (or outside the
+ * scopes) advances the cursor like any other, so it cannot end the table early.
  */
 #include "postgres.h"
 
-#include "access/genam.h"
-#include "access/nbtree.h"
-#include "access/relscan.h"
-#include "access/stratnum.h"
-#include "access/table.h"
-#include "access/tableam.h"
-#include "access/visibilitymap.h"
-#include "catalog/namespace.h"
-#include "catalog/pg_collation_d.h"
-#include "catalog/pg_type.h"
-#include "executor/spi.h"
-#include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "storage/bufmgr.h"
-#include "storage/predicate.h"
-#include "utils/array.h"
-#include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/jsonb.h"
-#include "utils/lsyscache.h"
-#include "utils/memutils.h"
-#include "utils/regproc.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "engine.h"
+#include "storage_log.h"
 #include "pull_internal.h"
 
-/* Above this many values of the first variable, a page's ids come from ID_SQL. */
-#define MERGE_MAX_VALUES 32
-
-/* The ids of a page by statement (more than MERGE_MAX_VALUES values): see the file comment. */
-#define ID_SQL(after) \
-	"SELECT DISTINCT v.row_id" \
-	"  FROM unnest($4::text[]) AS val(value)," \
-	"       LATERAL (SELECT s.row_id COLLATE \"C\" AS row_id" \
-	"                  FROM syncular.sync_row_scopes s" \
-	"                 WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = val.value" \
-	"                   AND " after \
-	"                 ORDER BY s.row_id COLLATE \"C\" LIMIT $6) v" \
-	" ORDER BY 1 LIMIT $6"
-
-/* One scope value: the index range scan alone is the page (ids unique and ordered, no sort). */
-#define ID1_SQL(after) \
-	"SELECT s.row_id COLLATE \"C\" AS row_id" \
-	"  FROM syncular.sync_row_scopes s" \
-	" WHERE s.partition = $1 AND s.tbl = $2 AND s.var = $3 AND s.value = ($4::text[])[1]" \
-	"   AND " after \
-	" ORDER BY s.row_id COLLATE \"C\" LIMIT $6"
-
-/*
- * The page start as its own statement text (table start: $5 unused but typed), so that the
- * cursor is always an index condition: a generic plan of "$5 IS NULL OR row_id > $5" could not
- * use it and would read the whole range before the cursor on every page.
- */
-#define AFTER_START "($5::text IS NULL)"
-#define AFTER_CURSOR "s.row_id COLLATE \"C\" > $5::text COLLATE \"C\""
-
-/*
- * The ids of the page after args[4] (ID1_SQL for one scope value, else ID_SQL; LIMIT args[5] =
- * limit + 1): the first `limit` as
- * a text[] in *ids, their count in *nids, the last one in last_id; *more when one more exists.
- */
-static void
-page_ids(Datum *args, char *nulls, int64 limit, Datum *ids, int *nids, StringInfo last_id,
-		 bool *more)
-{
-	Oid			argtypes[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT8OID};
-	ArrayType  *values = DatumGetArrayTypeP(args[3]);
-	bool		one = ArrayGetNItems(ARR_NDIM(values), ARR_DIMS(values)) == 1;
-	bool		start = nulls[4] == 'n';
-	SPIPlanPtr	plan = pull_get_plan(one ? (start ? ID1_SQL(AFTER_START) : ID1_SQL(AFTER_CURSOR))
-								: (start ? ID_SQL(AFTER_START) : ID_SQL(AFTER_CURSOR)),
-								6, argtypes);
-	MemoryContext caller = CurrentMemoryContext;
-	Datum	   *elems;
-	int			rc;
-	int			n;
-
-	rc = SPI_execute_plan(plan, args, nulls, true, 0);
-	MemoryContextSwitchTo(caller);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "syncular pull: page id read failed: %s", SPI_result_code_string(rc));
-	n = (int) Min((int64) SPI_processed, limit);
-	*more = (int64) SPI_processed > limit;
-	elems = palloc(sizeof(Datum) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		bool		isnull;
-
-		elems[i] = PointerGetDatum(DatumGetTextPCopy(SPI_getbinval(SPI_tuptable->vals[i],
-																	 SPI_tuptable->tupdesc, 1, &isnull)));
-	}
-	if (n > 0)
-	{
-		text	   *lastt = DatumGetTextPP(elems[n - 1]);
-
-		resetStringInfo(last_id);
-		appendBinaryStringInfo(last_id, VARDATA_ANY(lastt), VARSIZE_ANY_EXHDR(lastt));
-	}
-	SPI_freetuptable(SPI_tuptable);
-	*ids = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
-	*nids = n;
-}
-
-
-/* One value's ordered scan of the paging index (index-only where the visibility map allows). */
-typedef struct ValueScan
-{
-	IndexScanDesc scan;
-	ScanKeyData keys[5];
-	const char *cur;			/* the current id (in the scan's tuple), NULL when done */
-	int			curlen;
-} ValueScan;
-
-/*
- * Index AM calls run in rr->cxt (the section's lifetime), never in a per-page context: a btree
- * scan allocates on first need (its killed-items array, its tuple workspace) and keeps using it.
- */
+/* A section's rows: the pager (its scans stay open from page to page) and the read rule. */
 struct RowReader
 {
-	MemoryContext cxt;
-	Snapshot	snap;
+	SyncRowPager *pager;
 	const SyncEffective *effective;
-	/* the ids: one scan per value, or (nvalues > MERGE_MAX_VALUES) ID_SQL per page */
-	Relation	scope_heap;
-	Relation	scope_idx;
-	TupleTableSlot *scope_slot;
-	Buffer		vmbuf;
-	int			nvalues;
-	ValueScan  *vs;
-	Datum		args[6];		/* ID_SQL's arguments */
-	char		nulls[6];
-	Datum	   *ids;			/* ID_SQL: this page's ids */
-	int			nids;
-	int			pos;
-	StringInfoData id;			/* the id just read */
-	/* the rows: the synced table's primary key, probed per id */
-	Relation	app;
-	Relation	pk;
-	IndexScanDesc row_scan;
-	ScanKeyData row_keys[2];
-	TupleTableSlot *row_slot;
-	AttrNumber	att_version;
-	AttrNumber	att_scopes;
-	AttrNumber	att_payload;
-	text	   *probe;			/* the probed id as text (grown as needed) */
-	int			probe_cap;
-	/* the walker: a forward scan of the same key that serves ids in a run without a descent */
-	IndexScanDesc walk;
-	ScanKeyData walk_keys[2];
-	FmgrInfo   *id_cmp;			/* the key's order (btree support 1, its collation) */
-	Oid			id_coll;
-	text	   *walk_from;		/* where the walker was placed */
-	int			walk_from_cap;
-	bool		walk_on;		/* placed on this page */
-	bool		walk_off;		/* given up: the two orders disagree too often */
-	Datum		wcur;			/* the walker's current key (in its index tuple), 0 at the end */
-	int			walk_misses;	/* lookups in a row that needed a descent */
 };
-
-/* Ids a walker steps over before it is placed anew (a gap of rows outside the page's ids). */
-#define WALK_STEPS 16
-/* Descents in a row after which the walker is given up for the section. */
-#define WALK_MAX_MISSES 64
-
-/* The synced table and its primary key (_sync_partition, _sync_row_id). */
-static void
-open_rows(RowReader *rr, PullCtx *pc)
-{
-	Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(
-											 stringToQualifiedNameList(pc->table->qualified)),
-										 AccessShareLock, false);
-	Oid			pkid;
-
-	rr->app = table_open(relid, NoLock);
-	pkid = RelationGetPrimaryKeyIndex(rr->app);
-	if (!OidIsValid(pkid))
-		elog(ERROR, "syncular pull: %s has no primary key", pc->table->qualified);
-	rr->pk = index_open(pkid, AccessShareLock);
-	if (rr->pk->rd_index->indnkeyatts != 2 ||
-		rr->pk->rd_index->indkey.values[0] != pull_attnum(rr->app, "_sync_partition") ||
-		rr->pk->rd_index->indkey.values[1] != pull_attnum(rr->app, "_sync_row_id"))
-		elog(ERROR, "syncular pull: the primary key of %s is not (_sync_partition, _sync_row_id)",
-			 pc->table->qualified);
-	rr->att_version = pull_attnum(rr->app, "_sync_server_version");
-	rr->att_scopes = pull_attnum(rr->app, "_sync_scopes");
-	rr->att_payload = pull_attnum(rr->app, "_sync_payload");
-	rr->row_slot = table_slot_create(rr->app, NULL);
-	rr->row_scan = index_beginscan(rr->app, rr->pk, rr->snap, 2, 0);
-	pull_eq_key(&rr->row_keys[0], rr->pk, 1, CStringGetTextDatum(pc->round->partition));
-	rr->probe_cap = 64;
-	rr->probe = palloc(VARHDRSZ + rr->probe_cap);
-	pull_eq_key(&rr->row_keys[1], rr->pk, 2, PointerGetDatum(rr->probe));
-	rr->walk = index_beginscan(rr->app, rr->pk, rr->snap, 2, 0);
-	rr->walk->xs_want_itup = true;
-	rr->walk_keys[0] = rr->row_keys[0];
-	rr->id_cmp = index_getprocinfo(rr->pk, 2, BTORDER_PROC);
-	rr->id_coll = rr->pk->rd_indcollation[1];
-	rr->walk_from_cap = 64;
-	rr->walk_from = palloc(VARHDRSZ + rr->walk_from_cap);
-}
-
-/* One ordered scan of the paging index per value of the first effective variable. */
-static void
-open_ids(RowReader *rr, PullCtx *pc)
-{
-	const SyncEffective *e = pc->effective;
-
-	rr->nvalues = e->nvalues[0];
-	if (rr->nvalues > MERGE_MAX_VALUES)
-	{
-		rr->args[0] = CStringGetTextDatum(pc->round->partition);
-		rr->args[1] = CStringGetTextDatum(pc->table->name);
-		rr->args[2] = CStringGetTextDatum(e->vars[0]);
-		rr->args[3] = pull_first_var_values(e);
-		memset(rr->nulls, ' ', sizeof(rr->nulls));
-		return;
-	}
-	rr->scope_heap = table_open(pull_catalog_relid("sync_row_scopes"), AccessShareLock);
-	rr->scope_idx = index_open(pull_catalog_relid("sync_row_scopes_paging"), AccessShareLock);
-	rr->scope_slot = table_slot_create(rr->scope_heap, NULL);
-	rr->vmbuf = InvalidBuffer;
-	rr->vs = palloc0(sizeof(ValueScan) * Max(rr->nvalues, 1));
-	for (int i = 0; i < rr->nvalues; i++)
-	{
-		ValueScan  *v = &rr->vs[i];
-
-		v->scan = index_beginscan(rr->scope_heap, rr->scope_idx, rr->snap, 5, 0);
-		v->scan->xs_want_itup = true;
-		pull_eq_key(&v->keys[0], rr->scope_idx, 1, CStringGetTextDatum(pc->round->partition));
-		pull_eq_key(&v->keys[1], rr->scope_idx, 2, CStringGetTextDatum(pc->table->name));
-		pull_eq_key(&v->keys[2], rr->scope_idx, 3, CStringGetTextDatum(e->vars[0]));
-		pull_eq_key(&v->keys[3], rr->scope_idx, 4, CStringGetTextDatum(e->values[0][i]));
-	}
-}
 
 RowReader *
 pull_rows_open(PullCtx *pc)
 {
-	MemoryContext cxt = AllocSetContextCreate(pc->outer, "syncular pull rows",
-											  ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	RowReader  *rr = palloc0(sizeof(RowReader));
+	const SyncEffective *e = pc->effective;
+	RowReader  *rr = MemoryContextAllocZero(pc->outer, sizeof(RowReader));
 
-	rr->cxt = cxt;
-	rr->snap = GetActiveSnapshot();
-	rr->effective = pc->effective;
-	initStringInfo(&rr->id);
-	open_rows(rr, pc);
-	open_ids(rr, pc);
-	MemoryContextSwitchTo(old);
+	rr->effective = e;
+	rr->pager = sync_rowpage_open(pc->outer, pc->round->partition, pc->table->name,
+								  pc->table->qualified, e->vars[0], e->nvalues[0], e->values[0]);
 	return rr;
 }
 
 void
 pull_rows_close(RowReader *rr)
 {
-	for (int i = 0; rr->vs && i < rr->nvalues; i++)
-		index_endscan(rr->vs[i].scan);
-	if (rr->scope_slot)
-		ExecDropSingleTupleTableSlot(rr->scope_slot);
-	if (BufferIsValid(rr->vmbuf))
-		ReleaseBuffer(rr->vmbuf);
-	if (rr->scope_idx)
-		index_close(rr->scope_idx, NoLock);
-	if (rr->scope_heap)
-		table_close(rr->scope_heap, NoLock);
-	index_endscan(rr->row_scan);
-	index_endscan(rr->walk);
-	ExecDropSingleTupleTableSlot(rr->row_slot);
-	index_close(rr->pk, NoLock);
-	table_close(rr->app, NoLock);
-	MemoryContextDelete(rr->cxt);
+	sync_rowpage_close(rr->pager);
+	pfree(rr);
 }
 
-/* Advance one value's scan to its next visible entry (IndexOnlyNext's visibility rule). */
-static void
-value_next(RowReader *rr, ValueScan *v)
-{
-	MemoryContext old = MemoryContextSwitchTo(rr->cxt);
-
-	if (pull_index_next_visible(v->scan, rr->scope_heap, rr->scope_slot, &rr->vmbuf))
-	{
-		bool		isnull;
-		text	   *id = DatumGetTextPP(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc,
-													 &isnull));
-
-		v->cur = VARDATA_ANY(id);
-		v->curlen = VARSIZE_ANY_EXHDR(id);
-	}
-	else
-		v->cur = NULL;
-	MemoryContextSwitchTo(old);
-}
-
-/* byte order (COLLATE "C") */
-static int
-id_cmp(const char *a, int alen, const char *b, int blen)
-{
-	int			c = memcmp(a, b, Min(alen, blen));
-
-	return c != 0 ? c : (alen > blen) - (alen < blen);
-}
-
-/* Start a page after `after` (NULL: the table start), reading at most limit + 1 ids. */
-static void
-ids_start(RowReader *rr, const char *after, int64 limit)
-{
-	MemoryContext old;
-	text	   *from = cstring_to_text(after ? after : "");
-
-	rr->walk_on = false;
-	if (rr->vs == NULL)
-	{
-		StringInfoData last;
-		bool		more;
-		Datum		arr;
-
-		rr->args[4] = after ? PointerGetDatum(from) : (Datum) 0;
-		rr->nulls[4] = after ? ' ' : 'n';
-		rr->args[5] = Int64GetDatum(limit + 1);
-		initStringInfo(&last);
-		page_ids(rr->args, rr->nulls, limit + 1, &arr, &rr->nids, &last, &more);
-		deconstruct_array(DatumGetArrayTypeP(arr), TEXTOID, -1, false, TYPALIGN_INT, &rr->ids,
-						  NULL, &rr->nids);
-		rr->pos = 0;
-		return;
-	}
-	old = MemoryContextSwitchTo(rr->cxt);
-	for (int i = 0; i < rr->nvalues; i++)
-	{
-		ValueScan  *v = &rr->vs[i];
-
-		/* the table start is "row_id >= ''": the same number of keys as a cursor */
-		ScanKeyEntryInitialize(&v->keys[4], 0, 5,
-							   after ? BTGreaterStrategyNumber : BTGreaterEqualStrategyNumber,
-							   InvalidOid, rr->scope_idx->rd_indcollation[4],
-							   after ? F_TEXT_GT : F_TEXT_GE, PointerGetDatum(from));
-		index_rescan(v->scan, v->keys, 5, NULL, 0);
-		value_next(rr, v);
-	}
-	MemoryContextSwitchTo(old);
-}
-
-/* The next id of the page in byte order into rr->id; false at the end. */
-static bool
-ids_next(RowReader *rr)
-{
-	ValueScan  *min = NULL;
-
-	if (rr->vs == NULL)
-	{
-		text	   *t;
-
-		if (rr->pos >= rr->nids)
-			return false;
-		t = DatumGetTextPP(rr->ids[rr->pos++]);
-		resetStringInfo(&rr->id);
-		appendBinaryStringInfo(&rr->id, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
-		return true;
-	}
-	for (int i = 0; i < rr->nvalues; i++)
-	{
-		ValueScan  *v = &rr->vs[i];
-
-		if (v->cur && (min == NULL || id_cmp(v->cur, v->curlen, min->cur, min->curlen) < 0))
-			min = v;
-	}
-	if (min == NULL)
-		return false;
-	resetStringInfo(&rr->id);
-	appendBinaryStringInfo(&rr->id, min->cur, min->curlen);
-	/* every scan standing on this id moves past it (a row under two values is read once) */
-	for (int i = 0; i < rr->nvalues; i++)
-	{
-		ValueScan  *v = &rr->vs[i];
-
-		if (v->cur && id_cmp(v->cur, v->curlen, rr->id.data, rr->id.len) == 0)
-			value_next(rr, v);
-	}
-	return true;
-}
-
-/* text of rr->id into *buf (grown as needed in rr->cxt) */
-static text *
-id_text(RowReader *rr, text **buf, int *cap)
-{
-	if (rr->id.len > *cap)
-	{
-		*cap = rr->id.len * 2;
-		*buf = MemoryContextAlloc(rr->cxt, VARHDRSZ + *cap);
-	}
-	SET_VARSIZE(*buf, VARHDRSZ + rr->id.len);
-	memcpy(VARDATA(*buf), rr->id.data, rr->id.len);
-	return *buf;
-}
-
-/* The visible row of rr->id by one descent of the primary key (into rr->row_slot). */
-static bool
-probe_row(RowReader *rr)
-{
-	MemoryContext old = MemoryContextSwitchTo(rr->cxt);
-	bool		found;
-
-	rr->row_keys[1].sk_argument = PointerGetDatum(id_text(rr, &rr->probe, &rr->probe_cap));
-	index_rescan(rr->row_scan, rr->row_keys, 2, NULL, 0);
-	found = index_getnext_slot(rr->row_scan, ForwardScanDirection, rr->row_slot);
-	MemoryContextSwitchTo(old);
-	return found;
-}
-
-static void
-walk_step(RowReader *rr)
-{
-	MemoryContext old = MemoryContextSwitchTo(rr->cxt);
-	bool		isnull;
-
-	if (index_getnext_tid(rr->walk, ForwardScanDirection) == NULL)
-		rr->wcur = (Datum) 0;
-	else
-		rr->wcur = index_getattr(rr->walk->xs_itup, 2, rr->walk->xs_itupdesc, &isnull);
-	MemoryContextSwitchTo(old);
-}
-
-/* Place the walker on the first key >= rr->id. */
-static void
-walk_place(RowReader *rr)
-{
-	MemoryContext old = MemoryContextSwitchTo(rr->cxt);
-
-	ScanKeyEntryInitialize(&rr->walk_keys[1], 0, 2, BTGreaterEqualStrategyNumber, InvalidOid,
-						   rr->id_coll, F_TEXT_GE,
-						   PointerGetDatum(id_text(rr, &rr->walk_from, &rr->walk_from_cap)));
-	index_rescan(rr->walk, rr->walk_keys, 2, NULL, 0);
-	MemoryContextSwitchTo(old);
-	rr->walk_on = true;
-	walk_step(rr);
-}
-
-/*
- * The walker's answer for rr->id: 1 = its visible row is in rr->row_slot, 0 = it has no visible
- * row, -1 = ask a descent (the walker is past it, or too far before it).  Keys equal to the id
- * are compared by bytes (the key's collation is deterministic: equal means identical), the
- * order by the key's own comparison.
- */
-static int
-walk_find(RowReader *rr)
-{
-	for (int step = 0; step < WALK_STEPS; step++)
-	{
-		text	   *z;
-		int			c;
-
-		if (rr->wcur == (Datum) 0)
-			return -1;
-		z = DatumGetTextPP(rr->wcur);
-		if ((int) VARSIZE_ANY_EXHDR(z) == rr->id.len &&
-			memcmp(VARDATA_ANY(z), rr->id.data, rr->id.len) == 0)
-		{
-			/* this key's entries (dead versions too) until a visible one */
-			bool		found = index_fetch_heap(rr->walk, rr->row_slot);
-
-			walk_step(rr);
-			if (found)
-				return 1;
-			continue;
-		}
-		c = DatumGetInt32(FunctionCall2Coll(rr->id_cmp, rr->id_coll,
-											PointerGetDatum(id_text(rr, &rr->probe, &rr->probe_cap)),
-											rr->wcur));
-		if (c < 0)
-			return -1;
-		walk_step(rr);
-	}
-	return -1;
-}
-
-/*
- * The visible row of rr->id in the synced table into rr->row_slot; false when there is none.
- * The page's ids come in byte order; when the key's collation sorts them the same way (always
- * for "C", and for the usual ids under most collations) consecutive ids are consecutive keys,
- * so the walker finds most rows without a descent; otherwise each id costs one descent.
- */
-static bool
-find_row(RowReader *rr)
-{
-	if (!rr->walk_off)
-	{
-		int			r;
-
-		if (!rr->walk_on)
-			walk_place(rr);
-		r = walk_find(rr);
-		if (r < 0 && rr->wcur != (Datum) 0)
-		{
-			walk_place(rr);		/* a gap: place the walker anew */
-			r = walk_find(rr);
-		}
-		if (r >= 0)
-		{
-			rr->walk_misses = 0;
-			return r == 1;
-		}
-		if (++rr->walk_misses > WALK_MAX_MISSES)
-			rr->walk_off = true;
-	}
-	return probe_row(rr);
-}
-
-/* Does the row in rr->row_slot match the effective scopes (the read rule)? */
+/* Does the row just found match the effective scopes (the read rule)? */
 static bool
 row_in_scope(RowReader *rr)
 {
-	bool		isnull;
-	Datum		d = slot_getattr(rr->row_slot, rr->att_scopes, &isnull);
-	Jsonb	   *scopes;
+	bool		copied;
+	Jsonb	   *scopes = sync_rowpage_scopes(rr->pager, &copied);
 	bool		ok;
 
-	if (isnull)
+	if (scopes == NULL)
 		return false;
-	scopes = DatumGetJsonbP(d);
 	ok = sync_scopes_match(rr->effective, scopes);
-	if ((Pointer) scopes != DatumGetPointer(d))
+	if (copied)
 		pfree(scopes);
 	return ok;
 }
@@ -563,11 +78,13 @@ pull_fill_page(PullCtx *pc, RowReader *rr, const char *after, int64 limit, bool 
 	SyncRound  *round = pc->round;
 	uint64		added = 0;
 	SspError	err;
+	const char *id;
+	int			id_len;
 
 	*more = *full = false;
 	*scanned_out = 0;
-	ids_start(rr, after, limit);
-	while (ids_next(rr))
+	sync_rowpage_start(rr->pager, after, limit);
+	while (sync_rowpage_next(rr->pager, &id, &id_len))
 	{
 		if ((int64) *scanned_out == limit)
 		{
@@ -576,17 +93,15 @@ pull_fill_page(PullCtx *pc, RowReader *rr, const char *after, int64 limit, bool 
 		}
 		if ((*scanned_out & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (find_row(rr) && row_in_scope(rr))
+		if (sync_rowpage_find(rr->pager) && row_in_scope(rr))
 		{
-			bool		isnull;
-			int64		sv = DatumGetInt64(slot_getattr(rr->row_slot, rr->att_version, &isnull));
-			Datum		raw = slot_getattr(rr->row_slot, rr->att_payload, &isnull);
-			bytea	   *payload;
+			int64		sv;
+			bool		copied;
+			bytea	   *payload = sync_rowpage_payload(rr->pager, &sv, &copied);
 			size_t		len;
 
-			if (isnull)
+			if (payload == NULL)
 				sync_raise("sync.internal_error", "pull: a stored row has no payload", NULL);
-			payload = DatumGetByteaPP(raw);
 			len = VARSIZE_ANY_EXHDR(payload);
 			if (budgeted &&
 				!pull_budget_allows(round, (seg ? seg->len : 0) + w->block.len + len + SEGMENT_SLACK))
@@ -601,14 +116,14 @@ pull_fill_page(PullCtx *pc, RowReader *rr, const char *after, int64 limit, bool 
 			if (budgeted)
 				round->data_delivered = true;
 			added++;
-			if ((Pointer) payload != DatumGetPointer(raw))
+			if (copied)
 				pfree(payload);
 		}
 		/* this id is read: the next page (or the resume token) starts after it */
 		resetStringInfo(cursor);
-		appendBinaryStringInfo(cursor, rr->id.data, rr->id.len);
+		appendBinaryStringInfo(cursor, id, id_len);
 		(*scanned_out)++;
 	}
-	ExecClearTuple(rr->row_slot);
+	sync_rowpage_end(rr->pager);
 	return added;
 }

@@ -1,0 +1,431 @@
+/*
+ * storage_log.c — the commit-log window of one pull section (SPEC §3.6), read by direct ordered
+ * index scans in the pull's snapshot (no executor, no plan): the candidate commits from
+ * sync_change_scopes_pkey (partition, tbl, var, value, commit_seq), one scan per value of the
+ * first effective variable merged in commit order (a commit under two values once); per
+ * candidate, its commit row from sync_commits_pkey (gone: pruned) and its changes of this table
+ * in idx order from sync_changes_by_table.  The caller stops reading as soon as its look-ahead
+ * is reached, so a round reads the commits it delivers plus one, whatever the window's length;
+ * every scan is bounded above by the current range of commit_seq (next_range), so a btree page
+ * read stops there too.  Which changes match and which commits are delivered is the caller's
+ * (pull_window.c).
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "ssp.h"
+#include "storage_log.h"
+#include "storage_scan.h"
+
+typedef struct CandScan
+{
+	IndexScanDesc scan;
+	ScanKeyData keys[6];		/* partition, tbl, var, value, commit_seq > lo, <= hi */
+	int64		cur;			/* the current candidate, -1 when done */
+} CandScan;
+
+/*
+ * A forward scan of an index led by (partition, commit_seq) that serves the candidates in
+ * commit order: it steps to the next candidate while that is near (WALK_STEPS entries) and
+ * is placed anew by a descent otherwise, so a dense window is one ordered scan and a sparse one
+ * costs one descent per candidate.
+ */
+#define WALK_STEPS 32
+
+typedef struct SeqWalker
+{
+	IndexScanDesc scan;
+	ScanKeyData keys[3];		/* partition = $1, commit_seq >= placed, commit_seq <= hi */
+	bool		placed;
+	int64		hi;				/* the range's upper bound when placed */
+	int64		cur;			/* commit_seq of the current entry, -1 at the end */
+	Datum		vals[4];		/* the current entry's columns (deformed once per entry) */
+	bool		nulls[4];
+} SeqWalker;
+
+/*
+ * Index AM calls run in cxt (the context current at open): a btree scan allocates on first need
+ * (its killed-items array, its tuple workspace) and keeps using it.
+ */
+struct SyncLogWindow
+{
+	MemoryContext cxt;
+	Snapshot	snap;
+	Relation	cs_heap;		/* sync_change_scopes */
+	Relation	cs_idx;
+	TupleTableSlot *cs_slot;
+	Buffer		vmbuf;
+	int64		lo;				/* the range being read: lo < commit_seq <= hi */
+	int64		hi;
+	int64		span;
+	int64		max_seq;
+	int			nvalues;
+	CandScan   *vs;
+	Relation	cm_heap;		/* sync_commits */
+	Relation	cm_idx;
+	SeqWalker	cm;
+	TupleTableSlot *cm_slot;
+	AttrNumber	cm_created;
+	AttrNumber	cm_actor;
+	Relation	ch_heap;		/* sync_changes */
+	Relation	ch_idx;
+	SeqWalker	ch;
+	int64		ch_seq;			/* the commit whose changes are being read */
+	bool		ch_pending;		/* the current entry was handed out: step before the next */
+	const char *tbl;			/* the window's table, compared with the index tuple's */
+	int			tbl_len;
+	TupleTableSlot *ch_slot;
+	AttrNumber	ch_row_id;
+	AttrNumber	ch_op;
+	AttrNumber	ch_row_version;
+	AttrNumber	ch_scopes;
+	AttrNumber	ch_payload;
+	union
+	{
+		Jsonb		jb;
+		char		data[512];
+	}			local;			/* the current change's short scopes, aligned */
+};
+
+static void
+seq_next(SyncLogWindow *wr, CandScan *v)
+{
+	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
+
+	if (sync_scan_next_visible(v->scan, wr->cs_heap, wr->cs_slot, &wr->vmbuf))
+	{
+		bool		isnull;
+		int64		seq = DatumGetInt64(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc,
+													  &isnull));
+
+		v->cur = seq <= wr->hi ? seq : -1;
+	}
+	else
+		v->cur = -1;
+	MemoryContextSwitchTo(old);
+}
+
+static void
+walker_open(SyncLogWindow *wr, SeqWalker *w, Relation heap, Relation index, Datum part)
+{
+	if (RelationGetDescr(index)->natts > (int) lengthof(w->vals))
+		elog(ERROR, "syncular pull: index %s has too many columns", RelationGetRelationName(index));
+	w->scan = index_beginscan(heap, index, wr->snap, 3, 0);
+	w->scan->xs_want_itup = true;
+	sync_scan_eq_key(&w->keys[0], index, 1, part);
+	w->placed = false;
+	w->cur = -1;
+}
+
+static void
+walker_step(SyncLogWindow *wr, SeqWalker *w)
+{
+	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
+
+	if (index_getnext_tid(w->scan, ForwardScanDirection) == NULL)
+		w->cur = -1;
+	else
+	{
+		/* one pass over the entry (commit_seq and tbl follow the variable-length partition) */
+		index_deform_tuple(w->scan->xs_itup, w->scan->xs_itupdesc, w->vals, w->nulls);
+		w->cur = DatumGetInt64(w->vals[1]);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Bring w to the first entry of commit `seq`, or past it when it has none. */
+static void
+walker_seek(SyncLogWindow *wr, SeqWalker *w, int64 seq)
+{
+	if (w->hi != wr->hi)
+		w->placed = false;		/* placed in an earlier range */
+	for (int k = 0; w->placed && w->cur >= 0 && w->cur < seq; k++)
+	{
+		if (k == WALK_STEPS)
+		{
+			w->placed = false;	/* far ahead: a descent is cheaper */
+			break;
+		}
+		walker_step(wr, w);
+	}
+	if (!w->placed)
+	{
+		MemoryContext old = MemoryContextSwitchTo(wr->cxt);
+
+		ScanKeyEntryInitialize(&w->keys[1], 0, 2, BTGreaterEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8GE, Int64GetDatum(seq));
+		ScanKeyEntryInitialize(&w->keys[2], 0, 2, BTLessEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8LE, Int64GetDatum(wr->hi));
+		index_rescan(w->scan, w->keys, 3, NULL, 0);
+		MemoryContextSwitchTo(old);
+		w->placed = true;
+		w->hi = wr->hi;
+		walker_step(wr, w);
+	}
+}
+
+/* Fetch w's current entry's visible tuple into slot (false: a dead version). */
+static bool
+walker_fetch(SyncLogWindow *wr, SeqWalker *w, TupleTableSlot *slot)
+{
+	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
+	bool		found = index_fetch_heap(w->scan, slot);
+
+	MemoryContextSwitchTo(old);
+	return found;
+}
+
+/*
+ * The window is read in ranges of commit_seq, each twice as long as the one before (the first
+ * FIRST_SPAN): every scan carries the range's upper bound, so a btree page read stops at it
+ * instead of checking every later entry of the page (a short window reads little more than
+ * itself, a long one a few more descents).  false when the window is exhausted.
+ */
+#define FIRST_SPAN 16
+
+static bool
+next_range(SyncLogWindow *wr)
+{
+	MemoryContext old;
+
+	if (wr->hi >= wr->max_seq)
+		return false;
+	wr->lo = wr->hi;
+	wr->span = Min(wr->span * 2, PG_INT64_MAX / 4);
+	wr->hi = wr->max_seq - wr->lo <= wr->span ? wr->max_seq : wr->lo + wr->span;
+	old = MemoryContextSwitchTo(wr->cxt);
+	for (int i = 0; i < wr->nvalues; i++)
+	{
+		CandScan   *v = &wr->vs[i];
+
+		ScanKeyEntryInitialize(&v->keys[4], 0, 5, BTGreaterStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8GT, Int64GetDatum(wr->lo));
+		ScanKeyEntryInitialize(&v->keys[5], 0, 5, BTLessEqualStrategyNumber, InvalidOid,
+							   InvalidOid, F_INT8LE, Int64GetDatum(wr->hi));
+		index_rescan(v->scan, v->keys, 6, NULL, 0);
+	}
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < wr->nvalues; i++)
+		seq_next(wr, &wr->vs[i]);
+	return true;
+}
+
+/* The candidate scans: one per value, placed by next_range (not at all when the window is empty). */
+static void
+open_candidates(SyncLogWindow *wr, Datum part, Datum tbl, const char *var, int nvalues,
+				char *const *values)
+{
+	wr->cs_heap = table_open(sync_scan_catalog_relid("sync_change_scopes"), AccessShareLock);
+	wr->cs_idx = index_open(sync_scan_catalog_relid("sync_change_scopes_pkey"), AccessShareLock);
+	wr->cs_slot = table_slot_create(wr->cs_heap, NULL);
+	wr->vmbuf = InvalidBuffer;
+	wr->nvalues = nvalues;
+	wr->vs = palloc0(sizeof(CandScan) * Max(nvalues, 1));
+	for (int i = 0; i < nvalues; i++)
+	{
+		CandScan   *v = &wr->vs[i];
+
+		v->scan = index_beginscan(wr->cs_heap, wr->cs_idx, wr->snap, 6, 0);
+		v->scan->xs_want_itup = true;
+		sync_scan_eq_key(&v->keys[0], wr->cs_idx, 1, part);
+		sync_scan_eq_key(&v->keys[1], wr->cs_idx, 2, tbl);
+		sync_scan_eq_key(&v->keys[2], wr->cs_idx, 3, CStringGetTextDatum(var));
+		sync_scan_eq_key(&v->keys[3], wr->cs_idx, 4, CStringGetTextDatum(values[i]));
+		v->cur = -1;
+	}
+}
+
+SyncLogWindow *
+sync_log_window_open(const char *partition, const char *table, const char *var, int nvalues,
+					 char *const *values, int64 after_seq, int64 max_seq)
+{
+	SyncLogWindow *wr = palloc0(sizeof(SyncLogWindow));
+	Datum		part = CStringGetTextDatum(partition);
+
+	wr->cxt = CurrentMemoryContext;
+	wr->snap = GetActiveSnapshot();
+	open_candidates(wr, part, CStringGetTextDatum(table), var, nvalues, values);
+	wr->max_seq = max_seq;
+	wr->hi = after_seq;
+	wr->span = FIRST_SPAN / 2;
+	next_range(wr);
+
+	wr->cm_heap = table_open(sync_scan_catalog_relid("sync_commits"), AccessShareLock);
+	wr->cm_idx = index_open(sync_scan_catalog_relid("sync_commits_pkey"), AccessShareLock);
+	wr->cm_slot = table_slot_create(wr->cm_heap, NULL);
+	walker_open(wr, &wr->cm, wr->cm_heap, wr->cm_idx, part);
+	wr->cm_created = sync_scan_attnum(wr->cm_heap, "created_at_ms");
+	wr->cm_actor = sync_scan_attnum(wr->cm_heap, "actor_id");
+
+	wr->ch_heap = table_open(sync_scan_catalog_relid("sync_changes"), AccessShareLock);
+	wr->ch_idx = index_open(sync_scan_catalog_relid("sync_changes_by_table"), AccessShareLock);
+	wr->ch_slot = table_slot_create(wr->ch_heap, NULL);
+	walker_open(wr, &wr->ch, wr->ch_heap, wr->ch_idx, part);
+	wr->tbl = pstrdup(table);
+	wr->tbl_len = (int) strlen(table);
+	wr->ch_row_id = sync_scan_attnum(wr->ch_heap, "row_id");
+	wr->ch_op = sync_scan_attnum(wr->ch_heap, "op");
+	wr->ch_row_version = sync_scan_attnum(wr->ch_heap, "row_version");
+	wr->ch_scopes = sync_scan_attnum(wr->ch_heap, "scopes");
+	wr->ch_payload = sync_scan_attnum(wr->ch_heap, "payload");
+	return wr;
+}
+
+void
+sync_log_window_close(SyncLogWindow *wr)
+{
+	for (int i = 0; i < wr->nvalues; i++)
+		index_endscan(wr->vs[i].scan);
+	index_endscan(wr->cm.scan);
+	index_endscan(wr->ch.scan);
+	ExecDropSingleTupleTableSlot(wr->cs_slot);
+	ExecDropSingleTupleTableSlot(wr->cm_slot);
+	ExecDropSingleTupleTableSlot(wr->ch_slot);
+	if (BufferIsValid(wr->vmbuf))
+		ReleaseBuffer(wr->vmbuf);
+	index_close(wr->cs_idx, NoLock);
+	index_close(wr->cm_idx, NoLock);
+	index_close(wr->ch_idx, NoLock);
+	table_close(wr->cs_heap, NoLock);
+	table_close(wr->cm_heap, NoLock);
+	table_close(wr->ch_heap, NoLock);
+}
+
+int64
+sync_log_window_next(SyncLogWindow *wr)
+{
+	int64		min = -1;
+
+	for (;;)
+	{
+		for (int i = 0; i < wr->nvalues; i++)
+			if (wr->vs[i].cur >= 0 && (min < 0 || wr->vs[i].cur < min))
+				min = wr->vs[i].cur;
+		if (min >= 0 || !next_range(wr))
+			break;
+	}
+	for (int i = 0; min >= 0 && i < wr->nvalues; i++)
+		if (wr->vs[i].cur == min)
+			seq_next(wr, &wr->vs[i]);
+	return min;
+}
+
+bool
+sync_log_commit_read(SyncLogWindow *wr, int64 seq, SyncLogCommit *c)
+{
+	bool		live = false;
+	bool		isnull;
+
+	ExecClearTuple(wr->cm_slot);	/* the previous commit's fields are no longer handed out */
+	walker_seek(wr, &wr->cm, seq);
+	for (; wr->cm.cur == seq && !live; walker_step(wr, &wr->cm))
+		live = walker_fetch(wr, &wr->cm, wr->cm_slot);
+	if (live && c != NULL)
+	{
+		text	   *actor = DatumGetTextPP(slot_getattr(wr->cm_slot, wr->cm_actor, &isnull));
+
+		c->created_at_ms = DatumGetInt64(slot_getattr(wr->cm_slot, wr->cm_created, &isnull));
+		c->actor_id = VARDATA_ANY(actor);
+		c->actor_len = VARSIZE_ANY_EXHDR(actor);
+	}
+	return live;
+}
+
+void
+sync_log_changes_begin(SyncLogWindow *wr, int64 seq)
+{
+	wr->ch_seq = seq;
+	wr->ch_pending = false;
+	walker_seek(wr, &wr->ch, seq);
+}
+
+/*
+ * The stored scopes of the change in ch_slot, read in place: a short inline jsonb is aligned
+ * with a 4-byte header in wr->local, not copied into a palloc; others are detoasted (into the
+ * caller's context) only when stored compressed or out of line.
+ */
+static Jsonb *
+change_scopes(SyncLogWindow *wr)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(wr->ch_slot, wr->ch_scopes, &isnull);
+
+	if (isnull)
+		return NULL;
+	if (VARATT_IS_SHORT(DatumGetPointer(d)) &&
+		VARSIZE_SHORT(DatumGetPointer(d)) - VARHDRSZ_SHORT + VARHDRSZ <= sizeof(wr->local))
+	{
+		Size		len = VARSIZE_SHORT(DatumGetPointer(d)) - VARHDRSZ_SHORT;
+
+		SET_VARSIZE(&wr->local.jb, len + VARHDRSZ);
+		memcpy(VARDATA(&wr->local.jb), VARDATA_SHORT(DatumGetPointer(d)), len);
+		return &wr->local.jb;
+	}
+	return DatumGetJsonbP(d);
+}
+
+bool
+sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
+{
+	SeqWalker  *w = &wr->ch;
+
+	/* the index is (partition, commit_seq, tbl, idx): this table's changes are one run */
+	for (;; wr->ch_pending = false)
+	{
+		text	   *t;
+
+		if (wr->ch_pending)
+			walker_step(wr, w);
+		if (w->cur != wr->ch_seq)
+		{
+			ExecClearTuple(wr->ch_slot);
+			return false;
+		}
+		wr->ch_pending = true;
+		t = DatumGetTextPP(w->vals[2]);
+		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
+			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0 &&
+			walker_fetch(wr, w, wr->ch_slot))
+		{
+			*scopes = change_scopes(wr);
+			return true;
+		}
+	}
+}
+
+void
+sync_log_change_read(SyncLogWindow *wr, SyncLogChange *c)
+{
+	TupleTableSlot *slot = wr->ch_slot;
+	bool		isnull;
+	text	   *row_id = DatumGetTextPP(slot_getattr(slot, wr->ch_row_id, &isnull));
+	Datum		d;
+
+	memset(c, 0, sizeof(*c));
+	c->row_id = VARDATA_ANY(row_id);
+	c->row_id_len = VARSIZE_ANY_EXHDR(row_id);
+	c->op = DatumGetInt16(slot_getattr(slot, wr->ch_op, &isnull));
+	if (c->op != SSP_OP_UPSERT)
+		return;					/* only an upsert stores a version and a row */
+	c->row_version = DatumGetInt64(slot_getattr(slot, wr->ch_row_version, &isnull));
+	c->has_row_version = !isnull;
+	d = slot_getattr(slot, wr->ch_payload, &isnull);
+	if (!isnull)
+	{
+		bytea	   *payload = DatumGetByteaPP(d);
+
+		c->payload = VARDATA_ANY(payload);
+		c->payload_len = VARSIZE_ANY_EXHDR(payload);
+	}
+}
