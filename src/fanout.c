@@ -36,6 +36,7 @@
 #include "engine.h"
 #include "realtime.h"
 #include "storage.h"
+#include "storage_log.h"
 
 typedef struct WinChange
 {
@@ -293,72 +294,32 @@ decide(RtConn *c, const char *action, const char *reason, int64 next)
 
 /* ---------------------------------------------------------------- the window */
 
-#define CHANGES_SQL \
-	"SELECT ch.commit_seq, ch.tbl, ch.row_id, ch.op, ch.row_version, ch.scopes, ch.payload" \
-	"  FROM syncular.sync_changes ch" \
-	" WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3" \
-	" ORDER BY ch.commit_seq DESC, ch.idx DESC LIMIT $4"
-
-#define COMMITS_SQL \
-	"SELECT m.commit_seq, m.created_at_ms, m.actor_id FROM syncular.sync_commits m" \
-	" WHERE m.partition = $1 AND m.commit_seq > $2 AND m.commit_seq <= $3" \
-	" ORDER BY m.commit_seq"
-
-/* sql over (lo, hi] of the partition; CHANGES_SQL takes a LIMIT (limit <= 0: none) */
-static SPITupleTable *
-window_query(Fanout *f, const char *sql, int nargs, int64 lo, int64 hi, int64 limit, uint64 *n)
-{
-	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
-	Datum		args[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
-
-	args[0] = CStringGetTextDatum(f->partition);
-	args[1] = Int64GetDatum(lo);
-	args[2] = Int64GetDatum(hi);
-	args[3] = Int64GetDatum(limit);
-	if (limit <= 0)
-		nulls[3] = 'n';			/* LIMIT NULL: all rows */
-	if (SPI_execute_with_args(sql, nargs, types, args, nulls,
-							  true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "syncular realtime: commit window read failed");
-	*n = SPI_processed;
-	return SPI_tuptable;
-}
-
-/* tuple -> WinChange; rows of the DESC read are stored from the end, so the array ascends */
+/* A stored change as a window change (frames name one table: tableIndex 0). */
 static void
-fill_change(SPITupleTable *tt, uint64 r, WinChange *wc)
+fill_change(const SyncStoredChange *sc, WinChange *wc)
 {
-	TupleDesc	td = tt->tupdesc;
-	HeapTuple	tup = tt->vals[r];
-	bool		isnull;
-	Datum		d;
 	SspChange  *ch = &wc->change;
 
-	wc->seq = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
-	wc->table = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
-	wc->scopes = DatumGetJsonbP(SPI_getbinval(tup, td, 6, &isnull));
+	wc->seq = sc->seq;
+	wc->table = sc->table;
+	wc->scopes = sc->scopes;
 	wc->commit = -1;
 	memset(ch, 0, sizeof(*ch));
-	ch->row_id.ptr = TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull));
+	ch->row_id.ptr = sc->row_id;
 	ch->row_id.len = (uint32) strlen(ch->row_id.ptr);
-	ch->op = (uint8) DatumGetInt16(SPI_getbinval(tup, td, 4, &isnull));
+	ch->op = (uint8) sc->op;
 	ch->scopes = sync_pull_stored_scopes(wc->scopes);
 	if (ch->op == SSP_OP_UPSERT)
 	{
-		bytea	   *payload;
-
 		ch->has_row_version = true;
-		ch->row_version = DatumGetInt64(SPI_getbinval(tup, td, 5, &isnull));
-		if (isnull)
+		ch->row_version = sc->row_version;
+		if (!sc->has_row_version)
 			sync_raise("sync.internal_error", "realtime: a stored upsert change has no row version", NULL);
-		d = SPI_getbinval(tup, td, 7, &isnull);
-		if (isnull)
+		if (sc->payload == NULL)
 			sync_raise("sync.internal_error", "realtime: a stored upsert change has no payload", NULL);
-		payload = DatumGetByteaPP(d);
 		ch->has_row = true;
-		ch->row.ptr = (const uint8_t *) VARDATA_ANY(payload);
-		ch->row.len = (uint32) VARSIZE_ANY_EXHDR(payload);
+		ch->row.ptr = (const uint8_t *) VARDATA_ANY(sc->payload);
+		ch->row.len = (uint32) VARSIZE_ANY_EXHDR(sc->payload);
 	}
 }
 
@@ -371,50 +332,46 @@ static void
 read_window(Fanout *f, int64 lo)
 {
 	int64		limit = sync_realtime_max_window_changes;
-	uint64		n;
+	SyncStoredChange *sc;
+	SyncStoredCommit *cm;
+	uint64		n = sync_log_read_changes(f->partition, lo, f->upper, limit + 1, &sc);
 	uint64		keep;
-	SPITupleTable *tt = window_query(f, CHANGES_SQL, 4, lo, f->upper, limit + 1, &n);
-	bool		isnull;
 	int64		oldest;
 
 	f->window_lo = lo;
 	keep = n;
 	if (n > (uint64) limit)
 	{
-		int64		newest = DatumGetInt64(SPI_getbinval(tt->vals[0], tt->tupdesc, 1, &isnull));
+		int64		newest = sc[0].seq;
 
-		oldest = DatumGetInt64(SPI_getbinval(tt->vals[n - 1], tt->tupdesc, 1, &isnull));
+		oldest = sc[n - 1].seq;
 		if (oldest == newest)
 		{
 			/* one commit larger than the limit: read it whole (a push wrote it whole) */
 			f->window_lo = newest - 1;
-			tt = window_query(f, CHANGES_SQL, 4, newest - 1, newest, 0, &n);
+			n = sync_log_read_changes(f->partition, newest - 1, newest, 0, &sc);
 			keep = n;
 		}
 		else
 		{
 			f->window_lo = oldest;
-			while (keep > 0 &&
-				   DatumGetInt64(SPI_getbinval(tt->vals[keep - 1], tt->tupdesc, 1, &isnull)) == oldest)
+			while (keep > 0 && sc[keep - 1].seq == oldest)
 				keep--;
 		}
 	}
 	f->nchanges = (int) keep;
 	f->changes = palloc0(sizeof(WinChange) * Max(keep, 1));
 	for (uint64 r = 0; r < keep; r++)
-		fill_change(tt, r, &f->changes[keep - 1 - r]);
+		fill_change(&sc[r], &f->changes[keep - 1 - r]);
 
-	tt = window_query(f, COMMITS_SQL, 3, f->window_lo, f->upper, 0, &n);
+	n = sync_log_read_commits(f->partition, f->window_lo, f->upper, &cm);
 	f->ncommits = (int) n;
 	f->commits = palloc0(sizeof(WinCommit) * Max(n, 1));
 	for (uint64 r = 0; r < n; r++)
 	{
-		WinCommit  *wc = &f->commits[r];
-		HeapTuple	tup = tt->vals[r];
-
-		wc->seq = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
-		wc->created_at_ms = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 2, &isnull));
-		wc->actor_id = TextDatumGetCString(SPI_getbinval(tup, tt->tupdesc, 3, &isnull));
+		f->commits[r].seq = cm[r].seq;
+		f->commits[r].created_at_ms = cm[r].created_at_ms;
+		f->commits[r].actor_id = cm[r].actor_id;
 	}
 	/* both ascend: attach each change to its commit row */
 	for (int i = 0, k = 0; i < f->nchanges; i++)

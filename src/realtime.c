@@ -238,8 +238,6 @@ register_subscription(Registration *r, SyncRound *round, JsonbContainer *sub, in
 	return true;
 }
 
-static SPIPlanPtr client_plan = NULL;
-
 /*
  * Compute the registration of (partition, actor, client) now.  The caller is connected to SPI.
  * Raises sync.schema_not_ready, sync.invalid_client_id, sync.invalid_subscription.
@@ -250,7 +248,8 @@ registration_build(const char *partition, const char *actor, const char *client,
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	SyncRound	round;
-	Datum		args[2];
+	SyncClientRecord rec;
+	bool		have;
 	int64		horizon;
 	int64		touched;
 	int			cap = 8;
@@ -269,40 +268,22 @@ registration_build(const char *partition, const char *actor, const char *client,
 	sync_storage_read_seqs(partition, &r->latest, &horizon);
 	MemoryContextSwitchTo(cxt);
 
-	if (client_plan == NULL)
-	{
-		Oid			types[2] = {TEXTOID, TEXTOID};
-		SPIPlanPtr	p = SPI_prepare("SELECT c.actor_id, c.cursor, c.wire_version, c.subscriptions "
-									"FROM syncular.sync_clients c "
-									"WHERE c.partition = $1 AND c.client_id = $2", 2, types);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular realtime: could not prepare the client read");
-		client_plan = p;
-	}
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = CStringGetTextDatum(client);
-	if (SPI_execute_plan(client_plan, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular realtime: client read failed");
+	have = sync_storage_client_get(partition, client, &rec);
 	MemoryContextSwitchTo(cxt);
 
 	r->cursor = -1;
 	r->wire_version = 3;
 	r->keys = palloc(sizeof(char *) * cap);
 	initStringInfo(&r->subs);
-	if (SPI_processed == 1)
+	if (have)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		bool		isnull;
-		Jsonb	   *subs;
+		Jsonb	   *subs = rec.subscriptions;
 
 		r->known = true;
-		if (strcmp(TextDatumGetCString(SPI_getbinval(tup, td, 1, &isnull)), actor) != 0)
+		if (strcmp(rec.actor_id, actor) != 0)
 			sync_raise("sync.invalid_client_id", "the clientId is bound to another actor", NULL);
-		r->cursor = DatumGetInt64(SPI_getbinval(tup, td, 2, &isnull));
-		r->wire_version = DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull));
-		subs = DatumGetJsonbPCopy(SPI_getbinval(tup, td, 4, &isnull));
+		r->cursor = rec.cursor;
+		r->wire_version = rec.wire_version;
 		if (JB_ROOT_IS_ARRAY(subs) && !JB_ROOT_IS_SCALAR(subs))
 		{
 			memset(&round, 0, sizeof(round));
@@ -445,8 +426,6 @@ syncular_presence_authorize(PG_FUNCTION_ARGS)
 
 /* ---------------------------------------------------------------- realtime_ack */
 
-static SPIPlanPtr ack_plan = NULL;
-
 /*
  * §8.2: one UPDATE of the existing record — cursor and activity time move to their maxima;
  * actor, wire version and subscriptions (a concurrent round's registration) are never written;
@@ -464,7 +443,6 @@ syncular_realtime_ack(PG_FUNCTION_ARGS)
 	char	   *client = sync_required_text_arg(fcinfo, 2, "realtime", "client_id");
 	char	   *epoch = sync_required_text_arg(fcinfo, 4, "realtime", "log_epoch");
 	int64		cursor;
-	Datum		args[6];
 	bool		updated;
 
 	if (PG_ARGISNULL(3))
@@ -477,33 +455,7 @@ syncular_realtime_ack(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular realtime: SPI_connect failed");
-	if (ack_plan == NULL)
-	{
-		Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, INT8OID};
-		SPIPlanPtr	p = SPI_prepare(
-			"UPDATE syncular.sync_clients c "
-			"   SET cursor = GREATEST(c.cursor, $4), "
-			"       updated_at_ms = GREATEST(c.updated_at_ms, $6) "
-			" WHERE c.partition = $1 AND c.client_id = $3 AND c.actor_id = $2 "
-			"   AND EXISTS (SELECT 1 FROM syncular.sync_partition_registry r "
-			"                WHERE r.partition = $1 AND r.log_epoch = $5) "
-			"   AND $4 <= (SELECT p.max_commit_seq FROM syncular.sync_partitions p "
-			"               WHERE p.partition = $1)",
-			6, types);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular realtime: could not prepare the ack");
-		ack_plan = p;
-	}
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = CStringGetTextDatum(actor);
-	args[2] = CStringGetTextDatum(client);
-	args[3] = Int64GetDatum(cursor);
-	args[4] = CStringGetTextDatum(epoch);
-	args[5] = Int64GetDatum(sync_now_ms());
-	if (SPI_execute_plan(ack_plan, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "syncular realtime: the ack update failed");
-	updated = (SPI_processed == 1);
+	updated = sync_storage_client_ack(partition, actor, client, cursor, epoch, sync_now_ms());
 	SPI_finish();
 	PG_RETURN_BOOL(updated);
 }

@@ -30,6 +30,7 @@ enum
 	P_CLIENT_GET,
 	P_CLIENT_CLAIM,
 	P_CLIENT_UPSERT,
+	P_CLIENT_ACK,
 	P_RESULT_GET,
 	P_FAULT_TAKE,
 	P_RESULT_INSERT,
@@ -109,6 +110,17 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"VALUES ($1, $2, $3, $4, -1, '[]'::jsonb, $5) "
 		"ON CONFLICT (partition, client_id) DO NOTHING",
 	5, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID}},
+	[P_CLIENT_ACK] = {
+		/* a realtime ack (SPEC §8.2): the cursor only moves forward, within the log */
+		"UPDATE syncular.sync_clients c "
+		"   SET cursor = GREATEST(c.cursor, $4), "
+		"       updated_at_ms = GREATEST(c.updated_at_ms, $6) "
+		" WHERE c.partition = $1 AND c.client_id = $3 AND c.actor_id = $2 "
+		"   AND EXISTS (SELECT 1 FROM syncular.sync_partition_registry r "
+		"                WHERE r.partition = $1 AND r.log_epoch = $5) "
+		"   AND $4 <= (SELECT p.max_commit_seq FROM syncular.sync_partitions p "
+		"               WHERE p.partition = $1)",
+	6, {TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, INT8OID}},
 	[P_CLIENT_UPSERT] = {
 		/* the binding never changes: a record bound to another actor is left alone */
 		"INSERT INTO syncular.sync_clients AS c "
@@ -373,6 +385,25 @@ sync_storage_client_get(const char *partition, const char *client_id, SyncClient
 														  SPI_tuptable->tupdesc, 5, &isnull));
 	done();
 	return true;
+}
+
+/*
+ * Move the client record's cursor forward to `cursor` (never back, never past the log) when it
+ * is bound to actor_id and epoch is the partition's log epoch.  true when the record was updated.
+ */
+bool
+sync_storage_client_ack(const char *partition, const char *actor_id, const char *client_id,
+						int64 cursor, const char *epoch, int64 now_ms)
+{
+	Datum		v[6];
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(actor_id);
+	v[2] = text_datum(client_id);
+	v[3] = Int64GetDatum(cursor);
+	v[4] = text_datum(epoch);
+	v[5] = Int64GetDatum(now_ms);
+	return run(static_plan(P_CLIENT_ACK), v, NULL, false, 0) == 1;
 }
 
 /*

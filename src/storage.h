@@ -56,6 +56,9 @@ extern bool sync_storage_client_get(const char *partition, const char *client_id
 extern bool sync_storage_client_claim(const char *partition, const char *client_id,
 									  const char *actor_id, int wire_version, int64 now_ms,
 									  SyncClientRecord *rec);
+extern bool sync_storage_client_ack(const char *partition, const char *actor_id,
+									const char *client_id, int64 cursor, const char *epoch,
+									int64 now_ms);
 extern bool sync_storage_client_upsert(const char *partition, const char *client_id,
 									   const char *actor_id, int wire_version, int64 cursor,
 									   const char *subscriptions_json, int64 now_ms);

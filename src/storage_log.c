@@ -17,6 +17,8 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
@@ -381,12 +383,12 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 	SeqWalker  *w = &wr->ch;
 
 	/* the index is (partition, commit_seq, tbl, idx): this table's changes are one run */
-	for (;; wr->ch_pending = false)
+	for (;;)
 	{
 		text	   *t;
 
 		if (wr->ch_pending)
-			walker_step(wr, w);
+			walker_step(wr, w);	/* past the entry looked at last */
 		if (w->cur != wr->ch_seq)
 		{
 			ExecClearTuple(wr->ch_slot);
@@ -428,4 +430,91 @@ sync_log_change_read(SyncLogWindow *wr, SyncLogChange *c)
 		c->payload = VARDATA_ANY(payload);
 		c->payload_len = VARSIZE_ANY_EXHDR(payload);
 	}
+}
+
+/* ---------------------------------------------------------------- a realtime window (SPI) */
+
+#define CHANGES_SQL \
+	"SELECT ch.commit_seq, ch.tbl, ch.row_id, ch.op, ch.row_version, ch.scopes, ch.payload" \
+	"  FROM syncular.sync_changes ch" \
+	" WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3" \
+	" ORDER BY ch.commit_seq DESC, ch.idx DESC LIMIT $4"
+
+#define COMMITS_SQL \
+	"SELECT m.commit_seq, m.created_at_ms, m.actor_id FROM syncular.sync_commits m" \
+	" WHERE m.partition = $1 AND m.commit_seq > $2 AND m.commit_seq <= $3" \
+	" ORDER BY m.commit_seq"
+
+/* sql over (lo, hi] of the partition; CHANGES_SQL takes a LIMIT (limit <= 0: none) */
+static SPITupleTable *
+range_query(const char *sql, int nargs, const char *partition, int64 lo, int64 hi, int64 limit,
+			uint64 *n)
+{
+	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
+	Datum		args[4];
+	char		nulls[4] = {' ', ' ', ' ', ' '};
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc;
+
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = Int64GetDatum(lo);
+	args[2] = Int64GetDatum(hi);
+	args[3] = Int64GetDatum(limit);
+	if (limit <= 0)
+		nulls[3] = 'n';			/* LIMIT NULL: all rows */
+	rc = SPI_execute_with_args(sql, nargs, types, args, nulls, true, 0);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular realtime: commit window read failed");
+	*n = SPI_processed;
+	return SPI_tuptable;
+}
+
+uint64
+sync_log_read_changes(const char *partition, int64 lo, int64 hi, int64 limit,
+					  SyncStoredChange **out)
+{
+	uint64		n;
+	SPITupleTable *tt = range_query(CHANGES_SQL, 4, partition, lo, hi, limit, &n);
+	TupleDesc	td = tt->tupdesc;
+	SyncStoredChange *ch = palloc0(sizeof(SyncStoredChange) * Max(n, 1));
+
+	for (uint64 r = 0; r < n; r++)
+	{
+		HeapTuple	tup = tt->vals[r];
+		bool		isnull;
+		Datum		d;
+
+		ch[r].seq = DatumGetInt64(SPI_getbinval(tup, td, 1, &isnull));
+		ch[r].table = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
+		ch[r].row_id = TextDatumGetCString(SPI_getbinval(tup, td, 3, &isnull));
+		ch[r].op = DatumGetInt16(SPI_getbinval(tup, td, 4, &isnull));
+		ch[r].row_version = DatumGetInt64(SPI_getbinval(tup, td, 5, &isnull));
+		ch[r].has_row_version = !isnull;
+		ch[r].scopes = DatumGetJsonbP(SPI_getbinval(tup, td, 6, &isnull));
+		d = SPI_getbinval(tup, td, 7, &isnull);
+		ch[r].payload = isnull ? NULL : DatumGetByteaPP(d);
+	}
+	*out = ch;
+	return n;
+}
+
+uint64
+sync_log_read_commits(const char *partition, int64 lo, int64 hi, SyncStoredCommit **out)
+{
+	uint64		n;
+	SPITupleTable *tt = range_query(COMMITS_SQL, 3, partition, lo, hi, 0, &n);
+	SyncStoredCommit *cm = palloc0(sizeof(SyncStoredCommit) * Max(n, 1));
+
+	for (uint64 r = 0; r < n; r++)
+	{
+		HeapTuple	tup = tt->vals[r];
+		bool		isnull;
+
+		cm[r].seq = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 1, &isnull));
+		cm[r].created_at_ms = DatumGetInt64(SPI_getbinval(tup, tt->tupdesc, 2, &isnull));
+		cm[r].actor_id = TextDatumGetCString(SPI_getbinval(tup, tt->tupdesc, 3, &isnull));
+	}
+	*out = cm;
+	return n;
 }

@@ -89,4 +89,37 @@ extern bytea *sync_rowpage_payload(SyncRowPager *p, int64 *server_version, bool 
 /* Done with the page's rows (releases the last row's buffer). */
 extern void sync_rowpage_end(SyncRowPager *p);
 
+/* ---------------------------------------------------------------- a realtime window (SPI) */
+
+/*
+ * The commit log of a range as a realtime fan-out reads it (SPEC §8.2): by statement (SPI, in
+ * the calling statement's snapshot), everything at once.  Values point into the statement's
+ * result (valid until SPI_finish); the arrays are allocated in the caller's context.
+ */
+typedef struct SyncStoredChange
+{
+	int64		seq;
+	char	   *table;
+	char	   *row_id;
+	int16		op;
+	bool		has_row_version;
+	int64		row_version;
+	Jsonb	   *scopes;
+	bytea	   *payload;		/* NULL: none stored */
+} SyncStoredChange;
+
+typedef struct SyncStoredCommit
+{
+	int64		seq;
+	int64		created_at_ms;
+	char	   *actor_id;
+} SyncStoredCommit;
+
+/* The changes of lo < commit_seq <= hi, newest first (commit_seq, idx), at most limit (<= 0: all). */
+extern uint64 sync_log_read_changes(const char *partition, int64 lo, int64 hi, int64 limit,
+									SyncStoredChange **out);
+/* The commit rows of lo < commit_seq <= hi, oldest first. */
+extern uint64 sync_log_read_commits(const char *partition, int64 lo, int64 hi,
+									SyncStoredCommit **out);
+
 #endif							/* SYNCULAR_STORAGE_LOG_H */

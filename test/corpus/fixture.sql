@@ -45,7 +45,39 @@ CREATE FUNCTION corpus.list(i int, s int) RETURNS text LANGUAGE sql IMMUTABLE AS
   SELECT CASE WHEN i % 11 = 0 THEN 'Lé' || ((i + s) % 3) ELSE 'L' || (1 + (i * 7 + s * (i % 3)) % 45) END
 $$;
 
--- the commit log: 12 rounds of pushes over todos and notes, moving, updating and deleting
+-- the commit log: 12 rounds of pushes over todos and notes, updating, deleting and re-creating
+-- rows under other scopes (scope columns cannot change on update: a row moves by delete and
+-- re-create), and commits that write both tables.  corpus.alive tracks which rows exist, so
+-- every commit applies (checked: the fixture fails otherwise).
+CREATE TABLE corpus.alive (tbl text, id text, list text, PRIMARY KEY (tbl, id));
+CREATE FUNCTION corpus.op(t text, i int, s int, del boolean) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  rid text := CASE t WHEN 'todos' THEN 't' || lpad(i::text, 4, '0') ELSE 'n' || i END;
+  cur text := (SELECT a.list FROM corpus.alive a WHERE a.tbl = t AND a.id = rid);
+  lst text := coalesce(cur, corpus.list(i, s));
+BEGIN
+  IF del AND cur IS NOT NULL THEN
+    DELETE FROM corpus.alive a WHERE a.tbl = t AND a.id = rid;
+    RETURN jsonb_build_object('table', t, 'op', 'delete', 'rowId', rid);
+  END IF;
+  INSERT INTO corpus.alive VALUES (t, rid, lst) ON CONFLICT DO NOTHING;
+  -- a (re-)creation is an insert intent (baseVersion 0): a deleted row comes back (SPEC §6.2)
+  RETURN jsonb_build_object('table', t, 'op', 'upsert', 'baseVersion', CASE WHEN cur IS NULL THEN 0 END,
+    'row', CASE t
+    WHEN 'todos' THEN jsonb_build_object('id', rid, 'list_id', lst, 'title', corpus.title(i + s),
+                                         'qty', i * 10 + s)
+    ELSE jsonb_build_object('id', rid, 'list_id', lst, 'owner_id', 'o' || (i % 3),
+                            'body', corpus.title(i * 3 + s)) END) - CASE WHEN cur IS NULL THEN '' ELSE 'baseVersion' END;
+END $$;
+CREATE FUNCTION corpus.push(part text, id text, ops jsonb) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE r jsonb;
+BEGIN
+  r := syncular.push(part, 'admin', 'writer', jsonb_build_array(jsonb_build_object(
+         'clientCommitId', id, 'operations', ops)));
+  IF r->0->>'status' <> 'applied' THEN
+    RAISE EXCEPTION 'corpus fixture: commit % not applied: %', id, r;
+  END IF;
+END $$;
 DO $$
 DECLARE
   s int;
@@ -54,38 +86,20 @@ DECLARE
 BEGIN
   FOR s IN 0..11 LOOP
     FOR c IN 0..9 LOOP
-      SELECT jsonb_agg(CASE
-               WHEN s > 2 AND (i + s + c) % 13 = 0 THEN
-                 jsonb_build_object('table', 'todos', 'op', 'delete', 'rowId', 't' || lpad(i::text, 4, '0'))
-               ELSE
-                 jsonb_build_object('table', 'todos', 'op', 'upsert', 'row', jsonb_build_object(
-                   'id', 't' || lpad(i::text, 4, '0'), 'list_id', corpus.list(i, s),
-                   'title', corpus.title(i + s), 'qty', i * 10 + s)) END
-             ORDER BY i)
+      SELECT jsonb_agg(corpus.op('todos', i, s, s > 2 AND (i + s + c) % 13 = 0) ORDER BY i)
         INTO ops
         FROM generate_series(c * 12 + s % 5, c * 12 + s % 5 + (c % 4) * 5 + 1) i;
-      PERFORM syncular.push('p1', 'admin', 'writer', jsonb_build_array(jsonb_build_object(
-        'clientCommitId', format('todo-%s-%s', s, c), 'operations', ops)));
+      PERFORM corpus.push('p1', format('todo-%s-%s', s, c), ops);
     END LOOP;
-    SELECT jsonb_agg(jsonb_build_object('table', 'notes', 'op', 'upsert', 'row', jsonb_build_object(
-             'id', 'n' || i, 'list_id', corpus.list(i, s), 'owner_id', 'o' || ((i + s) % 3),
-             'body', corpus.title(i * 3 + s))) ORDER BY i)
+    -- notes and todos in one commit (notes sort first in the change index)
+    SELECT jsonb_agg(corpus.op('notes', i, s, s % 4 = 3 AND i % 4 = 0) ORDER BY i)
       INTO ops FROM generate_series(s * 3, s * 3 + 8) i;
-    ops := ops || jsonb_build_array(jsonb_build_object('table', 'todos', 'op', 'upsert', 'row',
-             jsonb_build_object('id', 'mix' || s, 'list_id', 'L1', 'title', 'mixed ' || s)));
-    PERFORM syncular.push('p1', 'admin', 'writer', jsonb_build_array(jsonb_build_object(
-      'clientCommitId', format('note-%s', s), 'operations', ops)));
-    IF s % 4 = 3 THEN
-      PERFORM syncular.push('p1', 'admin', 'writer', jsonb_build_array(jsonb_build_object(
-        'clientCommitId', format('del-%s', s), 'operations', (
-          SELECT jsonb_agg(jsonb_build_object('table', 'notes', 'op', 'delete', 'rowId', 'n' || i))
-            FROM generate_series(s, s + 2) i))));
-    END IF;
+    ops := ops || jsonb_build_array(corpus.op('todos', 500 + s % 4, s, false));
+    PERFORM corpus.push('p1', format('note-%s', s), ops);
   END LOOP;
   -- a second partition with a short log
-  PERFORM syncular.push('p2', 'admin', 'writer', jsonb_build_array(jsonb_build_object(
-    'clientCommitId', 'p2-1', 'operations', jsonb_build_array(jsonb_build_object('table', 'todos',
-      'op', 'upsert', 'row', jsonb_build_object('id', 'x', 'list_id', 'L1', 'title', 'p2'))))));
+  PERFORM corpus.push('p2', 'p2-1', jsonb_build_array(jsonb_build_object('table', 'todos',
+    'op', 'upsert', 'row', jsonb_build_object('id', 'x', 'list_id', 'L1', 'title', 'p2', 'qty', 1))));
 END $$;
 
 -- pin what differs between runs
