@@ -35,7 +35,6 @@
 #define MSG_NO_MERGER "no CRDT merger registered"
 #define MSG_FAILED "CRDT merger failed"
 
-static SPIPlanPtr lookup_plan = NULL;
 
 typedef enum MergeOutcome
 {
@@ -52,38 +51,11 @@ static Oid
 registered_merger(const char *crdt_type, bool *registered)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	Datum		arg = CStringGetTextDatum(crdt_type);
-	Oid			fn = InvalidOid;
-	int			rc;
+	Oid			fn;
 
-	*registered = false;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	if (lookup_plan == NULL)
-	{
-		/* kept for the backend's life; the plan cache re-plans it after DDL */
-		SPIPlanPtr	p = SPI_prepare("SELECT p.oid FROM syncular.sync_crdt_mergers m "
-									"LEFT JOIN pg_catalog.pg_proc p ON p.oid = m.fn "
-									"WHERE m.crdt_type = $1",
-									1, (Oid[]) {TEXTOID});
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the merger lookup failed: %s",
-				 SPI_result_code_string(SPI_result));
-		lookup_plan = p;
-	}
-	rc = SPI_execute_plan(lookup_plan, &arg, NULL, true, 1);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading sync_crdt_mergers failed: %s", SPI_result_code_string(rc));
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		*registered = true;
-		if (!isnull)
-			fn = DatumGetObjectId(d);
-	}
+	fn = sync_storage_crdt_merger(crdt_type, registered);
 	SPI_finish();
 	MemoryContextSwitchTo(cxt);
 	return fn;

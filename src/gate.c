@@ -3,7 +3,7 @@
  * of its rule, used by the engine in every round and by the SQL functions syncular.serve_gate()
  * (the operator's report) and syncular._serve_gate_check() (the engine's form).
  *
- * One read (gate_read: a kept plan, one statement, one snapshot) of the stored schema version,
+ * One read (sync_storage_gate_read, storage_meta.c: one statement, one snapshot) of the stored schema version,
  * the partition's log epoch and every pending checkpoint; then the refusal order of §4.2:
  * schema (stored > running) → checkpoint (the first pending one, in (partition, name) COLLATE
  * "C" order, the caller did not declare) → epoch (a member of an earlier read's token differs).
@@ -46,6 +46,7 @@
 #include "utils/numeric.h"
 
 #include "engine.h"
+#include "storage.h"
 
 #define NOT_READY "server schema is not ready for this request"
 
@@ -57,15 +58,8 @@ typedef struct GateDecls
 	char	  **name;
 } GateDecls;
 
-/* One gate read. */
-typedef struct GateRead
-{
-	int64		stored;			/* stored schema version, 0 without a marker */
-	char	   *epoch;			/* the partition's log epoch, NULL without a registry row */
-	int			npending;		/* pending checkpoints, (partition, name) COLLATE "C" order */
-	char	  **pending_partition;
-	char	  **pending_name;
-} GateRead;
+/* One gate read (storage_meta.c). */
+typedef SyncGateRead GateRead;
 
 /*
  * An earlier read's token: the members a caller gave (storedSchemaVersion, logEpoch).  A member
@@ -82,7 +76,6 @@ typedef struct GateToken
 	char	   *epoch;
 } GateToken;
 
-static SPIPlanPtr read_plan = NULL;
 static SPIPlanPtr decl_plan = NULL;
 
 /* the declarations of the last syncular.checkpoints value seen (TopMemoryContext) */
@@ -98,84 +91,6 @@ keep(const char *sql, int nargs, Oid *types)
 		elog(ERROR, "syncular: could not prepare the serve gate: %s",
 			 SPI_result_code_string(SPI_result));
 	return p;
-}
-
-static char *
-text_array_elem(ArrayType *a, int i, int n)
-{
-	Datum	   *elems;
-	bool	   *nulls;
-	int			count;
-
-	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
-	if (count != n || nulls[i])
-		elog(ERROR, "syncular: serve gate read returned a malformed checkpoint list");
-	return TextDatumGetCString(elems[i]);
-}
-
-/*
- * The gate read, in one statement (one snapshot).  read_only = true reads in the caller's
- * active snapshot; false gives the statement a fresh one.  partition NULL: no registry row.
- * The caller is connected to SPI; results are allocated in the caller's memory context.
- */
-static void
-gate_read(const char *partition, int32 running, bool read_only, GateRead *g)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		args[2];
-	char		nulls[2] = {' ', ' '};
-	bool		isnull;
-	HeapTuple	tup;
-	TupleDesc	desc;
-
-	if (read_plan == NULL)
-		read_plan = keep(
-			"SELECT coalesce((SELECT m.schema_version FROM syncular.sync_schema_meta m "
-			"  WHERE m.id = 1), 0)::int8, "
-			" (SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1), "
-			" ARRAY(SELECT c.partition FROM syncular.sync_backfill_checkpoints c "
-			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
-			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\"), "
-			" ARRAY(SELECT c.name FROM syncular.sync_backfill_checkpoints c "
-			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
-			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\")",
-			2, (Oid[]) {TEXTOID, INT4OID});
-	if (partition != NULL)
-		args[0] = CStringGetTextDatum(partition);
-	else
-	{
-		args[0] = (Datum) 0;
-		nulls[0] = 'n';
-	}
-	args[1] = Int32GetDatum(running);
-	if (SPI_execute_plan(read_plan, args, nulls, read_only, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "syncular: serve gate read failed");
-	MemoryContextSwitchTo(cxt);
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	memset(g, 0, sizeof(*g));
-	g->stored = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-	{
-		Datum		e = SPI_getbinval(tup, desc, 2, &isnull);
-
-		g->epoch = isnull ? NULL : TextDatumGetCString(e);
-	}
-	{
-		ArrayType  *parts = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 3, &isnull));
-		ArrayType  *names = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 4, &isnull));
-		int			n = ArrayGetNItems(ARR_NDIM(parts), ARR_DIMS(parts));
-
-		g->npending = n;
-		g->pending_partition = palloc(sizeof(char *) * Max(n, 1));
-		g->pending_name = palloc(sizeof(char *) * Max(n, 1));
-		for (int i = 0; i < n; i++)
-		{
-			g->pending_partition[i] = text_array_elem(parts, i, n);
-			g->pending_name[i] = text_array_elem(names, i, n);
-		}
-	}
-	SPI_freetuptable(SPI_tuptable);
 }
 
 /*
@@ -239,7 +154,7 @@ gate_check(const char *partition, int32 running, const GateDecls *d, const GateT
 {
 	char	   *details;
 
-	gate_read(partition, running, read_only, g);
+	sync_storage_gate_read(partition, running, read_only, g);
 	if (gate_refusal(running, g, d, &details) != NULL)
 		sync_raise("sync.schema_not_ready", NOT_READY, details);
 	if (token != NULL && token_changed(token, g))
@@ -422,20 +337,12 @@ sync_gate_check_write(const char *partition, int32 schema_version)
 static int32
 running_version(FunctionCallInfo fcinfo, int argno)
 {
-	bool		isnull;
-	Datum		v;
+	int32		version;
 
 	if (!PG_ARGISNULL(argno))
 		return PG_GETARG_INT32(argno);
-	if (SPI_execute("SELECT (s.compiled ->> 'version')::integer FROM syncular.sync_settings s "
-					"WHERE s.id = 1", true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the compiled schema version failed");
-	if (SPI_processed == 1)
-	{
-		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (!isnull)
-			return DatumGetInt32(v);
-	}
+	if (sync_storage_compiled_version(&version))
+		return version;
 	sync_raise("sync.storage.schema_not_registered",
 			   "no compiled schema is registered; call syncular.ensure_schema first", NULL);
 	return 0;					/* not reached */
@@ -471,7 +378,7 @@ syncular_serve_gate(PG_FUNCTION_ARGS)
 		elog(ERROR, "syncular: SPI_connect failed");
 	decls_from_jsonb(PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1), PG_ARGISNULL(1), &d, cxt);
 	running = running_version(fcinfo, 2);
-	gate_read(partition, running, true, &g);
+	sync_storage_gate_read(partition, running, true, &g);
 	MemoryContextSwitchTo(cxt);
 	kind = gate_refusal(running, &g, &d, &details);
 

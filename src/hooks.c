@@ -45,16 +45,11 @@ static Oid *rv_fn = NULL;
 static bool *rv_known = NULL;
 static int	rv_n = 0;
 static uint64 rv_generation = 0;
-static SPIPlanPtr rv_plan = NULL;
 
 static Oid
 row_validator_of(SyncSchema *schema, int ti)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		arg;
-	bool		isnull;
-	Oid			fn = InvalidOid;
-	int			rc;
+	Oid			fn;
 
 	if (rv_fn == NULL || rv_generation != schema->generation || rv_n != schema->ntables)
 	{
@@ -71,29 +66,7 @@ row_validator_of(SyncSchema *schema, int ti)
 	if (rv_known[ti])
 		return rv_fn[ti];
 
-	if (rv_plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare("SELECT v.fn::pg_catalog.oid FROM syncular.sync_row_validators v "
-									"WHERE v.tbl = $1", 1, (Oid[]) {TEXTOID});
-
-		MemoryContextSwitchTo(cxt);
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: could not prepare the row validator lookup");
-		rv_plan = p;
-	}
-	arg = PointerGetDatum(cstring_to_text(schema->tables[ti].name));
-	rc = SPI_execute_plan(rv_plan, &arg, NULL, false, 1);
-	MemoryContextSwitchTo(cxt);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "syncular: row validator lookup failed: %s", SPI_result_code_string(rc));
-	if (SPI_processed == 1)
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-			fn = DatumGetObjectId(d);
-	}
-	SPI_freetuptable(SPI_tuptable);
+	fn = sync_storage_row_validator(schema->tables[ti].name);
 	rv_fn[ti] = fn;
 	rv_known[ti] = true;
 	return fn;

@@ -27,6 +27,7 @@
 #include "utils/jsonb.h"
 
 #include "leases.h"
+#include "storage.h"
 
 int			sync_lease_ttl_ms = 0;
 bool		sync_lease_on_resolver_error = false;
@@ -66,18 +67,7 @@ sync_leases_define_gucs(void)
 							 NULL, NULL, NULL);
 }
 
-static SPIPlanPtr issue_plan = NULL;
-static SPIPlanPtr load_plan = NULL;
 
-static SPIPlanPtr
-keep(const char *sql, int n, Oid *types)
-{
-	SPIPlanPtr	p = SPI_prepare(sql, n, types);
-
-	if (p == NULL || SPI_keepplan(p) != 0)
-		elog(ERROR, "syncular leases: could not prepare a statement");
-	return p;
-}
 
 /* The allowed map as JSON: {"var": ["v", ...] | ["*"]} (what the resolver's shape allows). */
 static char *
@@ -125,9 +115,6 @@ new_lease_id(void)
 void
 sync_leases_round(SyncRound *round)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		args[8];
-	bool		isnull;
 	SspFrame	f;
 	SspError	err;
 	char	   *lease_id;
@@ -136,40 +123,15 @@ sync_leases_round(SyncRound *round)
 	if (sync_lease_ttl_ms <= 0 || round->allowed == NULL || round->allowed->failed ||
 		round->allowed->leased || round->client_id == NULL || RecoveryInProgress())
 		return;
-	if (issue_plan == NULL)
-		/*
-		 * Slide a live record, keeping its id.  A revoked record (§7.3.4) is never slid: with
-		 * $8 (syncular.lease_reissue_after_revoke) this live-authorized round replaces it with
-		 * a fresh lease under the new random id $3, so the revoked id never comes back; without
-		 * it the row stays revoked (no row back) until clear_lease.
-		 */
-		issue_plan = keep("INSERT INTO syncular.sync_leases AS l (partition, client_id, lease_id, "
-						  "actor_id, allowed_scopes, issued_at_ms, expires_at_ms) "
-						  "VALUES ($1, $2, $3, $4, $5, $6, $6 + $7) "
-						  "ON CONFLICT (partition, client_id) DO UPDATE "
-						  "SET lease_id = CASE WHEN l.revoked_at_ms IS NULL THEN l.lease_id "
-						  "ELSE EXCLUDED.lease_id END, "
-						  "actor_id = EXCLUDED.actor_id, allowed_scopes = EXCLUDED.allowed_scopes, "
-						  "issued_at_ms = EXCLUDED.issued_at_ms, expires_at_ms = EXCLUDED.expires_at_ms, "
-						  "revoked_at_ms = NULL "
-						  "WHERE l.revoked_at_ms IS NULL OR $8 "
-						  "RETURNING l.lease_id, l.expires_at_ms",
-						  8, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT8OID, INT8OID, BOOLOID});
-	args[0] = CStringGetTextDatum(round->partition);
-	args[1] = CStringGetTextDatum(round->client_id);
-	args[2] = CStringGetTextDatum(new_lease_id());
-	args[3] = CStringGetTextDatum(round->actor_id);
-	args[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(allowed_json(round->allowed)));
-	args[5] = Int64GetDatum(round->now_ms);
-	args[6] = Int64GetDatum((int64) sync_lease_ttl_ms);
-	args[7] = BoolGetDatum(sync_lease_reissue_after_revoke);
-	if (SPI_execute_plan(issue_plan, args, NULL, false, 0) != SPI_OK_INSERT_RETURNING)
-		elog(ERROR, "syncular leases: issuing the lease failed");
-	MemoryContextSwitchTo(cxt);
-	if (SPI_processed == 0)
-		return;					/* revoked, re-issue off: none until clear_lease */
-	lease_id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	expires = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	/*
+	 * Slide a live lease, keeping its id; a revoked one is replaced under a fresh random id when
+	 * syncular.lease_reissue_after_revoke is on (§7.3.4), else none is issued until clear_lease.
+	 */
+	if (!sync_storage_lease_issue(round->partition, round->client_id, new_lease_id(),
+								  round->actor_id, allowed_json(round->allowed), round->now_ms,
+								  (int64) sync_lease_ttl_ms, sync_lease_reissue_after_revoke,
+								  &lease_id, &expires))
+		return;
 
 	memset(&f, 0, sizeof(f));
 	f.type = SSP_FRAME_LEASE;
@@ -183,37 +145,19 @@ sync_leases_round(SyncRound *round)
 Jsonb *
 sync_leases_outage(SyncRound *round)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		args[2];
-	bool		isnull;
-	HeapTuple	tup;
-	TupleDesc	td;
-	Datum		d;
+	SyncStoredLease lease;
 
 	if (sync_lease_ttl_ms <= 0 || round->client_id == NULL)
 		sync_raise("sync.auth_lease_required", "auth lease required",
 				   "{\"reason\": \"leases_off\"}");
-	if (load_plan == NULL)
-		load_plan = keep("SELECT actor_id, allowed_scopes, expires_at_ms, revoked_at_ms IS NOT NULL "
-						 "FROM syncular.sync_leases WHERE partition = $1 AND client_id = $2",
-						 2, (Oid[]) {TEXTOID, TEXTOID});
-	args[0] = CStringGetTextDatum(round->partition);
-	args[1] = CStringGetTextDatum(round->client_id);
-	if (SPI_execute_plan(load_plan, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular leases: reading the lease failed");
-	MemoryContextSwitchTo(cxt);
-	if (SPI_processed == 0)
+	if (!sync_storage_lease_get(round->partition, round->client_id, &lease))
 		sync_raise("sync.auth_lease_required", "auth lease required", "{\"reason\": \"missing\"}");
-	tup = SPI_tuptable->vals[0];
-	td = SPI_tuptable->tupdesc;
-	if (DatumGetBool(SPI_getbinval(tup, td, 4, &isnull)))
+	if (lease.revoked)
 		sync_raise("sync.auth_lease_revoked", "auth lease revoked", NULL);
-	if (strcmp(SPI_getvalue(tup, td, 1), round->actor_id) != 0)
+	if (strcmp(lease.actor_id, round->actor_id) != 0)
 		sync_raise("sync.auth_lease_required", "auth lease required",
 				   "{\"reason\": \"actor_mismatch\"}");
-	if (DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull)) <=
-		(round->now_ms > 0 ? round->now_ms : sync_now_ms()))
+	if (lease.expires_at_ms <= (round->now_ms > 0 ? round->now_ms : sync_now_ms()))
 		sync_raise("sync.auth_lease_required", "auth lease required", "{\"reason\": \"expired\"}");
-	d = SPI_getbinval(tup, td, 2, &isnull);
-	return DatumGetJsonbPCopy(d);
+	return lease.allowed_scopes;
 }

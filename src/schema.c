@@ -16,6 +16,7 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
+#include "storage.h"
 
 uint64		sync_schema_generation = 0;
 
@@ -23,7 +24,6 @@ static MemoryContext schema_cxt = NULL;
 static SyncSchema *cached_schema = NULL;
 static bool cached_valid = false;	/* cached_key describes cached_schema (maybe NULL) */
 static char *cached_key = NULL;		/* "xmin:ctid", in TopMemoryContext */
-static SPIPlanPtr settings_plan = NULL;
 
 static void
 schema_corrupt(const char *what)
@@ -266,59 +266,28 @@ sync_schema_get(void)
 	char	   *volatile key = NULL;	/* volatile: live across PG_TRY below */
 	Jsonb	   *volatile compiled = NULL;
 	Oid			hooks[3] = {InvalidOid, InvalidOid, InvalidOid};
-	int			rc;
+	SyncSettingsRow row;
+	bool		found;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	if (settings_plan == NULL)
+	MemoryContextSwitchTo(caller);	/* the row's key and schema are the caller's */
+	found = sync_storage_settings_read(cached_valid ? cached_key : NULL, &row);
+	if (found && !row.changed)
 	{
-		SPIPlanPtr	p = SPI_prepare("SELECT s.xmin::text || ':' || s.ctid::text, s.compiled, "
-									"s.scope_resolver::oid, s.commit_validator::oid, "
-									"s.reaction_planner::oid "
-									"FROM syncular.sync_settings s WHERE s.id = 1", 0, NULL);
-
-		if (p == NULL)
-			elog(ERROR, "syncular: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-		SPI_keepplan(p);
-		settings_plan = p;
+		SPI_finish();
+		return cached_schema;
 	}
-	rc = SPI_execute_plan(settings_plan, NULL, NULL, true, 1);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading sync_settings failed: %s", SPI_result_code_string(rc));
-	if (SPI_processed == 1)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		key = MemoryContextStrdup(caller, SPI_getvalue(tup, desc, 1));
-		if (cached_valid && cached_key != NULL && strcmp(key, cached_key) == 0)
-		{
-			SPI_finish();
-			return cached_schema;
-		}
-		{
-			Datum		d = SPI_getbinval(tup, desc, 2, &isnull);
-
-			if (!isnull)
-			{
-				MemoryContext old = MemoryContextSwitchTo(caller);
-
-				compiled = DatumGetJsonbPCopy(d);
-				MemoryContextSwitchTo(old);
-			}
-		}
-		for (int i = 0; i < 3; i++)
-		{
-			Datum		d = SPI_getbinval(tup, desc, 3 + i, &isnull);
-
-			hooks[i] = isnull ? InvalidOid : DatumGetObjectId(d);
-		}
-	}
-	else if (cached_valid && cached_key == NULL)
+	if (!found && cached_valid && cached_key == NULL)
 	{
 		SPI_finish();
 		return cached_schema;	/* still no settings row */
+	}
+	if (found)
+	{
+		key = row.key;
+		compiled = row.compiled;
+		memcpy(hooks, row.hooks, sizeof(hooks));
 	}
 	SPI_finish();
 

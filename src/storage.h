@@ -1,6 +1,7 @@
 /*
- * storage.h — the engine's reads and writes of sync_* tables (storage.c) and of synced rows and
- * declared references (storage_rows.c).
+ * storage.h — the engine's reads and writes of sync_* tables (storage.c: partitions, clients,
+ * idempotency, the commit log's writes; storage_meta.c: registration state) and of synced rows
+ * and declared references (storage_rows.c).  The pull's index-scan readers are in storage_log.h.
  * Every function needs an SPI connection; results are allocated in CurrentMemoryContext.
  */
 #ifndef SYNCULAR_STORAGE_H
@@ -138,6 +139,51 @@ typedef struct SyncChangeRow
 
 extern void sync_storage_changes_insert(const char *partition, int64 commit_seq,
 										int32 first_idx, int n, const SyncChangeRow *changes);
+
+/* registration state (storage_meta.c) */
+
+/* One serve gate read (SPEC §4.2). */
+typedef struct SyncGateRead
+{
+	int64		stored;			/* stored schema version, 0 without a marker */
+	char	   *epoch;			/* the partition's log epoch, NULL without a registry row */
+	int			npending;		/* pending checkpoints, (partition, name) COLLATE "C" order */
+	char	  **pending_partition;
+	char	  **pending_name;
+} SyncGateRead;
+
+extern void sync_storage_gate_read(const char *partition, int32 running, bool read_only,
+								   SyncGateRead *g);
+extern bool sync_storage_compiled_version(int32 *version);
+
+/* The settings row as sync_storage_settings_read answers it. */
+typedef struct SyncSettingsRow
+{
+	char	   *key;			/* the row version: xmin:ctid */
+	bool		changed;		/* key differs from the known one: the fields below are read */
+	Jsonb	   *compiled;		/* NULL: not compiled */
+	Oid			hooks[3];		/* scope_resolver, commit_validator, reaction_planner */
+} SyncSettingsRow;
+
+extern bool sync_storage_settings_read(const char *known_key, SyncSettingsRow *row);
+extern Oid	sync_storage_crdt_merger(const char *crdt_type, bool *registered);
+extern Oid	sync_storage_row_validator(const char *table);
+
+/* An auth lease (SPEC §7.3). */
+typedef struct SyncStoredLease
+{
+	char	   *actor_id;
+	Jsonb	   *allowed_scopes;
+	int64		expires_at_ms;
+	bool		revoked;
+} SyncStoredLease;
+
+extern bool sync_storage_lease_issue(const char *partition, const char *client_id,
+									 const char *new_id, const char *actor_id,
+									 const char *allowed_json, int64 now_ms, int64 ttl_ms,
+									 bool reissue, char **lease_id, int64 *expires_at_ms);
+extern bool sync_storage_lease_get(const char *partition, const char *client_id,
+								   SyncStoredLease *lease);
 
 /*
  * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and

@@ -1,0 +1,308 @@
+/*
+ * storage_meta.c — the engine's reads and writes of registration state in the sync_* tables:
+ * the serve gate's read (sync_schema_meta, sync_partition_registry, sync_backfill_checkpoints;
+ * SPEC §4.2), the compiled schema row (sync_settings), registered functions
+ * (sync_crdt_mergers, sync_row_validators) and auth leases (sync_leases, SPEC §7.3).  What they
+ * mean is decided by the callers (gate.c, schema.c, crdt.c, hooks.c, leases.c).  Every
+ * function needs an SPI connection and restores the caller's memory context, where its
+ * results are allocated.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "storage.h"
+
+/* A statement kept for the backend's life; the plan cache re-plans it after DDL. */
+static SPIPlanPtr
+keep(const char *sql, int nargs, Oid *types, bool generic)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, types, generic ? CURSOR_OPT_GENERIC_PLAN : 0);
+
+	MemoryContextSwitchTo(caller);
+	if (p == NULL || SPI_keepplan(p) != 0)
+		elog(ERROR, "syncular: could not prepare a statement: %s",
+			 SPI_result_code_string(SPI_result));
+	return p;
+}
+
+/* Execute plan; the caller's context is current again afterwards; raises on other than expect. */
+static void
+exec(SPIPlanPtr plan, Datum *args, const char *nulls, bool read_only, long count, int expect,
+	 const char *what)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc = SPI_execute_plan(plan, args, nulls, read_only, count);
+
+	MemoryContextSwitchTo(caller);
+	if (rc != expect)
+		elog(ERROR, "syncular: %s failed: %s", what, SPI_result_code_string(rc));
+}
+
+/* ---------------------------------------------------------------- the serve gate (§4.2) */
+
+static char *
+text_array_elem(ArrayType *a, int i, int n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			count;
+
+	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
+	if (count != n || nulls[i])
+		elog(ERROR, "syncular: serve gate read returned a malformed checkpoint list");
+	return TextDatumGetCString(elems[i]);
+}
+
+/*
+ * The gate read, in one statement (one snapshot).  read_only = true reads in the caller's
+ * active snapshot; false gives the statement a fresh one.  partition NULL: no registry row.
+ */
+void
+sync_storage_gate_read(const char *partition, int32 running, bool read_only, SyncGateRead *g)
+{
+	static SPIPlanPtr plan = NULL;
+	Datum		args[2];
+	char		nulls[2] = {' ', ' '};
+	bool		isnull;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	ArrayType  *parts;
+	ArrayType  *names;
+	Datum		e;
+
+	if (plan == NULL)
+		plan = keep(
+			"SELECT coalesce((SELECT m.schema_version FROM syncular.sync_schema_meta m "
+			"  WHERE m.id = 1), 0)::int8, "
+			" (SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1), "
+			" ARRAY(SELECT c.partition FROM syncular.sync_backfill_checkpoints c "
+			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
+			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\"), "
+			" ARRAY(SELECT c.name FROM syncular.sync_backfill_checkpoints c "
+			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
+			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\")",
+			2, (Oid[]) {TEXTOID, INT4OID}, true);
+	if (partition != NULL)
+		args[0] = CStringGetTextDatum(partition);
+	else
+	{
+		args[0] = (Datum) 0;
+		nulls[0] = 'n';
+	}
+	args[1] = Int32GetDatum(running);
+	exec(plan, args, nulls, read_only, 1, SPI_OK_SELECT, "serve gate read");
+	if (SPI_processed != 1)
+		elog(ERROR, "syncular: serve gate read failed");
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	memset(g, 0, sizeof(*g));
+	g->stored = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+	e = SPI_getbinval(tup, desc, 2, &isnull);
+	g->epoch = isnull ? NULL : TextDatumGetCString(e);
+	parts = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 3, &isnull));
+	names = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 4, &isnull));
+	g->npending = ArrayGetNItems(ARR_NDIM(parts), ARR_DIMS(parts));
+	g->pending_partition = palloc(sizeof(char *) * Max(g->npending, 1));
+	g->pending_name = palloc(sizeof(char *) * Max(g->npending, 1));
+	for (int i = 0; i < g->npending; i++)
+	{
+		g->pending_partition[i] = text_array_elem(parts, i, g->npending);
+		g->pending_name[i] = text_array_elem(names, i, g->npending);
+	}
+	SPI_freetuptable(SPI_tuptable);
+}
+
+/* ---------------------------------------------------------------- the compiled schema row */
+
+/* The compiled schema's version; false when none is registered. */
+bool
+sync_storage_compiled_version(int32 *version)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	bool		isnull = true;
+	Datum		v = (Datum) 0;
+	int			rc = SPI_execute("SELECT (s.compiled ->> 'version')::integer "
+								 "FROM syncular.sync_settings s WHERE s.id = 1", true, 1);
+
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular: reading the compiled schema version failed");
+	if (SPI_processed == 1)
+		v = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+		*version = DatumGetInt32(v);
+	return !isnull;
+}
+
+/*
+ * The settings row (docs/compiled-schema.md): its row-version key always; the compiled schema
+ * (a copy, NULL when not compiled) and the hooks only when the key differs from known_key (the
+ * caller's cached schema is still current otherwise).  false: no settings row.
+ */
+bool
+sync_storage_settings_read(const char *known_key, SyncSettingsRow *row)
+{
+	static SPIPlanPtr plan = NULL;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	Datum		d;
+
+	memset(row, 0, sizeof(*row));
+	if (plan == NULL)
+		plan = keep("SELECT s.xmin::text || ':' || s.ctid::text, s.compiled, "
+					"s.scope_resolver::oid, s.commit_validator::oid, s.reaction_planner::oid "
+					"FROM syncular.sync_settings s WHERE s.id = 1", 0, NULL, false);
+	exec(plan, NULL, NULL, true, 1, SPI_OK_SELECT, "reading sync_settings");
+	if (SPI_processed != 1)
+		return false;
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	row->key = SPI_getvalue(tup, desc, 1);
+	if (known_key != NULL && strcmp(row->key, known_key) == 0)
+		return true;
+	row->changed = true;
+	d = SPI_getbinval(tup, desc, 2, &isnull);
+	row->compiled = isnull ? NULL : DatumGetJsonbPCopy(d);
+	for (int i = 0; i < 3; i++)
+	{
+		d = SPI_getbinval(tup, desc, 3 + i, &isnull);
+		row->hooks[i] = isnull ? InvalidOid : DatumGetObjectId(d);
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- registered functions */
+
+/* The merger registered for crdt_type (*registered; InvalidOid when its function is gone). */
+Oid
+sync_storage_crdt_merger(const char *crdt_type, bool *registered)
+{
+	static SPIPlanPtr plan = NULL;
+	Datum		arg = CStringGetTextDatum(crdt_type);
+	Oid			fn = InvalidOid;
+
+	if (plan == NULL)
+		plan = keep("SELECT p.oid FROM syncular.sync_crdt_mergers m "
+					"LEFT JOIN pg_catalog.pg_proc p ON p.oid = m.fn "
+					"WHERE m.crdt_type = $1", 1, (Oid[]) {TEXTOID}, false);
+	exec(plan, &arg, NULL, true, 1, SPI_OK_SELECT, "reading sync_crdt_mergers");
+	*registered = SPI_processed == 1;
+	if (*registered)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			fn = DatumGetObjectId(d);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return fn;
+}
+
+/* The row validator registered for table (InvalidOid: none). */
+Oid
+sync_storage_row_validator(const char *table)
+{
+	static SPIPlanPtr plan = NULL;
+	Datum		arg = CStringGetTextDatum(table);
+	Oid			fn = InvalidOid;
+
+	if (plan == NULL)
+		plan = keep("SELECT v.fn::pg_catalog.oid FROM syncular.sync_row_validators v "
+					"WHERE v.tbl = $1", 1, (Oid[]) {TEXTOID}, false);
+	exec(plan, &arg, NULL, false, 1, SPI_OK_SELECT, "row validator lookup");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			fn = DatumGetObjectId(d);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return fn;
+}
+
+/* ---------------------------------------------------------------- auth leases (§7.3) */
+
+/*
+ * Issue or slide the lease of (partition, client_id) to now_ms + ttl_ms.  A live record keeps
+ * its id; a revoked one (§7.3.4) is never slid: with reissue it is replaced by a fresh lease
+ * under new_id, so the revoked id never comes back; without it the row stays revoked (false)
+ * until clear_lease.  true: *lease_id and *expires_at_ms hold the lease.
+ */
+bool
+sync_storage_lease_issue(const char *partition, const char *client_id, const char *new_id,
+						 const char *actor_id, const char *allowed_json, int64 now_ms,
+						 int64 ttl_ms, bool reissue, char **lease_id, int64 *expires_at_ms)
+{
+	static SPIPlanPtr plan = NULL;
+	Datum		args[8];
+	bool		isnull;
+
+	if (plan == NULL)
+		plan = keep("INSERT INTO syncular.sync_leases AS l (partition, client_id, lease_id, "
+					"actor_id, allowed_scopes, issued_at_ms, expires_at_ms) "
+					"VALUES ($1, $2, $3, $4, $5, $6, $6 + $7) "
+					"ON CONFLICT (partition, client_id) DO UPDATE "
+					"SET lease_id = CASE WHEN l.revoked_at_ms IS NULL THEN l.lease_id "
+					"ELSE EXCLUDED.lease_id END, "
+					"actor_id = EXCLUDED.actor_id, allowed_scopes = EXCLUDED.allowed_scopes, "
+					"issued_at_ms = EXCLUDED.issued_at_ms, expires_at_ms = EXCLUDED.expires_at_ms, "
+					"revoked_at_ms = NULL "
+					"WHERE l.revoked_at_ms IS NULL OR $8 "
+					"RETURNING l.lease_id, l.expires_at_ms",
+					8, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID, INT8OID, INT8OID,
+					BOOLOID}, false);
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(client_id);
+	args[2] = CStringGetTextDatum(new_id);
+	args[3] = CStringGetTextDatum(actor_id);
+	args[4] = DirectFunctionCall1(jsonb_in, CStringGetDatum(allowed_json));
+	args[5] = Int64GetDatum(now_ms);
+	args[6] = Int64GetDatum(ttl_ms);
+	args[7] = BoolGetDatum(reissue);
+	exec(plan, args, NULL, false, 0, SPI_OK_INSERT_RETURNING, "issuing the lease");
+	if (SPI_processed == 0)
+		return false;
+	*lease_id = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	*expires_at_ms = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+												 &isnull));
+	return true;
+}
+
+/* The lease of (partition, client_id); false when there is none. */
+bool
+sync_storage_lease_get(const char *partition, const char *client_id, SyncStoredLease *lease)
+{
+	static SPIPlanPtr plan = NULL;
+	Datum		args[2];
+	HeapTuple	tup;
+	TupleDesc	td;
+	bool		isnull;
+
+	if (plan == NULL)
+		plan = keep("SELECT actor_id, allowed_scopes, expires_at_ms, revoked_at_ms IS NOT NULL "
+					"FROM syncular.sync_leases WHERE partition = $1 AND client_id = $2",
+					2, (Oid[]) {TEXTOID, TEXTOID}, false);
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = CStringGetTextDatum(client_id);
+	exec(plan, args, NULL, true, 1, SPI_OK_SELECT, "reading the lease");
+	if (SPI_processed == 0)
+		return false;
+	tup = SPI_tuptable->vals[0];
+	td = SPI_tuptable->tupdesc;
+	lease->actor_id = SPI_getvalue(tup, td, 1);
+	lease->allowed_scopes = DatumGetJsonbPCopy(SPI_getbinval(tup, td, 2, &isnull));
+	lease->expires_at_ms = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
+	lease->revoked = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
+	return true;
+}
