@@ -264,52 +264,7 @@ cache_headers(DownloadReply *r, const char *etag)
 
 /* ---------------------------------------------------------------- authorization */
 
-typedef struct SegPublication
-{
-	char	   *tbl;
-	int32		schema_version;
-	char	   *scope_digest;
-	char	   *grant_digest;
-	int64		expires_at_ms;
-} SegPublication;
-
-#define PUBS_SQL \
-	"SELECT p.tbl, p.schema_version, p.scope_digest, p.grant_digest, p.expires_at_ms" \
-	"  FROM syncular.sync_segment_publications p" \
-	" WHERE p.segment_id = $1 AND p.partition = $2 AND p.log_epoch = $3" \
-	" ORDER BY p.created_at_ms, p.expires_at_ms"
-
-static int
-read_publications(const char *segment_id, const char *partition, const char *epoch,
-				  SegPublication **out)
-{
-	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
-	Datum		v[3];
-	int			rc;
-	SegPublication *p;
-
-	v[0] = CStringGetTextDatum(segment_id);
-	v[1] = CStringGetTextDatum(partition);
-	v[2] = CStringGetTextDatum(epoch);
-	rc = SPI_execute_with_args(PUBS_SQL, 3, types, v, NULL, true, 0);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "syncular segments: publication read failed: %s", SPI_result_code_string(rc));
-	p = palloc0(sizeof(SegPublication) * Max(SPI_processed, 1));
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		HeapTuple	t = SPI_tuptable->vals[i];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		p[i].tbl = TextDatumGetCString(SPI_getbinval(t, td, 1, &isnull));
-		p[i].schema_version = DatumGetInt32(SPI_getbinval(t, td, 2, &isnull));
-		p[i].scope_digest = TextDatumGetCString(SPI_getbinval(t, td, 3, &isnull));
-		p[i].grant_digest = TextDatumGetCString(SPI_getbinval(t, td, 4, &isnull));
-		p[i].expires_at_ms = DatumGetInt64(SPI_getbinval(t, td, 5, &isnull));
-	}
-	*out = p;
-	return (int) SPI_processed;
-}
+typedef SyncSegPublication SegPublication;
 
 /*
  * Steps 3 (digest) to 6 over the publications read in step 1: the last live publication with
@@ -357,7 +312,7 @@ authorize(SyncRound *round, const char *segment_id, Jsonb *requested)
 	SspScopeMap map;
 	SyncEffective *eff;
 
-	npubs = read_publications(segment_id, round->partition, round->log_epoch, &pubs);
+	npubs = sync_segment_publications(segment_id, round->partition, round->log_epoch, &pubs);
 	table = npubs > 0 ? sync_schema_table(round->schema, pubs[0].tbl) : NULL;
 	if (table == NULL)
 		sync_raise("sync.not_found", "segment not found", NULL);
@@ -487,7 +442,7 @@ serve_url(FunctionCallInfo fcinfo, DownloadReply *r)
 	MemoryContextSwitchTo(cxt);
 	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false, &touched);
 	MemoryContextSwitchTo(cxt);
-	npubs = round.log_epoch ? read_publications(segment_id, round.partition, round.log_epoch, &pubs) : 0;
+	npubs = round.log_epoch ? sync_segment_publications(segment_id, round.partition, round.log_epoch, &pubs) : 0;
 	MemoryContextSwitchTo(cxt);
 	if (npubs == 0)
 		sync_raise("sync.not_found", "segment not found", NULL);

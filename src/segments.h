@@ -61,6 +61,23 @@ extern char *sync_segment_put(const SyncSegKey *key, const uint8 *data, size_t l
 /* "sha256:" + lowercase hex of the SHA-256 of data (§5.1). */
 extern char *sync_segment_id(const uint8 *data, size_t len);
 
+/* The signed-URL secret and the publications a download checks (segstore.c). */
+typedef struct SyncSegPublication
+{
+	char	   *tbl;
+	int32		schema_version;
+	char	   *scope_digest;
+	char	   *grant_digest;
+	int64		expires_at_ms;
+} SyncSegPublication;
+
+extern bytea *sync_segment_secret_read(void);
+extern bytea *sync_segment_secret_create(bytea *fresh);
+extern int	sync_segment_publication_partitions(const char *segment_id, const char *sd,
+												char ***out);
+extern int	sync_segment_publications(const char *segment_id, const char *partition,
+									  const char *epoch, SyncSegPublication **out);
+
 /*
  * Lowercase hex SHA-256 over every entry of the effective scopes, the grant restriction on
  * unrequested variables included: the scope digest (§3.5) binds only the requested map, so it

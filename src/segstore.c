@@ -6,7 +6,9 @@
  * A publication is live while now < expires_at_ms (syncular.segment_ttl after it was last
  * published) and no RFC 0007 checkpoint of its partition has a schema version above its own
  * (barrier-rfc0007.md §9.1); the pull only reuses live publications, the download only serves
- * them.  Statements are prepared once per backend and kept (SPI_keepplan).
+ * them.  Statements are prepared once per backend and kept (SPI_keepplan).  Part of the storage
+ * layer: the signed-URL secret (sync_segment_secret) and the publication reads of downloads
+ * (segurl.c, segdownload.c) are here too, so no other file names these tables.
  */
 #include "postgres.h"
 
@@ -297,4 +299,124 @@ sync_segment_put(const SyncSegKey *key, const uint8 *data, size_t len, int64 row
 	if (rc != SPI_OK_INSERT)
 		elog(ERROR, "syncular segments: publishing a segment failed: %s", SPI_result_code_string(rc));
 	return id;
+}
+
+/* ---------------------------------------------------------------- secret and publications */
+
+/* The signed-URL secret (SPEC §5.4), NULL when its row is missing or empty. */
+bytea *
+sync_segment_secret_read(void)
+{
+	static SPIPlanPtr plan = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc;
+	bool		isnull;
+	bytea	   *key = NULL;
+
+	keep_plan(&plan, "SELECT s.key FROM syncular.sync_segment_secret s WHERE s.id = 1", 0, NULL);
+	MemoryContextSwitchTo(caller);
+	rc = SPI_execute_plan(plan, NULL, NULL, true, 1);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular segments: reading the secret failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed > 0)
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			key = DatumGetByteaPCopy(d);
+	}
+	return key;
+}
+
+/*
+ * Store `fresh` as the secret unless one exists; the secret in force.  The pull's reads use its
+ * snapshot, which cannot see this row: RETURNING gives the key.
+ */
+bytea *
+sync_segment_secret_create(bytea *fresh)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Oid			type = BYTEAOID;
+	Datum		arg = PointerGetDatum(fresh);
+	bool		isnull;
+	int			rc;
+
+	rc = SPI_execute_with_args("INSERT INTO syncular.sync_segment_secret AS s (id, key) VALUES (1, $1)"
+							   " ON CONFLICT (id) DO UPDATE SET key = s.key RETURNING s.key",
+							   1, &type, &arg, NULL, false, 0);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+		elog(ERROR, "syncular segments: creating the secret failed: %s", SPI_result_code_string(rc));
+	return DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+											&isnull));
+}
+
+/* The partitions with a publication of segment_id under scope digest sd; their count. */
+int
+sync_segment_publication_partitions(const char *segment_id, const char *sd, char ***out)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
+	int			rc;
+	char	  **parts;
+	MemoryContext caller = CurrentMemoryContext;
+
+	args[0] = CStringGetTextDatum(segment_id);
+	args[1] = CStringGetTextDatum(sd);
+	rc = SPI_execute_with_args("SELECT DISTINCT p.partition FROM syncular.sync_segment_publications p"
+							   " WHERE p.segment_id = $1 AND p.scope_digest = $2",
+							   2, types, args, NULL, true, 0);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular segments: publication read failed: %s", SPI_result_code_string(rc));
+	parts = palloc(sizeof(char *) * Max(SPI_processed, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		parts[i] = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[i],
+													 SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	*out = parts;
+	return (int) SPI_processed;
+}
+
+#define PUBS_SQL \
+	"SELECT p.tbl, p.schema_version, p.scope_digest, p.grant_digest, p.expires_at_ms" \
+	"  FROM syncular.sync_segment_publications p" \
+	" WHERE p.segment_id = $1 AND p.partition = $2 AND p.log_epoch = $3" \
+	" ORDER BY p.created_at_ms, p.expires_at_ms"
+
+/* The publications of segment_id in (partition, epoch), oldest first; their count. */
+int
+sync_segment_publications(const char *segment_id, const char *partition, const char *epoch,
+						  SyncSegPublication **out)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		v[3];
+	int			rc;
+	SyncSegPublication *p;
+
+	v[0] = CStringGetTextDatum(segment_id);
+	v[1] = CStringGetTextDatum(partition);
+	v[2] = CStringGetTextDatum(epoch);
+	rc = SPI_execute_with_args(PUBS_SQL, 3, types, v, NULL, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular segments: publication read failed: %s", SPI_result_code_string(rc));
+	p = palloc0(sizeof(SyncSegPublication) * Max(SPI_processed, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		HeapTuple	t = SPI_tuptable->vals[i];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		p[i].tbl = TextDatumGetCString(SPI_getbinval(t, td, 1, &isnull));
+		p[i].schema_version = DatumGetInt32(SPI_getbinval(t, td, 2, &isnull));
+		p[i].scope_digest = TextDatumGetCString(SPI_getbinval(t, td, 3, &isnull));
+		p[i].grant_digest = TextDatumGetCString(SPI_getbinval(t, td, 4, &isnull));
+		p[i].expires_at_ms = DatumGetInt64(SPI_getbinval(t, td, 5, &isnull));
+	}
+	*out = p;
+	return (int) SPI_processed;
 }

@@ -5,7 +5,7 @@
  *   st  = base64url(payloadJson) "." base64url(HMAC-SHA256(key, payloadJson))
  *   payloadJson = {"v":1,"seg":"<segmentId>","sd":"<scopeDigest>","aud":"<aud>","exp":<unix s>}
  *
- * The key is the server secret in syncular.sync_segment_secret (owner-only, created with the
+ * The key is the server secret (segstore.c reads and creates its catalog row: owner-only, created with the
  * extension).  aud = base64url of the first 16 bytes of HMAC-SHA256(key, "aud:" || partition):
  * stable per partition and not derivable by a client (§5.4).  A URL is issued in the pull
  * (right after scope resolution) when the client advertised accept bit 3 and the operator set
@@ -80,18 +80,12 @@ hmac256(const uint8 *key, int keylen, const char *data, int len, uint8 *mac)
  * The server secret.  It is created with the extension; a missing row (the table emptied) is
  * replaced by 32 bytes from pg_strong_random when the store can be written, else NULL.
  */
-static bytea *read_secret_row(void);
-
 static bytea *
 read_secret(void)
 {
-	bytea	   *key = read_secret_row();
+	bytea	   *key = sync_segment_secret_read();
 	uint8		fresh[32];
-	Oid			type = BYTEAOID;
-	Datum		arg;
 	bytea	   *b;
-	int			rc;
-	MemoryContext caller = CurrentMemoryContext;
 
 	if (key != NULL || !sync_segments_writable())
 		return key;
@@ -100,48 +94,7 @@ read_secret(void)
 	b = palloc(VARHDRSZ + sizeof(fresh));
 	SET_VARSIZE(b, VARHDRSZ + sizeof(fresh));
 	memcpy(VARDATA(b), fresh, sizeof(fresh));
-	arg = PointerGetDatum(b);
-	/* the pull's reads use its snapshot, which cannot see this row: RETURNING gives the key */
-	rc = SPI_execute_with_args("INSERT INTO syncular.sync_segment_secret AS s (id, key) VALUES (1, $1)"
-							   " ON CONFLICT (id) DO UPDATE SET key = s.key RETURNING s.key",
-							   1, &type, &arg, NULL, false, 0);
-	MemoryContextSwitchTo(caller);
-	if (rc != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
-		elog(ERROR, "syncular segments: creating the secret failed: %s", SPI_result_code_string(rc));
-	{
-		bool		isnull;
-
-		return DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	}
-}
-
-static bytea *
-read_secret_row(void)
-{
-	static SPIPlanPtr plan = NULL;
-	MemoryContext caller = CurrentMemoryContext;
-	int			rc;
-	bool		isnull;
-	bytea	   *key = NULL;
-
-	if (plan == NULL)
-	{
-		plan = SPI_prepare("SELECT s.key FROM syncular.sync_segment_secret s WHERE s.id = 1", 0, NULL);
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-			elog(ERROR, "syncular segments: preparing the secret read failed");
-	}
-	rc = SPI_execute_plan(plan, NULL, NULL, true, 1);
-	MemoryContextSwitchTo(caller);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "syncular segments: reading the secret failed: %s", SPI_result_code_string(rc));
-	if (SPI_processed > 0)
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-			key = DatumGetByteaPCopy(d);
-	}
-	return key;
+	return sync_segment_secret_create(b);
 }
 
 static char *
@@ -276,10 +229,8 @@ sync_segment_url_check(const char *segment_id, const char *st, int64 now_ms, cha
 	char	   *sd;
 	char	   *aud;
 	int64		exp_s;
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		args[2];
-	int			rc;
-	MemoryContext caller = CurrentMemoryContext;
+	char	  **parts;
+	int			nparts;
 
 	if (claims == NULL)
 		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
@@ -294,24 +245,13 @@ sync_segment_url_check(const char *segment_id, const char *st, int64 now_ms, cha
 		sync_raise("sync.segment_expired", "the signed URL has expired — re-pull (§5.4)", NULL);
 
 	/* the partitions whose publications of this segment recorded the digest; aud selects one */
-	args[0] = CStringGetTextDatum(segment_id);
-	args[1] = CStringGetTextDatum(sd);
-	rc = SPI_execute_with_args("SELECT DISTINCT p.partition FROM syncular.sync_segment_publications p"
-							   " WHERE p.segment_id = $1 AND p.scope_digest = $2",
-							   2, types, args, NULL, true, 0);
-	MemoryContextSwitchTo(caller);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "syncular segments: publication read failed: %s", SPI_result_code_string(rc));
-	for (uint64 i = 0; i < SPI_processed; i++)
+	nparts = sync_segment_publication_partitions(segment_id, sd, &parts);
+	for (int i = 0; i < nparts; i++)
 	{
-		bool		isnull;
-		char	   *partition = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[i],
-																  SPI_tuptable->tupdesc, 1, &isnull));
-
-		if (strcmp(audience(key, partition), aud) == 0)
+		if (strcmp(audience(key, parts[i]), aud) == 0)
 		{
 			*scope_digest = sd;
-			return partition;
+			return parts[i];
 		}
 	}
 	sync_raise("sync.not_found", "segment not found", NULL);
