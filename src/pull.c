@@ -17,8 +17,8 @@
  *   4. cursor < 0 or cursor > maxSeq             -> bootstrap with a fresh pin
  *   5. otherwise (horizon <= cursor <= maxSeq)   -> incremental
  *
- * Incremental (§3.6): window cursor < commit_seq <= maxSeq, candidates from sync_change_scopes
- * driven by the first effective variable (sorted key order), exact match on every variable
+ * Incremental (§3.6): window cursor < commit_seq <= maxSeq, candidates from the change-scope
+ * index (storage_log.c) driven by the first effective variable (sorted key order), exact match on every variable
  * afterwards against the stored scopes (sync_scopes_match).  The read looks ahead for
  * limitCommits + 1 matching changes; commits are never split, the first is always delivered,
  * then commits are added while delivered + next <= limitCommits.  nextCursor = max(cursor,
