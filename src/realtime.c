@@ -268,8 +268,7 @@ registration_build(const char *partition, const char *actor, const char *client,
 	sync_storage_read_seqs(partition, &r->latest, &horizon);
 	MemoryContextSwitchTo(cxt);
 
-	have = sync_storage_client_get(partition, client, &rec);
-	MemoryContextSwitchTo(cxt);
+	have = sync_storage_client_get(partition, client, &rec);	/* restores cxt */
 
 	r->cursor = -1;
 	r->wire_version = 3;

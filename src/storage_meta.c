@@ -181,21 +181,19 @@ sync_storage_settings_read(const char *known_key, SyncSettingsRow *row)
 
 /* ---------------------------------------------------------------- registered functions */
 
-/* The merger registered for crdt_type (*registered; InvalidOid when its function is gone). */
-Oid
-sync_storage_crdt_merger(const char *crdt_type, bool *registered)
+/*
+ * One registration looked up by its text key: the oid in its first column (InvalidOid when
+ * NULL); *found when a row exists.
+ */
+static Oid
+lookup_oid(SPIPlanPtr plan, const char *key, bool read_only, const char *what, bool *found)
 {
-	static SPIPlanPtr plan = NULL;
-	Datum		arg = CStringGetTextDatum(crdt_type);
+	Datum		arg = CStringGetTextDatum(key);
 	Oid			fn = InvalidOid;
 
-	if (plan == NULL)
-		plan = keep("SELECT p.oid FROM syncular.sync_crdt_mergers m "
-					"LEFT JOIN pg_catalog.pg_proc p ON p.oid = m.fn "
-					"WHERE m.crdt_type = $1", 1, (Oid[]) {TEXTOID}, false);
-	exec(plan, &arg, NULL, true, 1, SPI_OK_SELECT, "reading sync_crdt_mergers");
-	*registered = SPI_processed == 1;
-	if (*registered)
+	exec(plan, &arg, NULL, read_only, 1, SPI_OK_SELECT, what);
+	*found = SPI_processed == 1;
+	if (*found)
 	{
 		bool		isnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -207,28 +205,30 @@ sync_storage_crdt_merger(const char *crdt_type, bool *registered)
 	return fn;
 }
 
+/* The merger registered for crdt_type (*registered; InvalidOid when its function is gone). */
+Oid
+sync_storage_crdt_merger(const char *crdt_type, bool *registered)
+{
+	static SPIPlanPtr plan = NULL;
+
+	if (plan == NULL)
+		plan = keep("SELECT p.oid FROM syncular.sync_crdt_mergers m "
+					"LEFT JOIN pg_catalog.pg_proc p ON p.oid = m.fn "
+					"WHERE m.crdt_type = $1", 1, (Oid[]) {TEXTOID}, false);
+	return lookup_oid(plan, crdt_type, true, "reading sync_crdt_mergers", registered);
+}
+
 /* The row validator registered for table (InvalidOid: none). */
 Oid
 sync_storage_row_validator(const char *table)
 {
 	static SPIPlanPtr plan = NULL;
-	Datum		arg = CStringGetTextDatum(table);
-	Oid			fn = InvalidOid;
+	bool		found;
 
 	if (plan == NULL)
 		plan = keep("SELECT v.fn::pg_catalog.oid FROM syncular.sync_row_validators v "
 					"WHERE v.tbl = $1", 1, (Oid[]) {TEXTOID}, false);
-	exec(plan, &arg, NULL, false, 1, SPI_OK_SELECT, "row validator lookup");
-	if (SPI_processed == 1)
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-			fn = DatumGetObjectId(d);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return fn;
+	return lookup_oid(plan, table, false, "row validator lookup", &found);
 }
 
 /* ---------------------------------------------------------------- auth leases (§7.3) */
