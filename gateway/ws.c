@@ -860,8 +860,11 @@ ws_on_open(Sock *s)
 {
 	if (s->st == WS_REFUSED)
 	{
+		char reason[sizeof(s->close_reason)];
+
+		memcpy(reason, s->close_reason, sizeof(reason));
 		s->st = WS_OPEN;        /* so that ws_close takes it */
-		ws_close(s, s->close_code, s->close_reason);
+		ws_close(s, s->close_code, reason);
 	}
 	else if (s->st == WS_AUTH)
 		start_auth(s);

@@ -38,6 +38,7 @@ struct WsIo
 	bool        in_data;        /* the frame being received carries message payload */
 	bool        fin;
 	bool        dead;
+	bool        linger;         /* our close is out, the peer's awaited: its bytes are discarded */
 	uint32_t    events;
 	GwTimer     first;          /* serves the bytes that came with the upgrade request */
 	WsIo       *prev, *next;
@@ -212,20 +213,54 @@ io_flush(WsIo *io)
 	return true;
 }
 
+/*
+ * After a close we started (a violation, a refusal, a drain), the peer's remaining bytes are
+ * read and dropped until it ends the stream (or CLOSE_WAIT_US passes, io_tick): closing a socket
+ * with unread bytes sends a reset, which can destroy our close frame before the peer reads it.
+ */
+static void
+io_linger(WsIo *io)
+{
+	uint8_t buf[4096];
+	ssize_t n;
+
+	while ((n = recv(io->fd, buf, sizeof(buf), 0)) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+		io_end(io);
+}
+
 static void
 io_ready(int fd, uint32_t events, void *arg)
 {
 	WsIo *io = arg;
 
 	(void) fd;
-	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && wslay_event_recv(io->ctx) != 0)
+	if (io->linger)
+	{
+		io_linger(io);
+		return;
+	}
+	/* a protocol violation (RFC 6455 §7.4.1: 1002, 1009) leaves wslay's close frame queued:
+	 * only a socket error or the peer's end of the stream ends the socket at once */
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
+		wslay_event_recv(io->ctx) == WSLAY_ERR_CALLBACK_FAILURE)
 		io->dead = true;
 	if (!io->dead && !io_flush(io))
 		io->dead = true;
 	/* both closes exchanged (RFC 6455 §7.1.1), the peer gone, or an error */
-	if (io->dead || (!wslay_event_want_read(io->ctx) && !wslay_event_want_write(io->ctx)))
+	if (io->dead || (wslay_event_get_close_received(io->ctx) && !wslay_event_want_write(io->ctx)))
 	{
 		io_end(io);
+		return;
+	}
+	if (!wslay_event_want_read(io->ctx) && !wslay_event_want_write(io->ctx))
+	{
+		io->linger = true;
+		shutdown(io->fd, SHUT_WR);
+		if (gw_loop_watch(io->fd, EPOLLIN, io_ready, io) == 0)
+			io->events = EPOLLIN;
+		io_linger(io);
 		return;
 	}
 	io_watch(io);
@@ -234,7 +269,7 @@ io_ready(int fd, uint32_t events, void *arg)
 void
 ws_io_kick(Sock *s)
 {
-	if (s->io && !s->io->dead)
+	if (s->io && !s->io->dead && !s->io->linger)
 		io_watch(s->io);
 }
 
@@ -257,7 +292,8 @@ io_tick(GwTimer *t)
 			io_end(io);         /* no answer to our close, or silent past --idle-timeout */
 			continue;
 		}
-		if (quiet > (int64_t) gw_cfg.heartbeat_s * 1000000 && !io->ping_out && !io->close_queued)
+		if (quiet > (int64_t) gw_cfg.heartbeat_s * 1000000 && !io->ping_out && !io->close_queued &&
+			!io->linger)
 		{
 			struct wslay_event_msg ping = {WSLAY_PING, NULL, 0};
 
