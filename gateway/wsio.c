@@ -241,8 +241,10 @@ io_ready(int fd, uint32_t events, void *arg)
 		io_linger(io);
 		return;
 	}
-	/* a protocol violation (RFC 6455 §7.4.1: 1002, 1009) leaves wslay's close frame queued:
-	 * only a socket error or the peer's end of the stream ends the socket at once */
+	/* wslay answers a violation it finds in a whole frame (RFC 6455 §5.1 mask, §5.2 reserved
+	 * bits and opcodes, §5.4 fragments, §5.5 control frames) with its close frame queued and
+	 * reading stopped; a frame it cannot parse (a control frame over 125 bytes, a length with
+	 * the top bit set) ends the connection (§7.1.7), as does a socket error or the peer's end */
 	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
 		wslay_event_recv(io->ctx) == WSLAY_ERR_CALLBACK_FAILURE)
 		io->dead = true;
