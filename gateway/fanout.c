@@ -23,7 +23,6 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <libpq-fe.h>
-#include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -13,7 +13,6 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <libwebsockets.h>
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
