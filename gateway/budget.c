@@ -43,9 +43,8 @@ gw_budget_used(void)
  * --max-body and the budget, before a body byte is read: 0 admitted (*held = the bytes taken from
  * the budget, 0 without a body), 413 over --max-body, 503 when it does not fit the budget. */
 int
-gw_budget_admit_body(GwReq *r, size_t *held)
+gw_budget_admit_body(const char *clen, size_t *held)
 {
-	const char *clen = gw_req_header(r, "Content-Length");
 	unsigned long long n;
 
 	*held = 0;

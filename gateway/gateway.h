@@ -17,7 +17,7 @@
  *   segments.c GET <mount>/segments/{id}: direct (§5.5) and signed-URL (§5.4) downloads
  *   operations.c POST <mount>/operations: remote operations (REMOTE.md revision 1 §5)
  *   ws.c       the realtime channel (SPEC §8)
- *   wsio.c     WebSocket framing of upgraded sockets (wslay): reads, writes, close codes
+ *   wsio.c     WebSocket framing of upgraded sockets (wslay): reads, the outbound queue, closes
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   log.c      gw_log (a leaf)
  *   main.c     startup checks, signals, the event loop, drain
@@ -145,7 +145,7 @@ void   gw_budget_force(size_t n);  /* counted even over the budget (answers alre
 void   gw_budget_give(size_t n);
 size_t gw_budget_used(void);
 /* Content-Length against --max-body and the budget: 0 admitted (*held taken), 413 or 503 */
-int    gw_budget_admit_body(GwReq *r, size_t *held);
+int    gw_budget_admit_body(const char *content_length, size_t *held);
 /* ---------------- pool.c ---------------- */
 /* false when the queue is full (caller answers 429) */
 bool   gw_pool_submit(GwJob *job);
@@ -220,12 +220,23 @@ void   gw_ops_body_done(GwOps *o);
 void   gw_ops_free(GwOps *o);
 
 /* ---------------- http.c / routes.c / ws.c ---------------- */
-int  gw_http_start(void);           /* listen on --listen:--port; -1 when it cannot */
+typedef struct GwRouteReq GwRouteReq;
+/* what the HTTP layer hands requests to (wired by main.c: the layer calls no file above it) */
+typedef struct GwHttpHandlers
+{
+	GwRouteReq *(*route_start) (GwReq *r, const char *url);
+	void        (*route_body) (GwRouteReq *q, const uint8_t *in, size_t len);
+	void        (*route_body_done) (GwRouteReq *q);
+	void        (*route_free) (GwRouteReq *q);
+	void        (*upgrade) (GwReq *r, const char *url);      /* GET with Upgrade */
+	void        (*upgraded) (void *sock, int fd, const char *extra, size_t extra_len, void *handle);
+	void        (*abandon) (void *sock);                     /* an upgrade never answered */
+} GwHttpHandlers;
+int  gw_http_start(const GwHttpHandlers *h);   /* listen on --listen:--port; -1 when it cannot */
 int  gw_http_timeout_ms(int max_ms);
 void gw_http_run(void);             /* let libmicrohttpd work (after every loop turn) */
 void gw_http_stop(void);
 int  gw_http_inflight(void);
-typedef struct GwRouteReq GwRouteReq;
 /* routes.c: a request's head is complete (url: the path); its body arrives through
  * gw_route_body, its end with gw_route_body_done; freed with gw_route_free */
 GwRouteReq *gw_route_start(GwReq *r, const char *url);

@@ -59,6 +59,7 @@ struct GwReq
 };
 
 static struct MHD_Daemon *daemon_;
+static const GwHttpHandlers *hd;
 static GwReq *live;
 static int inflight;
 
@@ -257,7 +258,7 @@ on_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, const char *extr
 			inflight--;         /* the socket is counted by ws.c from now on */
 		r->active = false;
 	}
-	gw_ws_upgraded(cls, sock, extra, extra_len, urh);
+	hd->upgraded(cls, sock, extra, extra_len, urh);
 }
 
 void
@@ -412,7 +413,8 @@ req_new(struct MHD_Connection *c)
 
 /* Called with the raw request target, before the library unescapes it or cuts it at a NUL
  * byte: it ends at the NUL the library wrote over the space before "HTTP/"; anything else after
- * the first NUL means a NUL inside the target. */
+ * the first NUL means a NUL inside the target.  (The callback runs only once the library parsed
+ * an "HTTP/d.d" version after the target, so the bytes read here are inside the request line.) */
 static void *
 on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 {
@@ -441,9 +443,9 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_Reque
 		return;
 	*con_cls = NULL;
 	if (r->route)
-		gw_route_free(r->route);
+		hd->route_free(r->route);
 	if (r->ws_sock)
-		gw_ws_abandon(r->ws_sock);
+		hd->abandon(r->ws_sock);
 	if (r->active)
 		inflight--;
 	answer_clear(r);
@@ -475,8 +477,8 @@ on_head(GwReq *r, const char *url, const char *method)
 			gw_req_answer(r, st, "application/json", (uint8_t *) j, j ? strlen(j) : 0, NULL);
 		}
 		else if (gw_req_header(r, MHD_HTTP_HEADER_UPGRADE) && strcmp(method, "GET") == 0)
-			gw_ws_upgrade(r, url);
-		else if (!(r->route = gw_route_start(r, url)) && !r->has_answer)
+			hd->upgrade(r, url);
+		else if (!(r->route = hd->route_start(r, url)) && !r->has_answer)
 			return MHD_NO;
 	}
 	/* an answer before the body: sent at once, the body is not read, the connection closes */
@@ -498,7 +500,7 @@ on_upload(GwReq *r, const char *data, size_t len)
 {
 	gw_metrics_bytes(GW_M_HTTP, true, len);
 	if (!r->has_answer && r->route)
-		gw_route_body(r->route, (const uint8_t *) data, len);
+		hd->route_body(r->route, (const uint8_t *) data, len);
 	if (r->pause && !r->has_answer)
 		suspend(r);
 }
@@ -533,7 +535,7 @@ on_access(void *cls, struct MHD_Connection *c, const char *url, const char *meth
 	{
 		r->body_done = true;
 		if (r->route && !r->has_answer)
-			gw_route_body_done(r->route);
+			hd->route_body_done(r->route);
 	}
 	if (r->has_answer)
 		return queue(r);
@@ -561,7 +563,7 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 int
-gw_http_start(void)
+gw_http_start(const GwHttpHandlers *h)
 {
 	struct addrinfo hints, *ai = NULL;
 	char port[16];
@@ -572,6 +574,7 @@ gw_http_start(void)
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	snprintf(port, sizeof(port), "%d", gw_cfg.listen_port);
+	hd = h;
 	if (getaddrinfo(gw_cfg.listen_host, port, &hints, &ai) != 0 || !ai)
 		return -1;
 	if (ai->ai_family == AF_INET6)

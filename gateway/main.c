@@ -100,6 +100,12 @@ out:
 	return rc;
 }
 
+/* the HTTP layer's requests go to the routes, its upgrades to the realtime layer */
+static const GwHttpHandlers handlers = {
+	gw_route_start, gw_route_body, gw_route_body_done, gw_route_free,
+	gw_ws_upgrade, gw_ws_upgraded, gw_ws_abandon
+};
+
 static void
 log_start(void)
 {
@@ -148,7 +154,7 @@ main(int argc, char **argv)
 	if (gw_auth_init() != 0 || startup_checks() != 0)
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
-	if (gw_loop_init() != 0 || gw_http_start() != 0)
+	if (gw_loop_init() != 0 || gw_http_start(&handlers) != 0)
 	{
 		fprintf(stderr, "syncular-gateway: cannot listen on %s:%d\n", gw_cfg.listen_host, gw_cfg.listen_port);
 		return 1;

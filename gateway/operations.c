@@ -239,7 +239,7 @@ gw_ops_start(GwReq *r, const char *uri)
 	/* the declared length is checked and held from the process's memory budget before a byte
 	 * is read, as for /sync (docs/gateway.md "Limits and malformed input"), and given back with
 	 * the request */
-	if ((rc = gw_budget_admit_body(r, &o->held)) != 0)
+	if ((rc = gw_budget_admit_body(gw_req_header(r, "Content-Length"), &o->held)) != 0)
 	{
 		gw_req_close_after(r);
 		if (rc == 413)

@@ -780,7 +780,6 @@ wait_done(GwJob *job, PGresult *res, const char *err)
 			gw_log("commit wake-ups were lost%s%s (the ring moved past this gateway's position): "
 				   "resynchronizing every partition", pc->conninfo ? " on shard " : "",
 				   pc->conninfo ? pc->conninfo : "");
-			gw_metrics_wakeups_lost();
 			if (commit_fn)
 				commit_fn(NULL, 0);
 		}

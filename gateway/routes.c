@@ -333,7 +333,7 @@ on_sync(RouteReq *s)
 	s->gzip_ok = gw_accepts_gzip(ae);
 	free(ae);
 	/* the declared length is checked and held before a byte is read */
-	if ((rc = gw_budget_admit_body(s->r, &s->held)) != 0)
+	if ((rc = gw_budget_admit_body(gw_req_header(s->r, "Content-Length"), &s->held)) != 0)
 	{
 		gw_req_close_after(s->r);
 		if (rc == 413)

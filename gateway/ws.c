@@ -29,6 +29,12 @@
 
 #define ROUND_CHUNK 65536
 
+static void ws_on_open(Sock *s);
+static void ws_on_closed(Sock *s);
+static void ws_on_message_start(Sock *s, bool binary);
+static void ws_on_message_bytes(Sock *s, const uint8_t *in, size_t len);
+static void ws_on_message_end(Sock *s);
+
 static int nsocks;          /* sockets between upgrade and close */
 static uint64_t next_id = 1;
 
@@ -36,15 +42,6 @@ int
 gw_ws_count(void)
 {
 	return nsocks;
-}
-
-int64_t
-ws_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---------------------------------------------------------------- lifetime */
@@ -83,97 +80,6 @@ ws_release(Sock *s)
 {
 	if (--s->refs == 0)
 		sock_free(s);
-}
-
-/* ---------------------------------------------------------------- output */
-
-static bool
-enqueue(Sock *s, bool binary, uint8_t tag, bool tagged, const uint8_t *p, size_t len)
-{
-	WsMsg *m;
-	size_t n = len + (tagged ? 1 : 0);
-
-	if (!s->io || s->st == WS_CLOSING || s->st == WS_GONE)
-		return false;
-	if (!(m = malloc(sizeof(WsMsg) + n)))
-		return false;
-	m->next = NULL;
-	m->binary = binary;
-	m->wake = false;
-	m->len = n;
-	if (tagged)
-		m->data[0] = tag;
-	memcpy(m->data + (tagged ? 1 : 0), p, len);
-	if (s->qtail)
-		s->qtail->next = m;
-	else
-		s->qhead = m;
-	s->qtail = m;
-	s->qbytes += n;
-	ws_io_kick(s);
-	return true;
-}
-
-bool
-ws_send_text(Sock *s, const char *text)
-{
-	/* control events are small; a socket that cannot take them is a slow consumer */
-	if (s->qbytes > gw_cfg.ws_max_buffer)
-	{
-		ws_close(s, 1008, "slow consumer: send buffer full");
-		return false;
-	}
-	return enqueue(s, false, 0, false, (const uint8_t *) text, strlen(text));
-}
-
-bool
-ws_send_binary(Sock *s, uint8_t tag, const uint8_t *p, size_t len, bool droppable)
-{
-	if (droppable && (s->qbytes + len + 1 > gw_cfg.ws_max_buffer || len + 1 > gw_cfg.ws_max_message))
-		return false;           /* §8.2 flow control: the caller answers with a wake-up */
-	return enqueue(s, true, tag, true, p, len);
-}
-
-void
-ws_close(Sock *s, int code, const char *reason)
-{
-	if (!s->io || s->st == WS_CLOSING || s->st == WS_GONE)
-		return;
-	s->st = WS_CLOSING;
-	s->close_code = code;
-	snprintf(s->close_reason, sizeof(s->close_reason), "%s", reason);
-	if (gw_cfg.verbose)
-		gw_log("realtime %s: close %d %s", s->client, code, reason);
-	ws_io_kick(s);
-}
-
-static void
-send_event(Sock *s, const char *event, json_t *data)
-{
-	json_t *o = json_pack("{s:s, s:o}", "event", event, "data", data);
-	char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-
-	if (t)
-		ws_send_text(s, t);
-	free(t);
-	json_decref(o);
-}
-
-void
-ws_send_wake(Sock *s, int64_t cursor, const char *reason)
-{
-	/* §8.2: a socket told to pull is behind until an ack or a round reaches this cursor */
-	if (cursor > s->head_needed)
-		s->head_needed = cursor;
-	/* wake-ups are idempotent and coalescible (§8.3): one unsent wake-up is enough */
-	if (s->qtail && s->qtail->wake)
-		return;
-	send_event(s, "sync", json_pack("{s:I, s:b, s:s, s:I}", "cursor", (json_int_t) cursor,
-									"requiresPull", 1, "reason", reason, "timestamp",
-									(json_int_t) ws_now_ms()));
-	gw_metrics_wake(reason);
-	if (s->qtail && !s->qtail->binary)
-		s->qtail->wake = true;
 }
 
 /* ---------------------------------------------------------------- errors from the database */
@@ -227,7 +133,7 @@ send_hello(Sock *s, json_t *r)
 		memset(rnd, 0, sizeof(rnd));
 	for (int i = 0; i < 16; i++)
 		snprintf(sid + 2 * i, 3, "%02x", rnd[i]);
-	send_event(s, "hello", json_pack("{s:i, s:s, s:s, s:s, s:O, s:O, s:O, s:I}",
+	ws_send_event(s, "hello", json_pack("{s:i, s:s, s:s, s:s, s:O, s:O, s:O, s:I}",
 									 "protocolVersion", 1, "sessionId", sid,
 									 "actorId", s->who.actor, "clientId", s->client,
 									 "cursor", json_object_get(r, "cursor"),
@@ -700,14 +606,14 @@ on_message(Sock *s)
 	}
 }
 
-void
+static void
 ws_on_message_start(Sock *s, bool binary)
 {
 	s->rx_len = 0;
 	s->rx_binary = binary;
 }
 
-void
+static void
 ws_on_message_bytes(Sock *s, const uint8_t *in, size_t len)
 {
 	gw_metrics_bytes(GW_M_WS, true, len);
@@ -725,7 +631,7 @@ ws_on_message_bytes(Sock *s, const uint8_t *in, size_t len)
 	s->rx_len += len;
 }
 
-void
+static void
 ws_on_message_end(Sock *s)
 {
 	if (s->st == WS_CLOSING)
@@ -855,7 +761,7 @@ gw_ws_abandon(void *sock)
 	ws_release(s);
 }
 
-void
+static void
 ws_on_open(Sock *s)
 {
 	if (s->st == WS_REFUSED)
@@ -872,7 +778,7 @@ ws_on_open(Sock *s)
 		start_connect(s);
 }
 
-void
+static void
 ws_on_closed(Sock *s)
 {
 	presence_on_close(s);
@@ -897,15 +803,31 @@ heartbeat_cb(GwTimer *t)
 			if (s->st == WS_OPEN)
 			{
 				d = json_pack("{s:I}", "timestamp", (json_int_t) ws_now_ms());
-				send_event(s, "heartbeat", d);
+				ws_send_event(s, "heartbeat", d);
 			}
 	gw_timer_after(t, heartbeat_cb, (int64_t) gw_cfg.heartbeat_s * 1000000);
+}
+
+/* LISTEN notifications: presence has its channel, commit wake-ups go to the fanout */
+static void
+on_notify(const char *channel, const char *payload)
+{
+	if (payload && strcmp(channel, "syncular_presence") == 0)
+		presence_on_notify(payload);
+	else
+		fanout_on_notify(channel, payload);
 }
 
 void
 gw_ws_init(void)
 {
-	gw_pool_set_notify(fanout_on_notify);
+	static const WsIoHandlers io = {
+		ws_on_open, ws_on_closed, ws_on_message_start, ws_on_message_bytes, ws_on_message_end
+	};
+
+	ws_io_init(&io);
+	gw_metrics_set_sockets(gw_ws_count);
+	gw_pool_set_notify(on_notify);
 	gw_pool_set_commit(fanout_on_commit);
 	presence_init();
 	gw_timer_after(&heartbeat, heartbeat_cb, (int64_t) gw_cfg.heartbeat_s * 1000000);

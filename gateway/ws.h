@@ -78,23 +78,27 @@ struct WsPart
 	WsPart     *next;
 };
 
-/* wsio.c */
+/* wsio.c: the framing below ws.c, which it reports to through these (registered by ws.c) */
+typedef struct WsIoHandlers
+{
+	void        (*open) (Sock *s);
+	void        (*closed) (Sock *s);
+	void        (*message_start) (Sock *s, bool binary);
+	void        (*message_bytes) (Sock *s, const uint8_t *p, size_t len);
+	void        (*message_end) (Sock *s);
+} WsIoHandlers;
+void ws_io_init(const WsIoHandlers *h);
 void ws_io_kick(Sock *s);                /* something to write: when the socket is writable */
 void ws_io_shutdown(void);
-/* ws.c, called by wsio.c */
-void ws_on_open(Sock *s);
-void ws_on_closed(Sock *s);
-void ws_on_message_start(Sock *s, bool binary);
-void ws_on_message_bytes(Sock *s, const uint8_t *p, size_t len);
-void ws_on_message_end(Sock *s);
-/* ws.c */
 bool ws_send_text(Sock *s, const char *text);         /* false: the socket is being closed */
 bool ws_send_binary(Sock *s, uint8_t tag, const uint8_t *p, size_t len, bool droppable);
 void ws_close(Sock *s, int code, const char *reason);
 void ws_send_wake(Sock *s, int64_t cursor, const char *reason);
+void ws_send_event(Sock *s, const char *event, json_t *data);   /* {event, data}; data is taken */
+int64_t ws_now_ms(void);
+/* ws.c */
 void ws_hold(Sock *s);
 void ws_release(Sock *s);
-int64_t ws_now_ms(void);
 
 /* fanout.c */
 WsPart *fanout_join(Sock *s, const char *partition);

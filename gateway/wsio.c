@@ -3,9 +3,11 @@
  * context, in the gateway's event loop.  wslay checks what the wire must be (§5.1 masked client
  * frames, §5.2 reserved bits and opcodes, §5.4 fragmentation, §5.5 control frames of at most 125
  * bytes, unfragmented) and answers violations with close 1002; it answers pings and closes.  The
- * gateway keeps, on top (ws.c): message assembly within --ws-max-message and the memory budget,
- * its own outbound queue bounded by --ws-max-buffer (one message at a time goes to wslay), close
- * codes, and liveness: a ping after --heartbeat quiet seconds, a hang-up after --idle-timeout.
+ * gateway keeps, on top: the outbound queue of each socket (ws_send_*, used by ws.c, fanout.c and
+ * presence.c) bounded by --ws-max-buffer, of which one message at a time goes to wslay; message
+ * assembly within --ws-max-message and the memory budget (ws.c, reported to through the handlers
+ * it registers); close codes; liveness: a ping after --heartbeat quiet seconds, a hang-up after
+ * --idle-timeout.
  *
  * Sockets are never freed inside a call that may come from a fanout walking a partition's
  * sockets: writes happen when the loop reports the socket writable, and a socket ends only from
@@ -15,9 +17,11 @@
 #include "loop.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <wslay/wslay.h>
 
 #define PONGS_MAX 16            /* control answers queued before reading stops (ping floods) */
@@ -45,7 +49,108 @@ struct WsIo
 };
 
 static WsIo *ios;
+static const WsIoHandlers *hd;
 static GwTimer tick;
+
+int64_t
+ws_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------- output (ws.c, fanout.c, presence.c) */
+
+static bool
+enqueue(Sock *s, bool binary, uint8_t tag, bool tagged, const uint8_t *p, size_t len)
+{
+	WsMsg *m;
+	size_t n = len + (tagged ? 1 : 0);
+
+	if (!s->io || s->st == WS_CLOSING || s->st == WS_GONE)
+		return false;
+	if (!(m = malloc(sizeof(WsMsg) + n)))
+		return false;
+	m->next = NULL;
+	m->binary = binary;
+	m->wake = false;
+	m->len = n;
+	if (tagged)
+		m->data[0] = tag;
+	memcpy(m->data + (tagged ? 1 : 0), p, len);
+	if (s->qtail)
+		s->qtail->next = m;
+	else
+		s->qhead = m;
+	s->qtail = m;
+	s->qbytes += n;
+	ws_io_kick(s);
+	return true;
+}
+
+bool
+ws_send_text(Sock *s, const char *text)
+{
+	/* control events are small; a socket that cannot take them is a slow consumer */
+	if (s->qbytes > gw_cfg.ws_max_buffer)
+	{
+		ws_close(s, 1008, "slow consumer: send buffer full");
+		return false;
+	}
+	return enqueue(s, false, 0, false, (const uint8_t *) text, strlen(text));
+}
+
+bool
+ws_send_binary(Sock *s, uint8_t tag, const uint8_t *p, size_t len, bool droppable)
+{
+	if (droppable && (s->qbytes + len + 1 > gw_cfg.ws_max_buffer || len + 1 > gw_cfg.ws_max_message))
+		return false;           /* §8.2 flow control: the caller answers with a wake-up */
+	return enqueue(s, true, tag, true, p, len);
+}
+
+void
+ws_close(Sock *s, int code, const char *reason)
+{
+	if (!s->io || s->st == WS_CLOSING || s->st == WS_GONE)
+		return;
+	s->st = WS_CLOSING;
+	s->close_code = code;
+	snprintf(s->close_reason, sizeof(s->close_reason), "%s", reason);
+	if (gw_cfg.verbose)
+		gw_log("realtime %s: close %d %s", s->client, code, reason);
+	ws_io_kick(s);
+}
+
+void
+ws_send_event(Sock *s, const char *event, json_t *data)
+{
+	json_t *o = json_pack("{s:s, s:o}", "event", event, "data", data);
+	char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	if (t)
+		ws_send_text(s, t);
+	free(t);
+	json_decref(o);
+}
+
+void
+ws_send_wake(Sock *s, int64_t cursor, const char *reason)
+{
+	/* §8.2: a socket told to pull is behind until an ack or a round reaches this cursor */
+	if (cursor > s->head_needed)
+		s->head_needed = cursor;
+	/* wake-ups are idempotent and coalescible (§8.3): one unsent wake-up is enough */
+	if (s->qtail && s->qtail->wake)
+		return;
+	ws_send_event(s, "sync", json_pack("{s:I, s:b, s:s, s:I}", "cursor", (json_int_t) cursor,
+									"requiresPull", 1, "reason", reason, "timestamp",
+									(json_int_t) ws_now_ms()));
+	gw_metrics_wake(reason);
+	if (s->qtail && !s->qtail->binary)
+		s->qtail->wake = true;
+}
 
 /* ---------------------------------------------------------------- wslay callbacks */
 
@@ -104,7 +209,7 @@ io_frame_start(wslay_event_context_ptr ctx, const struct wslay_event_on_frame_re
 		a->opcode == WSLAY_BINARY_FRAME;
 	io->fin = a->fin;
 	if (io->in_data && a->opcode != WSLAY_CONTINUATION_FRAME)
-		ws_on_message_start(io->s, a->opcode == WSLAY_BINARY_FRAME);
+		hd->message_start(io->s, a->opcode == WSLAY_BINARY_FRAME);
 }
 
 static void
@@ -114,7 +219,7 @@ io_frame_chunk(wslay_event_context_ptr ctx, const struct wslay_event_on_frame_re
 
 	(void) ctx;
 	if (io->in_data)
-		ws_on_message_bytes(io->s, a->data, a->data_length);
+		hd->message_bytes(io->s, a->data, a->data_length);
 }
 
 static void
@@ -124,7 +229,7 @@ io_frame_end(wslay_event_context_ptr ctx, void *user)
 
 	(void) ctx;
 	if (io->in_data && io->fin)
-		ws_on_message_end(io->s);
+		hd->message_end(io->s);
 	io->in_data = false;
 }
 
@@ -169,7 +274,7 @@ io_end(WsIo *io)
 	free(io->extra);
 	free(io);
 	s->io = NULL;
-	ws_on_closed(s);
+	hd->closed(s);
 }
 
 /* hand our queue to wslay one message at a time, then a close frame when closing; write */
@@ -329,7 +434,7 @@ gw_ws_upgraded(void *sock, int fd, const char *extra, size_t extra_len, void *ur
 			wslay_event_context_free(io->ctx);
 		free(io);
 		gw_http_upgrade_close(urh);
-		ws_on_closed(s);
+		hd->closed(s);
 		return;
 	}
 	/* messages are assembled by ws.c, within --ws-max-message and the memory budget */
@@ -350,9 +455,15 @@ gw_ws_upgraded(void *sock, int fd, const char *extra, size_t extra_len, void *ur
 	if (!tick.armed)
 		gw_timer_after(&tick, io_tick, 1000000);
 	io_watch(io);
-	ws_on_open(s);
+	hd->open(s);
 	if (extra_len)
 		gw_timer_after(&io->first, io_first, 0);   /* frames that came with the upgrade request */
+}
+
+void
+ws_io_init(const WsIoHandlers *h)
+{
+	hd = h;
 }
 
 /* the process stops: every socket ends now */
