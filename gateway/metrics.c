@@ -9,6 +9,7 @@
  * syncular_stats_preloaded 0 is exported for the database.
  */
 #include "metrics.h"
+#include "loop.h"
 #include "parse.h"
 
 #include <jansson.h>
@@ -52,10 +53,7 @@ gw_metrics_set_sockets(GwGaugeFn fn)
 int64_t
 gw_metrics_now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return gw_loop_now_us();
 }
 
 void

@@ -28,7 +28,6 @@ def rss(g):
 def raw(g, data, timeout=5, shut=True):
     """Send bytes on a fresh socket, read until the peer closes or the timeout; the bytes read."""
     s = socket.create_connection(("127.0.0.1", g.port), timeout=timeout)
-    out = b""
     try:
         try:
             s.sendall(data)
@@ -36,15 +35,23 @@ def raw(g, data, timeout=5, shut=True):
                 s.shutdown(socket.SHUT_WR)
         except OSError:
             pass                # the gateway may close first: read what it answered
-        while True:
+        out = read_until(s, lambda b: False)
+    finally:
+        s.close()
+    return out
+
+
+def read_until(s, done):
+    """Bytes read from s until done(bytes) holds, the peer closes, or the socket times out."""
+    out = b""
+    try:
+        while not done(out):
             x = s.recv(65536)
             if not x:
                 break
             out += x
     except (socket.timeout, ConnectionResetError, BrokenPipeError):
         pass
-    finally:
-        s.close()
     return out
 
 
@@ -164,16 +171,12 @@ def pipeline(g, data, n, timeout=20):
     libmicrohttpd 0.9.75 drops a connection whose client half-closes before its answers are
     written) and read until n answers came, the gateway closed, or the timeout."""
     s = socket.create_connection(("127.0.0.1", g.port), timeout=timeout)
-    buf = b""
     try:
-        s.sendall(data)
-        while complete_responses(buf) < n:
-            x = s.recv(65536)
-            if not x:
-                break
-            buf += x
-    except (socket.timeout, ConnectionResetError, BrokenPipeError):
-        pass
+        try:
+            s.sendall(data)
+        except OSError:
+            pass                # the gateway may close first: read what it answered
+        buf = read_until(s, lambda b: complete_responses(b) >= n)
     finally:
         s.close()
     return responses(buf)
