@@ -304,7 +304,7 @@ static void
 on_sync(RouteReq *s)
 {
 	char *ae, *ce;
-	const char *why, *clen;
+	const char *why;
 	int rc;
 
 	if (!gw_req_method_is(s->r, "POST"))
@@ -361,8 +361,7 @@ on_sync(RouteReq *s)
 			return;
 		}
 	}
-	s->in_body = true;
-	(void) clen;
+	s->in_body = true;          /* the round starts at the body's end, also for an empty one */
 }
 
 static void
