@@ -78,17 +78,19 @@ def first_response(g, data, timeout=5):
 def responses(data):
     """(status, headers, body) of each HTTP/1.1 response in a byte stream (Content-Length framed)."""
     out = []
-    while data.startswith(b"HTTP/1.1 "):
-        head, _, rest = data.partition(b"\r\n\r\n")
-        lines = head.split(b"\r\n")
+    pos = 0
+    while data.startswith(b"HTTP/1.1 ", pos):
+        end = data.find(b"\r\n\r\n", pos)
+        end = len(data) if end < 0 else end
+        lines = data[pos:end].split(b"\r\n")
         st = int(lines[0].split()[1])
         hd = {}
         for ln in lines[1:]:
             k, _, v = ln.partition(b":")
             hd[k.strip().lower().decode()] = v.strip().decode()
         n = int(hd.get("content-length", "0"))
-        out.append((st, hd, rest[:n]))
-        data = rest[n:]
+        out.append((st, hd, data[end + 4:end + 4 + n]))
+        pos = end + 4 + n
     return out
 
 
@@ -148,21 +150,22 @@ def f_connect_close_cycles(g):
 
 
 def complete_responses(data):
-    """How many complete HTTP/1.1 responses (Content-Length framed) a byte stream holds."""
-    n = 0
-    while data.startswith(b"HTTP/1.1 "):
-        head, sep, rest = data.partition(b"\r\n\r\n")
-        if not sep:
+    """How many complete HTTP/1.1 responses (Content-Length framed) a byte stream holds (by
+    offsets: called after every read, it must not copy what it has seen)."""
+    n = pos = 0
+    while data.startswith(b"HTTP/1.1 ", pos):
+        end = data.find(b"\r\n\r\n", pos)
+        if end < 0:
             break
         ln = 0
-        for line in head.split(b"\r\n")[1:]:
+        for line in data[pos:end].split(b"\r\n")[1:]:
             k, _, v = line.partition(b":")
             if k.strip().lower() == b"content-length":
                 ln = int(v.strip())
-        if len(rest) < ln:
+        if len(data) < end + 4 + ln:
             break
         n += 1
-        data = rest[ln:]
+        pos = end + 4 + ln
     return n
 
 
