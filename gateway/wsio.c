@@ -2,7 +2,8 @@
  * wsio.c — the framing of upgraded realtime sockets (RFC 6455) with wslay 1.1.1's server
  * context, in the gateway's event loop.  wslay checks what the wire must be (§5.1 masked client
  * frames, §5.2 reserved bits and opcodes, §5.4 fragmentation, §5.5 control frames of at most 125
- * bytes, unfragmented) and answers violations with close 1002; it answers pings and closes.  The
+ * bytes, unfragmented) and answers violations with close 1002 or, for frames its parser refuses,
+ * by ending the connection; it answers pings and closes.  The
  * gateway keeps, on top: the outbound queue of each socket (ws_send_*, used by ws.c, fanout.c and
  * presence.c) bounded by --ws-max-buffer, of which one message at a time goes to wslay; message
  * assembly within --ws-max-message and the memory budget (ws.c, reported to through the handlers
@@ -346,10 +347,11 @@ io_ready(int fd, uint32_t events, void *arg)
 		io_linger(io);
 		return;
 	}
-	/* wslay answers a violation it finds in a whole frame (RFC 6455 §5.1 mask, §5.2 reserved
-	 * bits and opcodes, §5.4 fragments, §5.5 control frames) with its close frame queued and
-	 * reading stopped; a frame it cannot parse (a control frame over 125 bytes, a length with
-	 * the top bit set) ends the connection (§7.1.7), as does a socket error or the peer's end */
+	/* wslay answers a violation it finds in a parsed frame (RFC 6455 §5.1 mask, §5.2 reserved
+	 * bits and opcodes, §5.4 a continuation without a start) with its close frame queued and
+	 * reading stopped; a frame its parser refuses (§5.5: a control frame over 125 bytes or
+	 * fragmented; a length with the top bit set) ends the connection (§7.1.7), as does a socket
+	 * error or the peer's end */
 	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
 		wslay_event_recv(io->ctx) == WSLAY_ERR_CALLBACK_FAILURE)
 		io->dead = true;
