@@ -335,7 +335,20 @@ typedef struct HeadScan
 	bool        bad_length;
 	bool        te;
 	bool        control;
+	const char *prev_end;       /* where the previous field value ends in the library's buffer */
 } HeadScan;
+
+/*
+ * A NUL inside a field value: the library keeps each value in its read buffer, ended by the NUL
+ * it wrote over the line's CR (and LF), so the byte after a value's end is another NUL or the
+ * next field's name; anything else is what followed a NUL byte of the value, which the library
+ * cut there.  (An obs-fold continuation line shows the same way; RFC 9112 §5.2 allows a 400.)
+ */
+static bool
+nul_in_value(const char *value_end, const char *next_key)
+{
+	return value_end && value_end[1] != '\0' && value_end + 1 != next_key;
+}
 
 /* RFC 9110 §5.5: CR, LF, NUL and other controls than HTAB are not field content */
 static bool
@@ -353,6 +366,9 @@ scan_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *valu
 	HeadScan *h = cls;
 
 	(void) kind;
+	if (nul_in_value(h->prev_end, key))
+		h->control = true;
+	h->prev_end = value ? value + strlen(value) : NULL;
 	value = value ? value : "";
 	h->bytes += strlen(key) + strlen(value) + 4;
 	if (has_control(key) || has_control(value))
@@ -372,9 +388,11 @@ scan_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *valu
 static bool
 framing_refused(GwReq *r, const char *method)
 {
-	HeadScan h = {strlen(method) + r->target_len + 12, 0, false, false, false};
+	HeadScan h = {strlen(method) + r->target_len + 12, 0, false, false, false, NULL};
 
 	MHD_get_connection_values(r->c, MHD_HEADER_KIND, scan_field, &h);
+	if (nul_in_value(h.prev_end, NULL))
+		h.control = true;
 	r->body_expected = h.te || (h.content_lengths > 0 &&
 								strcmp(gw_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH), "0") != 0);
 	if (h.bytes > HEAD_MAX)

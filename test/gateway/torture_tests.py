@@ -275,6 +275,8 @@ def f_bad_headers(g):
     for name, data, status in (("NUL in the target", b"GET " + m + b"/heal\x00thz HTTP/1.1\r\nHost: t\r\n\r\n", 400),
                                ("NUL at the end of the target", b"GET " + m + b"/healthz\x00 HTTP/1.1\r\nHost: t\r\n\r\n", 400),
                                ("control byte in the target", b"GET " + m + b"/heal\x01thz HTTP/1.1\r\nHost: t\r\n\r\n", 400),
+                               ("NUL in a header value", b"GET " + m + b"/healthz HTTP/1.1\r\nHost: t\x00x\r\nAccept: */*\r\n\r\n", 400),
+                               ("NUL in the last header value", b"GET " + m + b"/healthz HTTP/1.1\r\nHost: t\x00x\r\n\r\n", 400),
                                ("request line over 8 KiB", b"GET " + m + b"/healthz?" + b"a" * 9000 + b" HTTP/1.1\r\nHost: t\r\n\r\n", 431),
                                ("header over 8 KiB", b"GET " + m + b"/healthz HTTP/1.1\r\nHost: t\r\nX-Foo: " + b"a" * 9000 + b"\r\n\r\n", 431)):
         expect_answer(g, data, status, "sync.invalid_request", name)
