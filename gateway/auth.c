@@ -17,10 +17,10 @@
 #include <errno.h>
 #include <jansson.h>
 #include <jwt.h>
-#include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static unsigned char *jwt_key;
@@ -142,10 +142,10 @@ check_dates(jwt_t *jwt)
 }
 
 int
-gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why)
+gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why)
 {
-	char hdr[8192];
-	char *token = NULL;
+	const char *hdr = gw_req_header(r, "Authorization");
+	const char *token = NULL;
 	jwt_t *jwt = NULL;
 	int rc = -1;
 
@@ -156,13 +156,13 @@ gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why)
 		return 0;
 	}
 	*why = "missing bearer token";
-	if (lws_hdr_copy(wsi, hdr, sizeof(hdr), WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
+	if (hdr)
 	{
 		if (strncasecmp(hdr, "Bearer ", 7) == 0)
 			token = hdr + 7;
 	}
-	else if (lws_hdr_total_length(wsi, WSI_TOKEN_UPGRADE) > 0)
-		token = (char *) lws_get_urlarg_by_name(wsi, "access_token=", hdr, sizeof(hdr));
+	else if (gw_req_header(r, "Upgrade"))
+		token = gw_req_arg(r, "access_token");
 	if (!token || !*token)
 		return -1;
 	*why = "invalid token";
@@ -197,95 +197,67 @@ out:
 	return rc;
 }
 
-/* one header as a string member; name without the trailing colon */
-static void
-add_header(json_t *o, const char *name, size_t nlen, struct lws *wsi, int token, const char *custom)
+/* request headers for the SQL authenticator: the standard ones (names not starting "x-") and
+ * the names listed in --auth-headers; names in lower case */
+static bool
+header_listed(const char *name)
 {
-	int len = custom ? lws_hdr_custom_length(wsi, custom, (int) strlen(custom))
-		: lws_hdr_total_length(wsi, (enum lws_token_indexes) token);
-	char *v;
-	char key[128];
+	const char *l = gw_cfg.auth_headers;
+	size_t n = strlen(name);
 
-	if (len <= 0 || len > 65536 || nlen == 0 || nlen >= sizeof(key))
-		return;
-	if (!(v = malloc((size_t) len + 1)))
-		return;
-	if ((custom ? lws_hdr_custom_copy(wsi, v, len + 1, custom, (int) strlen(custom))
-		 : lws_hdr_copy(wsi, v, len + 1, (enum lws_token_indexes) token)) >= 0)
+	if (strncasecmp(name, "x-", 2) != 0)
+		return true;
+	while (l && *l)
 	{
-		memcpy(key, name, nlen);
-		key[nlen] = '\0';
-		for (char *k = key; *k; k++)
-			if (*k >= 'A' && *k <= 'Z')
-				*k += 'a' - 'A';
-		json_object_set_new(o, key, json_string(v));
+		size_t k;
+
+		l += strspn(l, ", ");
+		k = strcspn(l, ", ");
+		if (k == n && strncasecmp(l, name, n) == 0)
+			return true;
+		l += k;
 	}
-	free(v);
+	return false;
+}
+
+static void
+add_header(void *cls, const char *name, const char *value)
+{
+	char key[128];
+	size_t n = strlen(name);
+
+	if (n == 0 || n >= sizeof(key) || !value || !header_listed(name))
+		return;
+	for (size_t i = 0; i <= n; i++)
+		key[i] = (name[i] >= 'A' && name[i] <= 'Z') ? (char) (name[i] + 'a' - 'A') : name[i];
+	json_object_set_new((json_t *) cls, key, json_string(value));
 }
 
 char *
-gw_auth_headers_json(struct lws *wsi)
+gw_auth_headers_json(GwReq *r)
 {
 	json_t *o = json_object();
 	char *s;
 
-	for (int t = 0; t < WSI_TOKEN_COUNT; t++)
-	{
-		const char *name = (const char *) lws_token_to_string((enum lws_token_indexes) t);
-		size_t n = name ? strlen(name) : 0;
-
-		/* request headers only: "name:" (not the method tokens "get " ...) */
-		if (n < 2 || name[n - 1] != ':' || name[0] == ':')
-			continue;
-		add_header(o, name, n - 1, wsi, t, NULL);
-	}
-	if (gw_cfg.auth_headers && *gw_cfg.auth_headers)
-	{
-		char *list = strdup(gw_cfg.auth_headers);
-		char *save = NULL;
-
-		for (char *h = strtok_r(list, ", ", &save); h; h = strtok_r(NULL, ", ", &save))
-		{
-			char custom[130];
-
-			snprintf(custom, sizeof(custom), "%s:", h);
-			for (char *k = custom; *k; k++)
-				if (*k >= 'A' && *k <= 'Z')
-					*k += 'a' - 'A';
-			add_header(o, h, strlen(h), wsi, 0, custom);
-		}
-		free(list);
-	}
+	gw_req_headers(r, add_header, o);
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	return s;
 }
 
+static void
+add_arg(void *cls, const char *key, const char *value)
+{
+	json_object_set_new((json_t *) cls, key, json_string(value ? value : ""));
+}
+
 char *
-gw_auth_query_json(struct lws *wsi)
+gw_auth_query_json(GwReq *r)
 {
 	json_t *o = json_object();
-	char frag[4096];
 	char *s;
 
-	for (int i = 0; i < 64; i++)
-	{
-		int n = lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i);
-		char *eq;
-
-		if (n < 0)
-			break;
-		if (n == 0)
-			continue;
-		eq = strchr(frag, '=');
-		if (eq)
-		{
-			*eq = '\0';
-			json_object_set_new(o, frag, json_string(eq + 1));
-		}
-		else
-			json_object_set_new(o, frag, json_string(""));
-	}
+	gw_req_args(r, add_arg, o);
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	return s;

@@ -3,7 +3,7 @@
  *   PUT  <mount>/blobs/{blobId}   upload (§5.9.3): BEGIN; [authenticate;] blob_upload_begin(...,
  *        Content-Length); blob_upload_append(piece) per ~256 kB of body; blob_upload_finish;
  *        COMMIT.  One transaction pinned to one pool connection (gw_pool_submit_pinned); the
- *        body is read from the client only while no append is waiting (lws rx flow control), so
+ *        body is read from the client only while no append is waiting (the request pauses), so
  *        the gateway holds at most a piece or two of any body.  The cap is checked by
  *        blob_upload_begin against the declared Content-Length before a body byte is read.
  *   GET  <mount>/blobs/{blobId}   download (§5.9.5): BEGIN; [authenticate;] DECLARE a cursor over
@@ -24,22 +24,19 @@
 #include <endian.h>
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PIECE    (256 * 1024)     /* bytes per blob_upload_append */
-#define WCHUNK   65536            /* bytes per lws_write */
 #define MAX_BUF  (4 * PIECE)      /* a client ignoring flow control is cut off here */
-#define BODY_TIMEOUT_S 30
 #define GRANT_BODY_MAX 4096       /* the upload-grant JSON request */
 
 typedef enum { B_START, B_BODY, B_DONE } BPhase;
 
 struct GwBlob
 {
-	struct lws *wsi;
+	GwReq      *r;
 	bool        put;
 	bool        grant;              /* POST .../upload-grant */
 	char       *token;              /* bt= of a signed blob URL, or NULL */
@@ -65,10 +62,8 @@ struct GwBlob
 	size_t      held;           /* bytes of the memory budget (budget.c) held by the upload */
 	bool        paused;
 	/* response */
-	bool        responding, headers_sent, close_after, streaming;
+	bool        streaming;
 	bool        broken;             /* a download failed after its headers: close */
-	int         status;
-	char       *ctype;
 	uint8_t    *resp;
 	size_t      resp_len, resp_off;
 	long long   total, sent;        /* download */
@@ -108,32 +103,48 @@ gw_blob_free(GwBlob *b)
 	free(b->token);
 	free(b->grant_json);
 	free(b->buf);
-	free(b->ctype);
 	free(b->resp);
 	free(b);
 }
 
 /* ---- responses ---- */
 
+/* §5.9.5 response headers of the direct path (bytes, 304), or no-store for everything else */
 static void
 respond(GwBlob *b, int status, const char *type, char *body, size_t len)
 {
+	char etag[140];
+	const char *bytes_hdrs[] = {"ETag", etag, "Cache-Control", "private, max-age=0",
+		"Vary", "Authorization, Accept-Encoding", NULL};
+	const char *hdrs[] = {"Cache-Control", "no-store", NULL};
+
 	b->phase = B_DONE;
-	b->responding = true;
-	b->status = status;
-	free(b->ctype);
-	b->ctype = strdup(type);
-	free(b->resp);
-	b->resp = (uint8_t *) body;
-	b->resp_len = len;
-	b->resp_off = 0;
 	if (!b->body_done && (b->put || b->grant))
-		b->close_after = true;      /* the rest of the body is not read */
-	if (b->paused)
-		lws_rx_flow_control(b->wsi, 1);
+		gw_req_close_after(b->r);   /* the rest of the body is not used */
 	b->paused = false;
-	lws_set_timeout(b->wsi, NO_PENDING_TIMEOUT, 0);
-	lws_callback_on_writable(b->wsi);
+	snprintf(etag, sizeof(etag), "\"%s\"", b->blob_id);
+	if (gw_cfg.verbose)
+		gw_log("%s -> %d", b->path, status);
+	gw_req_answer(b->r, status, type, (uint8_t *) body, len, status == 304 ? bytes_hdrs : hdrs);
+}
+
+static long blob_read(void *cls, uint64_t pos, char *buf, size_t max);
+static void commit_forget(GwBlob *b);
+
+/* an authorized download (§5.9.5): total bytes, the first chunk in b->resp */
+static void
+respond_stream(GwBlob *b, const char *type)
+{
+	char etag[140];
+	const char *bytes_hdrs[] = {"ETag", etag, "Cache-Control", "private, max-age=0",
+		"Vary", "Authorization, Accept-Encoding", NULL};
+
+	b->phase = B_DONE;
+	b->streaming = true;
+	snprintf(etag, sizeof(etag), "\"%s\"", b->blob_id);
+	if (b->total == 0)
+		commit_forget(b);       /* no bytes will be read */
+	gw_req_stream(b->r, 200, type, (uint64_t) b->total, blob_read, b, bytes_hdrs);
 }
 
 static void
@@ -148,7 +159,7 @@ fail(GwBlob *b, const char *code, const char *message, int status_override)
 		/* headers and bytes are out: the promised length cannot be met, close */
 		gw_log("blob %s: download broke: %s", b->blob_id, message);
 		b->broken = true;
-		lws_callback_on_writable(b->wsi);
+		gw_req_wake(b->r);
 		return;
 	}
 	j = gw_error_json(code, message, status_override, &status);
@@ -182,45 +193,6 @@ fail_result(GwBlob *b, PGresult *res, const char *err)
 	json_decref(d);
 }
 
-static int
-write_headers(GwBlob *b)
-{
-	uint8_t hb[LWS_PRE + 1024];
-	uint8_t *start = hb + LWS_PRE, *p = start, *end = hb + sizeof(hb) - 1;
-	struct lws *wsi = b->wsi;
-	char etag[140];
-	bool bytes = b->streaming || b->status == 304;
-	int n;
-
-	if (b->status == 304)
-	{
-		if (lws_add_http_header_status(wsi, 304, &p, end))
-			return -1;
-	}
-	else if (lws_add_http_common_headers(wsi, (unsigned int) b->status, b->ctype,
-										 (lws_filepos_t) (b->streaming ? b->total : (long long) b->resp_len),
-										 &p, end))
-		return -1;
-	if (bytes)
-	{
-		/* §5.9.5 response headers of the direct path */
-		n = snprintf(etag, sizeof(etag), "\"%s\"", b->blob_id);
-		if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_ETAG, (unsigned char *) etag, n, &p, end) ||
-			lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-										 (const unsigned char *) "private, max-age=0", 18, &p, end) ||
-			lws_add_http_header_by_name(wsi, (const unsigned char *) "vary:",
-										(const unsigned char *) "Authorization, Accept-Encoding", 30, &p, end))
-			return -1;
-	}
-	else if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-										  (const unsigned char *) "no-store", 8, &p, end))
-		return -1;
-	if (b->close_after &&
-		lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *) "close", 5, &p, end))
-		return -1;
-	return lws_finalize_write_http_header(wsi, start, &p, end) ? -1 : 0;
-}
-
 /* ---- the pinned transaction ---- */
 
 static void step_done(GwJob *job, PGresult *res, const char *err);
@@ -238,7 +210,6 @@ run(GwBlob *b, GwJob *j)
 	}
 	j->hold = true;
 	b->job = j;
-	lws_set_timeout(b->wsi, NO_PENDING_TIMEOUT, 0);
 	ok = b->pinned ? gw_pool_submit_pinned(b->conn, j) : gw_pool_submit(j);
 	if (!ok)
 	{
@@ -389,12 +360,10 @@ upload_next(GwBlob *b)
 			param(j, b->upload);
 		run(b, j);
 	}
-	else
+	else if (b->paused)
 	{
-		if (b->paused)
-			lws_rx_flow_control(b->wsi, 1);
 		b->paused = false;
-		lws_set_timeout(b->wsi, PENDING_TIMEOUT_HTTP_CONTENT, BODY_TIMEOUT_S);
+		gw_req_wake(b->r);      /* room for the next piece */
 	}
 }
 
@@ -432,7 +401,10 @@ fetched(GwBlob *b, PGresult *res)
 	memcpy(b->resp, PQgetvalue(res, 0, 3), b->resp_len);
 	if (b->streaming)
 	{
-		lws_callback_on_writable(b->wsi);
+		if (b->resp_len == 0)
+			fail(b, "sync.internal_error", "fewer bytes than the blob's length", 0);
+		else
+			gw_req_wake(b->r);
 		return;
 	}
 	ct = PQgetvalue(res, 0, 1);
@@ -456,16 +428,7 @@ fetched(GwBlob *b, PGresult *res)
 		respond(b, 304, ct, NULL, 0);
 		return;
 	}
-	{
-		uint8_t *first = b->resp;
-		size_t flen = b->resp_len;
-
-		b->resp = NULL;
-		respond(b, 200, ct, NULL, 0);
-		b->resp = first;
-		b->resp_len = flen;
-		b->streaming = true;
-	}
+	respond_stream(b, ct);
 }
 
 static void
@@ -577,33 +540,21 @@ step_done(GwJob *j, PGresult *res, const char *err)
 		fetched(b, res);
 }
 
-/* ---- lws hooks (called by http.c) ---- */
-
-static void
-hdr(struct lws *wsi, enum lws_token_indexes t, char *out, size_t size)
-{
-	out[0] = '\0';
-	if (lws_hdr_total_length(wsi, t) > 0 && lws_hdr_copy(wsi, out, (int) size, t) < 0)
-		out[0] = '\0';
-}
+/* ---- hooks (called by routes.c) ---- */
 
 static void grant_body_done(GwBlob *b);
 
-/* the value of query argument name, malloc'd, or NULL */
-static char *
-blob_urlarg(struct lws *wsi, const char *name)
+/* a request header's value (empty when absent) */
+static void
+hdr(GwBlob *b, const char *name, char *out, size_t size)
 {
-	char frag[2048];
-	size_t nl = strlen(name);
+	const char *v = gw_req_header(b->r, name);
 
-	for (int i = 0; lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i) > 0; i++)
-		if (strncmp(frag, name, nl) == 0 && frag[nl] == '=')
-			return strdup(frag + nl + 1);
-	return NULL;
+	snprintf(out, size, "%s", v ? v : "");
 }
 
 GwBlob *
-gw_blob_start(struct lws *wsi, const char *uri)
+gw_blob_start(GwReq *r, const char *uri)
 {
 	GwBlob *b = calloc(1, sizeof(GwBlob));
 	const char *id = uri + strlen(gw_cfg.mount) + strlen("/blobs/");
@@ -613,39 +564,39 @@ gw_blob_start(struct lws *wsi, const char *uri)
 
 	if (!b)
 		return NULL;
-	b->wsi = wsi;
+	b->r = r;
 	b->conn = -1;
 	snprintf(b->path, sizeof(b->path), "%s", uri);
 	snprintf(b->blob_id, sizeof(b->blob_id), "%.*s", (int) (slash ? slash - id : (long) strlen(id)), id);
-	b->put = lws_hdr_total_length(wsi, WSI_TOKEN_PUT_URI) > 0;
+	b->put = gw_req_method_is(r, "PUT");
 	b->body_done = !b->put;
 	if (slash)
 	{
-		if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
+		if (!gw_req_method_is(r, "POST"))
 		{
-			b->close_after = true;
+			gw_req_close_after(r);
 			fail(b, "sync.invalid_request", "use POST for an upload grant", 405);
 			return b;
 		}
 		b->grant = true;
 		b->body_done = false;
 	}
-	else if (!b->put && lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
+	else if (!b->put && !gw_req_method_is(r, "GET"))
 	{
-		b->close_after = true;
+		gw_req_close_after(r);
 		fail(b, "sync.invalid_request", "use PUT or GET for a blob", 405);
 		return b;
 	}
-	hdr(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH, b->inm, sizeof(b->inm));
+	hdr(b, "If-None-Match", b->inm, sizeof(b->inm));
 	if (b->put)
 	{
-		hdr(wsi, WSI_TOKEN_HTTP_CONTENT_ENCODING, v, sizeof(v));
+		hdr(b, "Content-Encoding", v, sizeof(v));
 		if (gw_content_encoding(v) != 0)
 		{
 			fail(b, "sync.invalid_request", "blob uploads take Content-Encoding identity only", 415);
 			return b;
 		}
-		hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, v, sizeof(v));
+		hdr(b, "Content-Length", v, sizeof(v));
 		b->has_len = v[0] != '\0';
 		b->content_length = atoll(v);
 		if (!b->has_len)
@@ -659,12 +610,12 @@ gw_blob_start(struct lws *wsi, const char *uri)
 		if (b->held && !gw_budget_take(b->held))
 		{
 			b->held = 0;
-			b->close_after = true;
+			gw_req_close_after(r);
 			fail(b, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
 			return b;
 		}
 	}
-	b->token = blob_urlarg(wsi, "bt");
+	b->token = gw_req_arg(r, "bt") ? strdup(gw_req_arg(r, "bt")) : NULL;
 	if (b->token && b->grant)
 	{
 		fail(b, "sync.invalid_request", "an upload grant needs host authentication, not a token", 400);
@@ -674,13 +625,13 @@ gw_blob_start(struct lws *wsi, const char *uri)
 		;                       /* a signed URL: the token is the whole grant (§5.9.3, §5.9.5) */
 	else if (gw_auth_is_jwt())
 	{
-		if (gw_auth_jwt(wsi, &b->id, &why) != 0)
+		if (gw_auth_jwt(r, &b->id, &why) != 0)
 		{
 			fail(b, "sync.auth_required", why, 0);
 			return b;
 		}
 	}
-	else if (!(b->headers_json = gw_auth_headers_json(wsi)) || !(b->query_json = gw_auth_query_json(wsi)))
+	else if (!(b->headers_json = gw_auth_headers_json(r)) || !(b->query_json = gw_auth_query_json(r)))
 	{
 		fail(b, "sync.internal_error", "out of memory", 0);
 		return b;
@@ -694,7 +645,7 @@ gw_blob_start(struct lws *wsi, const char *uri)
 	b->counted = true;
 	if (b->put && !b->body_done)
 	{
-		lws_rx_flow_control(wsi, 0);    /* no body byte before blob_upload_begin accepted the length */
+		gw_req_pause_body(r);       /* no body byte before blob_upload_begin accepted the length */
 		b->paused = true;
 	}
 	if (!b->grant)
@@ -706,14 +657,14 @@ gw_blob_start(struct lws *wsi, const char *uri)
 	else
 	{
 		/* a grant begins once its JSON body is read; no body callbacks come for an empty one */
-		hdr(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, v, sizeof(v));
+		hdr(b, "Content-Length", v, sizeof(v));
 		if (v[0] == '\0' || atoll(v) == 0)
 			grant_body_done(b);
 	}
 	return b;
 }
 
-/* returns -1 to close the connection */
+/* returns -1 when the body is refused (answered) */
 int
 gw_blob_body(GwBlob *b, const uint8_t *in, size_t len)
 {
@@ -727,7 +678,10 @@ gw_blob_body(GwBlob *b, const uint8_t *in, size_t len)
 			return 0;
 		}
 		if (!(nb = realloc(b->buf, b->len + len + 1)))
+		{
+			fail(b, "sync.internal_error", "out of memory", 0);
 			return -1;
+		}
 		b->buf = nb;
 		memcpy(b->buf + b->len, in, len);
 		b->len += len;
@@ -735,25 +689,22 @@ gw_blob_body(GwBlob *b, const uint8_t *in, size_t len)
 	}
 	if (!b->put || b->phase == B_DONE)
 		return 0;
-	if (b->len + len > MAX_BUF)
+	/* the request pauses at PIECE bytes: more is a bug, refused rather than buffered */
+	if (b->len + len > MAX_BUF || !(nb = realloc(b->buf, b->len + len)))
 	{
-		gw_log("blob %s: client does not honour flow control", b->blob_id);
+		fail(b, "sync.internal_error", "upload buffer exhausted", 0);
 		return -1;
 	}
-	if (!(nb = realloc(b->buf, b->len + len)))
-		return -1;
 	b->buf = nb;
 	memcpy(b->buf + b->len, in, len);
 	b->len += len;
-	if (b->phase == B_BODY)
-		lws_set_timeout(b->wsi, PENDING_TIMEOUT_HTTP_CONTENT, BODY_TIMEOUT_S);
 	if (b->len >= PIECE)
 	{
 		if (b->phase == B_BODY && !b->job)
 			upload_next(b);
-		else if (!b->paused)
+		if (b->len >= PIECE && !b->paused && b->phase != B_DONE)
 		{
-			lws_rx_flow_control(b->wsi, 0);
+			gw_req_pause_body(b->r);
 			b->paused = true;
 		}
 	}
@@ -797,58 +748,32 @@ gw_blob_body_done(GwBlob *b)
 		upload_next(b);
 }
 
-/* 1: the response is complete (keep-alive), -1: close, 0: more to come */
-int
-gw_blob_writeable(GwBlob *b)
+/* the download's next bytes: a chunk fetched with FETCH 1, one in memory at a time; 0 while
+ * the next one is being fetched (the request waits for gw_req_wake), -1 when the stream broke */
+static long
+blob_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	static uint8_t wb[LWS_PRE + WCHUNK];
+	GwBlob *b = cls;
 	size_t n;
-	bool last;
 
-	if (!b->responding)
-		return 0;
-	if (!b->headers_sent)
-	{
-		if (write_headers(b))
-			return -1;
-		b->headers_sent = true;
-		if (b->resp_len || b->streaming)
-		{
-			lws_callback_on_writable(b->wsi);
-			return 0;
-		}
-	}
+	(void) pos;
 	if (b->broken)
-		return -1;              /* the stream broke: the promised length cannot be met */
-	if (b->job)
-		return 0;               /* the next chunk is being fetched */
-	n = b->resp_len - b->resp_off;
-	if (n > WCHUNK)
-		n = WCHUNK;
-	last = b->streaming ? (b->sent + (long long) b->resp_off + (long long) n >= b->total)
-		: (b->resp_off + n == b->resp_len);
-	if (n)
+		return -1;
+	if (b->resp_off == b->resp_len)
 	{
-		memcpy(wb + LWS_PRE, b->resp + b->resp_off, n);
-		if (lws_write(b->wsi, wb + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int) n)
-			return -1;
-		b->resp_off += n;
-	}
-	if (b->streaming && b->resp_off == b->resp_len && !last)
-	{
+		if (b->job)
+			return 0;
 		b->sent += (long long) b->resp_len;
 		b->resp_len = b->resp_off = 0;
-		fetch(b);               /* the next chunk, only now: one chunk in memory */
-		return 0;
+		fetch(b);               /* the next chunk, only now */
+		return b->broken ? -1 : 0;
 	}
-	if (!last)
-	{
-		lws_callback_on_writable(b->wsi);
-		return 0;
-	}
-	if (b->streaming)
-		commit_forget(b);
-	if (gw_cfg.verbose)
-		gw_log("%s -> %d", b->path, b->status);
-	return b->close_after ? -1 : 1;
+	n = b->resp_len - b->resp_off;
+	if (n > max)
+		n = max;
+	memcpy(buf, b->resp + b->resp_off, n);
+	b->resp_off += n;
+	if (b->sent + (long long) b->resp_off >= b->total)
+		commit_forget(b);       /* the last bytes are handed over */
+	return (long) n;
 }

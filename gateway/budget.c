@@ -8,7 +8,6 @@
  */
 #include "gateway.h"
 
-#include <libwebsockets.h>
 #include <stdlib.h>
 
 static size_t used;
@@ -44,13 +43,12 @@ gw_budget_used(void)
  * --max-body and the budget, before a body byte is read: 0 admitted (*held = the bytes taken from
  * the budget, 0 without a body), 413 over --max-body, 503 when it does not fit the budget. */
 int
-gw_budget_admit_body(struct lws *wsi, size_t *held)
+gw_budget_admit_body(const char *clen, size_t *held)
 {
-	char		clen[32];
 	unsigned long long n;
 
 	*held = 0;
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0)
+	if (!clen || !*clen)
 		return 0;
 	n = strtoull(clen, NULL, 10);
 	if (n > gw_cfg.max_body)

@@ -23,7 +23,6 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <libpq-fe.h>
-#include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,6 +308,8 @@ run_fanout(WsPart *p, int64_t seq)
 void
 fanout_on_commit(const char *part, int64_t seq)
 {
+	if (!part)
+		gw_metrics_wakeups_lost();     /* the pool's report: the ring moved past our position */
 	for (WsPart *p = parts; p; p = p->next)
 	{
 		if (part && strcmp(p->name, part) != 0)
@@ -345,11 +346,6 @@ fanout_on_notify(const char *channel, const char *payload)
 			for (Sock *s = p->socks; s; s = s->pnext)
 				if (s->st == WS_OPEN && s->registration_text)
 					ws_send_wake(s, p->seen_seq > s->cursor ? p->seen_seq : s->cursor, "catchup-required");
-		return;
-	}
-	if (strcmp(channel, "syncular_presence") == 0)
-	{
-		presence_on_notify(payload);
 		return;
 	}
 	if (strcmp(channel, "syncular_commit") != 0 || !(colon = strrchr(payload, ':')))

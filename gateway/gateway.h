@@ -6,16 +6,20 @@
  *   errors.c   catalogue JSON bodies (SPEC §10.1)
  *   gzip.c     Content-Encoding gzip both ways (SPEC §1.3)
  *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
- *   pool.c     libpq connections in non-blocking mode inside the lws event loop
+ *   loop.c     the event loop: descriptors with callbacks, timers (a leaf; loop.h)
+ *   pool.c     libpq connections in non-blocking mode inside the event loop
  *   job.c      one statement for the pool: SQL, parameters, callback
  *   budget.c   the process's memory budget for request bodies (--max-inflight-bytes)
  *   limits.c   --max-body following the database's syncular.max_request_bytes
- *   http.c     the HTTP routes
+ *   http.c     the HTTP layer (libmicrohttpd): requests, framing checks, answers
+ *   routes.c   the HTTP routes of SPEC §1.1 (/sync, /healthz, /readyz, /metrics, dispatch)
  *   blobs.c    the blob routes (SPEC §5.9): pinned-transaction upload and cursor download
  *   segments.c GET <mount>/segments/{id}: direct (§5.5) and signed-URL (§5.4) downloads
  *   operations.c POST <mount>/operations: remote operations (REMOTE.md revision 1 §5)
  *   ws.c       the realtime channel (SPEC §8)
+ *   wsio.c     WebSocket framing of upgraded sockets (wslay): reads, the outbound queue, closes
  *   metrics.c  counters and GET /metrics (Prometheus text)
+ *   log.c      gw_log (a leaf)
  *   main.c     startup checks, signals, the event loop, drain
  */
 #ifndef SYNCULAR_GATEWAY_H
@@ -25,11 +29,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct lws;
-struct lws_context;
-struct lws_vhost;
 struct pg_result;
 struct pg_conn;
+
+/* ---------------- http.c: one HTTP request and its answer ---------------- */
+typedef struct GwReq GwReq;
+const char *gw_req_header(GwReq *r, const char *name);   /* NULL: absent (first of several) */
+const char *gw_req_arg(GwReq *r, const char *name);      /* a query argument, NULL: absent */
+bool        gw_req_method_is(GwReq *r, const char *method);
+typedef void (*GwKvFn) (void *cls, const char *key, const char *value);
+void        gw_req_headers(GwReq *r, GwKvFn fn, void *cls);
+void        gw_req_args(GwReq *r, GwKvFn fn, void *cls);
+/* hdrs: NULL or "name", "value", ..., NULL (copied); body: malloc'd, taken (may be NULL) */
+void        gw_req_answer(GwReq *r, int status, const char *type, uint8_t *body, size_t len,
+						  const char *const *hdrs);
+/* an answer of total bytes produced by read (cls): up to max bytes at pos into buf; returns the
+ * count, 0 when the next bytes are not there yet (the request waits until gw_req_wake), -1
+ * when the stream broke (the connection closes) */
+typedef long (*GwReadFn) (void *cls, uint64_t pos, char *buf, size_t max);
+void        gw_req_stream(GwReq *r, int status, const char *type, uint64_t total, GwReadFn read,
+						  void *cls, const char *const *hdrs);
+void        gw_req_close_after(GwReq *r);    /* answer with Connection: close */
+void        gw_req_pause_body(GwReq *r);     /* read no more body bytes until gw_req_wake */
+void        gw_req_wake(GwReq *r);           /* an answer, stream bytes or body room are there */
+bool        gw_req_has_answer(GwReq *r);
 
 /* ---------------- config.c ---------------- */
 typedef struct GwConfig
@@ -122,20 +145,19 @@ void   gw_budget_force(size_t n);  /* counted even over the budget (answers alre
 void   gw_budget_give(size_t n);
 size_t gw_budget_used(void);
 /* Content-Length against --max-body and the budget: 0 admitted (*held taken), 413 or 503 */
-int    gw_budget_admit_body(struct lws *wsi, size_t *held);
+int    gw_budget_admit_body(const char *content_length, size_t *held);
 /* ---------------- pool.c ---------------- */
 /* false when the queue is full (caller answers 429) */
 bool   gw_pool_submit(GwJob *job);
 /* pinned transactions: see pool.c; false when the pinned connection is gone (job freed) */
 bool   gw_pool_submit_pinned(int conn, GwJob *job);
 void   gw_pool_release(int conn, void *user);
-int    gw_pool_init(struct lws_context *ctx, struct lws_vhost *vh);
+int    gw_pool_init(void);
 void   gw_pool_shutdown(void);
 int    gw_pool_live(void);          /* connections in the ready state */
 int    gw_pool_busy(void);          /* jobs queued or running */
 int    gw_pool_in_use(void);        /* round connections running a statement */
 int    gw_pool_connects(void);      /* round connections established so far (reconnects count) */
-int    gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
 /* the LISTEN connection: called with channel and payload of each notification, and with
  * ("syncular_commit", NULL) when a listen connection is back after a loss (commits of the gap
  * were not notified) */
@@ -145,7 +167,10 @@ void   gw_pool_set_notify(GwNotifyFn fn);
  * (NULL, 0) when wake-ups were lost and every partition must be resynchronized */
 typedef void (*GwCommitFn) (const char *partition, int64_t seq);
 void   gw_pool_set_commit(GwCommitFn fn);
-bool   gw_pool_waiting(void);       /* some commit wake-ups come from the ring */
+bool   gw_pool_waiting(void);
+/* the LISTEN connection (presence's channel) is up again: called after its LISTEN was sent */
+typedef void (*GwListenUpFn) (void);
+void   gw_pool_set_listen_up(GwListenUpFn fn);       /* some commit wake-ups come from the ring */
 /* send NOTIFY through the listen connection (presence); false when it is down */
 bool   gw_pool_notify(const char *channel, const char *payload);
 /* router: take commit wake-ups (LISTEN syncular_commit or the ring) from exactly these shard databases (libpq conninfos, merged
@@ -154,7 +179,7 @@ void   gw_pool_set_shards(char **conninfos, int n);
 int    gw_pool_shards_live(void);   /* shard LISTEN connections up */
 
 /* ---------------- shards.c ---------------- */
-void   gw_shards_init(struct lws_context *ctx);
+void   gw_shards_init(void);
 void   gw_shards_shutdown(void);
 
 /* ---------------- auth.c ---------------- */
@@ -168,40 +193,67 @@ typedef struct GwIdentity
 bool gw_auth_is_jwt(void);
 int  gw_auth_init(void);
 /* JWT mode: 0 ok, else 401 with *why set */
-int  gw_auth_jwt(struct lws *wsi, GwIdentity *id, const char **why);
+int  gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why);
 /* SQL mode: headers and query of the request as JSON text (malloc'd) */
-char *gw_auth_headers_json(struct lws *wsi);
-char *gw_auth_query_json(struct lws *wsi);
+char *gw_auth_headers_json(GwReq *r);
+char *gw_auth_query_json(GwReq *r);
 
 /* ---------------- blobs.c (SPEC §5.9) ---------------- */
 typedef struct GwBlob GwBlob;
 /* a request on <mount>/blobs/...: NULL when out of memory */
-GwBlob *gw_blob_start(struct lws *wsi, const char *uri);
+GwBlob *gw_blob_start(GwReq *r, const char *uri);
 int     gw_blob_body(GwBlob *b, const uint8_t *in, size_t len);   /* -1: close */
 void    gw_blob_body_done(GwBlob *b);
-int     gw_blob_writeable(GwBlob *b);   /* 1 response complete, -1 close, 0 more */
 void    gw_blob_free(GwBlob *b);
 /* ---------------- segments.c (SPEC §5.4, §5.5) ---------------- */
 typedef struct GwSeg GwSeg;
 /* a request on <mount>/segments/{id}: NULL when out of memory */
-GwSeg *gw_seg_start(struct lws *wsi, const char *uri, const char *mount);
-int    gw_seg_writeable(GwSeg *g);  /* 1 response complete, -1 close, 0 more */
+GwSeg *gw_seg_start(GwReq *r, const char *uri, const char *mount);
 void   gw_seg_free(GwSeg *g);
 
 /* ---------------- operations.c (REMOTE.md §5) ---------------- */
 typedef struct GwOps GwOps;
 /* POST <mount>/operations: NULL when out of memory */
-GwOps *gw_ops_start(struct lws *wsi, const char *uri);
+GwOps *gw_ops_start(GwReq *r, const char *uri);
 int    gw_ops_body(GwOps *o, const uint8_t *in, size_t len);
 void   gw_ops_body_done(GwOps *o);
-int    gw_ops_writeable(GwOps *o);  /* 1 response complete, -1 close, 0 more */
 void   gw_ops_free(GwOps *o);
 
-/* ---------------- http.c / ws.c ---------------- */
-int  gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
+/* ---------------- http.c / routes.c / ws.c ---------------- */
+typedef struct GwRouteReq GwRouteReq;
+/* what the HTTP layer hands requests to (wired by main.c: the layer calls no file above it) */
+typedef struct GwHttpHandlers
+{
+	GwRouteReq *(*route_start) (GwReq *r, const char *url);
+	void        (*route_body) (GwRouteReq *q, const uint8_t *in, size_t len);
+	void        (*route_body_done) (GwRouteReq *q);
+	void        (*route_free) (GwRouteReq *q);
+	void        (*upgrade) (GwReq *r, const char *url);      /* GET with Upgrade */
+	void        (*upgraded) (void *sock, int fd, const char *extra, size_t extra_len, void *handle);
+	void        (*abandon) (void *sock);                     /* an upgrade never answered */
+} GwHttpHandlers;
+int  gw_http_start(const GwHttpHandlers *h);   /* listen on --listen:--port; -1 when it cannot */
+int  gw_http_timeout_ms(int max_ms);
+void gw_http_run(void);             /* let libmicrohttpd work (after every loop turn) */
+void gw_http_stop(void);
 int  gw_http_inflight(void);
-int  gw_ws_callback(struct lws *wsi, int reason, void *user, void *in, size_t len);
-void gw_ws_init(struct lws_context *ctx);
+/* routes.c: a request's head is complete (url: the path); its body arrives through
+ * gw_route_body, its end with gw_route_body_done; freed with gw_route_free */
+GwRouteReq *gw_route_start(GwReq *r, const char *url);
+void gw_route_body(GwRouteReq *q, const uint8_t *in, size_t len);
+void gw_route_body_done(GwRouteReq *q);
+void gw_route_free(GwRouteReq *q);
+/* ws.c: an upgrade on the realtime route (GET with Upgrade: websocket); answers it (101 or a
+ * refusal) */
+void gw_ws_upgrade(GwReq *r, const char *url);
+/* http.c to ws.c: the socket of an accepted upgrade (extra: bytes already read after the head),
+ * handle: what gw_http_upgrade_close needs */
+void gw_ws_upgraded(void *sock, int fd, const char *extra, size_t extra_len, void *handle);
+void gw_http_upgrade_answer(GwReq *r, const char *accept, void *sock);
+void gw_http_upgrade_close(void *handle);
+void gw_ws_init(void);
+void gw_ws_abandon(void *sock);      /* an upgrade whose answer was never sent */
+void gw_ws_shutdown(void);
 void gw_ws_drain(void);
 int  gw_ws_count(void);
 
@@ -209,11 +261,11 @@ int  gw_ws_count(void);
 /* --max-body, when not given, follows syncular.max_request_bytes: read now (conn is a
  * connected PGconn) and again after every pool reconnect */
 void   gw_limits_startup(struct pg_conn *conn);
-void   gw_limits_init(struct lws_context *ctx);
+void   gw_limits_init(void);
 
 /* ---------------- main.c ---------------- */
 extern volatile int gw_draining;
-extern struct lws_context *gw_ctx;
+/* ---------------- log.c ---------------- */
 void gw_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -1,71 +1,67 @@
 /*
- * http.c — the HTTP routes of SPEC §1.1 under <mount>:
- *   POST /sync            one round per transaction through syncular.handle_http (JWT mode) or
- *                         syncular.handle_http_authenticated (SQL authenticator mode); the
- *                         gateway holds no protocol logic: status, content type and body are the
- *                         database's.  415 / 413 / 401 / gzip (§1.3) are decided here.
- *   GET  /healthz         process alive
- *   GET  /readyz          syncular.readiness() ready and a live pool connection
- *   GET  /metrics         Prometheus text (metrics.c); 404 with --metrics off
- *   PUT/GET /blobs/{id}   blobs.c (SPEC §5.9)
- *   GET  /segments/{id}   segments.c (SPEC §5.4, §5.5)
- * Errors before a body byte are JSON (§10.1) with catalogue statuses.
+ * http.c — the HTTP layer: libmicrohttpd 0.9.75 (docs/gateway.md "Design") in external-epoll
+ * mode inside the gateway's loop, one GwReq per request, and the gateway's own checks on top of
+ * the library's parser.  The routes (routes.c) see a request head, body chunks and the end of
+ * the body, and answer with gw_req_answer / gw_req_stream at any time, also later from a
+ * database callback: the connection is suspended (MHD_suspend_connection) while an answer, the
+ * next bytes of a stream or room for more body bytes are awaited, and resumed when they come.
+ *
+ * libmicrohttpd frames requests (RFC 9112 §6), answers pipelined requests in order (§9.3.2),
+ * and answers heads over its 32 KiB connection memory with 431.  The gateway adds (RFC 9112
+ * §6.3, §11.2; RFC 9110 §5.5): one Content-Length of digits and none beside Transfer-Encoding
+ * (request smuggling), no control bytes in the target or a field (the raw target is checked
+ * where the library still has it: the URI log callback, before it is cut at a NUL or
+ * unescaped), heads over 8 KiB are 431, a chunked body is 411 (send Content-Length).  Each
+ * such refusal is catalogue JSON (SPEC §10.1) with Connection: close.
  */
 #include "gateway.h"
+#include "loop.h"
 #include "metrics.h"
-#include "parse.h"
 
-#include <arpa/inet.h>
-#include <jansson.h>
-#include <libpq-fe.h>
-#include <libwebsockets.h>
+#include <microhttpd.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 
-#define CHUNK 65536
+#define HEAD_MAX 8192           /* bytes of a request head the gateway accepts */
+#define STREAM_BLOCK 65536
 
-typedef struct HttpSess
+struct GwReq
 {
-	struct lws *wsi;
-	GwRoute     route;
-	bool        active;
-	bool        in_body;        /* waiting for the POST body */
-	bool        too_large;
-	int         gzip_in;
-	bool        gzip_ok;        /* client accepts gzip */
-	bool        close_after;    /* body left unread: close instead of keep-alive */
-	bool        metrics_wait;   /* waiting for the statistics scrape */
-	int         completions;    /* BODY_COMPLETION callbacks of this request (see on_body_completion) */
-	int         body_turns;     /* loop turns the completion work has waited */
-	lws_sorted_usec_list_t body_sul;    /* the body's completion work, two loop turns later */
-	GwIdentity  id;
-	char       *ctype;
-	char       *headers_json;   /* SQL authenticator mode */
-	char       *query_json;
-	char        path[512];
-	uint8_t    *body;
-	size_t      body_len, body_cap;
-	size_t      held;           /* bytes of the memory budget (budget.c) held by this request */
-	GwJob      *job;
-	GwBlob     *blob;           /* the blob routes (blobs.c) */
-	GwSeg      *seg;            /* the segment route (segments.c) */
-	GwOps      *ops;            /* the operations route (operations.c) */
-	/* response */
-	bool        responding;
-	bool        headers_sent;
+	struct MHD_Connection *c;
+	GwRouteReq *route;
+	GwReq      *prev, *next;        /* live requests (resumed before the daemon stops) */
+	bool        started;            /* the head was handled */
+	bool        active;             /* counted in gw_http_inflight */
+	bool        suspended;
+	bool        hold_head;          /* suspended before its body is read (gw_req_pause_body) */
+	bool        pause;
+	bool        body_done;
+	bool        body_expected;
+	bool        bad_target;         /* NUL, control byte or space in the raw target */
+	char        method[16];
+	size_t      target_len;
+	/* the answer */
+	bool        has_answer, close_after, upgrade;
 	int         status;
-	const char *resp_type;
-	bool        resp_gzip;
-	uint8_t    *resp;
-	size_t      resp_len, resp_off;
-} HttpSess;
+	char       *type;
+	uint8_t    *body;
+	size_t      len;
+	char      **hdrs;               /* name, value pairs, NULL-terminated */
+	GwReadFn    read;
+	void       *rcls;
+	uint64_t    total;
+	void       *ws_sock;
+	char        ws_accept[64];
+};
 
+static struct MHD_Daemon *daemon_;
+static const GwHttpHandlers *hd;
+static GwReq *live;
 static int inflight;
-
-/* /metrics requests waiting for the one statistics query in flight */
-#define MAX_METRICS_WAITERS 32
-static HttpSess *metrics_waiters[MAX_METRICS_WAITERS];
 
 int
 gw_http_inflight(void)
@@ -73,745 +69,589 @@ gw_http_inflight(void)
 	return inflight;
 }
 
+/* ---------------------------------------------------------------- the request's head */
+
+const char *
+gw_req_header(GwReq *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->c, MHD_HEADER_KIND, name);
+}
+
+const char *
+gw_req_arg(GwReq *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+bool
+gw_req_method_is(GwReq *r, const char *method)
+{
+	return strcmp(r->method, method) == 0;
+}
+
+typedef struct KvCall
+{
+	GwKvFn      fn;
+	void       *cls;
+} KvCall;
+
+static enum MHD_Result
+kv_each(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	KvCall *k = cls;
+
+	(void) kind;
+	k->fn(k->cls, key, value);
+	return MHD_YES;
+}
+
+void
+gw_req_headers(GwReq *r, GwKvFn fn, void *cls)
+{
+	KvCall k = {fn, cls};
+
+	MHD_get_connection_values(r->c, MHD_HEADER_KIND, kv_each, &k);
+}
+
+void
+gw_req_args(GwReq *r, GwKvFn fn, void *cls)
+{
+	KvCall k = {fn, cls};
+
+	MHD_get_connection_values(r->c, MHD_GET_ARGUMENT_KIND, kv_each, &k);
+}
+
+/* ---------------------------------------------------------------- suspend and resume */
+
 static void
-sess_reset(HttpSess *s)
+suspend(GwReq *r)
 {
-	lws_sul_cancel(&s->body_sul);
-	if (s->job)
-		s->job->user = NULL;    /* the pool drops or ignores it */
-	if (s->metrics_wait)
-		for (int i = 0; i < MAX_METRICS_WAITERS; i++)
-			if (metrics_waiters[i] == s)
-				metrics_waiters[i] = NULL;
-	free(s->ctype);
-	free(s->headers_json);
-	free(s->query_json);
-	free(s->body);
-	free(s->resp);
-	gw_budget_give(s->held);
-	gw_blob_free(s->blob);
-	gw_seg_free(s->seg);
-	gw_ops_free(s->ops);
-	if (s->active)
-		inflight--;
-	memset(s, 0, sizeof(*s));
+	if (!r->suspended)
+	{
+		MHD_suspend_connection(r->c);
+		r->suspended = true;
+	}
+}
+
+void
+gw_req_wake(GwReq *r)
+{
+	r->pause = false;
+	if (r->suspended)
+	{
+		r->suspended = false;
+		MHD_resume_connection(r->c);
+	}
+}
+
+void
+gw_req_pause_body(GwReq *r)
+{
+	r->pause = true;
+}
+
+void
+gw_req_close_after(GwReq *r)
+{
+	r->close_after = true;
+}
+
+bool
+gw_req_has_answer(GwReq *r)
+{
+	return r->has_answer;
+}
+
+/* ---------------------------------------------------------------- answers */
+
+static void
+answer_clear(GwReq *r)
+{
+	free(r->type);
+	free(r->body);
+	if (r->hdrs)
+		for (char **h = r->hdrs; *h; h++)
+			free(*h);
+	free(r->hdrs);
+	r->type = NULL;
+	r->body = NULL;
+	r->hdrs = NULL;
 }
 
 static void
-respond(HttpSess *s, int status, const char *type, uint8_t *body, size_t len, bool gz)
+answer_set(GwReq *r, int status, const char *type, const char *const *hdrs)
 {
-	s->in_body = false;
-	s->responding = true;
-	s->status = status;
-	s->resp_type = type;
-	s->resp = body;
-	s->resp_len = len;
-	s->resp_gzip = gz;
-	gw_budget_force(len);       /* counted while it waits to be written, never refused */
-	s->held += len;
-	gw_metrics_http(s->route, status);
-	lws_callback_on_writable(s->wsi);
+	int n = 0;
+
+	answer_clear(r);
+	r->has_answer = true;
+	r->status = status;
+	r->type = type ? strdup(type) : NULL;
+	while (hdrs && hdrs[n])
+		n++;
+	if (n && (r->hdrs = calloc((size_t) n + 1, sizeof(char *))) != NULL)
+		for (int i = 0; i < n; i++)
+			r->hdrs[i] = strdup(hdrs[i]);
 }
 
-static void
-respond_error(HttpSess *s, const char *code, const char *message, int status_override)
+void
+gw_req_answer(GwReq *r, int status, const char *type, uint8_t *body, size_t len, const char *const *hdrs)
 {
-	int status;
-	char *j = gw_error_json(code, message, status_override, &status);
-
-	respond(s, status, "application/json", (uint8_t *) j, j ? strlen(j) : 0, false);
+	answer_set(r, status, type, hdrs);
+	r->body = body;
+	r->len = body ? len : 0;
+	r->read = NULL;
+	gw_req_wake(r);
 }
 
-static void
-respond_json(HttpSess *s, int status, json_t *o)
+void
+gw_req_stream(GwReq *r, int status, const char *type, uint64_t total, GwReadFn read, void *cls,
+			  const char *const *hdrs)
 {
-	char *j = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-	json_decref(o);
-	respond(s, status, "application/json", (uint8_t *) j, j ? strlen(j) : 0, false);
+	answer_set(r, status, type, hdrs);
+	r->read = read;
+	r->rcls = cls;
+	r->total = total;
+	gw_req_wake(r);
 }
 
-static int
-write_headers(struct lws *wsi, HttpSess *s)
+void
+gw_http_upgrade_answer(GwReq *r, const char *accept, void *sock)
 {
-	uint8_t buf[LWS_PRE + 1024];
-	uint8_t *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
-
-	if (lws_add_http_common_headers(wsi, (unsigned int) s->status, s->resp_type,
-									(lws_filepos_t) s->resp_len, &p, end))
-		return -1;
-	if (s->resp_gzip &&
-		lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_ENCODING,
-									 (const unsigned char *) "gzip", 4, &p, end))
-		return -1;
-	if (s->route == GW_ROUTE_SYNC &&
-		lws_add_http_header_by_name(wsi, (const unsigned char *) "vary:",
-									(const unsigned char *) "Accept-Encoding", 15, &p, end))
-		return -1;
-	if (lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-									 (const unsigned char *) "no-store", 8, &p, end))
-		return -1;
-	if (s->close_after &&
-		lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
-									 (const unsigned char *) "close", 5, &p, end))
-		return -1;
-	return lws_finalize_write_http_header(wsi, start, &p, end) ? -1 : 0;
+	answer_set(r, 101, NULL, NULL);
+	r->upgrade = true;
+	r->ws_sock = sock;
+	snprintf(r->ws_accept, sizeof(r->ws_accept), "%s", accept);
+	gw_req_wake(r);
 }
 
-static int
-on_writeable(struct lws *wsi, HttpSess *s)
+/* the next bytes of a streamed answer; none yet: the connection waits (gw_req_wake) */
+static ssize_t
+stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	static uint8_t buf[LWS_PRE + CHUNK];
-	size_t n;
-	bool last;
+	GwReq *r = cls;
+	long n = r->read(r->rcls, pos, buf, max);
 
-	if (!s->responding)
+	if (n < 0)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	if (n == 0)
+	{
+		suspend(r);
 		return 0;
-	if (!s->headers_sent)
-	{
-		if (write_headers(wsi, s))
-			return -1;
-		s->headers_sent = true;
-		if (s->resp_len)
-		{
-			lws_callback_on_writable(wsi);
-			return 0;
-		}
 	}
-	n = s->resp_len - s->resp_off;
-	if (n > CHUNK)
-		n = CHUNK;
-	last = s->resp_off + n == s->resp_len;
-	if (n)
-	{
-		memcpy(buf + LWS_PRE, s->resp + s->resp_off, n);
-		if (lws_write(wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int) n)
-			return -1;
-		gw_metrics_bytes(GW_M_HTTP, false, n);
-		s->resp_off += n;
-	}
-	if (!last)
-	{
-		lws_callback_on_writable(wsi);
-		return 0;
-	}
-	if (gw_cfg.verbose)
-		gw_log("%s -> %d (%zu bytes%s)", s->path, s->status, s->resp_len, s->resp_gzip ? ", gzip" : "");
-	{
-		bool close = s->close_after || gw_draining;
-
-		sess_reset(s);
-		if (close)
-			return -1;
-	}
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
+	gw_metrics_bytes(GW_M_HTTP, false, (size_t) n);
+	return n;
 }
 
-/* ---- database answers ---- */
-
+/* RFC 6455 §4.2.2: the socket of an accepted upgrade goes to ws.c */
 static void
-round_done(GwJob *job, PGresult *res, const char *err)
+on_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, const char *extra, size_t extra_len,
+			MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
-	HttpSess *s = job->user;
-	const char *ct;
-	int ctlen, blen, status;
-	uint8_t *body;
+	GwReq *r = con_cls;
 
-	if (!s)
-		return;
-	s->job = NULL;
-	if (!res)
+	(void) c;
+	if (r)
 	{
-		gw_log("round failed: %s", err ? err : "unknown");
-		respond_error(s, "sync.internal_error", "the database connection failed during the round; retry", 0);
-		return;
+		r->ws_sock = NULL;      /* ws.c owns it now */
+		if (r->active)
+			inflight--;         /* the socket is counted by ws.c from now on */
+		r->active = false;
 	}
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQgetlength(res, 0, 0) != 4)
-	{
-		/* not a catalogue answer (handle_http catches those): the text goes to our log only */
-		gw_log("round failed: %s", PQresultErrorMessage(res));
-		respond_error(s, "sync.internal_error", "internal server error", 0);
-		return;
-	}
-	status = (int) ntohl(*(const uint32_t *) PQgetvalue(res, 0, 0));
-	ct = PQgetvalue(res, 0, 1);
-	ctlen = PQgetlength(res, 0, 1);
-	blen = PQgetlength(res, 0, 2);
-	body = malloc(blen > 0 ? (size_t) blen : 1);
-	if (!body)
-	{
-		respond_error(s, "sync.internal_error", "out of memory", 0);
-		return;
-	}
-	memcpy(body, PQgetvalue(res, 0, 2), (size_t) blen);
-	free(s->ctype);
-	s->ctype = strndup(ct, (size_t) ctlen);     /* the response type outlives res */
-	if (status == 200 && s->gzip_ok)
-	{
-		uint8_t *z;
-		size_t zlen;
-
-		if (gw_gzip(body, (size_t) blen, &z, &zlen) == 0)
-		{
-			free(body);
-			respond(s, status, s->ctype, z, zlen, true);
-			return;
-		}
-	}
-	respond(s, status, s->ctype, body, (size_t) blen, false);
+	hd->upgraded(cls, sock, extra, extra_len, urh);
 }
 
-static void
-readyz_done(GwJob *job, PGresult *res, const char *err)
+void
+gw_http_upgrade_close(void *handle)
 {
-	HttpSess *s = job->user;
-	json_t *o, *r;
-	json_error_t je;
-	bool ready;
-
-	if (!s)
-		return;
-	s->job = NULL;
-	if (!res)
-	{
-		respond_json(s, 503, json_pack("{s:b, s:s}", "ready", 0, "reason", "database unreachable"));
-		return;
-	}
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-	{
-		/* the database answered, but the readiness call failed: most often a missing EXECUTE
-		 * grant of the gateway role (docs/gateway.md); the operator reads why in the log */
-		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-
-		gw_log("readyz: syncular.readiness() failed: %s", PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY)
-			   ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : PQresStatus(PQresultStatus(res)));
-		respond_json(s, 503, json_pack("{s:b, s:s, s:s}", "ready", 0, "reason", "readiness check failed",
-									   "sqlstate", state ? state : ""));
-		return;
-	}
-	r = json_loads(PQgetvalue(res, 0, 0), 0, &je);
-	ready = r && json_is_true(json_object_get(r, "ready"));
-	o = json_pack("{s:b, s:i, s:o}", "ready", ready, "poolLive", gw_pool_live(),
-				  "readiness", r ? r : json_null());
-	respond_json(s, ready ? 200 : 503, o);
+	MHD_upgrade_action((struct MHD_UpgradeResponseHandle *) handle, MHD_UPGRADE_ACTION_CLOSE);
 }
 
-static void
-submit(HttpSess *s, GwJob *j)
+static struct MHD_Response *
+make_response(GwReq *r)
 {
-	if (!j)
-	{
-		respond_error(s, "sync.internal_error", "out of memory", 0);
-		return;
-	}
-	s->job = j;
-	s->in_body = false;
-	/* a long round (a large bootstrap) waits on the database, not on the client */
-	lws_set_timeout(s->wsi, NO_PENDING_TIMEOUT, 0);
-	if (!gw_pool_submit(j))
-	{
-		s->job = NULL;
-		respond_error(s, "sync.rate_limited", "too many rounds waiting for the database", 0);
-	}
-}
+	struct MHD_Response *resp;
 
-/* Content-Encoding gzip (SPEC §1.3): the inflated body replaces the wire body, and holds the
- * budget instead of it; false when an answer was given */
-static bool
-inflate_body(HttpSess *s)
-{
-	uint8_t *out;
-	size_t len;
-	int rc = gw_gunzip(s->body, s->body_len, gw_cfg.max_body, &out, &len);
-
-	if (rc == -1)
-		respond_error(s, "sync.invalid_request", "request body is not a valid gzip stream", 0);
-	else if (rc == -2)
-		respond_error(s, "sync.invalid_request", "request body exceeds the size limit once inflated", 413);
-	else if (rc != 0)
-		respond_error(s, "sync.internal_error", "out of memory", 0);
-	else if (!gw_budget_take(len))
+	if (r->upgrade)
 	{
-		free(out);
-		respond_error(s, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
+		if (!(resp = MHD_create_response_for_upgrade(on_upgraded, r->ws_sock)))
+			return NULL;
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "websocket");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "Upgrade");
+		MHD_add_response_header(resp, "Sec-WebSocket-Accept", r->ws_accept);
+		return resp;
 	}
+	if (r->read)
+		resp = MHD_create_response_from_callback(r->total, STREAM_BLOCK, stream_read, r, NULL);
 	else
 	{
-		free(s->body);
-		gw_budget_give(s->held);
-		s->body = out;
-		s->body_len = s->body_cap = len;
-		s->held = len;
-		return true;
+		resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+		if (resp)
+		{
+			gw_metrics_bytes(GW_M_HTTP, false, r->len);
+			r->body = NULL;     /* the response frees it */
+		}
 	}
+	if (!resp)
+		return NULL;
+	if (r->type)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->type);
+	if (r->hdrs)
+		for (char **h = r->hdrs; h[0] && h[1]; h += 2)
+			MHD_add_response_header(resp, h[0], h[1]);
+	if (r->close_after || gw_draining)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
+	return resp;
+}
+
+static enum MHD_Result
+queue(GwReq *r)
+{
+	struct MHD_Response *resp = make_response(r);
+	enum MHD_Result rc;
+
+	if (!resp)
+		return MHD_NO;          /* out of memory: the connection closes */
+	rc = MHD_queue_response(r->c, (unsigned int) r->status, resp);
+	MHD_destroy_response(resp);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- the gateway's checks */
+
+static void
+refuse(GwReq *r, int status, const char *why)
+{
+	char *j = gw_error_json("sync.invalid_request", why, status, &status);
+
+	r->close_after = true;
+	gw_req_answer(r, status, "application/json", (uint8_t *) j, j ? strlen(j) : 0, NULL);
+}
+
+typedef struct HeadScan
+{
+	size_t      bytes;
+	int         content_lengths;
+	bool        bad_length;
+	bool        te;
+	bool        control;
+	const char *prev_end;       /* where the previous field value ends in the library's buffer */
+} HeadScan;
+
+/*
+ * A NUL inside a field value: the library keeps each value in its read buffer, ended by the NUL
+ * it wrote over the line's CR (and LF), so the byte after a value's end is another NUL or the
+ * next field's name; anything else is what followed a NUL byte of the value, which the library
+ * cut there.  (An obs-fold continuation line shows the same way; RFC 9112 §5.2 allows a 400.)
+ */
+static bool
+nul_in_value(const char *value_end, const char *next_key)
+{
+	return value_end && value_end[1] != '\0' && value_end + 1 != next_key;
+}
+
+/* RFC 9110 §5.5: CR, LF, NUL and other controls than HTAB are not field content */
+static bool
+has_control(const char *s)
+{
+	for (; *s; s++)
+		if (((unsigned char) *s < 0x20 && *s != '\t') || *s == 0x7f)
+			return true;
 	return false;
 }
 
-/* the job takes the request body and the budget it holds: a queued round keeps counting after
- * its client went away, until the pool frees it */
-static void
-start_round(HttpSess *s)
+static enum MHD_Result
+scan_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
-	GwJob *j;
+	HeadScan *h = cls;
 
-	if (s->gzip_in && !inflate_body(s))
-		return;
-	if (!s->body && !(s->body = malloc(1)))   /* an empty body is an empty bytea, not NULL */
+	(void) kind;
+	if (nul_in_value(h->prev_end, key))
+		h->control = true;
+	h->prev_end = value ? value + strlen(value) : NULL;
+	value = value ? value : "";
+	h->bytes += strlen(key) + strlen(value) + 4;
+	if (has_control(key) || has_control(value))
+		h->control = true;
+	if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
 	{
-		respond_error(s, "sync.internal_error", "out of memory", 0);
-		return;
+		h->content_lengths++;
+		if (!*value || strlen(value) > 19 || strspn(value, "0123456789") != strlen(value))
+			h->bad_length = true;
 	}
-	if (gw_auth_is_jwt())
-		j = gw_job_new("SELECT status, content_type, body FROM syncular.handle_http($1, $2, $3, $4)",
-					   round_done, s);
-	else
-		j = gw_job_new("SELECT status, content_type, body FROM "
-					   "syncular.handle_http_authenticated($1, 'POST', $2, $3::jsonb, $4::jsonb, $5)",
-					   round_done, s);
-	if (!j)
-	{
-		submit(s, NULL);
-		return;
-	}
-	gw_job_param_take(j, s->body, (int) s->body_len, 1, s->held);
-	s->body = NULL;
-	s->body_len = s->body_cap = 0;
-	s->held = 0;
-	if (gw_auth_is_jwt())
-	{
-		gw_job_param(j, s->id.partition, (int) strlen(s->id.partition), 0, true);
-		gw_job_param(j, s->id.actor, (int) strlen(s->id.actor), 0, true);
-	}
-	else
-	{
-		gw_job_param(j, s->path, (int) strlen(s->path), 0, true);
-		gw_job_param(j, s->headers_json, (int) strlen(s->headers_json), 0, true);
-		gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
-	}
-	gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
-	submit(s, j);
+	if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0)
+		h->te = true;
+	return MHD_YES;
 }
 
-static char *
-hdr_dup(struct lws *wsi, enum lws_token_indexes t)
-{
-	int n = lws_hdr_total_length(wsi, t);
-	char *v;
-
-	if (n <= 0)
-		return strdup("");
-	if (!(v = malloc((size_t) n + 1)))
-		return NULL;
-	if (lws_hdr_copy(wsi, v, n + 1, t) < 0)
-		v[0] = '\0';
-	return v;
-}
-
-static void
-on_sync(struct lws *wsi, HttpSess *s)
-{
-	char *ae, *ce;
-	char clen[32];
-	const char *why;
-	int rc;
-
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
-	{
-		respond_error(s, "sync.invalid_request", "use POST for /sync", 405);
-		return;
-	}
-	s->ctype = hdr_dup(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
-	/* the content type is judged before authentication, as the reference adapter does */
-	if (!s->ctype || !gw_content_type_ok(s->ctype))
-	{
-		s->close_after = true;
-		respond_error(s, "sync.invalid_request", "content type must be application/vnd.syncular.sync.v2", 415);
-		return;
-	}
-	ce = hdr_dup(wsi, WSI_TOKEN_HTTP_CONTENT_ENCODING);
-	s->gzip_in = gw_content_encoding(ce);
-	free(ce);
-	if (s->gzip_in < 0)
-	{
-		s->close_after = true;
-		respond_error(s, "sync.invalid_request", "unsupported Content-Encoding (identity or gzip)", 415);
-		return;
-	}
-	ae = hdr_dup(wsi, WSI_TOKEN_HTTP_ACCEPT_ENCODING);
-	s->gzip_ok = gw_accepts_gzip(ae);
-	free(ae);
-	/* the declared length is checked and held before a byte is read */
-	if ((rc = gw_budget_admit_body(wsi, &s->held)) != 0)
-	{
-		s->close_after = true;
-		if (rc == 413)
-			respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
-		else
-			respond_error(s, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
-		return;
-	}
-	if (gw_auth_is_jwt())
-	{
-		if (gw_auth_jwt(wsi, &s->id, &why) != 0)
-		{
-			s->close_after = true;
-			respond_error(s, "sync.auth_required", why, 0);
-			return;
-		}
-	}
-	else
-	{
-		s->headers_json = gw_auth_headers_json(wsi);
-		s->query_json = gw_auth_query_json(wsi);
-		if (!s->headers_json || !s->query_json)
-		{
-			respond_error(s, "sync.internal_error", "out of memory", 0);
-			return;
-		}
-	}
-	s->in_body = true;
-	/* no Content-Length (and no Transfer-Encoding, refused before) is an empty body
-	 * (RFC 9112 §6.3): no body callbacks will come */
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0 || atoll(clen) == 0)
-		start_round(s);
-}
-
-static void
-on_body(HttpSess *s, const uint8_t *in, size_t len)
-{
-	gw_metrics_bytes(GW_M_HTTP, true, len);
-	if (!s->in_body || s->too_large)
-		return;
-	if (s->body_len + len > gw_cfg.max_body)
-	{
-		s->too_large = true;
-		free(s->body);
-		s->body = NULL;
-		s->body_len = s->body_cap = 0;
-		return;
-	}
-	if (s->body_len + len > s->body_cap)
-	{
-		size_t cap = s->body_cap ? s->body_cap * 2 : s->held > 0 ? s->held : 16384;
-		uint8_t *nb;
-
-		while (cap < s->body_len + len)
-			cap *= 2;
-		if (cap > gw_cfg.max_body)
-			cap = gw_cfg.max_body;
-		if (!(nb = realloc(s->body, cap)))
-		{
-			s->too_large = true;
-			return;
-		}
-		s->body = nb;
-		s->body_cap = cap;
-	}
-	memcpy(s->body + s->body_len, in, len);
-	s->body_len += len;
-}
-
-/* ---- /metrics ---- */
-
-static void
-metrics_respond(HttpSess *s)
-{
-	size_t len = 0;
-	char *text;
-
-	s->metrics_wait = false;
-	if (!(text = gw_metrics_render(&len)))
-	{
-		respond_error(s, "sync.internal_error", "out of memory", 0);
-		return;
-	}
-	respond(s, 200, "text/plain; version=0.0.4; charset=utf-8", (uint8_t *) text, len, false);
-}
-
-static void
-metrics_ready(void)
-{
-	for (int i = 0; i < MAX_METRICS_WAITERS; i++)
-	{
-		HttpSess *s = metrics_waiters[i];
-
-		metrics_waiters[i] = NULL;
-		if (s)
-			metrics_respond(s);
-	}
-}
-
-static void
-on_metrics(struct lws *wsi, HttpSess *s)
-{
-	if (!gw_cfg.metrics_on)
-	{
-		s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
-		respond_error(s, "sync.not_found", "no such route", 0);
-		return;
-	}
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
-	{
-		s->close_after = true;
-		respond_error(s, "sync.invalid_request", "use GET for /metrics", 405);
-		return;
-	}
-	if (!gw_metrics_scrape(metrics_ready) || gw_metrics_scrape_running())
-	{
-		/* wait for the statistics query; past the waiter table, answer the cached figures */
-		for (int i = 0; i < MAX_METRICS_WAITERS; i++)
-			if (!metrics_waiters[i])
-			{
-				metrics_waiters[i] = s;
-				s->metrics_wait = true;
-				lws_set_timeout(s->wsi, NO_PENDING_TIMEOUT, 0);
-				return;
-			}
-	}
-	metrics_respond(s);
-}
-
-/* RFC 9110 §5.5: a field value (or the target) with CR, LF, NUL or another control character
- * than HTAB is refused, not passed on to the SQL authenticator or logged */
+/* RFC 9112 §6 framing and RFC 9110 §5.5 field bytes: true when the request was refused */
 static bool
-fields_clean(struct lws *wsi)
+framing_refused(GwReq *r, const char *method)
 {
-	char v[8192];
+	HeadScan h = {strlen(method) + r->target_len + 12, 0, false, false, false, NULL};
 
-	for (int t = 0; t < (int) WSI_TOKEN_COUNT; t++)
-	{
-		int n = lws_hdr_total_length(wsi, (enum lws_token_indexes) t);
-
-		if (n <= 0 || n >= (int) sizeof(v) || lws_hdr_copy(wsi, v, sizeof(v), (enum lws_token_indexes) t) < 0)
-			continue;
-		for (int i = 0; i < n; i++)
-			if (((unsigned char) v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f)
-				return false;
-	}
+	MHD_get_connection_values(r->c, MHD_HEADER_KIND, scan_field, &h);
+	if (nul_in_value(h.prev_end, NULL))
+		h.control = true;
+	r->body_expected = h.te || (h.content_lengths > 0 &&
+								strcmp(gw_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH), "0") != 0);
+	if (h.bytes > HEAD_MAX)
+		refuse(r, 431, "request head over 8 KiB");
+	else if (r->bad_target || h.control)
+		refuse(r, 400, "control character in the request line or a header field");
+	else if (h.content_lengths > 1)
+		refuse(r, 400, "more than one Content-Length header");
+	else if (h.bad_length)
+		refuse(r, 400, "Content-Length is not a decimal number");
+	else if (h.content_lengths > 0 && h.te)
+		refuse(r, 400, "Content-Length together with Transfer-Encoding");
+	else if (h.te)
+		refuse(r, 411, "chunked request bodies are not accepted: send Content-Length");
+	else
+		return false;
 	return true;
 }
 
-/*
- * Request framing (RFC 9112 §6): a body is delimited by exactly one Content-Length made of
- * digits.  Duplicate or conflicting lengths, a length that is not a number, and a length beside
- * Transfer-Encoding are what request smuggling through a proxy is made of (RFC 9112 §6.3,
- * §11.2): 400 and close.  Chunked request bodies are not read: 411 at once (send
- * Content-Length), and close, since the chunks that follow are not a request.
- */
-static bool
-framing_refused(struct lws *wsi, HttpSess *s)
-{
-	char v[32];
-	int n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH);
-	bool te = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) > 0;
-	const char *why = NULL;
+/* ---------------------------------------------------------------- libmicrohttpd callbacks */
 
-	if (n > 0 && lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH, 1) > 0)
-		why = "more than one Content-Length header";
-	else if (n > 0 && (n > 19 || lws_hdr_copy(wsi, v, sizeof(v), WSI_TOKEN_HTTP_CONTENT_LENGTH) != n ||
-					   strspn(v, "0123456789") != (size_t) n))
-		why = "Content-Length is not a decimal number";
-	else if (n > 0 && te)
-		why = "Content-Length together with Transfer-Encoding";
-	if (!why && !fields_clean(wsi))
-		why = "control character in the request line or a header field";
-	if (why)
-	{
-		s->close_after = true;
-		respond_error(s, "sync.invalid_request", why, 400);
-		return true;
-	}
-	if (te)
-	{
-		s->close_after = true;
-		respond_error(s, "sync.invalid_request", "chunked request bodies are not accepted: send Content-Length", 411);
-		return true;
-	}
-	return false;
+static GwReq *
+req_new(struct MHD_Connection *c)
+{
+	GwReq *r = calloc(1, sizeof(GwReq));
+
+	if (!r)
+		return NULL;
+	r->c = c;
+	r->next = live;
+	if (live)
+		live->prev = r;
+	live = r;
+	return r;
+}
+
+/* Called with the raw request target, before the library unescapes it or cuts it at a NUL
+ * byte: it ends at the NUL the library wrote over the space before "HTTP/"; anything else after
+ * the first NUL means a NUL inside the target.  (The callback runs only once the library parsed
+ * an "HTTP/d.d" version after the target, so the bytes read here are inside the request line.) */
+static void *
+on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	GwReq *r = req_new(c);
+	size_t n = strlen(uri);
+
+	(void) cls;
+	if (!r)
+		return NULL;
+	r->target_len = n;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char) uri[i] <= 0x20 || uri[i] == 0x7f)
+			r->bad_target = true;
+	if (strncmp(uri + n + 1, "HTTP/", 5) != 0)
+		r->bad_target = true;
+	return r;
 }
 
 static void
-on_request(struct lws *wsi, HttpSess *s, const char *uri)
+on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-	GwJob *j;
+	GwReq *r = *con_cls;
 
-	s->active = true;         /* in flight until the last byte is written */
+	(void) cls, (void) c, (void) toe;
+	if (!r)
+		return;
+	*con_cls = NULL;
+	if (r->route)
+		hd->route_free(r->route);
+	if (r->ws_sock)
+		hd->abandon(r->ws_sock);
+	if (r->active)
+		inflight--;
+	answer_clear(r);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		live = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	free(r);
+}
+
+static enum MHD_Result
+on_head(GwReq *r, const char *url, const char *method)
+{
+	r->started = true;
+	r->active = true;
 	inflight++;
-	snprintf(s->path, sizeof(s->path), "%s", uri);
-	s->route = gw_route(uri, gw_cfg.mount);
-	if (framing_refused(wsi, s))
-		return;
-	if (gw_draining)
+	snprintf(r->method, sizeof(r->method), "%s", method);
+	if (!framing_refused(r, method))
 	{
-		s->close_after = true;
-		respond_error(s, "sync.internal_error", "gateway is shutting down; retry", 503);
-		return;
-	}
-	switch (s->route)
-	{
-		case GW_ROUTE_SYNC:
-			on_sync(wsi, s);
-			return;
-		case GW_ROUTE_HEALTHZ:
-			respond_json(s, 200, json_pack("{s:s, s:s}", "status", "ok", "extensionVersion", GW_EXTVERSION));
-			return;
-		case GW_ROUTE_READYZ:
-			if (gw_pool_live() == 0)
-			{
-				respond_json(s, 503, json_pack("{s:b, s:i, s:s}", "ready", 0, "poolLive", 0,
-											   "reason", "no live database connection"));
-				return;
-			}
-			j = gw_job_new("SELECT syncular.readiness()::text", readyz_done, s);
-			if (j)
-				j->result_format = 0;
-			submit(s, j);
-			return;
-		case GW_ROUTE_REALTIME:
-			respond_error(s, "sync.invalid_request", "the realtime route needs a WebSocket upgrade", 400);
-			return;
-		case GW_ROUTE_METRICS:
-			on_metrics(wsi, s);
-			return;
-		case GW_ROUTE_SEGMENT:
-			if (!(s->seg = gw_seg_start(wsi, uri, gw_cfg.mount)))
-			{
-				s->close_after = true;
-				respond_error(s, "sync.internal_error", "out of memory", 0);
-			}
-			return;
-		case GW_ROUTE_OPERATIONS:
-			if (!(s->ops = gw_ops_start(wsi, uri)))
-				respond_error(s, "sync.internal_error", "out of memory", 0);
-			return;
-		case GW_ROUTE_BLOB:
-			if (!(s->blob = gw_blob_start(wsi, uri)))
-			{
-				s->close_after = true;
-				respond_error(s, "sync.internal_error", "out of memory", 0);
-			}
-			return;
-		default:
-			s->close_after = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0;
-			respond_error(s, "sync.not_found", "no such route", 0);
-			return;
-	}
-}
+		if (gw_draining)
+		{
+			char *j;
+			int st;
 
-/* ---- the end of a request body ---- */
+			r->close_after = true;
+			j = gw_error_json("sync.internal_error", "gateway is shutting down; retry", 503, &st);
+			gw_req_answer(r, st, "application/json", (uint8_t *) j, j ? strlen(j) : 0, NULL);
+		}
+		else if (gw_req_header(r, MHD_HTTP_HEADER_UPGRADE) && strcmp(method, "GET") == 0)
+			hd->upgrade(r, url);
+		else if (!(r->route = hd->route_start(r, url)) && !r->has_answer)
+			return MHD_NO;
+	}
+	/* an answer before the body: sent at once, the body is not read, the connection closes */
+	if (r->has_answer && r->body_expected)
+	{
+		r->close_after = true;
+		return queue(r);
+	}
+	if (r->pause && !r->has_answer)
+	{
+		r->hold_head = true;    /* no body byte before the route is ready for it */
+		suspend(r);
+	}
+	return MHD_YES;
+}
 
 static void
-body_complete(lws_sorted_usec_list_t *sul)
+on_upload(GwReq *r, const char *data, size_t len)
 {
-	HttpSess *s = lws_container_of(sul, HttpSess, body_sul);
-
-	/* timers run at the top of a loop turn, buffered input at its bottom: waiting two turns
-	 * lets a whole turn's buffered-input pass show a repeated completion first */
-	if (s->body_turns++ == 0)
-	{
-		lws_sul_schedule(gw_ctx, 0, &s->body_sul, body_complete, 1);
-		return;
-	}
-	if (s->blob)
-		gw_blob_body_done(s->blob);
-	if (s->ops)
-		gw_ops_body_done(s->ops);
-	if (!s->in_body)
-		return;
-	if (s->too_large)
-	{
-		respond_error(s, "sync.invalid_request", "request body exceeds the size limit", 413);
-		return;
-	}
-	start_round(s);
+	gw_metrics_bytes(GW_M_HTTP, true, len);
+	if (!r->has_answer && r->route)
+		hd->route_body(r->route, (const uint8_t *) data, len);
+	if (r->pause && !r->has_answer)
+		suspend(r);
 }
 
-/*
- * Pipelining (RFC 9112 §9.3.2) and request bodies: when more bytes than one request with a body
- * arrived on a connection (a request pipelined behind it, or it behind another), libwebsockets
- * 4.1.6 calls BODY_COMPLETION again on every loop turn from its buffered-input path, and does
- * not serve the connection's answer (the wedge of docs/gateway.md "Design"); only closing the
- * connection ends that.  So the work of a completed body waits two loop turns (body_complete):
- * when a second call comes first, nothing has started (no round, no blob commit), the client
- * gets a retryable 503 with Connection: close written at once, and the connection closes.
- * Requests before it were answered in order; a client retries unanswered pipelined requests on
- * a new connection (RFC 9112 §9.3.2).
- */
-static int
-refuse_pipelined(struct lws *wsi, HttpSess *s)
+static enum MHD_Result
+on_access(void *cls, struct MHD_Connection *c, const char *url, const char *method, const char *version,
+		  const char *upload, size_t *upload_size, void **con_cls)
 {
-	uint8_t buf[LWS_PRE + 1024];
-	uint8_t *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
+	GwReq *r = *con_cls;
 
-	lws_sul_cancel(&s->body_sul);
-	/* an answer decided already (a refusal before the body: small JSON) goes out as it is */
-	if (!s->responding)
-		respond_error(s, "sync.rate_limited", "pipelined request with a body: send it again on a new "
-					  "connection, after the previous response", 503);
-	if (s->resp && !s->headers_sent && s->resp_len < 4096 &&
-		!lws_add_http_common_headers(wsi, (unsigned int) s->status, s->resp_type, s->resp_len, &p, end) &&
-		!lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, (const unsigned char *) "close", 5, &p, end) &&
-		lws_finalize_write_http_header(wsi, start, &p, end) == 0)
-		(void) lws_write(wsi, s->resp, s->resp_len, LWS_WRITE_HTTP_FINAL);
-	gw_log("closing a connection: request with a body pipelined on %s", s->path);
-	return -1;
+	(void) cls, (void) version;
+	if (!r && !(r = *con_cls = req_new(c)))
+		return MHD_NO;
+	r->c = c;
+	if (!r->started)
+		return on_head(r, url, method);
+	if (*upload_size)
+	{
+		on_upload(r, upload, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (r->hold_head)
+	{
+		/* resumed before the body: an answer now is early (the body is not read) */
+		r->hold_head = false;
+		if (r->has_answer && r->body_expected)
+			r->close_after = true;
+		return r->has_answer ? queue(r) : MHD_YES;
+	}
+	if (!r->body_done)
+	{
+		r->body_done = true;
+		if (r->route && !r->has_answer)
+			hd->route_body_done(r->route);
+	}
+	if (r->has_answer)
+		return queue(r);
+	suspend(r);
+	return MHD_YES;
 }
 
-static int
-on_body_completion(struct lws *wsi, HttpSess *s)
+/* ---------------------------------------------------------------- the daemon in the loop */
+
+static void
+on_daemon_fd(int fd, uint32_t events, void *arg)
 {
-	if (s->completions++)
-		return refuse_pipelined(wsi, s);
-	lws_sul_schedule(gw_ctx, 0, &s->body_sul, body_complete, 1);
+	(void) fd, (void) events, (void) arg;   /* gw_http_run follows every loop turn */
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	(void) cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	gw_log("http: %s", line);
+}
+
+int
+gw_http_start(const GwHttpHandlers *h)
+{
+	struct addrinfo hints, *ai = NULL;
+	char port[16];
+	const union MHD_DaemonInfo *info;
+	unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_ALLOW_UPGRADE;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(port, sizeof(port), "%d", gw_cfg.listen_port);
+	hd = h;
+	if (getaddrinfo(gw_cfg.listen_host, port, &hints, &ai) != 0 || !ai)
+		return -1;
+	if (ai->ai_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	if (gw_cfg.verbose)
+		flags |= MHD_USE_ERROR_LOG;
+	daemon_ = MHD_start_daemon(flags, (uint16_t) gw_cfg.listen_port, NULL, NULL, on_access, NULL,
+							   MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+							   MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+							   MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+							   MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+							   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 30,
+							   MHD_OPTION_CONNECTION_LIMIT, (unsigned int) (gw_cfg.ws_max_sockets + 4096),
+							   MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int) 1,
+							   MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!daemon_)
+		return -1;
+	info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info || gw_loop_watch(info->epoll_fd, EPOLLIN, on_daemon_fd, NULL) != 0)
+	{
+		MHD_stop_daemon(daemon_);
+		daemon_ = NULL;
+		return -1;
+	}
 	return 0;
 }
 
 int
-gw_http_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
+gw_http_timeout_ms(int max_ms)
 {
-	HttpSess *s = user;
+	MHD_UNSIGNED_LONG_LONG t;
 
-	/* lws allocates the session with the first complete request header: a connection closed
-	 * (or timed out) before that reaches CLOSED_HTTP with none, and has nothing to release */
-	if (!s)
-		return lws_callback_http_dummy(wsi, (enum lws_callback_reasons) reason, user, in, len);
-	switch (reason)
-	{
-		case LWS_CALLBACK_HTTP:
-			sess_reset(s);
-			s->wsi = wsi;
-			on_request(wsi, s, (const char *) in);
-			return 0;
-		case LWS_CALLBACK_HTTP_BODY:
-			if (s->blob || s->ops)
-				return s->blob ? gw_blob_body(s->blob, in, len) : gw_ops_body(s->ops, in, len);
-			on_body(s, in, len);
-			return 0;
-		case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-			return on_body_completion(wsi, s);
-		case LWS_CALLBACK_HTTP_WRITEABLE:
-			if (s->blob || s->seg || s->ops)
-			{
-				int r = s->blob ? gw_blob_writeable(s->blob) : s->seg ? gw_seg_writeable(s->seg)
-					: gw_ops_writeable(s->ops);
-
-				if (r <= 0)
-					return r;
-				sess_reset(s);
-				return gw_draining || lws_http_transaction_completed(wsi) ? -1 : 0;
-			}
-			return on_writeable(wsi, s);
-		case LWS_CALLBACK_CLOSED_HTTP:
-			sess_reset(s);
-			return 0;
-		default:
-			return lws_callback_http_dummy(wsi, (enum lws_callback_reasons) reason, user, in, len);
-	}
+	if (daemon_ && MHD_get_timeout(daemon_, &t) == MHD_YES && t < (MHD_UNSIGNED_LONG_LONG) max_ms)
+		return (int) t;
+	return max_ms;
 }
 
-size_t gw_http_sess_size(void);
-size_t
-gw_http_sess_size(void)
+void
+gw_http_run(void)
 {
-	return sizeof(HttpSess);
+	if (daemon_)
+		MHD_run(daemon_);
+}
+
+/* the library may not stop with suspended connections: resume them (their routes are freed
+ * with them) */
+void
+gw_http_stop(void)
+{
+	if (!daemon_)
+		return;
+	for (GwReq *r = live; r; r = r->next)
+		if (r->suspended)
+		{
+			r->suspended = false;
+			MHD_resume_connection(r->c);
+		}
+	MHD_run(daemon_);
+	MHD_stop_daemon(daemon_);
+	daemon_ = NULL;
 }

@@ -9,15 +9,14 @@
 #include "gateway.h"
 
 #include <libpq-fe.h>
-#include <libwebsockets.h>
+#include "loop.h"
 #include <stdlib.h>
 #include <string.h>
 
 #define LIMITS_SQL "SELECT syncular.commit_wakeup_mode() IS NOT NULL, " \
 	"pg_size_bytes(current_setting('syncular.max_request_bytes', true))"
 
-static lws_sorted_usec_list_t tick;
-static struct lws_context *lctx;
+static GwTimer tick;
 static int seen_connects;
 static bool asking;
 
@@ -57,7 +56,7 @@ asked(GwJob *job, PGresult *res, const char *err)
 }
 
 static void
-tick_cb(lws_sorted_usec_list_t *sul)
+tick_cb(GwTimer *t)
 {
 	GwJob *j;
 
@@ -71,15 +70,14 @@ tick_cb(lws_sorted_usec_list_t *sul)
 			asking = true;
 		}
 	}
-	lws_sul_schedule(lctx, 0, &tick, tick_cb, 1000 * 1000);
+	gw_timer_after(&tick, tick_cb, 1000 * 1000);
 }
 
 void
-gw_limits_init(struct lws_context *ctx)
+gw_limits_init(void)
 {
 	if (gw_cfg.max_body_set)
 		return;
-	lctx = ctx;
 	seen_connects = 0;
-	lws_sul_schedule(ctx, 0, &tick, tick_cb, 1000 * 1000);
+	gw_timer_after(&tick, tick_cb, 1000 * 1000);
 }

@@ -9,6 +9,7 @@
  * syncular_stats_preloaded 0 is exported for the database.
  */
 #include "metrics.h"
+#include "loop.h"
 #include "parse.h"
 
 #include <jansson.h>
@@ -35,6 +36,7 @@ static uint64_t wakeups_lost;
 static char     wake_reason[MAX_WAKE_REASONS][48];
 static uint64_t wake_n[MAX_WAKE_REASONS + 1];   /* the last slot: "other" */
 static int      n_wake;
+static GwGaugeFn sockets_fn;         /* the open realtime sockets (ws.c registers it) */
 
 /* commit-to-delta latency, seconds (upper bounds, inclusive), then +Inf */
 static const double lat_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -42,13 +44,16 @@ static const double lat_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 static uint64_t lat_n[NLAT + 1];
 static double   lat_sum;
 
+void
+gw_metrics_set_sockets(GwGaugeFn fn)
+{
+	sockets_fn = fn;
+}
+
 int64_t
 gw_metrics_now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return gw_loop_now_us();
 }
 
 void
@@ -432,7 +437,7 @@ render_gateway(Buf *b)
 		buf_printf(b, "syncular_gateway_http_requests_total{route=\"other\",status=\"other\"} %llu\n",
 				   (unsigned long long) http_other);
 	family(b, "syncular_gateway_sockets", "gauge", "open realtime WebSockets");
-	buf_printf(b, "syncular_gateway_sockets %d\n", gw_ws_count());
+	buf_printf(b, "syncular_gateway_sockets %d\n", sockets_fn ? sockets_fn() : 0);
 	family(b, "syncular_gateway_deltas_sent_total", "counter", "commit deltas queued to realtime sockets");
 	buf_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
 	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",

@@ -16,6 +16,10 @@ enum { GW_M_HTTP = 0, GW_M_WS = 1 };
 
 int64_t gw_metrics_now_us(void);            /* monotonic clock */
 
+/* the gauge of open realtime sockets, read at each scrape (the realtime layer registers it) */
+typedef int (*GwGaugeFn) (void);
+void gw_metrics_set_sockets(GwGaugeFn fn);
+
 /* an HTTP response was started for a route (GwRoute) with a status */
 void gw_metrics_http(int route, int status);
 /* payload bytes read (in) or written (!in) on HTTP or WebSocket connections */

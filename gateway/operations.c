@@ -13,7 +13,6 @@
 
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <libwebsockets.h>
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +20,10 @@
 #include <strings.h>
 
 #define OPS_CT "application/vnd.syncular.operations.v1+json"
-#define WCHUNK 65536
 
 struct GwOps
 {
-	struct lws *wsi;
+	GwReq      *r;
 	char        path[512];
 	char       *ctype;
 	GwIdentity  id;
@@ -34,34 +32,21 @@ struct GwOps
 	bool        in_body;
 	size_t      held;           /* bytes of the memory budget (budget.c) held by this request */
 	bool        too_large;
-	bool        close_after;
 	uint8_t    *body;
 	size_t      body_len, body_cap;
 	GwJob      *job;
-	/* response */
-	bool        responding;
-	bool        headers_sent;
-	int         status;
-	char       *resp_type;
-	uint8_t    *resp;
-	size_t      resp_len, resp_off;
 };
 
 static void
 respond(GwOps *o, int status, const char *type, uint8_t *body, size_t len)
 {
+	const char *hdrs[] = {"Cache-Control", "no-store", NULL};
+
 	o->in_body = false;
-	o->responding = true;
-	o->status = status;
-	free(o->resp_type);
-	o->resp_type = strdup(type ? type : "application/octet-stream");
-	free(o->resp);
-	o->resp = body;
-	o->resp_len = body ? len : 0;
-	o->resp_off = 0;
 	gw_metrics_http(GW_ROUTE_OPERATIONS, status);
-	lws_set_timeout(o->wsi, NO_PENDING_TIMEOUT, 0);
-	lws_callback_on_writable(o->wsi);
+	if (gw_cfg.verbose)
+		gw_log("%s -> %d (%zu bytes)", o->path, status, body ? len : 0);
+	gw_req_answer(o->r, status, type ? type : "application/octet-stream", body, len, hdrs);
 }
 
 static void
@@ -90,18 +75,11 @@ content_type_ok(const char *ct)
 }
 
 static char *
-hdr_dup(struct lws *wsi, enum lws_token_indexes t)
+hdr_dup(GwReq *r, const char *name)
 {
-	int n = lws_hdr_total_length(wsi, t);
-	char *v;
+	const char *v = gw_req_header(r, name);
 
-	if (n <= 0)
-		return strdup("");
-	if (!(v = malloc((size_t) n + 1)))
-		return NULL;
-	if (lws_hdr_copy(wsi, v, n + 1, t) < 0)
-		v[0] = '\0';
-	return v;
+	return strdup(v ? v : "");
 }
 
 /* ---- database answers ---- */
@@ -149,7 +127,6 @@ submit(GwOps *o, GwJob *j)
 		return;
 	}
 	o->job = j;
-	lws_set_timeout(o->wsi, NO_PENDING_TIMEOUT, 0);
 	if (!gw_pool_submit(j))
 	{
 		o->job = NULL;
@@ -233,39 +210,38 @@ start(GwOps *o)
 	submit(o, j);
 }
 
-/* ---- lws hooks (called by http.c) ---- */
+/* ---- hooks (called by routes.c) ---- */
 
 GwOps *
-gw_ops_start(struct lws *wsi, const char *uri)
+gw_ops_start(GwReq *r, const char *uri)
 {
 	GwOps *o = calloc(1, sizeof(GwOps));
-	char clen[32];
 	const char *why;
 	int rc;
 
 	if (!o)
 		return NULL;
-	o->wsi = wsi;
+	o->r = r;
 	snprintf(o->path, sizeof(o->path), "%s", uri);
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) <= 0)
+	if (!gw_req_method_is(r, "POST"))
 	{
-		o->close_after = true;
+		gw_req_close_after(r);
 		fail(o, "sync.invalid_request", "use POST for /operations", 405);
 		return o;
 	}
-	o->ctype = hdr_dup(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE);
+	o->ctype = hdr_dup(r, "Content-Type");
 	if (!o->ctype || !content_type_ok(o->ctype))
 	{
-		o->close_after = true;
+		gw_req_close_after(r);
 		fail(o, "sync.invalid_request", "content type must be " OPS_CT, 415);
 		return o;
 	}
 	/* the declared length is checked and held from the process's memory budget before a byte
 	 * is read, as for /sync (docs/gateway.md "Limits and malformed input"), and given back with
 	 * the request */
-	if ((rc = gw_budget_admit_body(wsi, &o->held)) != 0)
+	if ((rc = gw_budget_admit_body(gw_req_header(r, "Content-Length"), &o->held)) != 0)
 	{
-		o->close_after = true;
+		gw_req_close_after(r);
 		if (rc == 413)
 			fail(o, "sync.invalid_request", "request body exceeds the size limit", 413);
 		else
@@ -274,28 +250,25 @@ gw_ops_start(struct lws *wsi, const char *uri)
 	}
 	if (gw_auth_is_jwt())
 	{
-		if (gw_auth_jwt(wsi, &o->id, &why) != 0)
+		if (gw_auth_jwt(r, &o->id, &why) != 0)
 		{
-			o->close_after = true;
+			gw_req_close_after(r);
 			fail(o, "sync.auth_required", why, 0);
 			return o;
 		}
 	}
-	else if (!(o->headers_json = gw_auth_headers_json(wsi)) || !(o->query_json = gw_auth_query_json(wsi)))
+	else if (!(o->headers_json = gw_auth_headers_json(r)) || !(o->query_json = gw_auth_query_json(r)))
 	{
 		fail(o, "sync.internal_error", "out of memory", 0);
 		return o;
 	}
-	o->in_body = true;
-	if (lws_hdr_copy(wsi, clen, sizeof(clen), WSI_TOKEN_HTTP_CONTENT_LENGTH) > 0 && atoll(clen) == 0)
-		start(o);               /* no body callbacks will come */
+	o->in_body = true;          /* started by gw_ops_body_done, also for an empty body */
 	return o;
 }
 
 int
 gw_ops_body(GwOps *o, const uint8_t *in, size_t len)
 {
-	gw_metrics_bytes(GW_M_HTTP, true, len);
 	if (!o->in_body || o->too_large)
 		return 0;
 	if (o->body_len + len > gw_cfg.max_body)
@@ -341,56 +314,6 @@ gw_ops_body_done(GwOps *o)
 	start(o);
 }
 
-int
-gw_ops_writeable(GwOps *o)
-{
-	static uint8_t wb[LWS_PRE + WCHUNK];
-	size_t n;
-	bool last;
-
-	if (!o->responding)
-		return 0;
-	if (!o->headers_sent)
-	{
-		uint8_t hb[LWS_PRE + 1024];
-		uint8_t *start = hb + LWS_PRE, *p = start, *end = hb + sizeof(hb) - 1;
-
-		if (lws_add_http_common_headers(o->wsi, (unsigned int) o->status, o->resp_type,
-										(lws_filepos_t) o->resp_len, &p, end) ||
-			lws_add_http_header_by_token(o->wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-										 (const unsigned char *) "no-store", 8, &p, end) ||
-			(o->close_after &&
-			 lws_add_http_header_by_token(o->wsi, WSI_TOKEN_CONNECTION,
-										  (const unsigned char *) "close", 5, &p, end)) ||
-			lws_finalize_write_http_header(o->wsi, start, &p, end))
-			return -1;
-		o->headers_sent = true;
-		if (o->resp_len)
-		{
-			lws_callback_on_writable(o->wsi);
-			return 0;
-		}
-		return o->close_after ? -1 : 1;
-	}
-	n = o->resp_len - o->resp_off;
-	if (n > WCHUNK)
-		n = WCHUNK;
-	last = o->resp_off + n == o->resp_len;
-	memcpy(wb + LWS_PRE, o->resp + o->resp_off, n);
-	if (lws_write(o->wsi, wb + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int) n)
-		return -1;
-	gw_metrics_bytes(GW_M_HTTP, false, n);
-	o->resp_off += n;
-	if (!last)
-	{
-		lws_callback_on_writable(o->wsi);
-		return 0;
-	}
-	if (gw_cfg.verbose)
-		gw_log("%s -> %d (%zu bytes)", o->path, o->status, o->resp_len);
-	return o->close_after ? -1 : 1;
-}
-
 void
 gw_ops_free(GwOps *o)
 {
@@ -403,7 +326,5 @@ gw_ops_free(GwOps *o)
 	free(o->headers_json);
 	free(o->query_json);
 	free(o->body);
-	free(o->resp_type);
-	free(o->resp);
 	free(o);
 }

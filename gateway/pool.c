@@ -1,19 +1,12 @@
 /*
  * pool.c — a bounded pool of libpq connections in non-blocking mode, driven by the
- * libwebsockets event loop (no thread per connection or request).
+ * gateway's event loop (no thread per connection or request).
  *
- * Each connection's socket is dup()ed and adopted into lws as a raw file descriptor; lws polls
- * it and calls gw_pool_callback on readable/writable.  The raw-file role only polls: unlike the
- * raw-socket role it never reads, so every byte stays for libpq.  The dup keeps libpq the sole
- * owner of its own socket: lws closes only the copy.  Connection establishment is asynchronous
- * too (PQconnectStart / PQconnectPoll, re-adopting when libpq switches sockets, which it does
- * when one address of the host fails and it tries the next).
- *
- * lws 4.1's raw-file role turns POLLOUT off *after* the writable callback returns, so a request
- * for another writable callback made inside it (PQconnectPoll answering "writing" again, as it
- * does on a TCP connection that just completed, or a PQflush that could not send everything)
- * would be lost and the connection would stall until some unrelated event.  Such a request is
- * therefore re-armed from a zero-delay timer, after the callback has returned (pc_want_write).
+ * Each connection's socket is watched by the event loop (loop.c), level-triggered: readable
+ * always, writable while libpq has bytes to send or PQconnectPoll waits for writable.
+ * Connection establishment is asynchronous too (PQconnectStart / PQconnectPoll, watching the
+ * new socket when libpq switches, which it does when one address of the host fails and it
+ * tries the next).
  *
  * conns[0 .. pool-1] serve rounds, one job at a time each; conns[pool] holds LISTEN for the
  * commit wake-ups (SPEC §8.2) and presence (§8.6) and never runs rounds, so a notification is
@@ -36,11 +29,10 @@
 #include "metrics.h"
 
 #include <libpq-fe.h>
-#include <libwebsockets.h>
+#include "loop.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* PC_PINNED: idle between the jobs of one requester's transaction (gw_pool_submit_pinned) */
 typedef enum { PC_DOWN, PC_CONNECTING, PC_READY, PC_BUSY, PC_PINNED } PcState;
@@ -53,22 +45,20 @@ typedef struct PgConn
 	struct PgConn *snext;       /* shard listeners list */
 	PcState     st;
 	PGconn     *conn;
-	struct lws *wsi;
+	int         fd;             /* the socket watched in the loop, -1: none */
 	bool        flushing;       /* query bytes still to send */
-	bool        in_writeable;   /* inside the wsi's writable callback */
 	bool        conn_writing;   /* PQconnectPoll waits for writable */
 	GwJob      *job;
 	void       *pinned_by;     /* the requester holding the connection (PC_PINNED) */
 	PGresult   *res;
 	int         backoff_ms;
-	lws_sorted_usec_list_t retry;
-	lws_sorted_usec_list_t kick; /* deferred POLLOUT request or PQconnectPoll */
+	GwTimer     retry;
 	bool        listened;       /* a LISTEN of this connection succeeded before */
 	bool        waiter;         /* runs the syncular.wait_commits loop */
 	bool        have_pos;       /* pos holds the ring position to continue from */
 	bool        wait_warned;    /* a wait_commits failure was logged (until one succeeds) */
 	char        pos[24];
-	lws_sorted_usec_list_t wait_retry;
+	GwTimer     wait_retry;
 } PgConn;
 
 /* milliseconds one wait_commits call sleeps when there is nothing to report */
@@ -76,12 +66,11 @@ typedef struct PgConn
 
 static PgConn *conns;
 static int     nconns;
-static struct lws_context *ctx;
-static struct lws_vhost *vhost;
 static GwJob  *qhead, *qtail;
 static int     qlen;
 static GwNotifyFn notify_fn;
 static GwCommitFn commit_fn;
+static GwListenUpFn listen_up_fn;
 static bool    shutting_down;
 static PgConn *shards;
 static PgConn *dbwaiter;        /* the --db waiter (ring mode, not in router mode) */
@@ -91,101 +80,42 @@ static void pc_connect(PgConn *pc);
 static void pc_connecting(PgConn *pc);
 static void listen_start(PgConn *pc);
 static void pc_close(PgConn *pc);
-void presence_request_sync(void);
 static void pc_dispatch(void);
 
-/* ---- lws adoption of libpq's socket ---- */
+/* ---- libpq's socket in the event loop ---- */
+
+static void pc_io(int fd, uint32_t events, void *arg);
 
 static void
 pc_detach(PgConn *pc)
 {
-	if (pc->wsi)
-	{
-		lws_set_opaque_user_data(pc->wsi, NULL);
-		lws_set_timeout(pc->wsi, PENDING_TIMEOUT_CLOSE_ACK, LWS_TO_KILL_ASYNC);
-		pc->wsi = NULL;
-	}
+	gw_loop_unwatch(pc->fd);
+	pc->fd = -1;
 }
 
-/*
- * Whether the wsi watches libpq's current socket.  Comparing descriptor numbers is not enough:
- * libpq closes a socket whose address failed and may get the same number for the next one, while
- * the wsi still polls the dup of the dead one.  A dup shares its socket's inode, a new socket
- * does not.
- */
+/* watch libpq's current socket: readable, and writable while there is something to send */
 static bool
-pc_watching(PgConn *pc, int fd)
+pc_watch(PgConn *pc)
 {
-	struct stat a, b;
-
-	if (!pc->wsi || fstat(fd, &a) != 0 || fstat(lws_get_socket_fd(pc->wsi), &b) != 0)
-		return false;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-static bool
-pc_attach(PgConn *pc)
-{
-	lws_adopt_desc_t ad;
 	int fd = PQsocket(pc->conn);
+	bool out = (pc->st == PC_CONNECTING && pc->conn_writing) || pc->flushing;
 
 	if (fd < 0)
 		return false;
-	if (pc_watching(pc, fd))
-		return true;
-	pc_detach(pc);
-	memset(&ad, 0, sizeof(ad));
-	ad.vh = vhost;
-	ad.type = LWS_ADOPT_RAW_FILE_DESC;
-	ad.fd.filefd = dup(fd);
-	ad.vh_prot_name = "syncular-pg";
-	ad.opaque = pc;
-	if (ad.fd.filefd < 0)
+	if (pc->fd >= 0 && pc->fd != fd)
+		pc_detach(pc);
+	if (gw_loop_watch(fd, EPOLLIN | (out ? EPOLLOUT : 0), pc_io, pc) != 0)
 		return false;
-	pc->wsi = lws_adopt_descriptor_vhost_via_info(&ad);
-	if (!pc->wsi)
-	{
-		close(ad.fd.filefd);
-		return false;
-	}
+	pc->fd = fd;
 	return true;
-}
-
-static void
-kick_cb(lws_sorted_usec_list_t *sul)
-{
-	PgConn *pc = lws_container_of(sul, PgConn, kick);
-
-	if (!pc->conn || shutting_down)
-		return;
-	if (!pc->wsi)
-	{
-		/* lws dropped the watch of a socket that failed while connecting: PQconnectPoll reads
-		 * why, and tries the host's next address or gives up */
-		if (pc->st == PC_CONNECTING)
-			pc_connecting(pc);
-		return;
-	}
-	if ((pc->st == PC_CONNECTING && pc->conn_writing) || pc->flushing)
-		lws_callback_on_writable(pc->wsi);
-}
-
-/* ask for a writable callback; from inside one, only after it returns (see the top comment) */
-static void
-pc_want_write(PgConn *pc)
-{
-	if (pc->in_writeable)
-		lws_sul_schedule(ctx, 0, &pc->kick, kick_cb, 0);
-	else
-		lws_callback_on_writable(pc->wsi);
 }
 
 /* ---- failure and reconnect ---- */
 
 static void
-retry_cb(lws_sorted_usec_list_t *sul)
+retry_cb(GwTimer *t)
 {
-	PgConn *pc = lws_container_of(sul, PgConn, retry);
+	PgConn *pc = gw_container_of(t, PgConn, retry);
 
 	if (!shutting_down)
 		pc_connect(pc);
@@ -229,8 +159,7 @@ pc_fail(PgConn *pc, const char *why)
 	if (pc->res)
 		PQclear(pc->res);
 	pc->res = NULL;
-	lws_sul_cancel(&pc->kick);
-	lws_sul_cancel(&pc->wait_retry);
+	gw_timer_cancel(&pc->wait_retry);
 	pc_detach(pc);
 	if (pc->conn)
 		PQfinish(pc->conn);
@@ -243,7 +172,7 @@ pc_fail(PgConn *pc, const char *why)
 	if (!shutting_down)
 	{
 		pc->backoff_ms = pc->backoff_ms ? (pc->backoff_ms * 2 > 5000 ? 5000 : pc->backoff_ms * 2) : 200;
-		lws_sul_schedule(ctx, 0, &pc->retry, retry_cb, (lws_usec_t) pc->backoff_ms * 1000);
+		gw_timer_after(&pc->retry, retry_cb, (int64_t) pc->backoff_ms * 1000);
 	}
 	fail_queue_without_db();
 	pc_dispatch();
@@ -305,13 +234,9 @@ pc_connect(PgConn *pc)
 		return;
 	}
 	pc->st = PC_CONNECTING;
-	pc->conn_writing = true;
-	if (!pc_attach(pc))
-	{
+	pc->conn_writing = true;   /* PQconnectPoll starts as if writable */
+	if (!pc_watch(pc))
 		pc_fail(pc, "cannot watch the database socket");
-		return;
-	}
-	pc_want_write(pc);   /* PQconnectPoll starts as if writable */
 }
 
 /* ---- query execution ---- */
@@ -323,13 +248,12 @@ pc_flush(PgConn *pc)
 
 	if (r < 0)
 		pc_fail(pc, NULL);
-	else if (r == 1)
+	else if (pc->flushing != (r == 1))
 	{
-		pc->flushing = true;
-		pc_want_write(pc);
+		pc->flushing = (r == 1);
+		if (!pc_watch(pc))
+			pc_fail(pc, "cannot watch the database socket");
 	}
-	else
-		pc->flushing = false;
 }
 
 static bool
@@ -437,19 +361,14 @@ pc_connecting(PgConn *pc)
 			pc_fail(pc, NULL);
 			return;
 		case PGRES_POLLING_OK:
-			if (!pc_attach(pc))
+			pc->st = PC_READY;
+			if (!pc_watch(pc))
 				pc_fail(pc, "cannot watch the database socket");
 			else
 				pc_ready(pc);
 			return;
-		case PGRES_POLLING_WRITING:
-			if (!pc_attach(pc))
-				pc_fail(pc, "cannot watch the database socket");
-			else
-				pc_want_write(pc);
-			return;
-		default:                /* reading */
-			if (!pc_attach(pc))
+		default:                /* reading or writing */
+			if (!pc_watch(pc))
 				pc_fail(pc, "cannot watch the database socket");
 			return;
 	}
@@ -550,53 +469,32 @@ pc_readable(PgConn *pc)
 		pc_dispatch();
 }
 
-int
-gw_pool_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
+static void
+pc_io(int fd, uint32_t events, void *arg)
 {
-	PgConn *pc = lws_get_opaque_user_data(wsi);
+	PgConn *pc = arg;
 
-	(void) user, (void) in, (void) len;
-	switch (reason)
+	(void) fd;
+	if (!pc->conn)
+		return;
+	if (pc->st == PC_CONNECTING)
 	{
-		case LWS_CALLBACK_RAW_RX_FILE:
-			if (!pc)
-				return -1;
-			if (pc->st == PC_CONNECTING)
-				pc_connecting(pc);
-			else
-				pc_readable(pc);
-			return 0;
-		case LWS_CALLBACK_RAW_WRITEABLE_FILE:
-			if (!pc)
-				return -1;
-			pc->in_writeable = true;
-			if (pc->st == PC_CONNECTING)
-				pc_connecting(pc);
-			else if (pc->flushing)
-				pc_flush(pc);
-			pc->in_writeable = false;
-			return 0;
-		case LWS_CALLBACK_RAW_CLOSE_FILE:
-			/* lws dropped our watch on POLLHUP/POLLERR without calling back first */
-			if (pc && pc->wsi == wsi)
-			{
-				pc->wsi = NULL;
-				if (pc->st == PC_CONNECTING)
-					lws_sul_schedule(ctx, 0, &pc->kick, kick_cb, 0);
-				else
-					pc_fail(pc, "database socket closed");
-			}
-			return 0;
-		default:
-			return 0;
+		pc_connecting(pc);      /* PQconnectPoll reads a failure (EPOLLERR/HUP) itself */
+		return;
 	}
+	if ((events & EPOLLOUT) && pc->flushing)
+	{
+		pc_flush(pc);
+		if (!pc->conn)
+			return;
+	}
+	if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+		pc_readable(pc);
 }
 
 int
-gw_pool_init(struct lws_context *c, struct lws_vhost *vh)
+gw_pool_init(void)
 {
-	ctx = c;
-	vhost = vh;
 	nconns = gw_cfg.pool + 1;
 	conns = calloc((size_t) nconns, sizeof(PgConn));
 	if (!conns)
@@ -605,6 +503,7 @@ gw_pool_init(struct lws_context *c, struct lws_vhost *vh)
 	{
 		conns[i].idx = i;
 		conns[i].listener = (i == gw_cfg.pool);
+		conns[i].fd = -1;
 		pc_connect(&conns[i]);
 	}
 	return 0;
@@ -620,8 +519,7 @@ gw_pool_shutdown(void)
 	dbwaiter = NULL;
 	for (int i = 0; i < nconns; i++)
 	{
-		lws_sul_cancel(&conns[i].retry);
-		lws_sul_cancel(&conns[i].kick);
+		gw_timer_cancel(&conns[i].retry);
 		if (conns[i].conn)
 			pc_fail(&conns[i], NULL);
 	}
@@ -790,7 +688,8 @@ mode_done(GwJob *job, PGresult *res, const char *err)
 	 * 'both') still reach this gateway; a wake-up that arrives twice costs one coalesced fanout */
 	send_listen(pc, "LISTEN syncular_commit; LISTEN syncular_presence");
 	if (pc->conn)
-		presence_request_sync();
+		if (listen_up_fn)
+			listen_up_fn();
 	if (ring)
 		waiter_start();
 	else
@@ -814,7 +713,8 @@ listen_start(PgConn *pc)
 		/* a router database: commits happen on the shards, presence travels here */
 		send_listen(pc, "LISTEN syncular_commit; LISTEN syncular_presence");
 		if (pc->conn)
-			presence_request_sync();
+			if (listen_up_fn)
+			listen_up_fn();
 		return;
 	}
 	if (!(j = gw_job_new("SELECT syncular.commit_wakeup_mode()", mode_done, pc)))
@@ -831,9 +731,9 @@ listen_start(PgConn *pc)
 }
 
 static void
-wait_retry_cb(lws_sorted_usec_list_t *sul)
+wait_retry_cb(GwTimer *t)
 {
-	PgConn *pc = lws_container_of(sul, PgConn, wait_retry);
+	PgConn *pc = gw_container_of(t, PgConn, wait_retry);
 
 	if (!shutting_down && pc->conn && pc->st == PC_READY && pc->waiter)
 		wait_next(pc);
@@ -861,7 +761,7 @@ wait_done(GwJob *job, PGresult *res, const char *err)
 				   pc->conninfo ? " on shard " : "", pc->conninfo ? pc->conninfo : "",
 				   PQresultErrorMessage(res));
 		pc->wait_warned = true;
-		lws_sul_schedule(ctx, 0, &pc->wait_retry, wait_retry_cb, 1000 * 1000);
+		gw_timer_after(&pc->wait_retry, wait_retry_cb, 1000 * 1000);
 		return;
 	}
 	pc->wait_warned = false;
@@ -880,7 +780,6 @@ wait_done(GwJob *job, PGresult *res, const char *err)
 			gw_log("commit wake-ups were lost%s%s (the ring moved past this gateway's position): "
 				   "resynchronizing every partition", pc->conninfo ? " on shard " : "",
 				   pc->conninfo ? pc->conninfo : "");
-			gw_metrics_wakeups_lost();
 			if (commit_fn)
 				commit_fn(NULL, 0);
 		}
@@ -899,7 +798,7 @@ wait_next(PgConn *pc)
 
 	if (!j)
 	{
-		lws_sul_schedule(ctx, 0, &pc->wait_retry, wait_retry_cb, 1000 * 1000);
+		gw_timer_after(&pc->wait_retry, wait_retry_cb, 1000 * 1000);
 		return;
 	}
 	j->result_format = 0;
@@ -918,6 +817,7 @@ waiter_start(void)
 	if (dbwaiter || shutting_down || !(dbwaiter = calloc(1, sizeof(PgConn))))
 		return;
 	dbwaiter->idx = -1;
+	dbwaiter->fd = -1;
 	dbwaiter->listener = true;
 	dbwaiter->waiter = true;
 	pc_connect(dbwaiter);
@@ -929,6 +829,12 @@ waiter_stop(void)
 	if (dbwaiter)
 		pc_close(dbwaiter);
 	dbwaiter = NULL;
+}
+
+void
+gw_pool_set_listen_up(GwListenUpFn fn)
+{
+	listen_up_fn = fn;
 }
 
 bool
@@ -947,9 +853,8 @@ gw_pool_waiting(void)
 static void
 pc_close(PgConn *pc)
 {
-	lws_sul_cancel(&pc->retry);
-	lws_sul_cancel(&pc->kick);
-	lws_sul_cancel(&pc->wait_retry);
+	gw_timer_cancel(&pc->retry);
+	gw_timer_cancel(&pc->wait_retry);
 	if (pc->job)
 		gw_job_free(pc->job);      /* a wait_commits or mode call: its callback needs pc */
 	if (pc->res)
@@ -999,6 +904,7 @@ gw_pool_set_shards(char **conninfos, int n)
 			continue;
 		}
 		pc->idx = -1;
+		pc->fd = -1;
 		pc->listener = true;
 		pc->snext = shards;
 		shards = pc;

@@ -328,6 +328,16 @@ out:
 	json_decref(o);
 }
 
+/* once the listen connection is up: ask the other gateways for their peers */
+static void
+presence_request_sync(void)
+{
+	char buf[80];
+
+	snprintf(buf, sizeof(buf), "{\"g\":\"%s\",\"kind\":\"sync-request\"}", gid);
+	gw_pool_notify("syncular_presence", buf);
+}
+
 void
 presence_init(void)
 {
@@ -337,15 +347,5 @@ presence_init(void)
 		memset(r, 7, sizeof(r));
 	for (int i = 0; i < 8; i++)
 		snprintf(gid + 2 * i, 3, "%02x", r[i]);
-}
-
-/* once the listen connection is up: ask the other gateways for their peers */
-void presence_request_sync(void);
-void
-presence_request_sync(void)
-{
-	char buf[80];
-
-	snprintf(buf, sizeof(buf), "{\"g\":\"%s\",\"kind\":\"sync-request\"}", gid);
-	gw_pool_notify("syncular_presence", buf);
+	gw_pool_set_listen_up(presence_request_sync);
 }

@@ -14,20 +14,18 @@
 #include "gateway.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <jansson.h>
 #include <libpq-fe.h>
-#include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SEG_CHUNK 65536
+#define SEG_MAX_HEADERS 16
 #define SEG_SCOPES_MAX 65536
 
 struct GwSeg
 {
-	struct lws *wsi;
+	GwReq      *r;
 	GwJob      *job;
 	char       *seg_id;
 	char       *scopes;         /* X-Syncular-Scopes, JSON text */
@@ -35,23 +33,32 @@ struct GwSeg
 	char       *ae;             /* Accept-Encoding, NULL when absent */
 	char       *client_id;      /* ?clientId=, NULL when absent */
 	GwIdentity  id;
-	/* response */
-	bool        responding, headers_sent, close_after;
-	int         status;
-	json_t     *headers;        /* {name: value} */
-	uint8_t    *body;
-	size_t      len, off;
 };
 
+/* the answer with the headers the extension chose ({name: value}; headers is consumed) */
 static void
 seg_respond(GwSeg *g, int status, json_t *headers, uint8_t *body, size_t len)
 {
-	g->responding = true;
-	g->status = status;
-	g->headers = headers;
-	g->body = body;
-	g->len = len;
-	lws_callback_on_writable(g->wsi);
+	const char *hdrs[2 * SEG_MAX_HEADERS + 1];
+	const char *k;
+	json_t *v;
+	int n = 0;
+
+	json_object_foreach(headers, k, v)
+	{
+		const char *s = json_string_value(v);
+
+		/* the extension's own names and values; still, nothing that could split a header */
+		if (!s || !*k || strpbrk(s, "\r\n") || strpbrk(k, "\r\n:") || n == 2 * SEG_MAX_HEADERS)
+			continue;
+		hdrs[n++] = k;
+		hdrs[n++] = s;
+	}
+	hdrs[n] = NULL;
+	if (gw_cfg.verbose)
+		gw_log("segment %s -> %d (%zu bytes)", g->seg_id ? g->seg_id : "?", status, len);
+	gw_req_answer(g->r, status, NULL, body, len, hdrs);
+	json_decref(headers);
 }
 
 static void
@@ -66,29 +73,20 @@ seg_error(GwSeg *g, const char *code, const char *message, int status_override)
 
 /* NULL when the header is absent (the SQL functions take NULL for "not sent") */
 static char *
-hdr_or_null(struct lws *wsi, enum lws_token_indexes t)
+hdr_or_null(GwReq *r, const char *name)
 {
-	int n = lws_hdr_total_length(wsi, t);
-	char *v;
+	const char *v = gw_req_header(r, name);
 
-	if (n <= 0 || !(v = malloc((size_t) n + 1)))
-		return NULL;
-	if (lws_hdr_copy(wsi, v, n + 1, t) < 0)
-		v[0] = '\0';
-	return v;
+	return v ? strdup(v) : NULL;
 }
 
 /* the value of query argument name ("st", "clientId"), malloc'd, or NULL */
 static char *
-urlarg(struct lws *wsi, const char *name)
+urlarg(GwReq *r, const char *name)
 {
-	char frag[4096];
-	size_t nl = strlen(name);
+	const char *v = gw_req_arg(r, name);
 
-	for (int i = 0; lws_hdr_copy_fragment(wsi, frag, sizeof(frag), WSI_TOKEN_HTTP_URI_ARGS, i) > 0; i++)
-		if (strncmp(frag, name, nl) == 0 && frag[nl] == '=')
-			return strdup(frag + nl + 1);
-	return NULL;
+	return v ? strdup(v) : NULL;
 }
 
 /* ---- the answer ---- */
@@ -145,7 +143,6 @@ seg_submit(GwSeg *g, GwJob *j)
 		return;
 	}
 	g->job = j;
-	lws_set_timeout(g->wsi, NO_PENDING_TIMEOUT, 0);
 	if (!gw_pool_submit(j))
 	{
 		g->job = NULL;
@@ -222,7 +219,7 @@ auth_done(GwJob *job, PGresult *res, const char *err)
 static void
 start_auth(GwSeg *g, const char *uri)
 {
-	char *hj = gw_auth_headers_json(g->wsi), *qj = gw_auth_query_json(g->wsi);
+	char *hj = gw_auth_headers_json(g->r), *qj = gw_auth_query_json(g->r);
 	GwJob *j = NULL;
 
 	if (hj && qj &&
@@ -260,44 +257,41 @@ start_url_download(GwSeg *g, char *st)
 static void
 on_request(GwSeg *g, const char *uri, const char *mount)
 {
-	struct lws *wsi = g->wsi;
-	const char *why;
+	GwReq *r = g->r;
+	const char *why, *scopes;
 	char *st;
 	json_error_t je;
 	json_t *sc;
-	int n;
 
-	if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) <= 0)
+	if (!gw_req_method_is(r, "GET"))
 	{
-		g->close_after = true;
+		gw_req_close_after(r);
 		seg_error(g, "sync.invalid_request", "use GET for segments", 405);
 		return;
 	}
 	g->seg_id = strdup(uri + strlen(mount) + strlen("/segments/"));
-	g->inm = hdr_or_null(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH);
-	g->ae = hdr_or_null(wsi, WSI_TOKEN_HTTP_ACCEPT_ENCODING);
-	if ((st = urlarg(wsi, "st")))
+	g->inm = hdr_or_null(r, "If-None-Match");
+	g->ae = hdr_or_null(r, "Accept-Encoding");
+	if ((st = urlarg(r, "st")))
 	{
 		start_url_download(g, st);
 		free(st);
 		return;
 	}
-	g->client_id = urlarg(wsi, "clientId");
+	g->client_id = urlarg(r, "clientId");
 	/* §5.5: the requested scope map of the owning subscription; absent = {} */
-	n = lws_hdr_custom_length(wsi, "x-syncular-scopes:", 18);
-	if (n > SEG_SCOPES_MAX)
+	scopes = gw_req_header(r, "X-Syncular-Scopes");
+	if (scopes && strlen(scopes) > SEG_SCOPES_MAX)
 	{
 		seg_error(g, "sync.invalid_request", "X-Syncular-Scopes is too large", 400);
 		return;
 	}
-	g->scopes = malloc(n > 0 ? (size_t) n + 1 : 3);
+	g->scopes = strdup(scopes && *scopes ? scopes : "{}");
 	if (!g->seg_id || !g->scopes)
 	{
 		seg_error(g, "sync.internal_error", "out of memory", 0);
 		return;
 	}
-	if (n <= 0 || lws_hdr_custom_copy(wsi, g->scopes, n + 1, "x-syncular-scopes:", 18) < 0)
-		strcpy(g->scopes, "{}");
 	if (!(sc = json_loads(g->scopes, 0, &je)))
 	{
 		seg_error(g, "sync.invalid_request", "X-Syncular-Scopes is not JSON", 400);
@@ -309,7 +303,7 @@ on_request(GwSeg *g, const char *uri, const char *mount)
 		start_auth(g, uri);
 		return;
 	}
-	if (gw_auth_jwt(wsi, &g->id, &why) != 0)
+	if (gw_auth_jwt(r, &g->id, &why) != 0)
 	{
 		seg_error(g, "sync.auth_required", why, 0);
 		return;
@@ -318,93 +312,15 @@ on_request(GwSeg *g, const char *uri, const char *mount)
 }
 
 GwSeg *
-gw_seg_start(struct lws *wsi, const char *uri, const char *mount)
+gw_seg_start(GwReq *r, const char *uri, const char *mount)
 {
 	GwSeg *g = calloc(1, sizeof(*g));
 
 	if (!g)
 		return NULL;
-	g->wsi = wsi;
+	g->r = r;
 	on_request(g, uri, mount);
 	return g;
-}
-
-/* ---- writing ---- */
-
-static int
-write_headers(GwSeg *g)
-{
-	uint8_t buf[LWS_PRE + 2048];
-	uint8_t *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
-	const char *k;
-	json_t *v;
-
-	if (lws_add_http_header_status(g->wsi, (unsigned int) g->status, &p, end))
-		return -1;
-	json_object_foreach(g->headers, k, v)
-	{
-		char name[64];
-		const char *s = json_string_value(v);
-		size_t i, kl = strlen(k);
-
-		/* the extension's own names and values; still, nothing that could split a header */
-		if (!s || kl == 0 || kl + 2 > sizeof(name) || strpbrk(s, "\r\n") || strpbrk(k, "\r\n:"))
-			continue;
-		for (i = 0; i < kl; i++)
-			name[i] = (char) tolower((unsigned char) k[i]);
-		name[kl] = ':';
-		name[kl + 1] = '\0';
-		if (lws_add_http_header_by_name(g->wsi, (const unsigned char *) name, (const unsigned char *) s,
-										(int) strlen(s), &p, end))
-			return -1;
-	}
-	if (lws_add_http_header_content_length(g->wsi, (lws_filepos_t) g->len, &p, end))
-		return -1;
-	if (g->close_after &&
-		lws_add_http_header_by_token(g->wsi, WSI_TOKEN_CONNECTION, (const unsigned char *) "close", 5, &p, end))
-		return -1;
-	return lws_finalize_write_http_header(g->wsi, start, &p, end) ? -1 : 0;
-}
-
-int
-gw_seg_writeable(GwSeg *g)
-{
-	static uint8_t buf[LWS_PRE + SEG_CHUNK];
-	size_t n;
-	bool last;
-
-	if (!g->responding)
-		return 0;
-	if (!g->headers_sent)
-	{
-		if (write_headers(g))
-			return -1;
-		g->headers_sent = true;
-		if (g->len)
-		{
-			lws_callback_on_writable(g->wsi);
-			return 0;
-		}
-	}
-	n = g->len - g->off;
-	if (n > SEG_CHUNK)
-		n = SEG_CHUNK;
-	last = g->off + n == g->len;
-	if (n)
-	{
-		memcpy(buf + LWS_PRE, g->body + g->off, n);
-		if (lws_write(g->wsi, buf + LWS_PRE, n, last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int) n)
-			return -1;
-		g->off += n;
-	}
-	if (!last)
-	{
-		lws_callback_on_writable(g->wsi);
-		return 0;
-	}
-	if (gw_cfg.verbose)
-		gw_log("segment %s -> %d (%zu bytes)", g->seg_id ? g->seg_id : "?", g->status, g->len);
-	return g->close_after ? -1 : 1;
 }
 
 void
@@ -419,7 +335,5 @@ gw_seg_free(GwSeg *g)
 	free(g->inm);
 	free(g->ae);
 	free(g->client_id);
-	json_decref(g->headers);
-	free(g->body);
 	free(g);
 }

@@ -11,21 +11,20 @@
 #include "gateway.h"
 
 #include <libpq-fe.h>
-#include <libwebsockets.h>
+#include "loop.h"
 #include <stdlib.h>
 #include <string.h>
 
-static struct lws_context *ctx;
-static lws_sorted_usec_list_t tick;
+static GwTimer tick;
 static bool busy, stopped, warned;
 
-static void shards_tick(lws_sorted_usec_list_t *sul);
+static void shards_tick(GwTimer *t);
 
 static void
 schedule(void)
 {
 	if (!stopped)
-		lws_sul_schedule(ctx, 0, &tick, shards_tick, (lws_usec_t) gw_cfg.shard_refresh_s * LWS_US_PER_SEC);
+		gw_timer_after(&tick, shards_tick, (int64_t) gw_cfg.shard_refresh_s * 1000000);
 }
 
 static void
@@ -64,11 +63,11 @@ shards_done(GwJob *job, PGresult *res, const char *err)
 }
 
 static void
-shards_tick(lws_sorted_usec_list_t *sul)
+shards_tick(GwTimer *t)
 {
 	GwJob *j;
 
-	(void) sul;
+	(void) t;
 	if (stopped || busy)
 		return;
 	if (!(j = gw_job_new("SELECT syncular.shard_conninfos()", shards_done, &tick)))
@@ -86,17 +85,15 @@ shards_tick(lws_sorted_usec_list_t *sul)
 }
 
 void
-gw_shards_init(struct lws_context *c)
+gw_shards_init(void)
 {
-	ctx = c;
 	if (gw_cfg.router)
-		lws_sul_schedule(ctx, 0, &tick, shards_tick, 1);
+		gw_timer_after(&tick, shards_tick, 0);
 }
 
 void
 gw_shards_shutdown(void)
 {
 	stopped = true;
-	if (ctx)
-		lws_sul_cancel(&tick);
+	gw_timer_cancel(&tick);
 }

@@ -13,12 +13,14 @@
  * sync.websocket_connection_limit, 4500 sync.internal_error.
  */
 #include "ws.h"
+#include "loop.h"
 
 #include "ssp.h"
 
 #include <arpa/inet.h>
 #include <libpq-fe.h>
-#include <libwebsockets.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,34 +29,19 @@
 
 #define ROUND_CHUNK 65536
 
+static void ws_on_open(Sock *s);
+static void ws_on_closed(Sock *s);
+static void ws_on_message_start(Sock *s, bool binary);
+static void ws_on_message_bytes(Sock *s, const uint8_t *in, size_t len);
+static void ws_on_message_end(Sock *s);
+
 static int nsocks;          /* sockets between upgrade and close */
 static uint64_t next_id = 1;
-
-typedef struct WsPss
-{
-	Sock *s;
-} WsPss;
-
-size_t gw_ws_sess_size(void);
-size_t
-gw_ws_sess_size(void)
-{
-	return sizeof(WsPss);
-}
 
 int
 gw_ws_count(void)
 {
 	return nsocks;
-}
-
-int64_t
-ws_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---------------------------------------------------------------- lifetime */
@@ -93,139 +80,6 @@ ws_release(Sock *s)
 {
 	if (--s->refs == 0)
 		sock_free(s);
-}
-
-/* ---------------------------------------------------------------- output */
-
-static bool
-enqueue(Sock *s, bool binary, uint8_t tag, bool tagged, const uint8_t *p, size_t len)
-{
-	WsMsg *m;
-	size_t n = len + (tagged ? 1 : 0);
-
-	if (!s->wsi || s->st == WS_CLOSING || s->st == WS_GONE)
-		return false;
-	if (!(m = malloc(sizeof(WsMsg) + LWS_PRE + n)))
-		return false;
-	m->next = NULL;
-	m->binary = binary;
-	m->wake = false;
-	m->len = n;
-	if (tagged)
-		m->data[LWS_PRE] = tag;
-	memcpy(m->data + LWS_PRE + (tagged ? 1 : 0), p, len);
-	if (s->qtail)
-		s->qtail->next = m;
-	else
-		s->qhead = m;
-	s->qtail = m;
-	s->qbytes += n;
-	lws_callback_on_writable(s->wsi);
-	return true;
-}
-
-bool
-ws_send_text(Sock *s, const char *text)
-{
-	/* control events are small; a socket that cannot take them is a slow consumer */
-	if (s->qbytes > gw_cfg.ws_max_buffer)
-	{
-		ws_close(s, 1008, "slow consumer: send buffer full");
-		return false;
-	}
-	return enqueue(s, false, 0, false, (const uint8_t *) text, strlen(text));
-}
-
-bool
-ws_send_binary(Sock *s, uint8_t tag, const uint8_t *p, size_t len, bool droppable)
-{
-	if (droppable && (s->qbytes + len + 1 > gw_cfg.ws_max_buffer || len + 1 > gw_cfg.ws_max_message))
-		return false;           /* §8.2 flow control: the caller answers with a wake-up */
-	return enqueue(s, true, tag, true, p, len);
-}
-
-void
-ws_close(Sock *s, int code, const char *reason)
-{
-	if (!s->wsi || s->st == WS_CLOSING || s->st == WS_GONE)
-		return;
-	s->st = WS_CLOSING;
-	s->close_code = code;
-	snprintf(s->close_reason, sizeof(s->close_reason), "%s", reason);
-	if (gw_cfg.verbose)
-		gw_log("realtime %s: close %d %s", s->client, code, reason);
-	lws_callback_on_writable(s->wsi);
-}
-
-static void
-send_event(Sock *s, const char *event, json_t *data)
-{
-	json_t *o = json_pack("{s:s, s:o}", "event", event, "data", data);
-	char *t = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-
-	if (t)
-		ws_send_text(s, t);
-	free(t);
-	json_decref(o);
-}
-
-void
-ws_send_wake(Sock *s, int64_t cursor, const char *reason)
-{
-	/* §8.2: a socket told to pull is behind until an ack or a round reaches this cursor */
-	if (cursor > s->head_needed)
-		s->head_needed = cursor;
-	/* wake-ups are idempotent and coalescible (§8.3): one unsent wake-up is enough */
-	if (s->qtail && s->qtail->wake)
-		return;
-	send_event(s, "sync", json_pack("{s:I, s:b, s:s, s:I}", "cursor", (json_int_t) cursor,
-									"requiresPull", 1, "reason", reason, "timestamp",
-									(json_int_t) ws_now_ms()));
-	gw_metrics_wake(reason);
-	if (s->qtail && !s->qtail->binary)
-		s->qtail->wake = true;
-}
-
-static int
-on_writeable(Sock *s)
-{
-	WsMsg *m = s->qhead;
-
-	/* lws keeps what the kernel did not take and would take more: write only when the previous
-	 * message is gone, so unsent bytes stay in our queue, bounded by --ws-max-buffer (plus the
-	 * unsent rest of at most one message inside lws).  No poll() of the socket here: a fanout
-	 * writes to every socket of a partition at once, and one poll() per write was most of its
-	 * system time; a full kernel buffer shows as a partial write on the next lws_write. */
-	if (lws_partial_buffered(s->wsi))
-	{
-		lws_callback_on_writable(s->wsi);
-		return 0;
-	}
-	if (m)
-	{
-		s->qhead = m->next;
-		if (!s->qhead)
-			s->qtail = NULL;
-		s->qbytes -= m->len;
-		if (lws_write(s->wsi, m->data + LWS_PRE, m->len,
-					  m->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT) < (int) m->len)
-		{
-			free(m);
-			return -1;
-		}
-		gw_metrics_bytes(GW_M_WS, false, m->len);
-		free(m);
-		if (s->qhead || s->st == WS_CLOSING)
-			lws_callback_on_writable(s->wsi);
-		return 0;
-	}
-	if (s->st == WS_CLOSING)
-	{
-		lws_close_reason(s->wsi, (enum lws_close_status) s->close_code,
-						 (unsigned char *) s->close_reason, strlen(s->close_reason));
-		return -1;
-	}
-	return 0;
 }
 
 /* ---------------------------------------------------------------- errors from the database */
@@ -279,7 +133,7 @@ send_hello(Sock *s, json_t *r)
 		memset(rnd, 0, sizeof(rnd));
 	for (int i = 0; i < 16; i++)
 		snprintf(sid + 2 * i, 3, "%02x", rnd[i]);
-	send_event(s, "hello", json_pack("{s:i, s:s, s:s, s:s, s:O, s:O, s:O, s:I}",
+	ws_send_event(s, "hello", json_pack("{s:i, s:s, s:s, s:s, s:O, s:O, s:O, s:I}",
 									 "protocolVersion", 1, "sessionId", sid,
 									 "actorId", s->who.actor, "clientId", s->client,
 									 "cursor", json_object_get(r, "cursor"),
@@ -753,14 +607,16 @@ on_message(Sock *s)
 }
 
 static void
-on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
+ws_on_message_start(Sock *s, bool binary)
+{
+	s->rx_len = 0;
+	s->rx_binary = binary;
+}
+
+static void
+ws_on_message_bytes(Sock *s, const uint8_t *in, size_t len)
 {
 	gw_metrics_bytes(GW_M_WS, true, len);
-	if (lws_is_first_fragment(wsi))
-	{
-		s->rx_len = 0;
-		s->rx_binary = lws_frame_is_binary(wsi);
-	}
 	if (s->st == WS_CLOSING)
 		return;
 	if (s->rx_len + len > gw_cfg.ws_max_message)
@@ -773,28 +629,32 @@ on_receive(struct lws *wsi, Sock *s, const uint8_t *in, size_t len)
 	if (len)
 		memcpy(s->rx + s->rx_len, in, len);
 	s->rx_len += len;
-	if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi))
+}
+
+static void
+ws_on_message_end(Sock *s)
+{
+	if (s->st == WS_CLOSING)
+		return;
+	on_message(s);
+	s->rx_len = 0;
+	if (s->rx_cap > 65536)
 	{
-		on_message(s);
-		s->rx_len = 0;
-		if (s->rx_cap > 65536)
-		{
-			gw_budget_give(s->rx_cap);
-			s->held -= s->rx_cap;
-			free(s->rx);            /* do not keep a large buffer per idle socket */
-			s->rx = NULL;
-			s->rx_cap = 0;
-		}
+		gw_budget_give(s->rx_cap);
+		s->held -= s->rx_cap;
+		free(s->rx);            /* do not keep a large buffer per idle socket */
+		s->rx = NULL;
+		s->rx_cap = 0;
 	}
 }
 
 /* ---------------------------------------------------------------- upgrade */
 
 /*
- * Refusals at upgrade: lws 4.1 answers an HTTP response written from the upgrade callback as
- * HTTP/1.0, which WebSocket clients reject, so a refused upgrade is accepted and closed at once
+ * Refusals at upgrade are made after it: the upgrade is accepted and the socket closed at once
  * with a 44xx code whose reason is the catalogue code (errors.md: auth_required and
- * websocket_connection_limit surface as a WebSocket close).
+ * websocket_connection_limit surface as a WebSocket close), which every WebSocket client can
+ * read, unlike an HTTP answer to its handshake.
  */
 static Sock *
 new_sock(const char *client)
@@ -810,120 +670,131 @@ new_sock(const char *client)
 	return s;
 }
 
-static int
-refuse(struct lws *wsi, int code, const char *reason)
+static void
+refused(Sock *s, int code, const char *reason)
 {
-	Sock *s = new_sock("");
-
-	if (!s)
-		return -1;
 	s->st = WS_REFUSED;
 	s->close_code = code;
 	snprintf(s->close_reason, sizeof(s->close_reason), "%s", reason);
-	lws_set_opaque_user_data(wsi, s);
-	return 0;
 }
 
-static int
-on_confirm_upgrade(struct lws *wsi)
+/* RFC 6455 §4.2.2: Sec-WebSocket-Accept = base64(SHA-1(key + the protocol's GUID)) */
+static bool
+accept_key(GwReq *r, char out[64])
 {
-	char path[512], buf[300];
-	const char *why, *client;
-	Sock *s;
+	static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+	const char *key = gw_req_header(r, "Sec-WebSocket-Key");
+	const char *ver = gw_req_header(r, "Sec-WebSocket-Version");
+	char buf[128];
+	unsigned char md[SHA_DIGEST_LENGTH];
 
-	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) <= 0 ||
-		gw_route(path, gw_cfg.mount) != GW_ROUTE_REALTIME)
-		return refuse(wsi, 4404, "sync.not_found");
-	if (gw_draining)
-		return refuse(wsi, 1001, "gateway shutting down");
-	if (nsocks >= gw_cfg.ws_max_sockets)
-		return refuse(wsi, 4429, "sync.websocket_connection_limit");
-	client = lws_get_urlarg_by_name(wsi, "clientId=", buf, sizeof(buf));
-	if (!client || !*client || strlen(client) >= 256)
-		return refuse(wsi, 4400, "sync.invalid_request");
-	if (!(s = new_sock(client)))
-		return -1;
-	lws_set_opaque_user_data(wsi, s);
+	if (!key || !ver || strcmp(ver, "13") != 0 || strlen(key) != 24)
+		return false;
+	snprintf(buf, sizeof(buf), "%s%s", key, guid);
+	SHA1((const unsigned char *) buf, strlen(buf), md);
+	EVP_EncodeBlock((unsigned char *) out, md, SHA_DIGEST_LENGTH);
+	return true;
+}
+
+/* the socket's identity: JWT now, or the SQL authenticator's inputs for after the upgrade */
+static void
+upgrade_auth(Sock *s, GwReq *r, const char *path)
+{
+	const char *why;
+
 	if (gw_auth_is_jwt())
 	{
 		s->st = WS_CONNECTING;
-		if (gw_auth_jwt(wsi, &s->who, &why) != 0)
-		{
-			s->st = WS_REFUSED;
-			s->close_code = 4401;
-			snprintf(s->close_reason, sizeof(s->close_reason), "sync.auth_required");
-		}
-		return 0;
+		if (gw_auth_jwt(r, &s->who, &why) != 0)
+			refused(s, 4401, "sync.auth_required");
+		return;
 	}
 	s->st = WS_AUTH;
 	s->path = strdup(path);
-	s->headers_json = gw_auth_headers_json(wsi);
-	s->query_json = gw_auth_query_json(wsi);
+	s->headers_json = gw_auth_headers_json(r);
+	s->query_json = gw_auth_query_json(r);
 	if (!s->path || !s->headers_json || !s->query_json)
-	{
-		s->st = WS_REFUSED;
-		s->close_code = 4500;
-		snprintf(s->close_reason, sizeof(s->close_reason), "sync.internal_error");
-	}
-	return 0;
+		refused(s, 4500, "sync.internal_error");
 }
 
-int
-gw_ws_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
+void
+gw_ws_upgrade(GwReq *r, const char *path)
 {
-	WsPss *pss = user;
-	Sock *s = pss ? pss->s : NULL;
+	char accept[64];
+	const char *client = gw_req_arg(r, "clientId");
+	bool ok = client && *client && strlen(client) < 256;
+	Sock *s;
 
-	switch (reason)
+	if (!accept_key(r, accept))
 	{
-		case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-			return on_confirm_upgrade(wsi);
-		case LWS_CALLBACK_ESTABLISHED:
-			s = lws_get_opaque_user_data(wsi);
-			if (!s)
-				return -1;
-			pss->s = s;
-			s->wsi = wsi;
-			if (s->st == WS_REFUSED)
-			{
-				s->st = WS_CLOSING;
-				lws_callback_on_writable(wsi);
-			}
-			else if (s->st == WS_AUTH)
-				start_auth(s);
-			else
-				start_connect(s);
-			return 0;
-		case LWS_CALLBACK_RECEIVE:
-			if (s)
-				on_receive(wsi, s, in, len);
-			return 0;
-		case LWS_CALLBACK_SERVER_WRITEABLE:
-			return s ? on_writeable(s) : 0;
-		case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-			return 0;
-		case LWS_CALLBACK_CLOSED:
-			if (!s)
-				return 0;
-			pss->s = NULL;
-			presence_on_close(s);
-			fanout_leave(s);
-			s->st = WS_GONE;
-			s->wsi = NULL;
-			nsocks--;
-			ws_release(s);
-			return 0;
-		default:
-			return 0;
+		char *j;
+		int st;
+
+		j = gw_error_json("sync.invalid_request", "not a WebSocket upgrade (RFC 6455 §4.1)", 400, &st);
+		gw_req_close_after(r);
+		gw_req_answer(r, st, "application/json", (uint8_t *) j, j ? strlen(j) : 0, NULL);
+		return;
 	}
+	if (!(s = new_sock(ok ? client : "")))
+		return;                 /* no answer: the connection closes */
+	if (gw_route(path, gw_cfg.mount) != GW_ROUTE_REALTIME)
+		refused(s, 4404, "sync.not_found");
+	else if (gw_draining)
+		refused(s, 1001, "gateway shutting down");
+	else if (nsocks > gw_cfg.ws_max_sockets)
+		refused(s, 4429, "sync.websocket_connection_limit");
+	else if (!ok)
+		refused(s, 4400, "sync.invalid_request");
+	else
+		upgrade_auth(s, r, path);
+	gw_http_upgrade_answer(r, accept, s);
+}
+
+/* the upgrade answer was never sent (the client left first) */
+void
+gw_ws_abandon(void *sock)
+{
+	Sock *s = sock;
+
+	s->st = WS_GONE;
+	nsocks--;
+	ws_release(s);
+}
+
+static void
+ws_on_open(Sock *s)
+{
+	if (s->st == WS_REFUSED)
+	{
+		char reason[sizeof(s->close_reason)];
+
+		memcpy(reason, s->close_reason, sizeof(reason));
+		s->st = WS_OPEN;        /* so that ws_close takes it */
+		ws_close(s, s->close_code, reason);
+	}
+	else if (s->st == WS_AUTH)
+		start_auth(s);
+	else
+		start_connect(s);
+}
+
+static void
+ws_on_closed(Sock *s)
+{
+	presence_on_close(s);
+	fanout_leave(s);
+	s->st = WS_GONE;
+	s->io = NULL;
+	nsocks--;
+	ws_release(s);
 }
 
 /* ---------------------------------------------------------------- heartbeat and drain */
 
-static lws_sorted_usec_list_t heartbeat;
+static GwTimer heartbeat;
 
 static void
-heartbeat_cb(lws_sorted_usec_list_t *sul)
+heartbeat_cb(GwTimer *t)
 {
 	json_t *d;
 
@@ -932,18 +803,34 @@ heartbeat_cb(lws_sorted_usec_list_t *sul)
 			if (s->st == WS_OPEN)
 			{
 				d = json_pack("{s:I}", "timestamp", (json_int_t) ws_now_ms());
-				send_event(s, "heartbeat", d);
+				ws_send_event(s, "heartbeat", d);
 			}
-	lws_sul_schedule(gw_ctx, 0, &heartbeat, heartbeat_cb, (lws_usec_t) gw_cfg.heartbeat_s * 1000000);
+	gw_timer_after(t, heartbeat_cb, (int64_t) gw_cfg.heartbeat_s * 1000000);
+}
+
+/* LISTEN notifications: presence has its channel, commit wake-ups go to the fanout */
+static void
+on_notify(const char *channel, const char *payload)
+{
+	if (payload && strcmp(channel, "syncular_presence") == 0)
+		presence_on_notify(payload);
+	else
+		fanout_on_notify(channel, payload);
 }
 
 void
-gw_ws_init(struct lws_context *ctx)
+gw_ws_init(void)
 {
-	gw_pool_set_notify(fanout_on_notify);
+	static const WsIoHandlers io = {
+		ws_on_open, ws_on_closed, ws_on_message_start, ws_on_message_bytes, ws_on_message_end
+	};
+
+	ws_io_init(&io);
+	gw_metrics_set_sockets(gw_ws_count);
+	gw_pool_set_notify(on_notify);
 	gw_pool_set_commit(fanout_on_commit);
 	presence_init();
-	lws_sul_schedule(ctx, 0, &heartbeat, heartbeat_cb, (lws_usec_t) gw_cfg.heartbeat_s * 1000000);
+	gw_timer_after(&heartbeat, heartbeat_cb, (int64_t) gw_cfg.heartbeat_s * 1000000);
 }
 
 void
@@ -952,4 +839,12 @@ gw_ws_drain(void)
 	for (WsPart *p = fanout_parts(); p; p = p->next)
 		for (Sock *s = p->socks; s; s = s->pnext)
 			ws_close(s, 1001, "gateway shutting down");
+}
+
+/* the process stops: sockets still open after the drain end now */
+void
+gw_ws_shutdown(void)
+{
+	gw_timer_cancel(&heartbeat);
+	ws_io_shutdown();
 }

@@ -1,6 +1,6 @@
 /*
- * ws.h — the realtime sockets (SPEC §8), shared by ws.c (lifecycle, I/O, control messages,
- * socket rounds), fanout.c (commit wake-ups, §8.2/§8.3) and presence.c (§8.6).
+ * ws.h — the realtime sockets (SPEC §8), shared by ws.c (lifecycle, control messages, socket
+ * rounds), wsio.c (RFC 6455 framing with wslay), fanout.c (commit wake-ups, §8.2/§8.3) and presence.c (§8.6).
  */
 #ifndef SYNCULAR_GATEWAY_WS_H
 #define SYNCULAR_GATEWAY_WS_H
@@ -17,16 +17,17 @@ typedef struct WsMsg
 	bool     binary;
 	bool     wake;              /* a sync wake-up: coalescible while unsent (§8.3) */
 	size_t   len;
-	uint8_t  data[];            /* LWS_PRE bytes of headroom, then the payload */
+	uint8_t  data[];
 } WsMsg;
 
 typedef enum { WS_AUTH, WS_CONNECTING, WS_OPEN, WS_CLOSING, WS_GONE, WS_REFUSED } WsState;
 
 typedef struct WsPart WsPart;
+typedef struct WsIo WsIo;
 
 typedef struct Sock
 {
-	struct lws *wsi;            /* NULL once lws closed it */
+	WsIo       *io;             /* the socket's framing (wsio.c), NULL once it closed */
 	uint64_t    id;             /* the "conn" of realtime_fanout */
 	WsState     st;
 	int         refs;           /* pending database jobs holding this struct */
@@ -77,14 +78,27 @@ struct WsPart
 	WsPart     *next;
 };
 
-/* ws.c */
+/* wsio.c: the framing below ws.c, which it reports to through these (registered by ws.c) */
+typedef struct WsIoHandlers
+{
+	void        (*open) (Sock *s);
+	void        (*closed) (Sock *s);
+	void        (*message_start) (Sock *s, bool binary);
+	void        (*message_bytes) (Sock *s, const uint8_t *p, size_t len);
+	void        (*message_end) (Sock *s);
+} WsIoHandlers;
+void ws_io_init(const WsIoHandlers *h);
+void ws_io_kick(Sock *s);                /* something to write: when the socket is writable */
+void ws_io_shutdown(void);
 bool ws_send_text(Sock *s, const char *text);         /* false: the socket is being closed */
 bool ws_send_binary(Sock *s, uint8_t tag, const uint8_t *p, size_t len, bool droppable);
 void ws_close(Sock *s, int code, const char *reason);
 void ws_send_wake(Sock *s, int64_t cursor, const char *reason);
+void ws_send_event(Sock *s, const char *event, json_t *data);   /* {event, data}; data is taken */
+int64_t ws_now_ms(void);
+/* ws.c */
 void ws_hold(Sock *s);
 void ws_release(Sock *s);
-int64_t ws_now_ms(void);
 
 /* fanout.c */
 WsPart *fanout_join(Sock *s, const char *partition);

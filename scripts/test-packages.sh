@@ -58,7 +58,7 @@ echo "==> build tools"
 # postgresql-server-dev-all at the version of the installed postgresql-common (it depends on
 # exactly that version: the newest one would upgrade postgresql-common)
 need=()
-for p in debhelper help2man lintian dpkg-dev libjwt-dev libjansson-dev libwebsockets-dev libsqlite3-dev libzstd-dev \
+for p in debhelper help2man lintian dpkg-dev libjwt-dev libjansson-dev libmicrohttpd-dev libwslay-dev libssl-dev libsqlite3-dev libzstd-dev \
          zlib1g-dev libpq-dev postgresql-server-dev-15; do
   installed "$p" || need+=("$p")
 done

@@ -2,8 +2,9 @@
 
 libpq's non-blocking connect over TCP asks to be called again when the socket is writable from
 inside the writable callback (the connect completed; now the startup packet), and so does a
-PQflush that could not send everything.  lws 4.1's raw-file role dropped such a request, so the
-pool never came up over TCP (readyz stayed 503) and a large query could stall.  A cluster reached
+PQflush that could not send everything.  libwebsockets 4.1's raw-file role (the gateway's earlier
+loop) dropped such a request, so the pool never came up over TCP (readyz stayed 503) and a large
+query could stall.  A cluster reached
 over a unix socket (connect completes at once, the server reads fast) does not show it, so the
 gateway reaches the cluster through a TCP relay on 127.0.0.1 that forwards slowly."""
 import os, socket, threading, time
