@@ -2,8 +2,9 @@
  * push.c — the per-commit push pipeline (push-and-pull.md §2.2–2.6).
  *
  * For one PUSH_COMMIT:
- *   1. lock the partition's sync_partitions row FOR UPDATE (inserted first when missing), in the
- *      enclosing transaction so the lock outlives the commit's subtransaction;
+ *   1. lock the partition's sync_partitions row by reserving the next commit_seq on it (one
+ *      update, inserted first when missing), in the enclosing transaction so the lock outlives
+ *      the commit's subtransaction; a commit that is not applied gives the number back;
  *   2. serve-gate seam (sync_gate_check_push);
  *   3. locked idempotency check: a stored result replays (applied -> cached, rejected stays
  *      rejected; an unreadable one -> sync.idempotency_cache_miss, not persisted);
@@ -12,7 +13,7 @@
  *      (references.c; it may append cascade / SET NULL operations through the rules.h
  *      services below) and the whole-commit validator (hooks.c); the first non-applied outcome
  *      terminates the commit;
- *   5. applied: allocate commit_seq, append sync_commits + sync_changes (+ scope index,
+ *   5. applied: take the reserved commit_seq, append sync_commits + sync_changes (+ scope index,
  *      tombstones), the reaction planner + _enqueue_reactions (hooks.c; any error there is a
  *      server failure), store the applied result, NOTIFY syncular_commit, release the
  *      subtransaction;
@@ -63,6 +64,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	ResourceOwner owner = CurrentResourceOwner;
 	PushState	st;
 	CommitOutcome outcome;
+	int64		seq;
 	Jsonb	   *stored;
 	volatile bool applied = false;
 	volatile bool rejected = false;
@@ -79,7 +81,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	st.writing_op = -1;
 
 	/* 1-3: lock, gate, locked idempotency check */
-	sync_storage_lock_partition(round->partition);
+	seq = sync_storage_reserve_commit_seq(round->partition);
 	sync_gate_check_push(round);
 	MemoryContextSwitchTo(cxt);		/* seams may leave SPI's context current */
 	/*
@@ -88,6 +90,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	 */
 	if (sync_storage_fault_take(round->partition, round->client_id, "idempotency_cache_miss"))
 	{
+		sync_storage_unreserve_commit_seq(round->partition);
 		push_cache_miss(&outcome);
 		push_write_outcome(round, commit, &outcome, out_cxt);
 		MemoryContextSwitchTo(out_cxt);
@@ -99,6 +102,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 										  st.client_commit_id);
 	if (stored != NULL)
 	{
+		sync_storage_unreserve_commit_seq(round->partition);
 		push_replay(stored, &outcome);
 		push_write_outcome(round, commit, &outcome, out_cxt);
 		MemoryContextSwitchTo(out_cxt);
@@ -153,7 +157,6 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 
 		if (terminated_at < 0)
 		{
-			int64		seq = sync_storage_next_commit_seq(round->partition);
 			int64		now = sync_now_ms();
 			char	   *json;
 
@@ -278,6 +281,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 		Jsonb	   *canonical;
 		char	   *canonical_identity;
 
+		sync_storage_unreserve_commit_seq(round->partition);
 		outcome.status = SSP_PUSH_REJECTED;
 		outcome.has_seq = false;
 		outcome.nrecords = 1;

@@ -25,7 +25,8 @@ enum
 	P_REGISTRY_TOUCH,
 	P_PART_LOCK,
 	P_PART_INSERT,
-	P_SEQ_NEXT,
+	P_SEQ_RESERVE,
+	P_SEQ_UNRESERVE,
 	P_SEQS,
 	P_CLIENT_GET,
 	P_CLIENT_CLAIM,
@@ -86,9 +87,22 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"INSERT INTO syncular.sync_partitions (partition) VALUES ($1) "
 		"ON CONFLICT (partition) DO NOTHING",
 	1, {TEXTOID}},
-	[P_SEQ_NEXT] = {
-		"UPDATE syncular.sync_partitions SET max_commit_seq = max_commit_seq + 1 "
-		"WHERE partition = $1 RETURNING max_commit_seq",
+	[P_SEQ_RESERVE] = {
+		/*
+		 * The partition write lock and the commit's commit_seq in one row version: the lock
+		 * is this update (taken in the round's transaction, so it outlives the commit's
+		 * subtransaction), and the subtransaction never touches the row again: no second
+		 * version, no second WAL record, and no MultiXact (a row locked by the transaction and
+		 * updated by its subtransaction gets one).  A commit that is not applied gives the
+		 * number back (P_SEQ_UNRESERVE) while still holding the lock, so commit_seq stays
+		 * gap-free; no other transaction can see the reserved value before it commits.
+		 */
+		"UPDATE syncular.sync_partitions p SET max_commit_seq = p.max_commit_seq + 1 "
+		"WHERE p.partition = $1 RETURNING p.max_commit_seq",
+	1, {TEXTOID}},
+	[P_SEQ_UNRESERVE] = {
+		"UPDATE syncular.sync_partitions p SET max_commit_seq = p.max_commit_seq - 1 "
+		"WHERE p.partition = $1",
 	1, {TEXTOID}},
 	[P_SEQS] = {
 		"SELECT p.max_commit_seq, p.horizon_seq FROM syncular.sync_partitions p "
@@ -315,21 +329,42 @@ sync_storage_lock_partition(const char *partition)
 	}
 }
 
+/*
+ * Lock the partition row and reserve the next commit_seq (inserting the row first when
+ * missing): the caller's commit gets it, or gives it back with sync_storage_unreserve_commit_seq
+ * before anything else takes the lock (it is held to the end of the transaction).
+ */
 int64
-sync_storage_next_commit_seq(const char *partition)
+sync_storage_reserve_commit_seq(const char *partition)
 {
 	Datum		v[1];
 	bool		isnull;
-
-	v[0] = text_datum(partition);
 	int64		seq;
 
-	run_keep(static_plan(P_SEQ_NEXT), v, NULL, false, 0);
+	v[0] = text_datum(partition);
+	run_keep(static_plan(P_SEQ_RESERVE), v, NULL, false, 0);
+	if (SPI_processed == 0)
+	{
+		done();
+		run(static_plan(P_PART_INSERT), v, NULL, false, 0);
+		run_keep(static_plan(P_SEQ_RESERVE), v, NULL, false, 0);
+	}
 	if (SPI_processed != 1)
-		elog(ERROR, "syncular: partition row missing at commit_seq allocation");
+		elog(ERROR, "syncular: partition row vanished while locking it");
 	seq = get_int8(0, 1, &isnull);
 	done();
 	return seq;
+}
+
+/* Give back the commit_seq reserved by this transaction's last reservation (not applied). */
+void
+sync_storage_unreserve_commit_seq(const char *partition)
+{
+	Datum		v[1];
+
+	v[0] = text_datum(partition);
+	if (run(static_plan(P_SEQ_UNRESERVE), v, NULL, false, 0) != 1)
+		elog(ERROR, "syncular: partition row missing when giving back a commit_seq");
 }
 
 void

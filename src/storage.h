@@ -38,7 +38,8 @@ extern char *sync_storage_partition_epoch(const char *partition, int64 now_ms, b
 										  int64 *touched_ms);
 extern void sync_storage_registry_touch(const char *partition, int64 now_ms);
 extern void sync_storage_lock_partition(const char *partition);
-extern int64 sync_storage_next_commit_seq(const char *partition);
+extern int64 sync_storage_reserve_commit_seq(const char *partition);
+extern void sync_storage_unreserve_commit_seq(const char *partition);
 extern void sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq);
 
 /* client records */
