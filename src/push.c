@@ -162,41 +162,6 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 
 			st.cs.created_at_ms = now;
 
-			sync_storage_commit_insert(round->partition, seq, round->client_id,
-									   st.client_commit_id, round->actor_id, now,
-									   (int64) round->schema->version);
-			/*
-			 * the changes, their scope index entries and tombstones: one statement per
-			 * SYNC_CHANGES_PER_STATEMENT changes instead of one per change (same rows, same
-			 * point of the commit)
-			 */
-			for (int first = 0; first < st.nchanges; first += SYNC_CHANGES_PER_STATEMENT)
-			{
-				int			n = Min(st.nchanges - first, SYNC_CHANGES_PER_STATEMENT);
-				SyncChangeRow *rows = palloc(sizeof(SyncChangeRow) * n);
-
-				for (int k = 0; k < n; k++)
-				{
-					PendingChange *pc = &st.changes[first + k];
-
-					rows[k].table = pc->table;
-					rows[k].row_id = pc->row_id;
-					rows[k].op = pc->op;
-					rows[k].has_version = pc->has_version;
-					rows[k].row_version = pc->version;
-					rows[k].scopes_json = pc->scopes_json;
-					rows[k].payload = pc->payload;
-					rows[k].payload_len = pc->payload_len;
-				}
-				sync_storage_changes_insert(round->partition, seq, first, n, rows);
-				pfree(rows);
-			}
-			/* the planner sees every row of the commit and enqueues in this transaction */
-			st.planning = true;
-			sync_plan_reactions(round, &st.cs, seq);
-			st.planning = false;
-			MemoryContextSwitchTo(cxt);
-
 			outcome.status = SSP_PUSH_APPLIED;
 			outcome.has_seq = true;
 			outcome.commit_seq = seq;
@@ -208,8 +173,44 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 				outcome.records[i].status = SSP_RESULT_APPLIED;
 			}
 			json = push_outcome_json(&outcome, now, push_new_cache_identity());
-			sync_storage_push_result_insert_new(round->partition, round->client_id,
-												st.client_commit_id, json);
+
+			/*
+			 * the commit, its changes (scope index entries, tombstones) and its applied
+			 * result; the result is final here: the planner below may only fail the round
+			 */
+			{
+				SyncCommitRow c;
+				SyncChangeRow *rows = palloc(sizeof(SyncChangeRow) * Max(st.nchanges, 1));
+
+				c.partition = round->partition;
+				c.commit_seq = seq;
+				c.client_id = round->client_id;
+				c.client_commit_id = st.client_commit_id;
+				c.actor_id = round->actor_id;
+				c.created_at_ms = now;
+				c.writer_version = (int64) round->schema->version;
+				c.result_json = json;
+				for (int k = 0; k < st.nchanges; k++)
+				{
+					PendingChange *pc = &st.changes[k];
+
+					rows[k].table = pc->table;
+					rows[k].row_id = pc->row_id;
+					rows[k].op = pc->op;
+					rows[k].has_version = pc->has_version;
+					rows[k].row_version = pc->version;
+					rows[k].scopes_json = pc->scopes_json;
+					rows[k].payload = pc->payload;
+					rows[k].payload_len = pc->payload_len;
+				}
+				sync_storage_commit_append(&c, st.nchanges, rows);
+				pfree(rows);
+			}
+			/* the planner sees every row of the commit and enqueues in this transaction */
+			st.planning = true;
+			sync_plan_reactions(round, &st.cs, seq);
+			st.planning = false;
+			MemoryContextSwitchTo(cxt);
 			sync_wakeup_commit(round->partition, seq);
 			ReleaseCurrentSubTransaction();
 			applied = true;

@@ -40,6 +40,7 @@ enum
 	P_BLOBS_REPLACE,
 	P_COMMIT_INSERT,
 	P_CHANGES_INSERT,
+	P_COMMIT_APPEND_ONE,
 	P_COUNT
 };
 
@@ -47,7 +48,7 @@ typedef struct StaticPlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			types[10];
+	Oid			types[14];
 } StaticPlan;
 
 static const StaticPlan static_sql[P_COUNT] = {
@@ -213,6 +214,28 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq",
 	9, {TEXTOID, INT8OID, INT4ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT2ARRAYOID, INT8ARRAYOID,
 	JSONBARRAYOID, BYTEAARRAYOID}},
+	[P_COMMIT_APPEND_ONE] = {
+		/*
+		 * A pushed commit of one upsert (the common realtime write), whole in one statement:
+		 * its sync_commits row, its change, the change's scope index entries and its applied
+		 * result.  The same rows as sync_storage_commit_insert + P_CHANGES_INSERT +
+		 * P_RESULT_INSERT_NEW, without their three executor starts and the general
+		 * statement's unnest / DISTINCT / NOT EXISTS / tombstone machinery: one object's
+		 * scope keys are distinct, the commit_seq is new (see P_CHANGES_INSERT), and an upsert
+		 * writes no tombstone.
+		 */
+		"WITH k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
+		" client_commit_id, actor_id, created_at_ms, writer_version) "
+		" VALUES ($1, $2, $3, $4, $5, $6, $7)), "
+		"c AS (INSERT INTO syncular.sync_changes "
+		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
+		" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), "
+		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
+		" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
+		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
+		"VALUES ($1, $3, $4, $14::jsonb)",
+	14, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID}},
 };
 
 static SPIPlanPtr plans[P_COUNT];
@@ -662,4 +685,56 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 											  false, TYPALIGN_INT));
 	run(static_plan(P_CHANGES_INSERT), v, NULL, false, 0);
 	scratch_end(caller);
+}
+
+/*
+ * Append an applied pushed commit: its sync_commits row, its changes (numbered from 0, with
+ * their scope index entries and the tombstones of deletes) and its stored result.  One
+ * statement for a commit of one upsert; otherwise the commit row, one statement per
+ * SYNC_CHANGES_PER_STATEMENT changes and the result.
+ */
+void
+sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChangeRow *changes)
+{
+	if (nchanges == 1 && changes[0].op != 2)
+	{
+		const SyncChangeRow *ch = &changes[0];
+		Datum		v[14];
+		char		n[14];
+
+		memset(n, ' ', sizeof(n));
+		v[0] = text_datum(c->partition);
+		v[1] = Int64GetDatum(c->commit_seq);
+		v[2] = text_datum(c->client_id);
+		v[3] = text_datum(c->client_commit_id);
+		v[4] = text_datum(c->actor_id);
+		v[5] = Int64GetDatum(c->created_at_ms);
+		v[6] = Int64GetDatum(c->writer_version);
+		v[7] = text_datum(ch->table);
+		v[8] = text_datum(ch->row_id);
+		v[9] = Int16GetDatum(ch->op);
+		v[10] = Int64GetDatum(ch->row_version);
+		if (!ch->has_version)
+			n[10] = 'n';
+		/* jsonb_in, as P_CHANGES_INSERT's jsonb[] elements are made */
+		v[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(ch->scopes_json));
+		if (ch->payload != NULL)
+			v[12] = PointerGetDatum(make_bytea(ch->payload, ch->payload_len));
+		else
+		{
+			v[12] = (Datum) 0;
+			n[12] = 'n';
+		}
+		v[13] = text_datum(c->result_json);
+		run(static_plan(P_COMMIT_APPEND_ONE), v, n, false, 0);
+		return;
+	}
+	sync_storage_commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id,
+							   c->actor_id, c->created_at_ms, c->writer_version);
+	for (int first = 0; first < nchanges; first += SYNC_CHANGES_PER_STATEMENT)
+		sync_storage_changes_insert(c->partition, c->commit_seq, first,
+									Min(nchanges - first, SYNC_CHANGES_PER_STATEMENT),
+									changes + first);
+	sync_storage_push_result_insert_new(c->partition, c->client_id, c->client_commit_id,
+										c->result_json);
 }

@@ -137,6 +137,22 @@ typedef struct SyncChangeRow
 extern void sync_storage_changes_insert(const char *partition, int64 commit_seq,
 										int32 first_idx, int n, const SyncChangeRow *changes);
 
+/* An applied pushed commit: its sync_commits row and its stored result (sync_push_results). */
+typedef struct SyncCommitRow
+{
+	const char *partition;
+	int64		commit_seq;
+	const char *client_id;
+	const char *client_commit_id;
+	const char *actor_id;
+	int64		created_at_ms;
+	int64		writer_version;
+	const char *result_json;
+} SyncCommitRow;
+
+extern void sync_storage_commit_append(const SyncCommitRow *c, int nchanges,
+									   const SyncChangeRow *changes);
+
 /*
  * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and
  * get the error (copied into cxt); either way cxt and owner are current again.  What to
