@@ -65,6 +65,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	PushState	st;
 	CommitOutcome outcome;
 	int64		seq;
+	bool		fault;
 	Jsonb	   *stored;
 	volatile bool applied = false;
 	volatile bool rejected = false;
@@ -85,10 +86,14 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	sync_gate_check_push(round);
 	MemoryContextSwitchTo(cxt);		/* seams may leave SPI's context current */
 	/*
-	 * The idempotency fault seam (syncular.inject_fault): this lookup is unreadable, which
-	 * §6.3 answers with the retryable sync.idempotency_cache_miss, nothing applied or persisted.
+	 * The idempotency fault seam (syncular.inject_fault) is consumed by the same lookup: when
+	 * armed, the lookup is unreadable, which §6.3 answers with the retryable
+	 * sync.idempotency_cache_miss, nothing applied or persisted.
 	 */
-	if (sync_storage_fault_take(round->partition, round->client_id, "idempotency_cache_miss"))
+	stored = sync_storage_push_result_lookup(round->partition, round->client_id,
+											 st.client_commit_id, &fault);
+	MemoryContextSwitchTo(cxt);
+	if (fault)
 	{
 		sync_storage_unreserve_commit_seq(round->partition);
 		push_cache_miss(&outcome);
@@ -97,9 +102,6 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 		MemoryContextDelete(cxt);
 		return;
 	}
-	MemoryContextSwitchTo(cxt);
-	stored = sync_storage_push_result_get(round->partition, round->client_id,
-										  st.client_commit_id);
 	if (stored != NULL)
 	{
 		sync_storage_unreserve_commit_seq(round->partition);

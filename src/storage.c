@@ -31,8 +31,9 @@ enum
 	P_CLIENT_GET,
 	P_CLIENT_CLAIM,
 	P_CLIENT_UPSERT,
+	P_CLIENT_UPDATE,
 	P_RESULT_GET,
-	P_FAULT_TAKE,
+	P_RESULT_LOOKUP,
 	P_RESULT_INSERT,
 	P_RESULT_INSERT_NEW,
 	P_TOMBSTONE_GET,
@@ -135,14 +136,32 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"updated_at_ms = EXCLUDED.updated_at_ms "
 		"WHERE c.actor_id = EXCLUDED.actor_id",
 	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
+	[P_CLIENT_UPDATE] = {
+		/*
+		 * P_CLIENT_UPSERT's update of the record the round claimed, as a plain update: no
+		 * speculative insertion, and no tuple lock (a WAL record of its own) before the new
+		 * version.  No row (the record was deleted meanwhile, or is bound to another actor):
+		 * the caller falls back to the upsert.
+		 */
+		"UPDATE syncular.sync_clients c SET wire_version = $4, cursor = $5, "
+		"subscriptions = COALESCE($6::jsonb, c.subscriptions), updated_at_ms = $7 "
+		"WHERE c.partition = $1 AND c.client_id = $2 AND c.actor_id = $3",
+	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
 	[P_RESULT_GET] = {
 		"SELECT r.result FROM syncular.sync_push_results r "
 		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
-	[P_FAULT_TAKE] = {
-		/* a one-shot test fault (03_seams.sql); the table is empty outside tests */
-		"DELETE FROM syncular.sync_faults f "
-		"WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = $3",
+	[P_RESULT_LOOKUP] = {
+		/*
+		 * The push's idempotency lookup with its fault seam (03_seams.sql) in one statement:
+		 * the armed idempotency_cache_miss fault of (partition, client) is consumed, and when
+		 * one was, the caller ignores the record read beside it.
+		 */
+		"WITH f AS (DELETE FROM syncular.sync_faults f "
+		" WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = 'idempotency_cache_miss' "
+		" RETURNING 1) "
+		"SELECT EXISTS (SELECT 1 FROM f), (SELECT r.result FROM syncular.sync_push_results r "
+		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3)",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_INSERT] = {
 		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
@@ -501,7 +520,18 @@ sync_storage_client_upsert(const char *partition, const char *client_id, const c
 		n[5] = 'n';
 	}
 	v[6] = Int64GetDatum(now_ms);
+	if (run(static_plan(P_CLIENT_UPDATE), v, n, false, 0) == 1)
+		return true;
 	return run(static_plan(P_CLIENT_UPSERT), v, n, false, 0) == 1;
+}
+
+/* A catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table. */
+static bool
+faults_table_exists(void)
+{
+	Oid			nsp = get_namespace_oid("syncular", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("sync_faults", nsp));
 }
 
 /* ---------------------------------------------------------------- idempotency records */
@@ -525,22 +555,32 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 }
 
 /*
- * Consume the armed test fault `fault` of (partition, client) (syncular.inject_fault): true when
- * one was armed.  The delete commits with the round, so a fault fires once.
+ * A push's locked idempotency lookup: *fault is true when the armed idempotency_cache_miss
+ * fault of (partition, client) was consumed (syncular.inject_fault; the lookup is then
+ * unreadable and the caller ignores the result); otherwise the stored result or NULL.
  */
-bool
-sync_storage_fault_take(const char *partition, const char *client_id, const char *fault)
+Jsonb *
+sync_storage_push_result_lookup(const char *partition, const char *client_id,
+								const char *client_commit_id, bool *fault)
 {
 	Datum		v[3];
-	Oid			nsp = get_namespace_oid("syncular", true);
+	bool		isnull;
+	Jsonb	   *j;
 
-	/* a catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table */
-	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("sync_faults", nsp)))
-		return false;
+	if (!faults_table_exists())
+	{
+		*fault = false;
+		return sync_storage_push_result_get(partition, client_id, client_commit_id);
+	}
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
-	v[2] = text_datum(fault);
-	return run(static_plan(P_FAULT_TAKE), v, NULL, false, 0) > 0;
+	v[2] = text_datum(client_commit_id);
+	if (!run_row(static_plan(P_RESULT_LOOKUP), v, false))
+		elog(ERROR, "syncular: the idempotency lookup returned no row");
+	*fault = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	j = get_varlena(0, 2, &isnull);
+	done();
+	return (*fault || isnull) ? NULL : j;
 }
 
 bool

@@ -62,8 +62,8 @@ extern bool sync_storage_client_upsert(const char *partition, const char *client
 									   const char *subscriptions_json, int64 now_ms);
 
 /* idempotency records */
-extern bool sync_storage_fault_take(const char *partition, const char *client_id,
-									const char *fault);
+extern Jsonb *sync_storage_push_result_lookup(const char *partition, const char *client_id,
+											   const char *client_commit_id, bool *fault);
 extern Jsonb *sync_storage_push_result_get(const char *partition, const char *client_id,
 										   const char *client_commit_id);
 extern bool sync_storage_push_result_insert(const char *partition, const char *client_id,
