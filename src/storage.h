@@ -87,7 +87,7 @@ extern void sync_storage_row_upsert(const SyncSchema *schema, int table_index,
 									int64 server_version, const char *scopes_json,
 									const uint8 *payload, size_t payload_len,
 									const uint8 *column_versions, size_t column_versions_len,
-									const SspValue *values);
+									const SspValue *values, bool existing);
 /* One row of sync_storage_rows_upsert (the arguments of sync_storage_row_upsert). */
 typedef struct SyncRowWrite
 {
@@ -99,6 +99,7 @@ typedef struct SyncRowWrite
 	const uint8 *column_versions;	/* NULL: none above version 1 */
 	size_t		column_versions_len;
 	const SspValue *values;
+	bool		existing;		/* the row is stored with exactly these scopes (an update) */
 } SyncRowWrite;
 
 extern void sync_storage_rows_upsert(const SyncSchema *schema, int table_index,
