@@ -133,10 +133,8 @@ gate_read(const char *partition, int32 running, bool read_only, GateRead *g)
 			"SELECT coalesce((SELECT m.schema_version FROM syncular.sync_schema_meta m "
 			"  WHERE m.id = 1), 0)::int8, "
 			" (SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1), "
-			" ARRAY(SELECT c.partition FROM syncular.sync_backfill_checkpoints c "
-			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
-			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\"), "
-			" ARRAY(SELECT c.name FROM syncular.sync_backfill_checkpoints c "
+			/* the pending checkpoints as (partition, name) pairs: one scan, one sort */
+			" ARRAY(SELECT ARRAY[c.partition, c.name] FROM syncular.sync_backfill_checkpoints c "
 			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
 			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\")",
 			2, (Oid[]) {TEXTOID, INT4OID});
@@ -162,17 +160,19 @@ gate_read(const char *partition, int32 running, bool read_only, GateRead *g)
 		g->epoch = isnull ? NULL : TextDatumGetCString(e);
 	}
 	{
-		ArrayType  *parts = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 3, &isnull));
-		ArrayType  *names = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 4, &isnull));
-		int			n = ArrayGetNItems(ARR_NDIM(parts), ARR_DIMS(parts));
+		/* a text[n][2] of (partition, name) rows; no pending checkpoint: an empty array */
+		ArrayType  *pairs = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 3, &isnull));
+		int			n = ARR_NDIM(pairs) == 2 ? ARR_DIMS(pairs)[0] : 0;
 
+		if (ARR_NDIM(pairs) != 0 && (ARR_NDIM(pairs) != 2 || ARR_DIMS(pairs)[1] != 2))
+			elog(ERROR, "syncular: serve gate read returned a malformed checkpoint list");
 		g->npending = n;
 		g->pending_partition = palloc(sizeof(char *) * Max(n, 1));
 		g->pending_name = palloc(sizeof(char *) * Max(n, 1));
 		for (int i = 0; i < n; i++)
 		{
-			g->pending_partition[i] = text_array_elem(parts, i, n);
-			g->pending_name[i] = text_array_elem(names, i, n);
+			g->pending_partition[i] = text_array_elem(pairs, 2 * i, 2 * n);
+			g->pending_name[i] = text_array_elem(pairs, 2 * i + 1, 2 * n);
 		}
 	}
 	SPI_freetuptable(SPI_tuptable);
