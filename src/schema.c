@@ -9,11 +9,18 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
 #include "executor/spi.h"
+#include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/catcache.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "engine.h"
 
@@ -24,6 +31,9 @@ static SyncSchema *cached_schema = NULL;
 static bool cached_valid = false;	/* cached_key describes cached_schema (maybe NULL) */
 static char *cached_key = NULL;		/* "xmin:ctid", in TopMemoryContext */
 static SPIPlanPtr settings_plan = NULL;
+/* cached_key parsed: the settings row version the cache was built from */
+static TransactionId cached_xmin = InvalidTransactionId;
+static ItemPointerData cached_tid;
 
 static void
 schema_corrupt(const char *what)
@@ -259,6 +269,42 @@ build_schema(Jsonb *compiled, Oid resolver, Oid validator, Oid planner)
 	return s;
 }
 
+/*
+ * Whether the settings row version the cache was built from (cached_xmin at cached_tid) is still
+ * the one the active snapshot sees: the check of every round, by one fetch of that tuple instead
+ * of a statement.  sync_settings holds one row (id = 1), so a visible version with the cached
+ * xmin at the cached place is the row the statement would read, with the same "xmin:ctid" key.
+ * false when it cannot tell (no active snapshot, no cache): the caller reads the row.
+ */
+static bool
+cached_version_current(void)
+{
+	Oid			relid;
+	Relation	rel;
+	HeapTupleData tup;
+	Buffer		buf;
+	bool		current = false;
+
+	if (!cached_valid || cached_key == NULL || !TransactionIdIsValid(cached_xmin) ||
+		!ActiveSnapshotSet())
+		return false;
+	relid = get_relname_relid("sync_settings", get_namespace_oid("syncular", false));
+	if (!OidIsValid(relid))
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	if (ItemPointerGetBlockNumber(&cached_tid) < RelationGetNumberOfBlocks(rel))
+	{
+		tup.t_self = cached_tid;
+		if (heap_fetch(rel, GetActiveSnapshot(), &tup, &buf, false))
+		{
+			current = TransactionIdEquals(HeapTupleHeaderGetRawXmin(tup.t_data), cached_xmin);
+			ReleaseBuffer(buf);
+		}
+	}
+	table_close(rel, AccessShareLock);
+	return current;
+}
+
 SyncSchema *
 sync_schema_get(void)
 {
@@ -268,6 +314,8 @@ sync_schema_get(void)
 	Oid			hooks[3] = {InvalidOid, InvalidOid, InvalidOid};
 	int			rc;
 
+	if (cached_version_current())
+		return cached_schema;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
 	if (settings_plan == NULL)
@@ -362,8 +410,21 @@ sync_schema_get(void)
 		schema_cxt = cxt;
 		cached_schema->generation = sync_schema_generation;
 	}
+	cached_xmin = InvalidTransactionId;
 	if (key != NULL)
+	{
+		unsigned int xmin;
+		unsigned int block;
+		unsigned int offset;
+
 		cached_key = MemoryContextStrdup(TopMemoryContext, key);
+		/* "xmin:(block,offset)", as xid and tid text out write them */
+		if (sscanf(key, "%u:(%u,%u)", &xmin, &block, &offset) == 3)
+		{
+			cached_xmin = (TransactionId) xmin;
+			ItemPointerSet(&cached_tid, (BlockNumber) block, (OffsetNumber) offset);
+		}
+	}
 	cached_valid = true;
 	return cached_schema;
 }
