@@ -18,8 +18,7 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get ins
 . scripts/cluster-work.sh bench-push-ir
 trap 'as_pg "$BIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 port=$(bash scripts/free-port.sh)
-as_pg "$BIN/initdb" -A trust -U postgres -D "$work/data" >/dev/null
-as_pg "$BIN/pg_ctl" -D "$work/data" -l "$work/log" -w -o "-p $port -k $work -c listen_addresses=127.0.0.1 -c autovacuum=off" start >/dev/null
+start_cluster "$port" -c autovacuum=off
 sql() { "$BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres "$@"; }
 sql -d postgres -c "CREATE DATABASE bench"
 sql -d bench -f bench/setup.sql >/dev/null
