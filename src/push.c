@@ -14,9 +14,9 @@
  *      services below) and the whole-commit validator (hooks.c); the first non-applied outcome
  *      terminates the commit;
  *   5. applied: take the reserved commit_seq, append sync_commits + sync_changes (+ scope index,
- *      tombstones), the reaction planner + _enqueue_reactions (hooks.c; any error there is a
- *      server failure), store the applied result, NOTIFY syncular_commit, release the
- *      subtransaction;
+ *      tombstones) and the applied result (storage.c, one statement for a commit of one
+ *      upsert), the reaction planner + _enqueue_reactions (hooks.c; any error there is a
+ *      server failure), the commit wake-up, release the subtransaction;
  *      rejected: roll the subtransaction back, store the rejection (first writer wins), re-read
  *      it and replay the winner when another delivery stored first;
  *   6. write PUSH_RESULT (+ PUSH_RESULT_DETAILS) into round->out.
