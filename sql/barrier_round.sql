@@ -280,5 +280,21 @@ SELECT pg_temp.h('p1', 'A', jsonb_build_array(pg_temp.sub())) AS schema_first;
 UPDATE syncular.sync_schema_meta SET schema_version = 1;
 SELECT pg_temp.h('p1', 'A', jsonb_build_array(pg_temp.sub())) AS checkpoint_then;
 
+-- the fence on a direct append (the trigger alone): a NULL writer_version and one below the
+-- fence are refused with the catalogue DETAIL (the partition JSON-escaped), the fence's own
+-- version passes
+BEGIN;
+INSERT INTO syncular.sync_writer_fence VALUES ('f"\x', 3);
+SAVEPOINT s;
+INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, actor_id,
+  created_at_ms, writer_version) VALUES ('f"\x', 1, 'c', 'cc', 'a', 1, NULL);
+ROLLBACK TO s;
+INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, actor_id,
+  created_at_ms, writer_version) VALUES ('f"\x', 1, 'c', 'cc', 'a', 1, 2);
+ROLLBACK TO s;
+INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, actor_id,
+  created_at_ms, writer_version) VALUES ('f"\x', 1, 'c', 'cc', 'a', 1, 3) RETURNING commit_seq;
+ROLLBACK;
+
 \c :regress_db
 DROP DATABASE syncular_t_barrier_round;

@@ -1,5 +1,7 @@
 -- perf_writes: what a round does not write.  A pushed commit creates no MultiXact (the
--- partition lock is not a lock the commit's subtransaction then updates over); the registry
+-- partition lock is not a lock the commit's subtransaction then updates over) and updates the
+-- partition row once (its lock and its commit_seq together); a commit that is not applied gives
+-- its commit_seq back (gap-free); an update of a stored row writes no row-scope entries; the registry
 -- touch and a push-only round's unchanged client record are rewritten only when at least a
 -- second old (SYNC_TOUCH_INTERVAL_MS).  Timestamps are set far in the past or future, so no
 -- outcome depends on how fast the rounds run.
@@ -69,5 +71,41 @@ SELECT pg_temp.push('b-new', 'b-new') AS applied;
 SELECT pg_stat_force_next_flush();
 SELECT count(*) AS entries, pg_temp.scope_reads() - :r0 < 1.5 * count(*) AS at_most_one_pass
   FROM syncular.sync_row_scopes WHERE partition = 'p1';
+-- what one pushed commit writes, table by table (this transaction's own counters), with the
+-- client record and the registry touch current: the partition row once (lock and commit_seq in
+-- one update), the row once (an update of a stored row: no row-scope entry written or deleted),
+-- the commit, its change, its scope index entry and its result once each
+UPDATE syncular.sync_clients SET updated_at_ms = 9000000000000 WHERE client_id = 'A';
+UPDATE syncular.sync_partition_registry SET last_authenticated_at_ms = 9000000000000 WHERE partition = 'p1';
+SELECT pg_stat_force_next_flush();	-- the counters below then hold the next transaction's only
+BEGIN;
+SELECT pg_temp.push('w-1', 'r1') AS applied;
+SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_xact_user_tables
+ WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname;
+COMMIT;
+-- a replayed commit and a rejected one give the commit_seq they reserved back: two updates of
+-- the partition row each (reserve, give back), max_commit_seq unchanged; the next applied
+-- commit takes the next number
+SELECT max_commit_seq AS seq0 FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT pg_stat_force_next_flush();
+BEGIN;
+SELECT syncular.debug_render(syncular.handle(pg_temp.req('p1', 'A', jsonb_build_array(
+         pg_temp.pc('w-1', pg_temp.up('todos', '{"id": "r1", "title": "again"}')))), 'p1', 'u1'))
+         -> 'frames' -> 1 ->> 'status' AS replayed;
+SELECT n_tup_upd AS partition_row_updates FROM pg_stat_xact_user_tables WHERE relname = 'sync_partitions';
+COMMIT;
+SELECT pg_stat_force_next_flush();
+BEGIN;
+SELECT syncular.debug_render(syncular.handle(pg_temp.req('p1', 'A', jsonb_build_array(
+         pg_temp.pc('w-2', pg_temp.up('todos', '{"id": "r1", "title": "ahead"}', 999)))), 'p1', 'u1'))
+         -> 'frames' -> 1 ->> 'status' AS rejected;
+SELECT n_tup_upd AS partition_row_updates FROM pg_stat_xact_user_tables WHERE relname = 'sync_partitions';
+COMMIT;
+SELECT max_commit_seq - :seq0 AS seq_moved FROM syncular.sync_partitions WHERE partition = 'p1';
+SELECT pg_temp.push('w-3', 'r3') AS applied;
+SELECT max_commit_seq - :seq0 AS seq_moved,
+       (SELECT count(*) = max(commit_seq) - min(commit_seq) + 1 AND min(commit_seq) = 1
+          FROM syncular.sync_commits WHERE partition = 'p1') AS gap_free
+  FROM syncular.sync_partitions WHERE partition = 'p1';
 \c :orig_db
 DROP DATABASE :testdb;

@@ -414,9 +414,9 @@ commit_for(const char *partition, const SyncSchema *schema)
 
 	if (c != NULL)
 		return c;
-	sync_storage_lock_partition(partition);
+	/* lock and number in one update; the gate refuses by raising (nothing to give back) */
+	seq = sync_storage_reserve_commit_seq(partition);
 	sync_gate_check_write(partition, schema->version);
-	seq = sync_storage_next_commit_seq(partition);
 	actor = capture_actor && capture_actor[0] ? capture_actor
 		: GetUserNameFromId(GetOuterUserId(), false);	/* not the definer */
 	sync_storage_commit_insert(partition, seq,

@@ -2,8 +2,9 @@
  * push.c — the per-commit push pipeline (push-and-pull.md §2.2–2.6).
  *
  * For one PUSH_COMMIT:
- *   1. lock the partition's sync_partitions row FOR UPDATE (inserted first when missing), in the
- *      enclosing transaction so the lock outlives the commit's subtransaction;
+ *   1. lock the partition's sync_partitions row by reserving the next commit_seq on it (one
+ *      update, inserted first when missing), in the enclosing transaction so the lock outlives
+ *      the commit's subtransaction; a commit that is not applied gives the number back;
  *   2. serve-gate seam (sync_gate_check_push);
  *   3. locked idempotency check: a stored result replays (applied -> cached, rejected stays
  *      rejected; an unreadable one -> sync.idempotency_cache_miss, not persisted);
@@ -12,10 +13,10 @@
  *      (references.c; it may append cascade / SET NULL operations through the rules.h
  *      services below) and the whole-commit validator (hooks.c); the first non-applied outcome
  *      terminates the commit;
- *   5. applied: allocate commit_seq, append sync_commits + sync_changes (+ scope index,
- *      tombstones), the reaction planner + _enqueue_reactions (hooks.c; any error there is a
- *      server failure), store the applied result, NOTIFY syncular_commit, release the
- *      subtransaction;
+ *   5. applied: take the reserved commit_seq, append sync_commits + sync_changes (+ scope index,
+ *      tombstones) and the applied result (storage.c, one statement for a commit of one
+ *      upsert), the reaction planner + _enqueue_reactions (hooks.c; any error there is a
+ *      server failure), the commit wake-up, release the subtransaction;
  *      rejected: roll the subtransaction back, store the rejection (first writer wins), re-read
  *      it and replay the winner when another delivery stored first;
  *   6. write PUSH_RESULT (+ PUSH_RESULT_DETAILS) into round->out.
@@ -63,6 +64,8 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	ResourceOwner owner = CurrentResourceOwner;
 	PushState	st;
 	CommitOutcome outcome;
+	int64		seq;
+	bool		fault;
 	Jsonb	   *stored;
 	volatile bool applied = false;
 	volatile bool rejected = false;
@@ -79,26 +82,29 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	st.writing_op = -1;
 
 	/* 1-3: lock, gate, locked idempotency check */
-	sync_storage_lock_partition(round->partition);
+	seq = sync_storage_reserve_commit_seq(round->partition);
 	sync_gate_check_push(round);
 	MemoryContextSwitchTo(cxt);		/* seams may leave SPI's context current */
 	/*
-	 * The idempotency fault seam (syncular.inject_fault): this lookup is unreadable, which
-	 * §6.3 answers with the retryable sync.idempotency_cache_miss, nothing applied or persisted.
+	 * The idempotency fault seam (syncular.inject_fault) is consumed by the same lookup: when
+	 * armed, the lookup is unreadable, which §6.3 answers with the retryable
+	 * sync.idempotency_cache_miss, nothing applied or persisted.
 	 */
-	if (sync_storage_fault_take(round->partition, round->client_id, "idempotency_cache_miss"))
+	stored = sync_storage_push_result_lookup(round->partition, round->client_id,
+											 st.client_commit_id, &fault);
+	MemoryContextSwitchTo(cxt);
+	if (fault)
 	{
+		sync_storage_unreserve_commit_seq(round->partition);
 		push_cache_miss(&outcome);
 		push_write_outcome(round, commit, &outcome, out_cxt);
 		MemoryContextSwitchTo(out_cxt);
 		MemoryContextDelete(cxt);
 		return;
 	}
-	MemoryContextSwitchTo(cxt);
-	stored = sync_storage_push_result_get(round->partition, round->client_id,
-										  st.client_commit_id);
 	if (stored != NULL)
 	{
+		sync_storage_unreserve_commit_seq(round->partition);
 		push_replay(stored, &outcome);
 		push_write_outcome(round, commit, &outcome, out_cxt);
 		MemoryContextSwitchTo(out_cxt);
@@ -153,46 +159,10 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 
 		if (terminated_at < 0)
 		{
-			int64		seq = sync_storage_next_commit_seq(round->partition);
 			int64		now = sync_now_ms();
 			char	   *json;
 
 			st.cs.created_at_ms = now;
-
-			sync_storage_commit_insert(round->partition, seq, round->client_id,
-									   st.client_commit_id, round->actor_id, now,
-									   (int64) round->schema->version);
-			/*
-			 * the changes, their scope index entries and tombstones: one statement per
-			 * SYNC_CHANGES_PER_STATEMENT changes instead of one per change (same rows, same
-			 * point of the commit)
-			 */
-			for (int first = 0; first < st.nchanges; first += SYNC_CHANGES_PER_STATEMENT)
-			{
-				int			n = Min(st.nchanges - first, SYNC_CHANGES_PER_STATEMENT);
-				SyncChangeRow *rows = palloc(sizeof(SyncChangeRow) * n);
-
-				for (int k = 0; k < n; k++)
-				{
-					PendingChange *pc = &st.changes[first + k];
-
-					rows[k].table = pc->table;
-					rows[k].row_id = pc->row_id;
-					rows[k].op = pc->op;
-					rows[k].has_version = pc->has_version;
-					rows[k].row_version = pc->version;
-					rows[k].scopes_json = pc->scopes_json;
-					rows[k].payload = pc->payload;
-					rows[k].payload_len = pc->payload_len;
-				}
-				sync_storage_changes_insert(round->partition, seq, first, n, rows);
-				pfree(rows);
-			}
-			/* the planner sees every row of the commit and enqueues in this transaction */
-			st.planning = true;
-			sync_plan_reactions(round, &st.cs, seq);
-			st.planning = false;
-			MemoryContextSwitchTo(cxt);
 
 			outcome.status = SSP_PUSH_APPLIED;
 			outcome.has_seq = true;
@@ -205,8 +175,44 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 				outcome.records[i].status = SSP_RESULT_APPLIED;
 			}
 			json = push_outcome_json(&outcome, now, push_new_cache_identity());
-			sync_storage_push_result_insert_new(round->partition, round->client_id,
-												st.client_commit_id, json);
+
+			/*
+			 * the commit, its changes (scope index entries, tombstones) and its applied
+			 * result; the result is final here: the planner below may only fail the round
+			 */
+			{
+				SyncCommitRow c;
+				SyncChangeRow *rows = palloc(sizeof(SyncChangeRow) * Max(st.nchanges, 1));
+
+				c.partition = round->partition;
+				c.commit_seq = seq;
+				c.client_id = round->client_id;
+				c.client_commit_id = st.client_commit_id;
+				c.actor_id = round->actor_id;
+				c.created_at_ms = now;
+				c.writer_version = (int64) round->schema->version;
+				c.result_json = json;
+				for (int k = 0; k < st.nchanges; k++)
+				{
+					PendingChange *pc = &st.changes[k];
+
+					rows[k].table = pc->table;
+					rows[k].row_id = pc->row_id;
+					rows[k].op = pc->op;
+					rows[k].has_version = pc->has_version;
+					rows[k].row_version = pc->version;
+					rows[k].scopes_json = pc->scopes_json;
+					rows[k].payload = pc->payload;
+					rows[k].payload_len = pc->payload_len;
+				}
+				sync_storage_commit_append(&c, st.nchanges, rows);
+				pfree(rows);
+			}
+			/* the planner sees every row of the commit and enqueues in this transaction */
+			st.planning = true;
+			sync_plan_reactions(round, &st.cs, seq);
+			st.planning = false;
+			MemoryContextSwitchTo(cxt);
 			sync_wakeup_commit(round->partition, seq);
 			ReleaseCurrentSubTransaction();
 			applied = true;
@@ -278,6 +284,7 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 		Jsonb	   *canonical;
 		char	   *canonical_identity;
 
+		sync_storage_unreserve_commit_seq(round->partition);
 		outcome.status = SSP_PUSH_REJECTED;
 		outcome.has_seq = false;
 		outcome.nrecords = 1;

@@ -105,7 +105,7 @@ crdt_merge(SyncRound *round, PushState *st, const SyncTable *t, int c, const Ssp
 static void
 write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 version,
 		  char *scopes_json, uint8 *payload, size_t payload_len, bytea *cvblob,
-		  const SspValue *row, bool blob_refs)
+		  const SspValue *row, bool blob_refs, bool existing)
 {
 	const SyncTable *t = &st->schema->tables[ti];
 
@@ -121,6 +121,7 @@ write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 versi
 		w.column_versions = cvblob ? (const uint8 *) VARDATA(cvblob) : NULL;
 		w.column_versions_len = cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0;
 		w.values = row;
+		w.existing = existing;
 		push_rows_queue(st, op_index, ti, &w);
 		st->writing_op = -1;
 		add_change(st, t->name, row_id, SSP_OP_UPSERT, true, version, scopes_json, payload,
@@ -132,7 +133,7 @@ write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 versi
 	sync_storage_row_upsert(st->schema, ti, st->round->partition, row_id, version, scopes_json,
 							payload, payload_len,
 							cvblob ? (const uint8 *) VARDATA(cvblob) : NULL,
-							cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, row);
+							cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, row, false);
 	if (blob_refs && push_table_has_blob_refs(t))
 	{
 		char	  **ids;
@@ -178,7 +179,7 @@ update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 		return false;
 	}
 	write_row(st, op_index, ti, row_id, next_version, push_jsonb_text(stored->scopes), payload,
-			  payload_len, cvblob, merged, blob_refs);
+			  payload_len, cvblob, merged, blob_refs, true);
 	return true;
 }
 
@@ -549,7 +550,8 @@ push_apply_op(PushState *st, int32 i, const SspPushOp *op)
 			st->writing_op = i;
 			if (!tomb_absent)
 				sync_storage_tombstone_clear(t->name, round->partition, row_id);
-			write_row(st, i, ti, row_id, 1, scopes_json, payload, payload_len, NULL, vals, true);
+			write_row(st, i, ti, row_id, 1, scopes_json, payload, payload_len, NULL, vals, true,
+					  false);
 			return true;
 		}
 	}

@@ -94,6 +94,12 @@ push_prefetch_rows(PushState *st)
 
 	if (n == 0 || st->round->allowed == NULL || st->round->allowed->failed)
 		return;					/* every op is refused before its read */
+	/*
+	 * one operation: its own read (the row by key; the tombstone only when the row is absent)
+	 * is the cheaper statement, and an update of a stored row needs no second one
+	 */
+	if (n == 1)
+		return;
 	keys = palloc(sizeof(PrefetchKey) * n);
 	seen = palloc0(sizeof(bool) * Max(schema->ntables, 1));
 	for (int i = 0; i < n; i++)
@@ -252,7 +258,7 @@ write_one(PushState *st, const PendingWrite *p)
 	sync_storage_row_upsert(st->schema, p->ti, st->round->partition, p->w.row_id,
 							p->w.server_version, p->w.scopes_json, p->w.payload,
 							p->w.payload_len, p->w.column_versions, p->w.column_versions_len,
-							p->w.values);
+							p->w.values, p->w.existing);
 	st->writing_op = -1;
 }
 

@@ -24,6 +24,9 @@ static MemoryContext schema_cxt = NULL;
 static SyncSchema *cached_schema = NULL;
 static bool cached_valid = false;	/* cached_key describes cached_schema (maybe NULL) */
 static char *cached_key = NULL;		/* "xmin:ctid", in TopMemoryContext */
+/* cached_key parsed: the settings row version the cache was built from */
+static TransactionId cached_xmin = InvalidTransactionId;
+static ItemPointerData cached_tid;
 
 static void
 schema_corrupt(const char *what)
@@ -259,6 +262,19 @@ build_schema(Jsonb *compiled, Oid resolver, Oid validator, Oid planner)
 	return s;
 }
 
+/*
+ * Whether the settings row version the cache was built from is still the one the active
+ * snapshot sees: the check of every round, by one fetch of that tuple instead of a statement
+ * (storage_meta.c).  false when it cannot tell (no cache): the caller reads the row.
+ */
+static bool
+cached_version_current(void)
+{
+	if (!cached_valid || cached_key == NULL || !TransactionIdIsValid(cached_xmin))
+		return false;
+	return sync_storage_settings_version_visible(cached_xmin, &cached_tid);
+}
+
 SyncSchema *
 sync_schema_get(void)
 {
@@ -269,6 +285,8 @@ sync_schema_get(void)
 	SyncSettingsRow row;
 	bool		found;
 
+	if (cached_version_current())
+		return cached_schema;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
 	MemoryContextSwitchTo(caller);	/* the row's key and schema are the caller's */
@@ -331,8 +349,21 @@ sync_schema_get(void)
 		schema_cxt = cxt;
 		cached_schema->generation = sync_schema_generation;
 	}
+	cached_xmin = InvalidTransactionId;
 	if (key != NULL)
+	{
+		unsigned int xmin;
+		unsigned int block;
+		unsigned int offset;
+
 		cached_key = MemoryContextStrdup(TopMemoryContext, key);
+		/* "xmin:(block,offset)", as xid and tid text out write them */
+		if (sscanf(key, "%u:(%u,%u)", &xmin, &block, &offset) == 3)
+		{
+			cached_xmin = (TransactionId) xmin;
+			ItemPointerSet(&cached_tid, (BlockNumber) block, (OffsetNumber) offset);
+		}
+	}
 	cached_valid = true;
 	return cached_schema;
 }

@@ -25,14 +25,16 @@ enum
 	P_REGISTRY_TOUCH,
 	P_PART_LOCK,
 	P_PART_INSERT,
-	P_SEQ_NEXT,
+	P_SEQ_RESERVE,
+	P_SEQ_UNRESERVE,
 	P_SEQS,
 	P_CLIENT_GET,
 	P_CLIENT_CLAIM,
 	P_CLIENT_UPSERT,
 	P_CLIENT_ACK,
+	P_CLIENT_UPDATE,
 	P_RESULT_GET,
-	P_FAULT_TAKE,
+	P_RESULT_LOOKUP,
 	P_RESULT_INSERT,
 	P_RESULT_INSERT_NEW,
 	P_TOMBSTONE_GET,
@@ -40,6 +42,7 @@ enum
 	P_BLOBS_REPLACE,
 	P_COMMIT_INSERT,
 	P_CHANGES_INSERT,
+	P_COMMIT_APPEND_ONE,
 	P_COUNT
 };
 
@@ -47,7 +50,7 @@ typedef struct StaticPlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			types[10];
+	Oid			types[14];
 } StaticPlan;
 
 static const StaticPlan static_sql[P_COUNT] = {
@@ -87,9 +90,22 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"INSERT INTO syncular.sync_partitions (partition) VALUES ($1) "
 		"ON CONFLICT (partition) DO NOTHING",
 	1, {TEXTOID}},
-	[P_SEQ_NEXT] = {
-		"UPDATE syncular.sync_partitions SET max_commit_seq = max_commit_seq + 1 "
-		"WHERE partition = $1 RETURNING max_commit_seq",
+	[P_SEQ_RESERVE] = {
+		/*
+		 * The partition write lock and the commit's commit_seq in one row version: the lock
+		 * is this update (taken in the round's transaction, so it outlives the commit's
+		 * subtransaction), and the subtransaction never touches the row again: no second
+		 * version, no second WAL record, and no MultiXact (a row locked by the transaction and
+		 * updated by its subtransaction gets one).  A commit that is not applied gives the
+		 * number back (P_SEQ_UNRESERVE) while still holding the lock, so commit_seq stays
+		 * gap-free; no other transaction can see the reserved value before it commits.
+		 */
+		"UPDATE syncular.sync_partitions p SET max_commit_seq = p.max_commit_seq + 1 "
+		"WHERE p.partition = $1 RETURNING p.max_commit_seq",
+	1, {TEXTOID}},
+	[P_SEQ_UNRESERVE] = {
+		"UPDATE syncular.sync_partitions p SET max_commit_seq = p.max_commit_seq - 1 "
+		"WHERE p.partition = $1",
 	1, {TEXTOID}},
 	[P_SEQS] = {
 		"SELECT p.max_commit_seq, p.horizon_seq FROM syncular.sync_partitions p "
@@ -132,14 +148,32 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"updated_at_ms = EXCLUDED.updated_at_ms "
 		"WHERE c.actor_id = EXCLUDED.actor_id",
 	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
+	[P_CLIENT_UPDATE] = {
+		/*
+		 * P_CLIENT_UPSERT's update of the record the round claimed, as a plain update: no
+		 * speculative insertion, and no tuple lock (a WAL record of its own) before the new
+		 * version.  No row (the record was deleted meanwhile, or is bound to another actor):
+		 * the caller falls back to the upsert.
+		 */
+		"UPDATE syncular.sync_clients c SET wire_version = $4, cursor = $5, "
+		"subscriptions = COALESCE($6::jsonb, c.subscriptions), updated_at_ms = $7 "
+		"WHERE c.partition = $1 AND c.client_id = $2 AND c.actor_id = $3",
+	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
 	[P_RESULT_GET] = {
 		"SELECT r.result FROM syncular.sync_push_results r "
 		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
-	[P_FAULT_TAKE] = {
-		/* a one-shot test fault (03_seams.sql); the table is empty outside tests */
-		"DELETE FROM syncular.sync_faults f "
-		"WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = $3",
+	[P_RESULT_LOOKUP] = {
+		/*
+		 * The push's idempotency lookup with its fault seam (03_seams.sql) in one statement:
+		 * the armed idempotency_cache_miss fault of (partition, client) is consumed, and when
+		 * one was, the caller ignores the record read beside it.
+		 */
+		"WITH f AS (DELETE FROM syncular.sync_faults f "
+		" WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = 'idempotency_cache_miss' "
+		" RETURNING 1) "
+		"SELECT EXISTS (SELECT 1 FROM f), (SELECT r.result FROM syncular.sync_push_results r "
+		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3)",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_INSERT] = {
 		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
@@ -211,6 +245,28 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq",
 	9, {TEXTOID, INT8OID, INT4ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT2ARRAYOID, INT8ARRAYOID,
 	JSONBARRAYOID, BYTEAARRAYOID}},
+	[P_COMMIT_APPEND_ONE] = {
+		/*
+		 * A pushed commit of one upsert (the common realtime write), whole in one statement:
+		 * its sync_commits row, its change, the change's scope index entries and its applied
+		 * result.  The same rows as sync_storage_commit_insert + P_CHANGES_INSERT +
+		 * P_RESULT_INSERT_NEW, without their three executor starts and the general
+		 * statement's unnest / DISTINCT / NOT EXISTS / tombstone machinery: one object's
+		 * scope keys are distinct, the commit_seq is new (see P_CHANGES_INSERT), and an upsert
+		 * writes no tombstone.
+		 */
+		"WITH k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
+		" client_commit_id, actor_id, created_at_ms, writer_version) "
+		" VALUES ($1, $2, $3, $4, $5, $6, $7)), "
+		"c AS (INSERT INTO syncular.sync_changes "
+		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
+		" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), "
+		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
+		" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
+		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
+		"VALUES ($1, $3, $4, $14::jsonb)",
+	14, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID}},
 };
 
 static SPIPlanPtr plans[P_COUNT];
@@ -327,21 +383,42 @@ sync_storage_lock_partition(const char *partition)
 	}
 }
 
+/*
+ * Lock the partition row and reserve the next commit_seq (inserting the row first when
+ * missing): the caller's commit gets it, or gives it back with sync_storage_unreserve_commit_seq
+ * before anything else takes the lock (it is held to the end of the transaction).
+ */
 int64
-sync_storage_next_commit_seq(const char *partition)
+sync_storage_reserve_commit_seq(const char *partition)
 {
 	Datum		v[1];
 	bool		isnull;
-
-	v[0] = text_datum(partition);
 	int64		seq;
 
-	run_keep(static_plan(P_SEQ_NEXT), v, NULL, false, 0);
+	v[0] = text_datum(partition);
+	run_keep(static_plan(P_SEQ_RESERVE), v, NULL, false, 0);
+	if (SPI_processed == 0)
+	{
+		done();
+		run(static_plan(P_PART_INSERT), v, NULL, false, 0);
+		run_keep(static_plan(P_SEQ_RESERVE), v, NULL, false, 0);
+	}
 	if (SPI_processed != 1)
-		elog(ERROR, "syncular: partition row missing at commit_seq allocation");
+		elog(ERROR, "syncular: partition row vanished while locking it");
 	seq = get_int8(0, 1, &isnull);
 	done();
 	return seq;
+}
+
+/* Give back the commit_seq reserved by this transaction's last reservation (not applied). */
+void
+sync_storage_unreserve_commit_seq(const char *partition)
+{
+	Datum		v[1];
+
+	v[0] = text_datum(partition);
+	if (run(static_plan(P_SEQ_UNRESERVE), v, NULL, false, 0) != 1)
+		elog(ERROR, "syncular: partition row missing when giving back a commit_seq");
 }
 
 void
@@ -474,7 +551,18 @@ sync_storage_client_upsert(const char *partition, const char *client_id, const c
 		n[5] = 'n';
 	}
 	v[6] = Int64GetDatum(now_ms);
+	if (run(static_plan(P_CLIENT_UPDATE), v, n, false, 0) == 1)
+		return true;
 	return run(static_plan(P_CLIENT_UPSERT), v, n, false, 0) == 1;
+}
+
+/* A catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table. */
+static bool
+faults_table_exists(void)
+{
+	Oid			nsp = get_namespace_oid("syncular", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid("sync_faults", nsp));
 }
 
 /* ---------------------------------------------------------------- idempotency records */
@@ -498,22 +586,32 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 }
 
 /*
- * Consume the armed test fault `fault` of (partition, client) (syncular.inject_fault): true when
- * one was armed.  The delete commits with the round, so a fault fires once.
+ * A push's locked idempotency lookup: *fault is true when the armed idempotency_cache_miss
+ * fault of (partition, client) was consumed (syncular.inject_fault; the lookup is then
+ * unreadable and the caller ignores the result); otherwise the stored result or NULL.
  */
-bool
-sync_storage_fault_take(const char *partition, const char *client_id, const char *fault)
+Jsonb *
+sync_storage_push_result_lookup(const char *partition, const char *client_id,
+								const char *client_commit_id, bool *fault)
 {
 	Datum		v[3];
-	Oid			nsp = get_namespace_oid("syncular", true);
+	bool		isnull;
+	Jsonb	   *j;
 
-	/* a catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table */
-	if (!OidIsValid(nsp) || !OidIsValid(get_relname_relid("sync_faults", nsp)))
-		return false;
+	if (!faults_table_exists())
+	{
+		*fault = false;
+		return sync_storage_push_result_get(partition, client_id, client_commit_id);
+	}
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
-	v[2] = text_datum(fault);
-	return run(static_plan(P_FAULT_TAKE), v, NULL, false, 0) > 0;
+	v[2] = text_datum(client_commit_id);
+	if (!run_row(static_plan(P_RESULT_LOOKUP), v, false))
+		elog(ERROR, "syncular: the idempotency lookup returned no row");
+	*fault = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	j = get_varlena(0, 2, &isnull);
+	done();
+	return (*fault || isnull) ? NULL : j;
 }
 
 bool
@@ -658,4 +756,56 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 											  false, TYPALIGN_INT));
 	run(static_plan(P_CHANGES_INSERT), v, NULL, false, 0);
 	scratch_end(caller);
+}
+
+/*
+ * Append an applied pushed commit: its sync_commits row, its changes (numbered from 0, with
+ * their scope index entries and the tombstones of deletes) and its stored result.  One
+ * statement for a commit of one upsert; otherwise the commit row, one statement per
+ * SYNC_CHANGES_PER_STATEMENT changes and the result.
+ */
+void
+sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChangeRow *changes)
+{
+	if (nchanges == 1 && changes[0].op != 2)
+	{
+		const SyncChangeRow *ch = &changes[0];
+		Datum		v[14];
+		char		n[14];
+
+		memset(n, ' ', sizeof(n));
+		v[0] = text_datum(c->partition);
+		v[1] = Int64GetDatum(c->commit_seq);
+		v[2] = text_datum(c->client_id);
+		v[3] = text_datum(c->client_commit_id);
+		v[4] = text_datum(c->actor_id);
+		v[5] = Int64GetDatum(c->created_at_ms);
+		v[6] = Int64GetDatum(c->writer_version);
+		v[7] = text_datum(ch->table);
+		v[8] = text_datum(ch->row_id);
+		v[9] = Int16GetDatum(ch->op);
+		v[10] = Int64GetDatum(ch->row_version);
+		if (!ch->has_version)
+			n[10] = 'n';
+		/* jsonb_in, as P_CHANGES_INSERT's jsonb[] elements are made */
+		v[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(ch->scopes_json));
+		if (ch->payload != NULL)
+			v[12] = PointerGetDatum(make_bytea(ch->payload, ch->payload_len));
+		else
+		{
+			v[12] = (Datum) 0;
+			n[12] = 'n';
+		}
+		v[13] = text_datum(c->result_json);
+		run(static_plan(P_COMMIT_APPEND_ONE), v, n, false, 0);
+		return;
+	}
+	sync_storage_commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id,
+							   c->actor_id, c->created_at_ms, c->writer_version);
+	for (int first = 0; first < nchanges; first += SYNC_CHANGES_PER_STATEMENT)
+		sync_storage_changes_insert(c->partition, c->commit_seq, first,
+									Min(nchanges - first, SYNC_CHANGES_PER_STATEMENT),
+									changes + first);
+	sync_storage_push_result_insert_new(c->partition, c->client_id, c->client_commit_id,
+										c->result_json);
 }

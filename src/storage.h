@@ -8,6 +8,7 @@
 #define SYNCULAR_STORAGE_H
 
 #include "engine.h"
+#include "storage/itemptr.h"
 #include "utils/resowner.h"
 
 typedef struct SyncStoredRow
@@ -39,7 +40,8 @@ extern char *sync_storage_partition_epoch(const char *partition, int64 now_ms, b
 										  int64 *touched_ms);
 extern void sync_storage_registry_touch(const char *partition, int64 now_ms);
 extern void sync_storage_lock_partition(const char *partition);
-extern int64 sync_storage_next_commit_seq(const char *partition);
+extern int64 sync_storage_reserve_commit_seq(const char *partition);
+extern void sync_storage_unreserve_commit_seq(const char *partition);
 extern void sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq);
 
 /* client records */
@@ -65,8 +67,8 @@ extern bool sync_storage_client_upsert(const char *partition, const char *client
 									   const char *subscriptions_json, int64 now_ms);
 
 /* idempotency records */
-extern bool sync_storage_fault_take(const char *partition, const char *client_id,
-									const char *fault);
+extern Jsonb *sync_storage_push_result_lookup(const char *partition, const char *client_id,
+											   const char *client_commit_id, bool *fault);
 extern Jsonb *sync_storage_push_result_get(const char *partition, const char *client_id,
 										   const char *client_commit_id);
 extern bool sync_storage_push_result_insert(const char *partition, const char *client_id,
@@ -90,7 +92,7 @@ extern void sync_storage_row_upsert(const SyncSchema *schema, int table_index,
 									int64 server_version, const char *scopes_json,
 									const uint8 *payload, size_t payload_len,
 									const uint8 *column_versions, size_t column_versions_len,
-									const SspValue *values);
+									const SspValue *values, bool existing);
 /* One row of sync_storage_rows_upsert (the arguments of sync_storage_row_upsert). */
 typedef struct SyncRowWrite
 {
@@ -102,6 +104,7 @@ typedef struct SyncRowWrite
 	const uint8 *column_versions;	/* NULL: none above version 1 */
 	size_t		column_versions_len;
 	const SspValue *values;
+	bool		existing;		/* the row is stored with exactly these scopes (an update) */
 } SyncRowWrite;
 
 extern void sync_storage_rows_upsert(const SyncSchema *schema, int table_index,
@@ -166,6 +169,7 @@ typedef struct SyncSettingsRow
 } SyncSettingsRow;
 
 extern bool sync_storage_settings_read(const char *known_key, SyncSettingsRow *row);
+extern bool sync_storage_settings_version_visible(TransactionId xmin, ItemPointer tid);
 extern Oid	sync_storage_crdt_merger(const char *crdt_type, bool *registered);
 extern Oid	sync_storage_row_validator(const char *table);
 
@@ -184,6 +188,22 @@ extern bool sync_storage_lease_issue(const char *partition, const char *client_i
 									 bool reissue, char **lease_id, int64 *expires_at_ms);
 extern bool sync_storage_lease_get(const char *partition, const char *client_id,
 								   SyncStoredLease *lease);
+
+/* An applied pushed commit: its sync_commits row and its stored result (sync_push_results). */
+typedef struct SyncCommitRow
+{
+	const char *partition;
+	int64		commit_seq;
+	const char *client_id;
+	const char *client_commit_id;
+	const char *actor_id;
+	int64		created_at_ms;
+	int64		writer_version;
+	const char *result_json;
+} SyncCommitRow;
+
+extern void sync_storage_commit_append(const SyncCommitRow *c, int nchanges,
+									   const SyncChangeRow *changes);
 
 /*
  * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and

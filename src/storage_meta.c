@@ -9,12 +9,19 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "storage.h"
 
@@ -73,8 +80,8 @@ sync_storage_gate_read(const char *partition, int32 running, bool read_only, Syn
 	bool		isnull;
 	HeapTuple	tup;
 	TupleDesc	desc;
-	ArrayType  *parts;
-	ArrayType  *names;
+	ArrayType  *pairs;
+	int			n;
 	Datum		e;
 
 	if (plan == NULL)
@@ -82,10 +89,8 @@ sync_storage_gate_read(const char *partition, int32 running, bool read_only, Syn
 			"SELECT coalesce((SELECT m.schema_version FROM syncular.sync_schema_meta m "
 			"  WHERE m.id = 1), 0)::int8, "
 			" (SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1), "
-			" ARRAY(SELECT c.partition FROM syncular.sync_backfill_checkpoints c "
-			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
-			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\"), "
-			" ARRAY(SELECT c.name FROM syncular.sync_backfill_checkpoints c "
+			/* the pending checkpoints as (partition, name) pairs: one scan, one sort */
+			" ARRAY(SELECT ARRAY[c.partition, c.name] FROM syncular.sync_backfill_checkpoints c "
 			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
 			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\")",
 			2, (Oid[]) {TEXTOID, INT4OID}, true);
@@ -106,15 +111,18 @@ sync_storage_gate_read(const char *partition, int32 running, bool read_only, Syn
 	g->stored = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 	e = SPI_getbinval(tup, desc, 2, &isnull);
 	g->epoch = isnull ? NULL : TextDatumGetCString(e);
-	parts = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 3, &isnull));
-	names = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 4, &isnull));
-	g->npending = ArrayGetNItems(ARR_NDIM(parts), ARR_DIMS(parts));
-	g->pending_partition = palloc(sizeof(char *) * Max(g->npending, 1));
-	g->pending_name = palloc(sizeof(char *) * Max(g->npending, 1));
-	for (int i = 0; i < g->npending; i++)
+	/* a text[n][2] of (partition, name) rows; no pending checkpoint: an empty array */
+	pairs = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 3, &isnull));
+	if (ARR_NDIM(pairs) != 0 && (ARR_NDIM(pairs) != 2 || ARR_DIMS(pairs)[1] != 2))
+		elog(ERROR, "syncular: serve gate read returned a malformed checkpoint list");
+	n = ARR_NDIM(pairs) == 2 ? ARR_DIMS(pairs)[0] : 0;
+	g->npending = n;
+	g->pending_partition = palloc(sizeof(char *) * Max(n, 1));
+	g->pending_name = palloc(sizeof(char *) * Max(n, 1));
+	for (int i = 0; i < n; i++)
 	{
-		g->pending_partition[i] = text_array_elem(parts, i, g->npending);
-		g->pending_name[i] = text_array_elem(names, i, g->npending);
+		g->pending_partition[i] = text_array_elem(pairs, 2 * i, 2 * n);
+		g->pending_name[i] = text_array_elem(pairs, 2 * i + 1, 2 * n);
 	}
 	SPI_freetuptable(SPI_tuptable);
 }
@@ -177,6 +185,40 @@ sync_storage_settings_read(const char *known_key, SyncSettingsRow *row)
 		row->hooks[i] = isnull ? InvalidOid : DatumGetObjectId(d);
 	}
 	return true;
+}
+
+/*
+ * Whether the version of the settings row at tid with this xmin is visible to the active
+ * snapshot: sync_settings holds one row (id = 1), so a visible version with the same xmin at
+ * the same place is the row a statement would read, with the same "xmin:ctid" key.  One tuple
+ * fetch instead of a statement; false when it cannot tell (no active snapshot, no table).
+ */
+bool
+sync_storage_settings_version_visible(TransactionId xmin, ItemPointer tid)
+{
+	Oid			relid;
+	Relation	rel;
+	HeapTupleData tup;
+	Buffer		buf;
+	bool		current = false;
+
+	if (!ActiveSnapshotSet())
+		return false;
+	relid = get_relname_relid("sync_settings", get_namespace_oid("syncular", false));
+	if (!OidIsValid(relid))
+		return false;
+	rel = table_open(relid, AccessShareLock);
+	if (ItemPointerGetBlockNumber(tid) < RelationGetNumberOfBlocks(rel))
+	{
+		tup.t_self = *tid;
+		if (heap_fetch(rel, GetActiveSnapshot(), &tup, &buf, false))
+		{
+			current = TransactionIdEquals(HeapTupleHeaderGetRawXmin(tup.t_data), xmin);
+			ReleaseBuffer(buf);
+		}
+	}
+	table_close(rel, AccessShareLock);
+	return current;
 }
 
 /* ---------------------------------------------------------------- registered functions */
