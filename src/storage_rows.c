@@ -470,10 +470,11 @@ value_datum(const SyncColumn *c, const SspValue *val, bool *isnull)
 /*
  * The one-row upsert's write of a row that is stored with the same scopes (an update under the
  * partition lock), as a plain UPDATE with the upsert's parameters ($7, the table name, is
- * unused): the row-scope entries are already those of the scopes, and an UPDATE writes the new
- * version without the upsert's speculative-insertion check and the tuple lock it takes (and
- * logs) before updating.  The upsert's end state exactly, for a table whose only triggers are
- * the capture triggers (which skip engine writes).
+ * unused): the row-scope entries are already those of the scopes, so the statement needs
+ * neither the row-scope delete and insert nor the upsert's speculative-insertion check.  (The
+ * row is still locked, and the lock logged, before the update: the capture BEFORE ROW trigger
+ * makes the executor lock it, as ON CONFLICT DO UPDATE does.)  The upsert's end state exactly,
+ * for a table whose only triggers are the capture triggers (which skip engine writes).
  */
 static SPIPlanPtr
 build_update(const SyncTable *t)
