@@ -298,7 +298,8 @@ query_failed_column(const char *column, const char *why)
 }
 
 void
-ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id, SspOpValue *out)
+ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id, Snapshot snap,
+			  SspOpValue *out)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	QueryReg   *q;
@@ -355,7 +356,7 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	MemoryContextSwitchTo(cxt);
 
 	/* the rows and maxCommitSeq in one snapshot (§2) */
-	PushActiveSnapshot(GetTransactionSnapshot());
+	PushActiveSnapshot(snap ? snap : GetTransactionSnapshot());
 	tt = execute_bound(q, values, nulls, types, &nrows);
 	MemoryContextSwitchTo(cxt);
 	if (nrows > (uint64) q->max_rows)
