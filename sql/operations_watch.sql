@@ -22,9 +22,9 @@ LANGUAGE sql AS $$
   SELECT pg_temp.enc(jsonb_build_object('revision', 1, 'kind', 'watch', 'watchId', wid, 'clientId', client,
                                         'operationId', id, 'params', params))::jsonb
 $$;
--- rerun(partition, batch): each row as "w seq decoded-message" (message NULL: not rerun)
+-- rerun(partition, batch): each row as "w seq outcome decoded-message" (message NULL: not rerun)
 CREATE FUNCTION pg_temp.rerun(part text, batch jsonb) RETURNS SETOF text LANGUAGE sql AS $$
-  SELECT w || ' ' || max_commit_seq || ' ' ||
+  SELECT w || ' ' || max_commit_seq || ' ' || outcome || ' ' ||
          coalesce(pg_temp.dec(convert_from(message, 'UTF8')::jsonb)::text, '-')
     FROM syncular.operations_watch_rerun(part, batch)
 $$;

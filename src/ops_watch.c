@@ -2,7 +2,7 @@
  * ops_watch.c — the database half of live query watches (REMOTE.md revision 1 §6):
  *
  *   syncular.operations_watch_rerun(partition text, watches jsonb)
- *       RETURNS TABLE(w integer, max_commit_seq bigint, message bytea)
+ *       RETURNS TABLE(w bigint, max_commit_seq bigint, outcome text, message bytea)
  *
  * One call serves a batch of watches of one partition (a gateway makes one call per partition
  * per wake-up, never one per watch): each element {w, seq, actorId, message} names a watch by
@@ -358,7 +358,7 @@ snapshot_message(const char *watch_id, const char *operation_id, const SspOpValu
 
 /* One rerun in its own subtransaction: the snapshot message, or its watch_error. */
 static bytea *
-rerun(const WatchIn *in, const char *partition, Snapshot snap, int64 *max_seq)
+rerun(const WatchIn *in, const char *partition, Snapshot snap, int64 *max_seq, bool *failed)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -386,6 +386,7 @@ rerun(const WatchIn *in, const char *partition, Snapshot snap, int64 *max_seq)
 	{
 		body = ops_failure_response(sync_subxact_rollback(cxt, owner),
 									in->watch_id ? in->watch_id : "");
+		*failed = true;
 	}
 	PG_END_TRY();
 	return body;
@@ -460,8 +461,9 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 		WatchIn    *in = &ins[i];
 		bool		run = in->seq < 0 || !in->valid;
 		int64		max_seq = win.hi;
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+		bool		failed = false;
 
 		if (!run && in->seq < win.hi)
 		{
@@ -474,12 +476,16 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 		values[0] = Int64GetDatum(in->w);
 		if (run)
 		{
-			bytea	   *body = rerun(in, partition, snap, &max_seq);
+			bytea	   *body = rerun(in, partition, snap, &max_seq, &failed);
 
-			values[2] = PointerGetDatum(body);
+			values[3] = PointerGetDatum(body);
+			values[2] = CStringGetTextDatum(failed ? "error" : "snapshot");
 		}
 		else
-			nulls[2] = true;
+		{
+			values[2] = CStringGetTextDatum("unchanged");
+			nulls[3] = true;
+		}
 		values[1] = Int64GetDatum(max_seq);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
