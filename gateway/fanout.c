@@ -309,6 +309,7 @@ run_fanout(WsPart *p, int64_t seq)
 void
 fanout_on_commit(const char *part, int64_t seq)
 {
+	gw_watch_on_commit(part, seq);  /* operations watch glue (REMOTE.md 6) */
 	for (WsPart *p = parts; p; p = p->next)
 	{
 		if (part && strcmp(p->name, part) != 0)
@@ -341,6 +342,7 @@ fanout_on_notify(const char *channel, const char *payload)
 	if (payload == NULL)
 	{
 		/* a listen connection came back: whatever was committed meanwhile is unknown here */
+		gw_watch_on_commit(NULL, 0);    /* operations watch glue */
 		for (WsPart *p = parts; p; p = p->next)
 			for (Sock *s = p->socks; s; s = s->pnext)
 				if (s->st == WS_OPEN && s->registration_text)

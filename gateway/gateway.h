@@ -14,6 +14,7 @@
  *   blobs.c    the blob routes (SPEC §5.9): pinned-transaction upload and cursor download
  *   segments.c GET <mount>/segments/{id}: direct (§5.5) and signed-URL (§5.4) downloads
  *   operations.c POST <mount>/operations: remote operations (REMOTE.md revision 1 §5)
+ *   watches.c  live query watches on <mount>/operations/realtime (§6), transport-independent
  *   ws.c       the realtime channel (SPEC §8)
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   main.c     startup checks, signals, the event loop, drain
@@ -59,6 +60,8 @@ typedef struct GwConfig
 	size_t      ws_max_buffer;    /* bytes queued to one socket before deltas turn to wake-ups */
 	int         ws_max_unacked;   /* deltas sent without a covering ack */
 	int         ws_max_sockets;
+	int         ws_max_watches;   /* live query watches on one operations socket (REMOTE.md 6) */
+	int         watch_batch;      /* watches in one syncular.operations_watch_rerun call */
 	int         heartbeat_s;
 	int         idle_timeout_s;
 	size_t      presence_max;     /* bytes of one presence payload */

@@ -668,6 +668,7 @@ on_request(struct lws *wsi, HttpSess *s, const char *uri)
 			submit(s, j);
 			return;
 		case GW_ROUTE_REALTIME:
+		case GW_ROUTE_OPS_REALTIME:
 			respond_error(s, "sync.invalid_request", "the realtime route needs a WebSocket upgrade", 400);
 			return;
 		case GW_ROUTE_METRICS:

@@ -9,6 +9,7 @@
  * syncular_stats_preloaded 0 is exported for the database.
  */
 #include "metrics.h"
+#include "watches.h"
 #include "parse.h"
 
 #include <jansson.h>
@@ -413,6 +414,7 @@ route_name(int r)
 		case GW_ROUTE_BLOB: return "blobs";
 		case GW_ROUTE_METRICS: return "metrics";
 		case GW_ROUTE_OPERATIONS: return "operations";
+		case GW_ROUTE_OPS_REALTIME: return "operations_realtime";
 		default: return "other";
 	}
 }
@@ -433,6 +435,12 @@ render_gateway(Buf *b)
 				   (unsigned long long) http_other);
 	family(b, "syncular_gateway_sockets", "gauge", "open realtime WebSockets");
 	buf_printf(b, "syncular_gateway_sockets %d\n", gw_ws_count());
+	family(b, "syncular_gateway_operation_watches", "gauge",
+		   "live query watches on <mount>/operations/realtime sockets (REMOTE.md 6)");
+	buf_printf(b, "syncular_gateway_operation_watches %d\n", gw_watch_count());
+	family(b, "syncular_gateway_operation_watch_calls_total", "counter",
+		   "syncular.operations_watch_rerun calls (one per partition and wake-up, for all its watches)");
+	buf_printf(b, "syncular_gateway_operation_watch_calls_total %llu\n", (unsigned long long) gw_watch_calls());
 	family(b, "syncular_gateway_deltas_sent_total", "counter", "commit deltas queued to realtime sockets");
 	buf_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
 	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",

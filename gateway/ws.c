@@ -65,6 +65,8 @@ ws_hold(Sock *s)
 	s->refs++;
 }
 
+static void ops_free_early(Sock *s);
+
 static void
 sock_free(Sock *s)
 {
@@ -77,6 +79,7 @@ sock_free(Sock *s)
 		free(m);
 		m = n;
 	}
+	ops_free_early(s);          /* operations watch glue */
 	json_decref(s->scope_keys);
 	free(s->registration_text);
 	free(s->headers_json);
@@ -247,10 +250,85 @@ error_code_of(PGresult *res, char *code, size_t cap)
 
 static void connect_done(GwJob *job, PGresult *res, const char *err);
 
+/* ---- operations watch glue (REMOTE.md 6; the logic is transport-independent in watches.c) ---- */
+static bool
+ops_send(void *t, const char *text, size_t len)
+{
+	Sock *s = t;
+
+	if (s->qbytes > gw_cfg.ws_max_buffer)
+	{
+		ws_close(s, 1008, "slow consumer: send buffer full");
+		return false;
+	}
+	return enqueue(s, false, 0, false, (const uint8_t *) text, len);
+}
+
+static void
+ops_close(void *t, int code, const char *reason)
+{
+	ws_close(t, code, reason);
+}
+
+/* a client may send watches at once, before host authentication answered: kept until then */
+static void
+ops_keep_early(Sock *s)
+{
+	WsMsg *m, **tail;
+
+	if (s->ops_early_bytes + s->rx_len > gw_cfg.ws_max_buffer || !(m = malloc(sizeof(WsMsg) + s->rx_len)))
+	{
+		ws_close(s, 1008, "too many messages before authentication finished");
+		return;
+	}
+	m->next = NULL;
+	m->len = s->rx_len;
+	memcpy(m->data, s->rx, s->rx_len);
+	for (tail = &s->ops_early; *tail; tail = &(*tail)->next)
+		;
+	*tail = m;
+	s->ops_early_bytes += m->len;
+}
+
+static void
+ops_free_early(Sock *s)
+{
+	while (s->ops_early)
+	{
+		WsMsg *m = s->ops_early;
+
+		s->ops_early = m->next;
+		free(m);
+	}
+	s->ops_early_bytes = 0;
+}
+
+static void
+ops_open(Sock *s)
+{
+	if (!(s->watch = gw_watch_conn_new(s->who.partition, s->who.actor, ops_send, ops_close, s)))
+	{
+		ws_close(s, 4500, "sync.internal_error");
+		return;
+	}
+	s->st = WS_OPEN;
+	for (WsMsg *m = s->ops_early; m && s->st == WS_OPEN; m = m->next)
+		gw_watch_receive(s->watch, m->data, m->len);
+	ops_free_early(s);
+}
+/* ---- end of operations watch glue ---- */
+
 static void
 start_connect(Sock *s)
 {
-	GwJob *j = gw_job_new("SELECT syncular.realtime_connect($1, $2, $3)::text", connect_done, s);
+	GwJob *j;
+
+	if (s->ops)
+	{
+		ops_open(s);            /* operations watch glue: no SSP2 registration */
+		return;
+	}
+	j = gw_job_new("SELECT syncular.realtime_connect($1, $2, $3)::text", connect_done, s);
 
 	if (!j)
 	{
@@ -728,8 +806,18 @@ on_round_chunk(Sock *s, const uint8_t *p, size_t len)
 static void
 on_message(Sock *s)
 {
+	if (s->ops && (s->st == WS_AUTH || s->st == WS_CONNECTING))
+	{
+		ops_keep_early(s);      /* operations watch glue */
+		return;
+	}
 	if (s->st != WS_OPEN)
 		return;                 /* before hello nothing is accepted; after close, nothing matters */
+	if (s->watch)
+	{
+		gw_watch_receive(s->watch, s->rx, s->rx_len);   /* operations watch glue */
+		return;
+	}
 	if (s->rx_binary)
 	{
 		if (s->rx_len == 0 || s->rx[0] != 0x01)
@@ -831,18 +919,23 @@ on_confirm_upgrade(struct lws *wsi)
 	const char *why, *client;
 	Sock *s;
 
+	bool ops;
+
 	if (lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI) <= 0 ||
-		gw_route(path, gw_cfg.mount) != GW_ROUTE_REALTIME)
+		(gw_route(path, gw_cfg.mount) != GW_ROUTE_REALTIME &&
+		 gw_route(path, gw_cfg.mount) != GW_ROUTE_OPS_REALTIME))
 		return refuse(wsi, 4404, "sync.not_found");
+	ops = gw_route(path, gw_cfg.mount) == GW_ROUTE_OPS_REALTIME;   /* operations watch glue */
 	if (gw_draining)
 		return refuse(wsi, 1001, "gateway shutting down");
 	if (nsocks >= gw_cfg.ws_max_sockets)
 		return refuse(wsi, 4429, "sync.websocket_connection_limit");
-	client = lws_get_urlarg_by_name(wsi, "clientId=", buf, sizeof(buf));
-	if (!client || !*client || strlen(client) >= 256)
+	client = ops ? "" : lws_get_urlarg_by_name(wsi, "clientId=", buf, sizeof(buf));
+	if (!client || (!*client && !ops) || strlen(client) >= 256)
 		return refuse(wsi, 4400, "sync.invalid_request");
 	if (!(s = new_sock(client)))
 		return -1;
+	s->ops = ops;               /* operations watch glue: watches carry their clientId */
 	lws_set_opaque_user_data(wsi, s);
 	if (gw_auth_is_jwt())
 	{
@@ -906,6 +999,8 @@ gw_ws_callback(struct lws *wsi, int reason, void *user, void *in, size_t len)
 			if (!s)
 				return 0;
 			pss->s = NULL;
+			gw_watch_conn_close(s->watch);  /* operations watch glue: every watch goes */
+			s->watch = NULL;
 			presence_on_close(s);
 			fanout_leave(s);
 			s->st = WS_GONE;
@@ -949,6 +1044,7 @@ gw_ws_init(struct lws_context *ctx)
 void
 gw_ws_drain(void)
 {
+	gw_watch_drain();           /* operations watch glue */
 	for (WsPart *p = fanout_parts(); p; p = p->next)
 		for (Sock *s = p->socks; s; s = s->pnext)
 			ws_close(s, 1001, "gateway shutting down");

@@ -8,6 +8,7 @@
 #include "gateway.h"
 #include "metrics.h"
 #include "parse.h"
+#include "watches.h"
 
 #include <jansson.h>
 
@@ -59,6 +60,11 @@ typedef struct Sock
 	size_t      qbytes;
 	int         close_code;
 	char        close_reason[124];
+	/* <mount>/operations/realtime (REMOTE.md 6): the socket carries live query watches only */
+	bool        ops;
+	GwWatchConn *watch;         /* watches.c, once authenticated */
+	WsMsg      *ops_early;      /* messages that arrived before authentication finished */
+	size_t      ops_early_bytes;
 	/* partition membership */
 	WsPart     *part;
 	struct Sock *pnext;

@@ -39,6 +39,8 @@ def main():
         try:
             import realtime_tests
             mods.append(realtime_tests)
+            import watch_tests
+            mods.append(watch_tests)
         except ImportError:
             pass
     if suites == "all":
