@@ -275,11 +275,10 @@ typedef struct WatchIn
 } WatchIn;
 
 static void
-decode_watch(JsonbContainer *e, WatchIn *in)
+decode_watch(SspArena *a, JsonbContainer *e, WatchIn *in)
 {
 	JsonbValue *m = getKeyJsonValueFromContainer(e, "message", 7, NULL);
 	char	   *text;
-	SspArena   *a;
 	SspOpValue *root;
 	SspError	err;
 	const SspOpValue *v;
@@ -289,8 +288,6 @@ decode_watch(JsonbContainer *e, WatchIn *in)
 	if (m == NULL || m->type != jbvBinary)
 		return;
 	text = JsonbToCString(NULL, m->val.binary.data, m->val.binary.len);
-	if ((a = ssp_arena_new()) == NULL)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	if (!ssp_op_decode(a, text, strlen(text), &root, &err) || root->kind != SSP_OP_OBJECT)
 		return;
 	v = ssp_op_member(root, "watchId");
@@ -395,6 +392,11 @@ rerun(const WatchIn *in, const char *partition, Snapshot snap, int64 *max_seq, b
 static void
 decode_batch(Jsonb *watches, int n, WatchIn *ins, int64 *lo)
 {
+	/* one arena for the batch (it lives as long as the call's memory) */
+	SspArena   *a = ssp_arena_new();
+
+	if (a == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	for (int i = 0; i < n; i++)
 	{
 		JsonbValue *e = getIthJsonbValueFromContainer(&watches->root, i);
@@ -406,7 +408,7 @@ decode_batch(Jsonb *watches, int n, WatchIn *ins, int64 *lo)
 			sync_raise("operation.invalid_request",
 					   "each watch is {w, seq, actorId, message} with integers w and seq", NULL);
 		in->req.command = false;
-		decode_watch(e->val.binary.data, in);
+		decode_watch(a, e->val.binary.data, in);
 		if (in->seq >= 0 && in->seq < *lo)
 			*lo = in->seq;
 	}
