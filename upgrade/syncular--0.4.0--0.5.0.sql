@@ -17,7 +17,7 @@ SECURITY DEFINER with search_path = pg_catalog, pg_temp: the gateway role needs 
 REVOKE EXECUTE ON FUNCTION syncular.operations_watch_rerun(text, jsonb) FROM PUBLIC;
 
 -- Cluster-wide registration of remote operations through syncular_router (80_cluster.sql).
-CREATE OR REPLACE CREATE FUNCTION syncular._cluster_dispatch(call text, args jsonb) RETURNS jsonb
+CREATE OR REPLACE FUNCTION syncular._cluster_dispatch(call text, args jsonb) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
   IF args IS NULL OR jsonb_typeof(args) <> 'object' THEN
