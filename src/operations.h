@@ -1,7 +1,7 @@
 /*
  * operations.h — remote operations (REMOTE.md revision 1): registered queries and commands
  * served beside SSP2.  ops_bind.c binds a registered query's SQL to the authenticated
- * partition; ops_values.c maps tagged values (ops.h) to and from PostgreSQL values;
+ * partition; ops_syql.c picks a query's SYQL statement variant; ops_values.c maps tagged values (ops.h) to and from PostgreSQL values;
  * ops_query.c runs queries, ops_command.c commands; ops_http.c is the SQL entry point of
  * POST /operations, ops_watch.c the batched reruns of live query watches (§6).  Calls point
  * down that list.
@@ -81,6 +81,18 @@ extern void ops_query_run(const OpsRequest *req, const char *partition, const ch
 /* ops_command.c: run a registered command; fills `out` with the success object. */
 extern void ops_command_run(const OpsRequest *req, const char *partition, const char *actor_id,
 							SspOpValue *out);
+
+/* ops_syql.c: the SYQL statement variant of a request and its binds ($nbinds + 1 = partition) */
+typedef struct OpsSyqlChoice
+{
+	char	   *bound_sql;
+	int			nbinds;
+	Datum	   *values;
+	char	   *nulls;
+	Oid		   *types;
+} OpsSyqlChoice;
+extern void ops_syql_select(Jsonb *syql, const SspOpValue *params, const char *partition,
+							OpsSyqlChoice *out);
 
 /* ops_http.c: the envelope pieces shared by HTTP and watches (ops_watch.c) */
 extern const char *ops_member_text(const SspOpValue *obj, const char *key);
