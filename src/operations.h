@@ -61,7 +61,10 @@ typedef struct OpsObject
 extern void ops_obj_init(OpsObject *o);
 extern SspOpValue *ops_obj_add(OpsObject *o, const char *key);
 extern void ops_obj_done(OpsObject *o, SspOpValue *out);
+extern void ops_obj_init_message(OpsObject *o, const char *kind);
 extern void ops_set_string(SspOpValue *v, const char *s);
+extern char *ops_jstr(JsonbContainer *c, const char *key);
+extern bool ops_jint(JsonbContainer *c, const char *key, int64 *out);
 extern void ops_set_integer(SspOpValue *v, int64 i);
 
 /* The request envelope (REMOTE.md §5). */

@@ -136,11 +136,7 @@ ops_error_response(const SyncErrorInfo *e, const char *message, const char *watc
 	SspOpValue	v;
 	SspOpValue *f;
 
-	ops_obj_init(&o);
-	f = ops_obj_add(&o, "revision");
-	f->kind = SSP_OP_NUMBER;
-	f->num = 1;
-	ops_set_string(ops_obj_add(&o, "kind"), watch_id ? "watch_error" : "error");
+	ops_obj_init_message(&o, watch_id ? "watch_error" : "error");
 	if (watch_id)
 		ops_set_string(ops_obj_add(&o, "watchId"), watch_id);
 	ops_set_string(ops_obj_add(&o, "code"), e->code);

@@ -38,14 +38,6 @@ typedef struct QueryReg
 	Jsonb	   *syql;			/* SYQL statement variants (ops_syql.c), NULL for one statement */
 } QueryReg;
 
-static char *
-jb_str(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), NULL);
-
-	return (v && v->type == jbvString) ? pnstrdup(v->val.string.val, v->val.string.len) : NULL;
-}
-
 static bool
 jb_bool_default(JsonbContainer *c, const char *key, bool dflt)
 {
@@ -110,8 +102,8 @@ load_query(const char *operation_id)
 	{
 		JsonbValue *e = getIthJsonbValueFromContainer(&params->root, i);
 
-		q->pnames[i] = jb_str(e->val.binary.data, "name");
-		q->ptypes[i] = ops_type_from_name(jb_str(e->val.binary.data, "type"));
+		q->pnames[i] = ops_jstr(e->val.binary.data, "name");
+		q->ptypes[i] = ops_type_from_name(ops_jstr(e->val.binary.data, "type"));
 	}
 	q->ncols = JsonContainerSize(&cols->root);
 	q->cnames = palloc0(sizeof(char *) * Max(q->ncols, 1));
@@ -121,8 +113,8 @@ load_query(const char *operation_id)
 	{
 		JsonbValue *e = getIthJsonbValueFromContainer(&cols->root, i);
 
-		q->cnames[i] = jb_str(e->val.binary.data, "name");
-		q->ctypes[i] = ops_type_from_name(jb_str(e->val.binary.data, "type"));
+		q->cnames[i] = ops_jstr(e->val.binary.data, "name");
+		q->ctypes[i] = ops_type_from_name(ops_jstr(e->val.binary.data, "type"));
 		q->cnullable[i] = jb_bool_default(e->val.binary.data, "nullable", true);
 	}
 	return q;
@@ -174,8 +166,8 @@ authorize_scoped(const QueryReg *q, const SspOpValue **by_pos, SyncRound *round)
 	for (int c = 0; c < n; c++)
 	{
 		JsonbValue *e = getIthJsonbValueFromContainer(&q->coverage->root, c);
-		char	   *var = jb_str(e->val.binary.data, "variable");
-		char	   *param = jb_str(e->val.binary.data, "param");
+		char	   *var = ops_jstr(e->val.binary.data, "variable");
+		char	   *param = ops_jstr(e->val.binary.data, "param");
 		char	   *value = NULL;
 
 		for (int i = 0; i < q->nparams; i++)
@@ -433,14 +425,10 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 		ops_obj_done(&row, &rows[r]);
 	}
 
-	ops_obj_init(&res);
+	ops_obj_init_message(&res, "query");
 	{
 		SspOpValue *v;
 
-		v = ops_obj_add(&res, "revision");
-		v->kind = SSP_OP_NUMBER;
-		v->num = 1;
-		ops_set_string(ops_obj_add(&res, "kind"), "query");
 		ops_set_string(ops_obj_add(&res, "operationId"), req->operation_id);
 		v = ops_obj_add(&res, "rows");
 		v->kind = SSP_OP_ARRAY;

@@ -29,31 +29,12 @@
 
 #include "operations.h"
 
-static char *
-jstr(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), NULL);
-
-	return (v && v->type == jbvString) ? pnstrdup(v->val.string.val, v->val.string.len) : NULL;
-}
-
 static JsonbContainer *
 jsub(JsonbContainer *c, const char *key)
 {
 	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), NULL);
 
 	return (v && v->type == jbvBinary) ? v->val.binary.data : NULL;
-}
-
-static bool
-jint(JsonbContainer *c, const char *key, int64 *out)
-{
-	JsonbValue *v = c ? getKeyJsonValueFromContainer(c, key, strlen(key), NULL) : NULL;
-
-	if (v == NULL || v->type != jbvNumeric)
-		return false;
-	*out = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
-	return true;
 }
 
 static bool
@@ -79,7 +60,7 @@ input_by_name(JsonbContainer *inputs, const char *name)
 	for (uint32 i = 0; i < JsonContainerSize(inputs); i++)
 	{
 		JsonbContainer *in = elem(inputs, i);
-		char	   *n = in ? jstr(in, "name") : NULL;
+		char	   *n = in ? ops_jstr(in, "name") : NULL;
 
 		if (n && strcmp(n, name) == 0)
 			return in;
@@ -91,9 +72,9 @@ input_by_name(JsonbContainer *inputs, const char *name)
 static const SspOpValue *
 param_of(const SspOpValue *params, JsonbContainer *input)
 {
-	char	   *lang = jstr(input, "langName");
+	char	   *lang = ops_jstr(input, "langName");
 
-	return ssp_op_member(params, lang ? lang : jstr(input, "name"));
+	return ssp_op_member(params, lang ? lang : ops_jstr(input, "name"));
 }
 
 static bool
@@ -121,7 +102,7 @@ check_inputs(JsonbContainer *inputs, const SspOpValue *params)
 
 		for (uint32 i = 0; i < JsonContainerSize(inputs) && !known; i++)
 		{
-			char	   *lang = jstr(elem(inputs, i), "langName");
+			char	   *lang = ops_jstr(elem(inputs, i), "langName");
 
 			known = lang && strlen(lang) == params->keys[k].len &&
 				memcmp(lang, params->keys[k].ptr, params->keys[k].len) == 0;
@@ -137,7 +118,7 @@ check_inputs(JsonbContainer *inputs, const SspOpValue *params)
 		if (jbool_is(in, "required", true) &&
 			(v == NULL || (v->kind == SSP_OP_NULL && !jbool_is(in, "nullable", true))))
 			sync_raise("operation.invalid_request",
-					   psprintf("required input \"%s\" is missing", jstr(in, "name")), NULL);
+					   psprintf("required input \"%s\" is missing", ops_jstr(in, "name")), NULL);
 	}
 }
 
@@ -148,7 +129,7 @@ chosen_profile(JsonbContainer *inputs, const SspOpValue *params)
 	for (uint32 i = 0; i < JsonContainerSize(inputs); i++)
 	{
 		JsonbContainer *in = elem(inputs, i);
-		char	   *kind = jstr(in, "kind");
+		char	   *kind = ops_jstr(in, "kind");
 		JsonbContainer *profiles;
 		const SspOpValue *v;
 
@@ -157,13 +138,13 @@ chosen_profile(JsonbContainer *inputs, const SspOpValue *params)
 		profiles = jsub(in, "profiles");
 		v = param_of(params, in);
 		if (v == NULL)
-			return jstr(in, "defaultProfile");
+			return ops_jstr(in, "defaultProfile");
 		for (uint32 p = 0; v->kind == SSP_OP_STRING && profiles && p < JsonContainerSize(profiles); p++)
 		{
-			char	   *lang = jstr(elem(profiles, p), "langName");
+			char	   *lang = ops_jstr(elem(profiles, p), "langName");
 
 			if (lang && strcmp(lang, v->str.ptr) == 0)
-				return jstr(elem(profiles, p), "name");
+				return ops_jstr(elem(profiles, p), "name");
 		}
 		sync_raise("operation.invalid_request", "invalid sort profile", NULL);
 	}
@@ -175,7 +156,7 @@ choose_statement(JsonbContainer *syql, JsonbContainer *inputs, const SspOpValue 
 {
 	JsonbContainer *statements = jsub(syql, "statements");
 	JsonbContainer *controls = jsub(syql, "activationControls");
-	char	   *backend = jstr(syql, "backend");
+	char	   *backend = ops_jstr(syql, "backend");
 	char	   *profile = chosen_profile(inputs, params);
 	int64		mask = 0;
 	bool		variants = backend && strcmp(backend, "variants") == 0;
@@ -192,9 +173,9 @@ choose_statement(JsonbContainer *syql, JsonbContainer *inputs, const SspOpValue 
 	{
 		JsonbContainer *st = elem(statements, s);
 		int64		m = 0;
-		char	   *sp = jstr(st, "sortProfile");
+		char	   *sp = ops_jstr(st, "sortProfile");
 
-		if (variants && (!jint(st, "activationMask", &m) || m != mask))
+		if (variants && (!ops_jint(st, "activationMask", &m) || m != mask))
 			continue;
 		if ((profile == NULL) != (sp == NULL) || (profile && strcmp(profile, sp) != 0))
 			continue;
@@ -209,7 +190,7 @@ static void
 bind_value(JsonbContainer *bind, JsonbContainer *inputs, const SspOpValue *params,
 		   Datum *value, char *null, Oid *type)
 {
-	char	   *kind = jstr(bind, "kind");
+	char	   *kind = ops_jstr(bind, "kind");
 	JsonbContainer *in;
 	const SspOpValue *v;
 
@@ -230,7 +211,7 @@ bind_value(JsonbContainer *bind, JsonbContainer *inputs, const SspOpValue *param
 		*value = BoolGetDatum(active);
 		return;
 	}
-	in = input_by_name(inputs, jstr(bind, "input") ? jstr(bind, "input") : "");
+	in = input_by_name(inputs, ops_jstr(bind, "input") ? ops_jstr(bind, "input") : "");
 	if (in == NULL)
 		sync_raise("operation.query_failed", "the registered SYQL plan binds an unknown input", NULL);
 	v = param_of(params, in);
@@ -241,19 +222,19 @@ bind_value(JsonbContainer *bind, JsonbContainer *inputs, const SspOpValue *param
 
 		*type = INT8OID;
 		if (v == NULL)
-			(void) jint(in, "defaultSize", &n);
+			(void) ops_jint(in, "defaultSize", &n);
 		else if (v->kind == SSP_OP_INTEGER || (v->kind == SSP_OP_NUMBER && v->num == (double) (int64) v->num))
 			n = v->kind == SSP_OP_INTEGER ? v->i : (int64) v->num;
-		if (!jint(in, "maxSize", &max) || n < 1 || n > max)
+		if (!ops_jint(in, "maxSize", &max) || n < 1 || n > max)
 			sync_raise("operation.invalid_request",
-					   psprintf("input \"%s\" must be an integer from 1 through %lld", jstr(in, "name"),
+					   psprintf("input \"%s\" must be an integer from 1 through %lld", ops_jstr(in, "name"),
 								(long long) max), NULL);
 		*value = Int64GetDatum(n);
 		return;
 	}
 	/* a value bind */
 	{
-		OpsType		t = ops_type_from_name(jstr(bind, "type"));
+		OpsType		t = ops_type_from_name(ops_jstr(bind, "type"));
 		bool		isnull = false;
 
 		*type = ops_type_oid(t);
@@ -272,7 +253,7 @@ bind_value(JsonbContainer *bind, JsonbContainer *inputs, const SspOpValue *param
 		}
 		if (t == OPS_T_INVALID || !ops_value_to_datum(v, t, value, &isnull))
 			sync_raise("operation.invalid_request",
-					   psprintf("input \"%s\" is not a value of its declared type", jstr(in, "name")), NULL);
+					   psprintf("input \"%s\" is not a value of its declared type", ops_jstr(in, "name")), NULL);
 		*null = isnull ? 'n' : ' ';
 	}
 }
@@ -291,7 +272,7 @@ ops_syql_select(Jsonb *syql, const SspOpValue *params, const char *partition, Op
 	st = choose_statement(&syql->root, inputs, params);
 	binds = jsub(st, "binds");
 	n = binds ? (int) JsonContainerSize(binds) : 0;
-	out->bound_sql = jstr(st, "boundSql");
+	out->bound_sql = ops_jstr(st, "boundSql");
 	out->nbinds = n;
 	out->values = palloc0(sizeof(Datum) * (n + 1));
 	out->nulls = palloc0(n + 1);

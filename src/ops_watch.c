@@ -77,25 +77,6 @@ typedef struct Window
 	Change	   *changes;
 } Window;
 
-static char *
-jstr(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), NULL);
-
-	return (v && v->type == jbvString) ? pnstrdup(v->val.string.val, v->val.string.len) : NULL;
-}
-
-static bool
-jint(JsonbContainer *c, const char *key, int64 *out)
-{
-	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), NULL);
-
-	if (v == NULL || v->type != jbvNumeric)
-		return false;
-	*out = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
-	return true;
-}
-
 /* The registration facts the filter needs, read once per operation id and call. */
 static WatchReg *
 watch_reg(WatchReg **cache, const char *operation_id)
@@ -151,9 +132,9 @@ watch_reg(WatchReg **cache, const char *operation_id)
 		{
 			JsonbValue *e = getIthJsonbValueFromContainer(&cov->root, i);
 
-			r->cov_table[i] = jstr(e->val.binary.data, "table");
-			r->cov_var[i] = jstr(e->val.binary.data, "variable");
-			r->cov_param[i] = jstr(e->val.binary.data, "param");
+			r->cov_table[i] = ops_jstr(e->val.binary.data, "table");
+			r->cov_var[i] = ops_jstr(e->val.binary.data, "variable");
+			r->cov_param[i] = ops_jstr(e->val.binary.data, "param");
 		}
 	}
 	r->next = *cache;
@@ -338,13 +319,8 @@ snapshot_message(const char *watch_id, const char *operation_id, const SspOpValu
 {
 	OpsObject	o;
 	SspOpValue	v;
-	SspOpValue *f;
 
-	ops_obj_init(&o);
-	f = ops_obj_add(&o, "revision");
-	f->kind = SSP_OP_NUMBER;
-	f->num = 1;
-	ops_set_string(ops_obj_add(&o, "kind"), "snapshot");
+	ops_obj_init_message(&o, "snapshot");
 	ops_set_string(ops_obj_add(&o, "watchId"), watch_id);
 	ops_set_string(ops_obj_add(&o, "operationId"), operation_id);
 	*ops_obj_add(&o, "rows") = *ssp_op_member(result, "rows");
@@ -403,8 +379,8 @@ decode_batch(Jsonb *watches, int n, WatchIn *ins, int64 *lo)
 		WatchIn    *in = &ins[i];
 
 		if (e->type != jbvBinary || !JsonContainerIsObject(e->val.binary.data) ||
-			!jint(e->val.binary.data, "w", &in->w) || !jint(e->val.binary.data, "seq", &in->seq) ||
-			(in->actor_id = jstr(e->val.binary.data, "actorId")) == NULL || in->actor_id[0] == '\0')
+			!ops_jint(e->val.binary.data, "w", &in->w) || !ops_jint(e->val.binary.data, "seq", &in->seq) ||
+			(in->actor_id = ops_jstr(e->val.binary.data, "actorId")) == NULL || in->actor_id[0] == '\0')
 			sync_raise("operation.invalid_request",
 					   "each watch is {w, seq, actorId, message} with integers w and seq", NULL);
 		in->req.command = false;
