@@ -10,11 +10,16 @@ import websockets
 from gwlib import Gateway, psql
 from operations_tests import dec, enc, register
 
-KEY = "u1@p1"
+PART = "pwatch"             # a partition of its own: other suites fill p1's lists
+KEY = "u1@" + PART
 
 
 def url(g, key=KEY):
     return "ws://127.0.0.1:%d/sync-api/operations/realtime?apiKey=%s" % (g.port, key)
+
+
+def connect(g):
+    return websockets.connect(url(g), max_size=None)
 
 
 def watch(wid, op_id, params, client="wc1"):
@@ -62,18 +67,18 @@ def t_watch_snapshots_and_scope_filter():
     g = Gateway()
     try:
         async def go():
-            async with websockets.connect(url(g)) as ws:
+            async with connect(g) as ws:
                 await ws.send(watch("a", "tasksInList", {"listId": "l1"}))
                 a = await msg(ws)
                 assert a["kind"] == "snapshot" and a["watchId"] == "a" and a["operationId"] == "tasksInList", a
-                assert a["maxCommitSeq"] == int(psql("SELECT coalesce((SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1'), 0)")), a
+                assert a["maxCommitSeq"] == int(psql("SELECT coalesce((SELECT max_commit_seq FROM syncular.partitions WHERE partition = '%s'), 0)" % PART)), a
                 await ws.send(watch("b", "tasksInList", {"listId": "l2"}))
                 b = await msg(ws)
                 assert b["kind"] == "snapshot" and b["watchId"] == "b", b
                 calls = metric(g, "syncular_gateway_operation_watch_calls_total")
                 assert metric(g, "syncular_gateway_operation_watches") == 2
                 # a commit on l1 reruns watch a only (b's covered value l1 is untouched)
-                seq = commit("p1", "w-c1", "w-t1", "l1", "watched")
+                seq = commit(PART, "w-c1", "w-t1", "l1", "watched")
                 a = await msg(ws)
                 assert a["watchId"] == "a" and a["maxCommitSeq"] == seq, a
                 assert {"id": "w-t1", "title": "watched"} in a["rows"], a
@@ -81,7 +86,7 @@ def t_watch_snapshots_and_scope_filter():
                 # ... in one database call for both watches of the partition
                 assert metric(g, "syncular_gateway_operation_watch_calls_total") == calls + 1
                 # a commit on l2 reruns b only
-                seq = commit("p1", "w-c2", "w-t2", "l2")
+                seq = commit(PART, "w-c2", "w-t2", "l2")
                 b = await msg(ws)
                 assert b["watchId"] == "b" and b["maxCommitSeq"] == seq and {"id": "w-t2", "title": "t"} in b["rows"], b
                 await silent(ws)
@@ -94,7 +99,7 @@ def t_watch_snapshots_and_scope_filter():
                 assert e["kind"] == "watch_error" and e["watchId"] == "a" and e["code"] == "operation.invalid_request", e
                 # unwatch: no more snapshots for a; the id is free again
                 await ws.send(unwatch("a"))
-                commit("p1", "w-c4", "w-t4", "l1")
+                commit(PART, "w-c4", "w-t4", "l1")
                 await silent(ws)
                 await ws.send(watch("a", "tasksInList", {"listId": "l1"}))
                 a = await msg(ws)
@@ -121,7 +126,7 @@ def t_watch_snapshots_and_scope_filter():
             time.sleep(0.05)
         assert metric(g, "syncular_gateway_operation_watches") == 0
         calls = metric(g, "syncular_gateway_operation_watch_calls_total")
-        commit("p1", "w-c5", "w-t5", "l1")
+        commit(PART, "w-c5", "w-t5", "l1")
         time.sleep(0.5)
         assert metric(g, "syncular_gateway_operation_watch_calls_total") == calls
     finally:
@@ -144,16 +149,16 @@ def t_watch_coalescing():
     g = Gateway()
     try:
         async def go():
-            async with websockets.connect(url(g)) as ws:
+            async with connect(g) as ws:
                 await ws.send(watch("s", "slowTasks", {"listId": "l1"}))
                 first = await msg(ws)
                 assert first["kind"] == "snapshot", first
                 # six commits 0.1 s apart (one psql session: the timing is the server's) while
                 # reruns take 0.4 s each: at most one rerun pending at a time
-                psql(";".join("""SELECT syncular.push('p1', 'u1', 'wwriter', '[{"clientCommitId": "co-%d", "operations": [
+                psql(";".join("""SELECT syncular.push('%s', 'u1', 'wwriter', '[{"clientCommitId": "co-%d", "operations": [
                   {"table": "tasks", "op": "upsert", "row": {"id": "co-t%d", "list_id": "l1", "title": "c"}}]}]');
-                  SELECT pg_sleep(0.1)""" % (i, i) for i in range(6)))
-                heads = [int(psql("SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1'"))]
+                  SELECT pg_sleep(0.1)""" % (PART, i, i) for i in range(6)))
+                heads = [int(psql("SELECT max_commit_seq FROM syncular.partitions WHERE partition = '%s'" % PART))]
                 snaps = []
                 try:
                     while True:
@@ -174,7 +179,7 @@ def t_watch_unwatch_suppresses_running():
     g = Gateway()
     try:
         async def go():
-            async with websockets.connect(url(g)) as ws:
+            async with connect(g) as ws:
                 # the slow registration snapshot is still running when the unwatch arrives
                 await ws.send(watch("u", "slowTasks", {"listId": "l1"}))
                 await asyncio.sleep(0.1)
