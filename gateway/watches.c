@@ -273,7 +273,6 @@ rerun_done(GwJob *job, PGresult *res, const char *err)
 	Batch *b = job->user;
 	WatchPart *p = b->part;
 
-	p->busy = false;
 	for (int i = 0; i < b->n; i++)
 		b->w[i]->running = false;
 	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -288,6 +287,7 @@ rerun_done(GwJob *job, PGresult *res, const char *err)
 		for (int r = 0; r < PQntuples(res); r++)
 			apply_row(b, res, r);
 	batch_free(b);
+	p->busy = false;            /* only now: the answer's watches may leave the partition above */
 	if (res && PQresultStatus(res) == PGRES_TUPLES_OK)
 		run_part(p);            /* watches that got dirty meanwhile */
 	else
