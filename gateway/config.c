@@ -71,6 +71,10 @@ static const Opt opts[] = {
 	 "deltas sent to a socket without a covering ack; then catchup-required instead (SPEC 8.2)"},
 	{"ws-max-sockets", "SYNCULAR_GATEWAY_WS_MAX_SOCKETS", T_INT, &gw_cfg.ws_max_sockets, "10000",
 	 "realtime sockets held by this gateway; beyond, close 4429 sync.websocket_connection_limit"},
+	{"ws-max-watches", "SYNCULAR_GATEWAY_WS_MAX_WATCHES", T_INT, &gw_cfg.ws_max_watches, "1000",
+	 "live query watches on one <mount>/operations/realtime socket; beyond, watch_error operation.invalid_request"},
+	{"watch-batch", "SYNCULAR_GATEWAY_WATCH_BATCH", T_INT, &gw_cfg.watch_batch, "1000",
+	 "watches of one partition in one syncular.operations_watch_rerun call (more: follow-up calls)"},
 	{"heartbeat", "SYNCULAR_GATEWAY_HEARTBEAT", T_INT, &gw_cfg.heartbeat_s, "30",
 	 "seconds between heartbeat control events (SPEC 8.5)"},
 	{"idle-timeout", "SYNCULAR_GATEWAY_IDLE_TIMEOUT", T_INT, &gw_cfg.idle_timeout_s, "90",
@@ -211,6 +215,7 @@ check(void)
 	if (!gw_cfg.max_body_set)
 		gw_cfg.max_body = 8 * 1024 * 1024;  /* the extension's default, until the database says */
 	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.max_inflight_bytes < 65536 || gw_cfg.ws_max_unacked < 1 ||
+		gw_cfg.ws_max_watches < 1 || gw_cfg.watch_batch < 1 || gw_cfg.watch_batch > 100000 ||
 		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s || gw_cfg.shard_refresh_s < 1 ||
 		gw_cfg.shard_refresh_s > 86400)
 	{

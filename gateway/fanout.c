@@ -310,6 +310,7 @@ fanout_on_commit(const char *part, int64_t seq)
 {
 	if (!part)
 		gw_metrics_wakeups_lost();     /* the pool's report: the ring moved past our position */
+	gw_watch_on_commit(part, seq);  /* live query watches (REMOTE.md 6): one rerun call per partition */
 	for (WsPart *p = parts; p; p = p->next)
 	{
 		if (part && strcmp(p->name, part) != 0)
@@ -342,6 +343,7 @@ fanout_on_notify(const char *channel, const char *payload)
 	if (payload == NULL)
 	{
 		/* a listen connection came back: whatever was committed meanwhile is unknown here */
+		gw_watch_on_commit(NULL, 0);    /* every live query watch may have changed */
 		for (WsPart *p = parts; p; p = p->next)
 			for (Sock *s = p->socks; s; s = s->pnext)
 				if (s->st == WS_OPEN && s->registration_text)

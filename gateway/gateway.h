@@ -16,7 +16,9 @@
  *   blobs.c    the blob routes (SPEC §5.9): pinned-transaction upload and cursor download
  *   segments.c GET <mount>/segments/{id}: direct (§5.5) and signed-URL (§5.4) downloads
  *   operations.c POST <mount>/operations: remote operations (REMOTE.md revision 1 §5)
- *   ws.c       the realtime channel (SPEC §8)
+ *   watches.c  live query watches on <mount>/operations/realtime (§6), transport-independent
+ *   ws.c       the realtime channel (SPEC §8): upgrade, authentication, control, socket rounds
+ *   wswatch.c  the <mount>/operations/realtime socket: ws.c's upgrade handed to watches.c
  *   wsio.c     WebSocket framing of upgraded sockets (wslay): reads, the outbound queue, closes
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   log.c      gw_log (a leaf)
@@ -82,6 +84,8 @@ typedef struct GwConfig
 	size_t      ws_max_buffer;    /* bytes queued to one socket before deltas turn to wake-ups */
 	int         ws_max_unacked;   /* deltas sent without a covering ack */
 	int         ws_max_sockets;
+	int         ws_max_watches;   /* live query watches on one operations socket (REMOTE.md 6) */
+	int         watch_batch;      /* watches in one syncular.operations_watch_rerun call */
 	int         heartbeat_s;
 	int         idle_timeout_s;
 	size_t      presence_max;     /* bytes of one presence payload */
@@ -243,8 +247,8 @@ GwRouteReq *gw_route_start(GwReq *r, const char *url);
 void gw_route_body(GwRouteReq *q, const uint8_t *in, size_t len);
 void gw_route_body_done(GwRouteReq *q);
 void gw_route_free(GwRouteReq *q);
-/* ws.c: an upgrade on the realtime route (GET with Upgrade: websocket); answers it (101 or a
- * refusal) */
+/* ws.c: an upgrade on the realtime or the watch route (GET with Upgrade: websocket); answers it
+ * (101 or a refusal) */
 void gw_ws_upgrade(GwReq *r, const char *url);
 /* http.c to ws.c: the socket of an accepted upgrade (extra: bytes already read after the head),
  * handle: what gw_http_upgrade_close needs */

@@ -37,6 +37,8 @@ static char     wake_reason[MAX_WAKE_REASONS][48];
 static uint64_t wake_n[MAX_WAKE_REASONS + 1];   /* the last slot: "other" */
 static int      n_wake;
 static GwGaugeFn sockets_fn;         /* the open realtime sockets (ws.c registers it) */
+static GwGaugeFn watches_fn;         /* the live query watches (ws.c registers watches.c's count) */
+static uint64_t watch_calls;
 
 /* commit-to-delta latency, seconds (upper bounds, inclusive), then +Inf */
 static const double lat_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -48,6 +50,18 @@ void
 gw_metrics_set_sockets(GwGaugeFn fn)
 {
 	sockets_fn = fn;
+}
+
+void
+gw_metrics_set_watches(GwGaugeFn fn)
+{
+	watches_fn = fn;
+}
+
+void
+gw_metrics_watch_call(void)
+{
+	watch_calls++;
 }
 
 int64_t
@@ -418,6 +432,7 @@ route_name(int r)
 		case GW_ROUTE_BLOB: return "blobs";
 		case GW_ROUTE_METRICS: return "metrics";
 		case GW_ROUTE_OPERATIONS: return "operations";
+		case GW_ROUTE_OPS_REALTIME: return "operations_realtime";
 		default: return "other";
 	}
 }
@@ -438,6 +453,12 @@ render_gateway(Buf *b)
 				   (unsigned long long) http_other);
 	family(b, "syncular_gateway_sockets", "gauge", "open realtime WebSockets");
 	buf_printf(b, "syncular_gateway_sockets %d\n", sockets_fn ? sockets_fn() : 0);
+	family(b, "syncular_gateway_operation_watches", "gauge",
+		   "live query watches on <mount>/operations/realtime sockets (REMOTE.md 6)");
+	buf_printf(b, "syncular_gateway_operation_watches %d\n", watches_fn ? watches_fn() : 0);
+	family(b, "syncular_gateway_operation_watch_calls_total", "counter",
+		   "syncular.operations_watch_rerun calls (one per partition and wake-up, for all its watches)");
+	buf_printf(b, "syncular_gateway_operation_watch_calls_total %llu\n", (unsigned long long) watch_calls);
 	family(b, "syncular_gateway_deltas_sent_total", "counter", "commit deltas queued to realtime sockets");
 	buf_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
 	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",

@@ -19,6 +19,10 @@ int64_t gw_metrics_now_us(void);            /* monotonic clock */
 /* the gauge of open realtime sockets, read at each scrape (the realtime layer registers it) */
 typedef int (*GwGaugeFn) (void);
 void gw_metrics_set_sockets(GwGaugeFn fn);
+/* the gauge of live query watches (REMOTE.md §6), likewise */
+void gw_metrics_set_watches(GwGaugeFn fn);
+/* a syncular.operations_watch_rerun call was sent (watches.c) */
+void gw_metrics_watch_call(void);
 
 /* an HTTP response was started for a route (GwRoute) with a status */
 void gw_metrics_http(int route, int status);

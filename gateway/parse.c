@@ -138,6 +138,8 @@ gw_route(const char *path, const char *mount)
 		return GW_ROUTE_METRICS;
 	if (strcmp(r, "/operations") == 0)
 		return GW_ROUTE_OPERATIONS;
+	if (strcmp(r, "/operations/realtime") == 0)
+		return GW_ROUTE_OPS_REALTIME;
 	if (strncmp(r, "/segments/", 10) == 0 && one_segment(r + 10))
 		return GW_ROUTE_SEGMENT;
 	if (strncmp(r, "/blobs/", 7) == 0 && *(r + 7))

@@ -26,6 +26,7 @@ typedef enum GwRoute
 	GW_ROUTE_BLOB,          /* /blobs/{id} and /blobs/{id}/upload-grant */
 	GW_ROUTE_METRICS,       /* /metrics (Prometheus text) */
 	GW_ROUTE_OPERATIONS,    /* /operations (REMOTE.md §5) */
+	GW_ROUTE_OPS_REALTIME,  /* /operations/realtime (REMOTE.md §6, WebSocket) */
 } GwRoute;
 GwRoute gw_route(const char *path, const char *mount);
 

@@ -496,6 +496,7 @@ dispatch(RouteReq *s, const char *uri)
 			on_readyz(s);
 			return;
 		case GW_ROUTE_REALTIME:
+		case GW_ROUTE_OPS_REALTIME:
 			respond_error(s, "sync.invalid_request", "the realtime route needs a WebSocket upgrade", 400);
 			return;
 		case GW_ROUTE_METRICS:

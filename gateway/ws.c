@@ -1,15 +1,16 @@
 /*
  * ws.c — the realtime WebSocket `GET <mount>/realtime?clientId=...` (SPEC §8): upgrade checks
- * and host authentication (§8.1), the hello built from syncular.realtime_connect, control
- * messages (§8.2 acks, §8.6 presence), sync rounds over the socket (§8.7: 0x01 chunks both
+ * and host authentication (§8.1; also of the live query watch socket `GET
+ * <mount>/operations/realtime`, REMOTE.md §6, which then goes to wswatch.c), the hello built
+ * from syncular.realtime_connect, control messages (§8.2 acks, §8.6 presence), sync rounds over the socket (§8.7: 0x01 chunks both
  * ways, one round at a time), bounded per-socket buffers and close codes.
  *
  * Close codes: 1001 going away (drain, idle), 1002 a round stream without a valid SSP2 request
  * header, 1003 an unknown binary channel tag, 1007 a malformed control message, 1008 a second
  * round while one is in flight / bytes past END / a slow consumer, 1009 a message over
  * --ws-max-message, 1013 the round queue is full; refusals carry the catalogue code as reason:
- * 4400 a bad upgrade (no clientId) or a connection the extension refused (e.g.
- * sync.invalid_client_id), 4401 sync.auth_required, 4404 not the realtime route, 4429
+ * 4400 a bad upgrade (no clientId on /realtime) or a connection the extension refused (e.g.
+ * sync.invalid_client_id), 4401 sync.auth_required, 4404 not a WebSocket route, 4429
  * sync.websocket_connection_limit, 4500 sync.internal_error.
  */
 #include "ws.h"
@@ -104,7 +105,14 @@ static void connect_done(GwJob *job, PGresult *res, const char *err);
 static void
 start_connect(Sock *s)
 {
-	GwJob *j = gw_job_new("SELECT syncular.realtime_connect($1, $2, $3)::text", connect_done, s);
+	GwJob *j;
+
+	if (s->ops)
+	{
+		ws_watch_open(s);       /* <mount>/operations/realtime: no SSP2 registration (wswatch.c) */
+		return;
+	}
+	j = gw_job_new("SELECT syncular.realtime_connect($1, $2, $3)::text", connect_done, s);
 
 	if (!j)
 	{
@@ -582,6 +590,11 @@ on_round_chunk(Sock *s, const uint8_t *p, size_t len)
 static void
 on_message(Sock *s)
 {
+	if (s->ops)
+	{
+		ws_watch_message(s);    /* live query watches (wswatch.c) */
+		return;
+	}
 	if (s->st != WS_OPEN)
 		return;                 /* before hello nothing is accepted; after close, nothing matters */
 	if (s->rx_binary)
@@ -721,8 +734,11 @@ void
 gw_ws_upgrade(GwReq *r, const char *path)
 {
 	char accept[64];
-	const char *client = gw_req_arg(r, "clientId");
-	bool ok = client && *client && strlen(client) < 256;
+	GwRoute route = gw_route(path, gw_cfg.mount);
+	bool ops = route == GW_ROUTE_OPS_REALTIME;
+	/* a watch socket has no clientId in its URL: each watch message carries its own (REMOTE.md 6) */
+	const char *client = ops ? "" : gw_req_arg(r, "clientId");
+	bool ok = client && (*client || ops) && strlen(client) < 256;
 	Sock *s;
 
 	if (!accept_key(r, accept))
@@ -737,7 +753,8 @@ gw_ws_upgrade(GwReq *r, const char *path)
 	}
 	if (!(s = new_sock(ok ? client : "")))
 		return;                 /* no answer: the connection closes */
-	if (gw_route(path, gw_cfg.mount) != GW_ROUTE_REALTIME)
+	s->ops = ops;
+	if (route != GW_ROUTE_REALTIME && !ops)
 		refused(s, 4404, "sync.not_found");
 	else if (gw_draining)
 		refused(s, 1001, "gateway shutting down");
@@ -781,6 +798,7 @@ ws_on_open(Sock *s)
 static void
 ws_on_closed(Sock *s)
 {
+	ws_watch_closed(s);         /* every watch of the socket goes */
 	presence_on_close(s);
 	fanout_leave(s);
 	s->st = WS_GONE;
@@ -827,6 +845,7 @@ gw_ws_init(void)
 
 	ws_io_init(&io);
 	gw_metrics_set_sockets(gw_ws_count);
+	gw_metrics_set_watches(gw_watch_count);
 	gw_pool_set_notify(on_notify);
 	gw_pool_set_commit(fanout_on_commit);
 	presence_init();
@@ -836,6 +855,7 @@ gw_ws_init(void)
 void
 gw_ws_drain(void)
 {
+	gw_watch_drain();           /* the watch sockets are in no partition list: closed 1001 here */
 	for (WsPart *p = fanout_parts(); p; p = p->next)
 		for (Sock *s = p->socks; s; s = s->pnext)
 			ws_close(s, 1001, "gateway shutting down");

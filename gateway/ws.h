@@ -1,6 +1,7 @@
 /*
  * ws.h — the realtime sockets (SPEC §8), shared by ws.c (lifecycle, control messages, socket
- * rounds), wsio.c (RFC 6455 framing with wslay), fanout.c (commit wake-ups, §8.2/§8.3) and presence.c (§8.6).
+ * rounds), wsio.c (RFC 6455 framing with wslay), fanout.c (commit wake-ups, §8.2/§8.3), presence.c (§8.6)
+ * and wswatch.c (the live query watch sockets of REMOTE.md §6, whose logic is watches.c).
  */
 #ifndef SYNCULAR_GATEWAY_WS_H
 #define SYNCULAR_GATEWAY_WS_H
@@ -8,6 +9,7 @@
 #include "gateway.h"
 #include "metrics.h"
 #include "parse.h"
+#include "watches.h"
 
 #include <jansson.h>
 
@@ -60,6 +62,11 @@ typedef struct Sock
 	size_t      qbytes;
 	int         close_code;
 	char        close_reason[124];
+	/* <mount>/operations/realtime (REMOTE.md 6): the socket carries live query watches only */
+	bool        ops;
+	GwWatchConn *watch;         /* watches.c, once authenticated */
+	WsMsg      *ops_early;      /* messages that arrived before authentication finished */
+	size_t      ops_early_bytes;
 	/* partition membership */
 	WsPart     *part;
 	struct Sock *pnext;
@@ -91,6 +98,7 @@ void ws_io_init(const WsIoHandlers *h);
 void ws_io_kick(Sock *s);                /* something to write: when the socket is writable */
 void ws_io_shutdown(void);
 bool ws_send_text(Sock *s, const char *text);         /* false: the socket is being closed */
+bool ws_send_text_len(Sock *s, const char *text, size_t len);
 bool ws_send_binary(Sock *s, uint8_t tag, const uint8_t *p, size_t len, bool droppable);
 void ws_close(Sock *s, int code, const char *reason);
 void ws_send_wake(Sock *s, int64_t cursor, const char *reason);
@@ -99,6 +107,11 @@ int64_t ws_now_ms(void);
 /* ws.c */
 void ws_hold(Sock *s);
 void ws_release(Sock *s);
+
+/* wswatch.c: a <mount>/operations/realtime socket (s->ops) between ws.c and watches.c */
+void ws_watch_open(Sock *s);        /* host authentication done: watches may come */
+void ws_watch_message(Sock *s);     /* the assembled inbound message s->rx */
+void ws_watch_closed(Sock *s);      /* the socket is gone: its watches and kept messages go */
 
 /* fanout.c */
 WsPart *fanout_join(Sock *s, const char *partition);

@@ -92,7 +92,7 @@ enqueue(Sock *s, bool binary, uint8_t tag, bool tagged, const uint8_t *p, size_t
 }
 
 bool
-ws_send_text(Sock *s, const char *text)
+ws_send_text_len(Sock *s, const char *text, size_t len)
 {
 	/* control events are small; a socket that cannot take them is a slow consumer */
 	if (s->qbytes > gw_cfg.ws_max_buffer)
@@ -100,7 +100,13 @@ ws_send_text(Sock *s, const char *text)
 		ws_close(s, 1008, "slow consumer: send buffer full");
 		return false;
 	}
-	return enqueue(s, false, 0, false, (const uint8_t *) text, strlen(text));
+	return enqueue(s, false, 0, false, (const uint8_t *) text, len);
+}
+
+bool
+ws_send_text(Sock *s, const char *text)
+{
+	return ws_send_text_len(s, text, strlen(text));
 }
 
 bool

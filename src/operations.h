@@ -1,9 +1,10 @@
 /*
  * operations.h — remote operations (REMOTE.md revision 1): registered queries and commands
  * served beside SSP2.  ops_bind.c binds a registered query's SQL to the authenticated
- * partition; ops_values.c maps tagged values (ops.h) to and from PostgreSQL values;
- * ops_query.c runs queries, ops_command.c commands; ops_http.c is the SQL entry point.
- * Calls point down that list.
+ * partition; ops_syql.c picks a query's SYQL statement variant; ops_values.c maps tagged values (ops.h) to and from PostgreSQL values;
+ * ops_query.c runs queries, ops_command.c commands; ops_http.c is the SQL entry point of
+ * POST /operations, ops_watch.c the batched reruns of live query watches (§6).  Calls point
+ * down that list.
  */
 #ifndef SYNCULAR_OPERATIONS_H
 #define SYNCULAR_OPERATIONS_H
@@ -11,6 +12,7 @@
 #include "postgres.h"
 #include "lib/stringinfo.h"
 #include "utils/jsonb.h"
+#include "utils/snapshot.h"
 
 #include "engine.h"
 #include "ops.h"
@@ -59,7 +61,10 @@ typedef struct OpsObject
 extern void ops_obj_init(OpsObject *o);
 extern SspOpValue *ops_obj_add(OpsObject *o, const char *key);
 extern void ops_obj_done(OpsObject *o, SspOpValue *out);
+extern void ops_obj_init_message(OpsObject *o, const char *kind);
 extern void ops_set_string(SspOpValue *v, const char *s);
+extern char *ops_jstr(JsonbContainer *c, const char *key);
+extern bool ops_jint(JsonbContainer *c, const char *key, int64 *out);
 extern void ops_set_integer(SspOpValue *v, int64 i);
 
 /* The request envelope (REMOTE.md §5). */
@@ -72,11 +77,31 @@ typedef struct OpsRequest
 	const SspOpValue *params;
 } OpsRequest;
 
-/* ops_query.c: run a registered query; fills `out` with the success object. */
+/* ops_query.c: run a registered query; fills `out` with the success object.  The rows and
+ * maxCommitSeq are read in `snap` (NULL: a new transaction snapshot). */
 extern void ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id,
-						  SspOpValue *out);
+						  Snapshot snap, SspOpValue *out);
 /* ops_command.c: run a registered command; fills `out` with the success object. */
 extern void ops_command_run(const OpsRequest *req, const char *partition, const char *actor_id,
 							SspOpValue *out);
+
+/* ops_syql.c: the SYQL statement variant of a request and its binds ($nbinds + 1 = partition) */
+typedef struct OpsSyqlChoice
+{
+	char	   *bound_sql;
+	int			nbinds;
+	Datum	   *values;
+	char	   *nulls;
+	Oid		   *types;
+} OpsSyqlChoice;
+extern void ops_syql_select(Jsonb *syql, const SspOpValue *params, const char *partition,
+							OpsSyqlChoice *out);
+
+/* ops_http.c: the envelope pieces shared by HTTP and watches (ops_watch.c) */
+extern const char *ops_member_text(const SspOpValue *obj, const char *key);
+extern void ops_check_client(const char *partition, const char *actor_id, const char *client_id);
+extern bytea *ops_encode_response(const SspOpValue *v);
+extern bytea *ops_error_response(const SyncErrorInfo *e, const char *message, const char *watch_id);
+extern bytea *ops_failure_response(ErrorData *edata, const char *watch_id);
 
 #endif							/* SYNCULAR_OPERATIONS_H */

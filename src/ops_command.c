@@ -250,11 +250,7 @@ command_response(const OpsRequest *req, const char *status, const CommitOutcome 
 		}
 		ops_obj_done(&rec, &items[i]);
 	}
-	ops_obj_init(&res);
-	v = ops_obj_add(&res, "revision");
-	v->kind = SSP_OP_NUMBER;
-	v->num = 1;
-	ops_set_string(ops_obj_add(&res, "kind"), "command");
+	ops_obj_init_message(&res, "command");
 	ops_set_string(ops_obj_add(&res, "operationId"), req->operation_id);
 	ops_set_string(ops_obj_add(&res, "requestId"), req->request_id);
 	ops_set_string(ops_obj_add(&res, "status"), status);

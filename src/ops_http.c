@@ -33,8 +33,8 @@ str_is(const SspStr *s, const char *lit)
 }
 
 /* A required, non-empty string member without U+0000 (operation.invalid_request otherwise). */
-static const char *
-member_text(const SspOpValue *obj, const char *key)
+const char *
+ops_member_text(const SspOpValue *obj, const char *key)
 {
 	const SspOpValue *v = ssp_op_member(obj, key);
 
@@ -74,9 +74,9 @@ decode_request(bytea *body, OpsRequest *req)
 		!(str_is(&kind->str, "query") || str_is(&kind->str, "command")))
 		sync_raise("operation.invalid_request", "kind must be \"query\" or \"command\"", NULL);
 	req->command = str_is(&kind->str, "command");
-	req->client_id = member_text(root, "clientId");
-	req->operation_id = member_text(root, "operationId");
-	req->request_id = req->command ? member_text(root, "requestId") : NULL;
+	req->client_id = ops_member_text(root, "clientId");
+	req->operation_id = ops_member_text(root, "operationId");
+	req->request_id = req->command ? ops_member_text(root, "requestId") : NULL;
 	req->params = ssp_op_member(root, "params");
 	for (uint32 k = 0; k < root->count; k++)
 	{
@@ -90,8 +90,8 @@ decode_request(bytea *body, OpsRequest *req)
 }
 
 /* REMOTE.md §1: the reserved prefix, and a clientId bound to another actor. */
-static void
-check_client(const char *partition, const char *actor_id, const char *client_id)
+void
+ops_check_client(const char *partition, const char *actor_id, const char *client_id)
 {
 	SyncClientRecord rec;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -110,8 +110,8 @@ check_client(const char *partition, const char *actor_id, const char *client_id)
 	MemoryContextSwitchTo(cxt);
 }
 
-static bytea *
-encode_response(const SspOpValue *v)
+bytea *
+ops_encode_response(const SspOpValue *v)
 {
 	SspBuf		buf;
 	SspError	err;
@@ -127,25 +127,55 @@ encode_response(const SspOpValue *v)
 	return out;
 }
 
-static bytea *
-error_response(const SyncErrorInfo *e, const char *message)
+/* {revision: 1, kind: "error", code, message, retryable}, or with a watch id the §6 watch
+ * failure {revision: 1, kind: "watch_error", watchId, code, message, retryable} */
+bytea *
+ops_error_response(const SyncErrorInfo *e, const char *message, const char *watch_id)
 {
 	OpsObject	o;
 	SspOpValue	v;
 	SspOpValue *f;
 
-	ops_obj_init(&o);
-	f = ops_obj_add(&o, "revision");
-	f->kind = SSP_OP_NUMBER;
-	f->num = 1;
-	ops_set_string(ops_obj_add(&o, "kind"), "error");
+	ops_obj_init_message(&o, watch_id ? "watch_error" : "error");
+	if (watch_id)
+		ops_set_string(ops_obj_add(&o, "watchId"), watch_id);
 	ops_set_string(ops_obj_add(&o, "code"), e->code);
 	ops_set_string(ops_obj_add(&o, "message"), message);
 	f = ops_obj_add(&o, "retryable");
 	f->kind = SSP_OP_BOOLEAN;
 	f->b = e->retryable;
 	ops_obj_done(&o, &v);
-	return encode_response(&v);
+	return ops_encode_response(&v);
+}
+
+/*
+ * The answer to an operation that raised (after its subtransaction was rolled back): a
+ * catalogue error as its encoded failure; anything else is operation code or infrastructure
+ * (§7), whose cause goes to the server log only.  Cancellation and shutdown are re-raised.
+ */
+bytea *
+ops_failure_response(ErrorData *edata, const char *watch_id)
+{
+	const SyncErrorInfo *e;
+	char	   *details;
+	bytea	   *body;
+
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED || edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
+		ReThrowError(edata);
+	e = sync_catalogue_error(edata, &details);
+	if (e != NULL)
+		body = ops_error_response(e, edata->message, watch_id);
+	else
+	{
+		ereport(LOG,
+				(errmsg("syncular: remote operation failed: %s", edata->message),
+				 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+				 errcode(edata->sqlerrcode)));
+		body = ops_error_response(sync_error_info("operation.execution_failed"),
+								  "the operation failed on the server", watch_id);
+	}
+	FreeErrorData(edata);
+	return body;
 }
 
 static bytea *
@@ -170,12 +200,12 @@ serve(FunctionCallInfo fcinfo)
 		sync_raise("operation.invalid_request", "partition and actor_id must be non-empty", NULL);
 	memset(&req, 0, sizeof(req));
 	decode_request(body, &req);
-	check_client(partition, actor_id, req.client_id);
+	ops_check_client(partition, actor_id, req.client_id);
 	if (req.command)
 		ops_command_run(&req, partition, actor_id, &out);
 	else
-		ops_query_run(&req, partition, actor_id, &out);
-	return encode_response(&out);
+		ops_query_run(&req, partition, actor_id, NULL, &out);
+	return ops_encode_response(&out);
 }
 
 PG_FUNCTION_INFO_V1(syncular_operations_http);
@@ -213,27 +243,7 @@ syncular_operations_http(PG_FUNCTION_ARGS)
 		}
 		PG_CATCH();
 		{
-			ErrorData  *edata = sync_subxact_rollback(caller, owner);
-			const SyncErrorInfo *e;
-			char	   *details;
-
-			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-				ReThrowError(edata);
-			e = sync_catalogue_error(edata, &details);
-			if (e != NULL)
-				body = error_response(e, edata->message);
-			else
-			{
-				/* operation code or infrastructure (§7): the cause goes to the server log only */
-				ereport(LOG,
-						(errmsg("syncular: remote operation failed: %s", edata->message),
-						 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-						 errcode(edata->sqlerrcode)));
-				body = error_response(sync_error_info("operation.execution_failed"),
-									  "the operation failed on the server");
-			}
-			FreeErrorData(edata);
+			body = ops_failure_response(sync_subxact_rollback(caller, owner), NULL);
 		}
 		PG_END_TRY();
 	}

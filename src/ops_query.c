@@ -35,15 +35,8 @@ typedef struct QueryReg
 	Oid			authorize;
 	int			max_rows;
 	Jsonb	   *coverage;
+	Jsonb	   *syql;			/* SYQL statement variants (ops_syql.c), NULL for one statement */
 } QueryReg;
-
-static char *
-jb_str(JsonbContainer *c, const char *key)
-{
-	JsonbValue *v = getKeyJsonValueFromContainer(c, key, strlen(key), NULL);
-
-	return (v && v->type == jbvString) ? pnstrdup(v->val.string.val, v->val.string.len) : NULL;
-}
 
 static bool
 jb_bool_default(JsonbContainer *c, const char *key, bool dflt)
@@ -71,7 +64,7 @@ load_query(const char *operation_id)
 	if (plan == NULL)
 	{
 		SPIPlanPtr	p = SPI_prepare("SELECT bound_sql, params, columns, mode = 'privileged', "
-									"authorize::oid, max_rows, coverage "
+									"authorize::oid, max_rows, coverage, syql "
 									"FROM syncular.sync_operation_queries WHERE operation_id = $1",
 									1, argtypes);
 
@@ -96,6 +89,11 @@ load_query(const char *operation_id)
 		q->authorize = InvalidOid;
 	q->max_rows = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
 	q->coverage = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 7, &isnull));
+	{
+		Datum		d = SPI_getbinval(tup, desc, 8, &isnull);
+
+		q->syql = isnull ? NULL : DatumGetJsonbPCopy(d);
+	}
 
 	q->nparams = JsonContainerSize(&params->root);
 	q->pnames = palloc0(sizeof(char *) * Max(q->nparams, 1));
@@ -104,8 +102,8 @@ load_query(const char *operation_id)
 	{
 		JsonbValue *e = getIthJsonbValueFromContainer(&params->root, i);
 
-		q->pnames[i] = jb_str(e->val.binary.data, "name");
-		q->ptypes[i] = ops_type_from_name(jb_str(e->val.binary.data, "type"));
+		q->pnames[i] = ops_jstr(e->val.binary.data, "name");
+		q->ptypes[i] = ops_type_from_name(ops_jstr(e->val.binary.data, "type"));
 	}
 	q->ncols = JsonContainerSize(&cols->root);
 	q->cnames = palloc0(sizeof(char *) * Max(q->ncols, 1));
@@ -115,8 +113,8 @@ load_query(const char *operation_id)
 	{
 		JsonbValue *e = getIthJsonbValueFromContainer(&cols->root, i);
 
-		q->cnames[i] = jb_str(e->val.binary.data, "name");
-		q->ctypes[i] = ops_type_from_name(jb_str(e->val.binary.data, "type"));
+		q->cnames[i] = ops_jstr(e->val.binary.data, "name");
+		q->ctypes[i] = ops_type_from_name(ops_jstr(e->val.binary.data, "type"));
 		q->cnullable[i] = jb_bool_default(e->val.binary.data, "nullable", true);
 	}
 	return q;
@@ -168,12 +166,12 @@ authorize_scoped(const QueryReg *q, const SspOpValue **by_pos, SyncRound *round)
 	for (int c = 0; c < n; c++)
 	{
 		JsonbValue *e = getIthJsonbValueFromContainer(&q->coverage->root, c);
-		char	   *var = jb_str(e->val.binary.data, "variable");
-		char	   *param = jb_str(e->val.binary.data, "param");
+		char	   *var = ops_jstr(e->val.binary.data, "variable");
+		char	   *param = ops_jstr(e->val.binary.data, "param");
 		char	   *value = NULL;
 
 		for (int i = 0; i < q->nparams; i++)
-			if (param != NULL && strcmp(q->pnames[i], param) == 0)
+			if (param != NULL && strcmp(q->pnames[i], param) == 0 && by_pos[i] != NULL)
 				value = ops_scope_text(by_pos[i]);
 		if (var == NULL || value == NULL || !sync_scopes_allows(allowed, var, value))
 			sync_raise("operation.forbidden", "the actor may not read this scope",
@@ -298,7 +296,8 @@ query_failed_column(const char *column, const char *why)
 }
 
 void
-ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id, SspOpValue *out)
+ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id, Snapshot snap,
+			  SspOpValue *out)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	QueryReg   *q;
@@ -313,13 +312,23 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	SyncRound  *round;
 	SspOpValue *rows;
 	OpsObject	res;
+	char	   *exec_sql;
+	int			exec_n;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
 	MemoryContextSwitchTo(cxt);
 	q = load_query(req->operation_id);
 	MemoryContextSwitchTo(cxt);
-	by_pos = bind_params(q, req->params);
+	if (q->syql != NULL)
+	{
+		/* SYQL inputs: optional ones may be absent; the covered ones are looked up by name */
+		by_pos = palloc0(sizeof(SspOpValue *) * Max(q->nparams, 1));
+		for (int i = 0; i < q->nparams; i++)
+			by_pos[i] = ssp_op_member(req->params, q->pnames[i]);
+	}
+	else
+		by_pos = bind_params(q, req->params);
 
 	round = palloc0(sizeof(SyncRound));
 	round->schema = sync_schema_get();
@@ -331,22 +340,38 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	round->now_ms = sync_now_ms();
 	MemoryContextSwitchTo(cxt);
 
-	values = palloc0(sizeof(Datum) * (q->nparams + 1));
-	nulls = palloc0(q->nparams + 1);
-	types = palloc0(sizeof(Oid) * (q->nparams + 1));
-	for (int i = 0; i < q->nparams; i++)
+	if (q->syql != NULL)
 	{
-		bool		isnull;
+		OpsSyqlChoice choice;
 
-		if (!ops_value_to_datum(by_pos[i], q->ptypes[i], &values[i], &isnull))
-			sync_raise("operation.invalid_request",
-					   psprintf("param \"%s\" is not a value of its declared type", q->pnames[i]), NULL);
-		nulls[i] = isnull ? 'n' : ' ';
-		types[i] = ops_type_oid(q->ptypes[i]);
+		ops_syql_select(q->syql, req->params, partition, &choice);
+		values = choice.values;
+		nulls = choice.nulls;
+		types = choice.types;
+		exec_sql = choice.bound_sql;
+		exec_n = choice.nbinds;
 	}
-	values[q->nparams] = CStringGetTextDatum(partition);
-	nulls[q->nparams] = ' ';
-	types[q->nparams] = TEXTOID;
+	else
+	{
+		values = palloc0(sizeof(Datum) * (q->nparams + 1));
+		nulls = palloc0(q->nparams + 1);
+		types = palloc0(sizeof(Oid) * (q->nparams + 1));
+		for (int i = 0; i < q->nparams; i++)
+		{
+			bool		isnull;
+
+			if (!ops_value_to_datum(by_pos[i], q->ptypes[i], &values[i], &isnull))
+				sync_raise("operation.invalid_request",
+						   psprintf("param \"%s\" is not a value of its declared type", q->pnames[i]), NULL);
+			nulls[i] = isnull ? 'n' : ' ';
+			types[i] = ops_type_oid(q->ptypes[i]);
+		}
+		values[q->nparams] = CStringGetTextDatum(partition);
+		nulls[q->nparams] = ' ';
+		types[q->nparams] = TEXTOID;
+		exec_sql = q->bound_sql;
+		exec_n = q->nparams;
+	}
 
 	if (q->privileged)
 		authorize_privileged(q, partition, actor_id, req->params);
@@ -354,8 +379,12 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 		authorize_scoped(q, by_pos, round);
 	MemoryContextSwitchTo(cxt);
 
+	/* the statement run: the registered one, or the chosen SYQL variant (bound_plan's key) */
+	q->bound_sql = exec_sql;
+	q->nparams = exec_n;
+
 	/* the rows and maxCommitSeq in one snapshot (§2) */
-	PushActiveSnapshot(GetTransactionSnapshot());
+	PushActiveSnapshot(snap ? snap : GetTransactionSnapshot());
 	tt = execute_bound(q, values, nulls, types, &nrows);
 	MemoryContextSwitchTo(cxt);
 	if (nrows > (uint64) q->max_rows)
@@ -396,14 +425,10 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 		ops_obj_done(&row, &rows[r]);
 	}
 
-	ops_obj_init(&res);
+	ops_obj_init_message(&res, "query");
 	{
 		SspOpValue *v;
 
-		v = ops_obj_add(&res, "revision");
-		v->kind = SSP_OP_NUMBER;
-		v->num = 1;
-		ops_set_string(ops_obj_add(&res, "kind"), "query");
 		ops_set_string(ops_obj_add(&res, "operationId"), req->operation_id);
 		v = ops_obj_add(&res, "rows");
 		v->kind = SSP_OP_ARRAY;

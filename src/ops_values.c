@@ -96,6 +96,40 @@ ops_obj_done(OpsObject *o, SspOpValue *out)
 	out->items = o->items;
 }
 
+/* A protocol message object: {revision: 1, kind, ...} (REMOTE.md §5, §6), members to follow. */
+void
+ops_obj_init_message(OpsObject *o, const char *kind)
+{
+	SspOpValue *v;
+
+	ops_obj_init(o);
+	v = ops_obj_add(o, "revision");
+	v->kind = SSP_OP_NUMBER;
+	v->num = 1;
+	ops_set_string(ops_obj_add(o, "kind"), kind);
+}
+
+/* The text member `key` of a jsonb object (registration catalog rows); NULL when absent. */
+char *
+ops_jstr(JsonbContainer *c, const char *key)
+{
+	JsonbValue *v = c ? getKeyJsonValueFromContainer(c, key, strlen(key), NULL) : NULL;
+
+	return (v && v->type == jbvString) ? pnstrdup(v->val.string.val, v->val.string.len) : NULL;
+}
+
+/* The integer member `key` of a jsonb object; false when absent or not a number. */
+bool
+ops_jint(JsonbContainer *c, const char *key, int64 *out)
+{
+	JsonbValue *v = c ? getKeyJsonValueFromContainer(c, key, strlen(key), NULL) : NULL;
+
+	if (v == NULL || v->type != jbvNumeric)
+		return false;
+	*out = DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
+	return true;
+}
+
 void
 ops_set_string(SspOpValue *v, const char *s)
 {

@@ -16,6 +16,7 @@ CREATE TABLE syncular.sync_operation_queries (
   coverage      JSONB NOT NULL DEFAULT '[]',
   authorize     REGPROCEDURE,
   max_rows      INTEGER NOT NULL CHECK (max_rows BETWEEN 1 AND 10000),
+  syql          JSONB,
   CHECK ((mode = 'privileged') = (authorize IS NOT NULL))
 );
 CREATE TABLE syncular.sync_operation_commands (
@@ -231,7 +232,7 @@ BEGIN
   ON CONFLICT ON CONSTRAINT sync_operation_queries_pkey DO UPDATE SET
     sql = EXCLUDED.sql, bound_sql = EXCLUDED.bound_sql, params = EXCLUDED.params, columns = EXCLUDED.columns,
     tables = EXCLUDED.tables, mode = EXCLUDED.mode, coverage = EXCLUDED.coverage,
-    authorize = EXCLUDED.authorize, max_rows = EXCLUDED.max_rows;
+    authorize = EXCLUDED.authorize, max_rows = EXCLUDED.max_rows, syql = NULL;
   RETURN jsonb_build_object('operationId', operation_id, 'kind', 'query',
     'action', CASE WHEN old.operation_id IS NULL THEN 'created'
                    WHEN (old.sql, old.bound_sql, old.params, old.columns, old.tables, old.mode, old.coverage,
@@ -285,6 +286,95 @@ Arguments: operation_id = the stable id; authorize = (actor_id text, partition t
 Returns {operationId, kind: "command", action: "created" | "updated" | "unchanged"}.
 Errors: sync.storage.operation_invalid (22023; details {operationId, rule}) for an empty id, a missing function or an id registered as a query; sync.storage.hook_signature (22023) for another signature. Owner-only.$$;
 
+CREATE FUNCTION syncular._operation_register_syql(qname text, q jsonb) RETURNS boolean
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  plan      jsonb := q #> '{syql,plan}';
+  inputs    jsonb := q #> '{syql,inputs}';
+  st        jsonb;
+  b         jsonb;
+  i         integer := 0;
+  names     text[];
+  types     regtype[];
+  src       text;
+  bound     text;
+  cols      text[];
+  tbls      text[];
+  stmts     jsonb := '[]';
+  stored    jsonb;
+  new_params jsonb;
+  cov       jsonb;
+  msg       text;
+  state     text;
+  old       jsonb;
+BEGIN
+  IF jsonb_typeof(plan) IS DISTINCT FROM 'object' OR jsonb_typeof(inputs) IS DISTINCT FROM 'array'
+     OR (plan ->> 'backend') IS NULL OR (plan ->> 'backend') NOT IN ('variants', 'neutralize')
+     OR jsonb_typeof(plan -> 'statements') IS DISTINCT FROM 'array' OR jsonb_array_length(plan -> 'statements') = 0 THEN
+    PERFORM syncular._operation_invalid(qname, 'the SYQL plan must have a backend variants or neutralize, inputs and statements',
+      'syql', jsonb_build_object('backend', plan -> 'backend'));
+  END IF;
+  IF EXISTS (SELECT 1 FROM jsonb_array_elements(inputs) x WHERE x ->> 'kind' NOT IN ('value', 'sort', 'limit')
+                                                             OR coalesce(x ->> 'langName', '') = '') THEN
+    PERFORM syncular._operation_invalid(qname, 'SYQL inputs must be value, sort or limit inputs with a langName (group inputs are not served)',
+      'syql');
+  END IF;
+  SELECT array_agg(c ->> 'name' ORDER BY n) INTO cols FROM jsonb_array_elements(q -> 'columns') WITH ORDINALITY x(c, n);
+  SELECT coalesce(array_agg(DISTINCT t), '{}') INTO tbls FROM jsonb_array_elements_text(coalesce(q -> 'tables', '[]')) t;
+  -- every statement variant prepared now: one outside the common SQL subset refuses the query
+  FOR st IN SELECT x FROM jsonb_array_elements(plan -> 'statements') x LOOP
+    names := '{}';
+    types := '{}';
+    FOR b IN SELECT x FROM jsonb_array_elements(coalesce(st -> 'binds', '[]')) x LOOP
+      names := names || coalesce(b ->> 'name', '?');
+      types := types || CASE b ->> 'kind'
+        WHEN 'value' THEN syncular._operation_type(b ->> 'type')
+        WHEN 'condition-active' THEN 'boolean'::regtype
+        WHEN 'limit' THEN 'bigint'::regtype END;
+      IF types[array_length(types, 1)] IS NULL
+         OR (b ->> 'kind' IN ('value', 'limit') AND NOT EXISTS (
+               SELECT 1 FROM jsonb_array_elements(inputs) x WHERE x ->> 'name' = b ->> 'input')) THEN
+        PERFORM syncular._operation_invalid(qname, format('SYQL statement %s has a bind this server cannot compute', i),
+          'syql', jsonb_build_object('statement', i, 'bind', b));
+      END IF;
+    END LOOP;
+    BEGIN
+      src := syncular._operation_positional(st ->> 'positionalSql', names);
+      bound := syncular._operation_bind(src, types, tbls, cols);
+    EXCEPTION WHEN OTHERS THEN
+      GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+      IF state = '22004' OR src IS NULL THEN
+        msg := coalesce(msg, 'the statement has no positionalSql');
+      END IF;
+      PERFORM syncular._operation_invalid(qname,
+        format('SYQL statement %s is not accepted by PostgreSQL: %s', i, msg), 'syql',
+        jsonb_build_object('statement', i, 'sqlstate', state, 'error', msg));
+    END;
+    stmts := stmts || jsonb_build_array(jsonb_strip_nulls(jsonb_build_object(
+      'activationMask', st -> 'activationMask', 'sortProfile', st -> 'sortProfile',
+      'boundSql', bound, 'binds', coalesce(st -> 'binds', '[]'))));
+    i := i + 1;
+  END LOOP;
+  stored := jsonb_build_object('backend', plan -> 'backend',
+    'activationControls', coalesce(plan -> 'activationControls', '[]'), 'inputs', inputs, 'statements', stmts);
+  -- a request names the inputs by langName; coverage params (input names) follow
+  SELECT coalesce(jsonb_agg(jsonb_build_object('name', x ->> 'langName',
+           'type', CASE x ->> 'kind' WHEN 'value' THEN x ->> 'type' WHEN 'sort' THEN 'string' ELSE 'integer' END)
+           ORDER BY n), '[]')
+    INTO new_params FROM jsonb_array_elements(inputs) WITH ORDINALITY x(x, n);
+  SELECT o.syql, o.coverage INTO old, cov FROM syncular.sync_operation_queries o WHERE o.operation_id = qname;
+  SELECT coalesce(jsonb_agg(c || jsonb_build_object('param', coalesce(
+           (SELECT x ->> 'langName' FROM jsonb_array_elements(inputs) x WHERE x ->> 'name' = c ->> 'param' LIMIT 1),
+           c ->> 'param'))), '[]')
+    INTO cov FROM jsonb_array_elements(cov) c;
+  UPDATE syncular.sync_operation_queries o SET syql = stored, params = new_params, coverage = cov
+   WHERE o.operation_id = qname;
+  RETURN old IS DISTINCT FROM stored;
+END
+$$;
+COMMENT ON FUNCTION syncular._operation_register_syql(text, jsonb) IS
+'Internal (register_queries). The SYQL statement variants of one queries-IR query (syql.plan, backend variants or neutralize; value, sort and limit inputs): every statement''s positionalSql with its binds typed (value: the input type; condition-active: boolean; limit: bigint), partition-bound and analyzed by PostgreSQL now, so a variant outside the common SQL subset refuses the query (sync.storage.operation_invalid, rule syql, details {statement, sqlstate, error}). Stores {backend, activationControls, inputs, statements: [{activationMask?, sortProfile?, boundSql, binds}]} in sync_operation_queries.syql, the inputs (by langName) as params and the coverage params by langName; ops_syql.c chooses the variant per request. Returns whether the stored plan changed.';
+
 CREATE FUNCTION syncular.register_queries(ir jsonb, max_rows integer DEFAULT 1000,
                                           privileged jsonb DEFAULT '{}')
 RETURNS jsonb
@@ -299,6 +389,9 @@ DECLARE
   fn        regprocedure;
   results   jsonb := '[]';
   qname     text;
+  r         jsonb;
+  before    jsonb;
+  after     jsonb;
 BEGIN
   IF ir IS NULL OR jsonb_typeof(ir) <> 'object' OR (ir -> 'queryIrVersion') IS DISTINCT FROM '3'::jsonb
      OR jsonb_typeof(ir -> 'queries') <> 'array' THEN
@@ -338,7 +431,8 @@ BEGIN
     IF privileged ? qname THEN
       fn := (privileged ->> qname)::regprocedure;
     END IF;
-    results := results || jsonb_build_array(syncular.register_query(
+    SELECT to_jsonb(o) INTO before FROM syncular.sync_operation_queries o WHERE o.operation_id = qname;
+    r := syncular.register_query(
       qname, src,
       (SELECT coalesce(jsonb_agg(jsonb_build_object('name', c ->> 'name', 'type', c ->> 'type',
                                                     'nullable', coalesce((c -> 'nullable')::text::boolean, true))
@@ -348,7 +442,16 @@ BEGIN
       (SELECT coalesce(jsonb_agg(jsonb_build_object('name', p ->> 'name', 'type', p ->> 'type') ORDER BY n), '[]')
          FROM jsonb_array_elements(q -> 'params') WITH ORDINALITY AS x(p, n)),
       CASE WHEN fn IS NULL THEN 'scoped' ELSE 'privileged' END,
-      CASE WHEN fn IS NULL THEN cov ELSE '[]' END, fn, max_rows));
+      CASE WHEN fn IS NULL THEN cov ELSE '[]' END, fn, max_rows);
+    -- the SYQL statement variants, each prepared now (_operation_register_syql); the action
+    -- compares the whole stored registration
+    IF jsonb_typeof(q #> '{syql,plan}') = 'object' THEN
+      PERFORM syncular._operation_register_syql(qname, q);
+      SELECT to_jsonb(o) INTO after FROM syncular.sync_operation_queries o WHERE o.operation_id = qname;
+      r := r || jsonb_build_object('action', CASE WHEN before IS NULL THEN 'created'
+                                                  WHEN before = after THEN 'unchanged' ELSE 'updated' END);
+    END IF;
+    results := results || jsonb_build_array(r);
   END LOOP;
   RETURN jsonb_build_object('queries', results);
 END
@@ -356,9 +459,10 @@ $$;
 COMMENT ON FUNCTION syncular.register_queries(jsonb, integer, jsonb) IS
 $$Registers every query of an upstream typegen queries IR (syncular.queries.ir.json, queryIrVersion 3) with syncular.register_query, in one transaction (all or nothing), as ensure_schema takes the schema IR. Idempotent.
 Per IR query: operation id = name; SQL = sql (its :name placeholders become $k in params order; an IR without sql uses positionalSql, its ? taken in params order); columns = columns [{name, type, nullable}]; tables = tables; params = params [{name, type}]; coverage = each reactive.dependencies[].scopes[] entry with exactly one param ({table, variable, param}); an entry without exactly one param covers nothing, so registration fails closed with rule coverage.
+A query with SYQL statement variants (syql.plan.statements: backend variants or neutralize; value, sort and limit inputs) has every variant's positionalSql with its typed binds partition-bound and analyzed by PostgreSQL now: a variant outside the common SQL subset refuses the query (rule syql, details {statement, sqlstate, error}, PostgreSQL's message). Its requests then carry the SYQL inputs by langName, and each request runs the variant the generated client would select (activation mask of the present controls, sort profile) with its binds (docs/operations-protocol.md).
 Arguments: ir = the IR document; max_rows = maxRows of every query (1..10000); privileged = {"queryName": "schema.fn(text,text,jsonb)"}: those queries are registered privileged with that authorize function instead of scoped.
-Returns {queries: [register_query results]}.
-Errors: sync.storage.operation_invalid (22023; rule ir when the document is not queryIrVersion 3 with a queries array, sql for an undeclared :name placeholder, and every register_query rule, naming the query); sync.storage.hook_signature (22023). Owner-only.$$;
+Returns {queries: [register_query results]} (action compares the whole stored registration, variants included).
+Errors: sync.storage.operation_invalid (22023; rule syql for a bad SYQL plan or a variant PostgreSQL refuses, rule ir when the document is not queryIrVersion 3 with a queries array, sql for an undeclared :name placeholder, and every register_query rule, naming the query); sync.storage.hook_signature (22023). Owner-only.$$;
 
 CREATE FUNCTION syncular.operations_http(request bytea, partition text, actor_id text,
                                          content_type text DEFAULT 'application/vnd.syncular.operations.v1+json')
@@ -372,6 +476,19 @@ request: one encoded request object (UTF-8 JSON, the tagged value encoding of §
 Success: 200, application/vnd.syncular.operations.v1+json, the encoded {revision, kind: "query", operationId, rows, maxCommitSeq} (rows and maxCommitSeq read in one snapshot, at most maxRows rows, each with the declared result columns normalized to their types) or {revision, kind: "command", operationId, requestId, status: "applied" | "cached" | "rejected", commitSeq?, results}.
 A content type other than application/vnd.syncular.operations.v1+json: 415 with a sync.invalid_request JSON body. Every operation failure: 200 with the encoded {revision, kind: "error", code, message, retryable} (§7): operation.invalid_request (undecodable or malformed value, unknown member, bad revision or kind, missing / extra / mistyped params, a request over syncular.max_request_bytes, an invalid command mutation plan, an empty mutation list), operation.unknown (no query / command under the id), operation.forbidden (scoped: a covered value the resolver does not allow, resolver failure; privileged or command: the authorize function returned false or NULL), operation.result_too_large (more than maxRows rows), operation.query_failed (the SQL failed, or a result value is missing, null where non-nullable, or does not fit its declared type), operation.execution_failed (an authorize or command function raised, or another server failure; the cause goes to the server log only), sync.invalid_client_id (clientId with the reserved ["remote-command", prefix or bound to another actor in the partition), sync.schema_not_ready and other sync.* codes of the push pipeline. Query cancellation is re-raised.
 SECURITY DEFINER with search_path = pg_catalog, pg_temp: a role needs only EXECUTE (the gateway role, docs/gateway.md); authorize, command and registered SQL run as the extension owner.$$;
+
+CREATE FUNCTION syncular.operations_watch_rerun(partition text, watches jsonb)
+RETURNS TABLE(w bigint, max_commit_seq bigint, outcome text, message bytea)
+LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_operations_watch_rerun';
+COMMENT ON FUNCTION syncular.operations_watch_rerun(text, jsonb) IS
+$$The database half of live query watches (REMOTE.md revision 1 §6; docs/operations-protocol.md "Live query watches"): one call per partition and wake-up reruns, in ONE snapshot, every watch of the batch whose answer may have changed since its last snapshot, and only those.
+partition: what host authentication decided for the watches' sockets; watches: a JSON array of {w, seq, actorId, message}: w = the caller's integer handle of the watch, seq = the maxCommitSeq of its last snapshot (-1: none yet, the registration snapshot, which also checks the clientId as §1), actorId = the authenticated actor, message = the client's encoded watch message {revision: 1, kind: "watch", watchId, clientId, operationId, params} (the tagged value encoding of §4).
+A watch reruns when it has no snapshot yet, or when a change committed after its seq (up to the partition's head, read in the same snapshot) is on one of the query's tables and, for a scoped query, its row carries every scope value the query covers on that table: a commit on another scope value (another list) does not rerun it. Past 10000 changes in the window every watch of the window reruns.
+Returns one row per watch, in batch order: w; max_commit_seq = the maxCommitSeq the watch's answer now reflects (the partition's head when it did not rerun); outcome = 'unchanged' (not rerun: no change of the window can alter its answer), 'snapshot' or 'error'; message = NULL when unchanged, else the encoded server message {revision: 1, kind: "snapshot", watchId, operationId, rows, maxCommitSeq} (the same query, authorization, partition binding and maxRows as syncular.operations_http) or {revision: 1, kind: "watch_error", watchId, code, message, retryable} with the codes of operations_http (operation.invalid_request for a message that is not a watch message, operation.unknown, operation.forbidden, operation.result_too_large, operation.query_failed, operation.execution_failed, sync.invalid_client_id); each rerun runs in its own subtransaction.
+Errors (the whole call): operation.invalid_request (SQLSTATE 22023) for a NULL or empty partition, watches not an array, or an element without integer w and seq and a non-empty actorId.
+SECURITY DEFINER with search_path = pg_catalog, pg_temp: the gateway role needs only EXECUTE, as for operations_http.$$;
 
 CREATE FUNCTION syncular.operation_get_row(tbl text, row_id text) RETURNS jsonb
 LANGUAGE C VOLATILE SET search_path = pg_catalog, pg_temp

@@ -36,6 +36,19 @@ BEGIN
     PERFORM syncular.set_commit_validator(syncular._jstr(args, 'fn')::regprocedure);
   WHEN 'set_reaction_planner' THEN
     PERFORM syncular.set_reaction_planner(syncular._jstr(args, 'fn')::regprocedure);
+  -- remote operations (65_operations.sql): every shard serves the same registry
+  WHEN 'register_query' THEN
+    RETURN syncular.register_query(syncular._jstr(args, 'operationId'), syncular._jstr(args, 'sql'),
+             args -> 'columns', ARRAY(SELECT jsonb_array_elements_text(coalesce(args -> 'tables', '[]'))),
+             coalesce(args -> 'params', '[]'), coalesce(syncular._jstr(args, 'mode'), 'scoped'),
+             coalesce(args -> 'coverage', '[]'), syncular._jstr(args, 'authorize')::regprocedure,
+             coalesce((args ->> 'maxRows')::integer, 1000));
+  WHEN 'register_queries' THEN
+    RETURN syncular.register_queries(args -> 'ir', coalesce((args ->> 'maxRows')::integer, 1000),
+                                     coalesce(args -> 'privileged', '{}'));
+  WHEN 'register_command' THEN
+    RETURN syncular.register_command(syncular._jstr(args, 'operationId'),
+             syncular._jstr(args, 'authorize')::regprocedure, syncular._jstr(args, 'command')::regprocedure);
   ELSE
     PERFORM syncular._raise('sync.invalid_request', 'unknown cluster call', jsonb_build_object('call', call));
   END CASE;
@@ -44,7 +57,8 @@ END
 $$;
 COMMENT ON FUNCTION syncular._cluster_dispatch(text, jsonb) IS
 'Internal. Runs one cluster-wide call by name (ensure_schema, set_scope_resolver, set_row_validator, '
-'set_commit_validator, set_reaction_planner) with its arguments from a JSON object. See syncular.cluster_call.';
+'set_commit_validator, set_reaction_planner, register_query, register_queries, register_command) with its arguments '
+'from a JSON object. See syncular.cluster_call.';
 
 CREATE FUNCTION syncular.cluster_call(call text, args jsonb, apply boolean DEFAULT true) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -71,7 +85,10 @@ COMMENT ON FUNCTION syncular.cluster_call(text, jsonb, boolean) IS
 'appSchema, else the registered one, else public; a checkpoint declaration carrying "shardDatabase" is installed only '
 'when that is current_database(), the member removed), "set_scope_resolver" / "set_commit_validator" / '
 '"set_reaction_planner" (args {fn}: a schema-qualified regprocedure text, or null to unregister), '
-'"set_row_validator" (args {table, fn}); the setters return {"call": call}. apply false: the check round, '
+'"set_row_validator" (args {table, fn}); the setters return {"call": call}; "register_query" (args {operationId, '
+'sql, columns, tables, params, mode, coverage, authorize, maxRows}), "register_queries" (args {ir, maxRows, '
+'privileged}), "register_command" (args {operationId, authorize, command}) return what those functions return '
+'(remote operations, docs/operations-protocol.md). apply false: the check round, '
 'which runs the call and rolls it back, returning what it would return and raising what it would raise '
 '(writes nothing; an ensure_schema bump does its DDL and row rewrites, then undoes them). Raises what the '
 'named function raises, and sync.invalid_request (22023) for an unknown call or args that are not an object. '

@@ -21,6 +21,7 @@
 --   GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text) TO sync_gateway;
 --   -- ... and its remote operations route (docs/operations-protocol.md)
 --   GRANT EXECUTE ON FUNCTION syncular.operations_http(bytea, text, text, text) TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.operations_watch_rerun(text, jsonb) TO sync_gateway;
 --   -- ... and its realtime sockets (docs/realtime.md; the fanout trusts the registrations it is given)
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text)               TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
@@ -84,4 +85,5 @@ REVOKE EXECUTE ON FUNCTION syncular.register_query(text, text, jsonb, text[], js
                            syncular.register_queries(jsonb, integer, jsonb),
                            syncular.register_command(text, regprocedure, regprocedure),
                            syncular.operations_http(bytea, text, text, text),
+                           syncular.operations_watch_rerun(text, jsonb),
                            syncular.operation_get_row(text, text) FROM PUBLIC;

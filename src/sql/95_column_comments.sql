@@ -144,6 +144,7 @@ COMMENT ON COLUMN syncular.sync_operation_queries.params IS 'Params in order, [{
 COMMENT ON COLUMN syncular.sync_operation_queries.columns IS 'Result columns in order, [{name, type, nullable}]; values are normalized to these types.';
 COMMENT ON COLUMN syncular.sync_operation_queries.tables IS 'The synced app tables the query reads.';
 COMMENT ON COLUMN syncular.sync_operation_queries.mode IS 'scoped (coverage checked against the scope resolver) or privileged (the authorize function decides).';
+COMMENT ON COLUMN syncular.sync_operation_queries.syql IS 'SYQL statement variants of a query registered from a queries IR: {backend, activationControls, inputs, statements: [{activationMask?, sortProfile?, boundSql, binds}]}, each statement bound and analyzed at registration; NULL for a one-statement query.';
 COMMENT ON COLUMN syncular.sync_operation_queries.coverage IS 'scoped mode: [{table, variable, param}], one entry per scope variable of every table read.';
 COMMENT ON COLUMN syncular.sync_operation_queries.authorize IS 'privileged mode: authorize function (actor_id text, partition text, params jsonb) returning boolean; NULL in scoped mode.';
 COMMENT ON COLUMN syncular.sync_operation_queries.max_rows IS 'Largest result (1 to 10,000 rows); more is operation.result_too_large.';

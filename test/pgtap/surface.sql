@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(467);
+SELECT plan(473);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -113,7 +113,8 @@ INSERT INTO spec VALUES
   (68, 'register_queries',           '{jsonb,integer,jsonb}',                                  'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
   (69, 'register_command',           '{text,regprocedure,regprocedure}',                       'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
   (70, 'operations_http',            '{bytea,text,text,text}',                                 'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
-  (71, 'operation_get_row',          '{text,text}',                                            'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}');
+  (71, 'operation_get_row',          '{text,text}',                                            'jsonb',        false, '{"search_path=pg_catalog, pg_temp"}'),
+  (72, 'operations_watch_rerun',     '{text,jsonb}',                                           'setof record', true,  '{"search_path=pg_catalog, pg_temp"}');
 CREATE TEMP VIEW spec_sig AS
 SELECT s.*, format('syncular.%s(%s)', s.name, array_to_string(s.args, ', ')) AS sig,
        to_regprocedure(format('syncular.%I(%s)', s.name, array_to_string(s.args, ','))) AS fn
@@ -125,7 +126,7 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 71 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 72 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
 -- 71 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE

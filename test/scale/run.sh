@@ -7,6 +7,8 @@
 #      and rows on exactly the shard PL/Proxy maps it to;
 #   2. rounds through the router are byte-identical to rounds on the shard (pull, push replay,
 #      handle_http), requests built with syncular.debug_encode;
+#   1b. remote operations registered on every shard; operations_http and operations_watch_rerun
+#      through the router answer exactly what the partition's shard answers;
 #   3. syncular-gateway with --db on the router: a realtime socket on a partition of every shard
 #      gets the delta of a push through the router (the gateway LISTENs on every shard database),
 #      and still does for the shards on A once B stops;
@@ -160,6 +162,36 @@ SQL
 done
 check "each partition on exactly one shard" \
   "$(echo "${all_parts#,}" | tr ',' '\n' | sort | uniq | wc -l) $(echo "${all_parts#,}" | tr ',' '\n' | wc -l)" "1000 1000"
+
+# ------------------------------------------------------------------ 1b. remote operations through the router
+# register_queries on every shard; operations_http and operations_watch_rerun routed to the
+# partition's shard answer exactly what the shard answers (REMOTE.md §5, §6)
+r=$(sql "$port_a" syncular_router <<'SQL'
+SELECT jsonb_array_length(syncular.register_queries('{"queryIrVersion": 3, "queries": [{"name": "todosInList",
+  "sql": "select id, title from todos where list_id = :listId order by id",
+  "params": [{"name": "listId", "type": "string"}],
+  "columns": [{"name": "id", "type": "string", "nullable": false}, {"name": "title", "type": "string"}],
+  "tables": ["todos"], "reactive": {"dependencies": [{"table": "todos",
+    "scopes": [{"variable": "list_id", "pattern": "list:{list_id}", "params": ["listId"]}]}]}}]}') -> 'shards');
+SQL
+)
+check "register_queries on every shard through the router" "$r" 4
+OPREQ='{"t":"object","v":[["revision",{"t":"integer","v":"1"}],["kind",{"t":"string","v":"query"}],["clientId",{"t":"string","v":"ops-1"}],["operationId",{"t":"string","v":"todosInList"}],["params",{"t":"object","v":[["listId",{"t":"string","v":"l1"}]]}]]}'
+WATCH='[{"w": 1, "seq": -1, "actorId": "u1", "message": {"t":"object","v":[["revision",{"t":"integer","v":"1"}],["kind",{"t":"string","v":"watch"}],["watchId",{"t":"string","v":"w1"}],["clientId",{"t":"string","v":"ops-1"}],["operationId",{"t":"string","v":"todosInList"}],["params",{"t":"object","v":[["listId",{"t":"string","v":"l1"}]]}]]}}]'
+for P in tenant-7 tenant-8 tenant-9 tenant-10; do
+  k=$(sql "$port_a" syncular_router -v p="$P" <<< "SELECT syncular.shard_of(:'p')")
+  opq="SELECT status || ' ' || content_type || ' ' || convert_from(body, 'UTF8') FROM syncular.operations_http(convert_to(:'req', 'UTF8'), :'p', 'u1')"
+  via=$(sql "$port_a" syncular_router -v req="$OPREQ" -v p="$P" <<< "$opq")
+  direct=$(sql "${shard_port[$k]}" "syncular_s$k" -v req="$OPREQ" -v p="$P" <<< "$opq")
+  [ "$via" = "$direct" ] || fail "operations_http of $P through the router: [$via], on shard $k: [$direct]"
+  case "$via" in *"\"t${P#tenant-}\""*) ;; *) fail "operations_http of $P does not read its row: $via" ;; esac
+  wq="SELECT w || ' ' || max_commit_seq || ' ' || outcome || ' ' || convert_from(message, 'UTF8') FROM syncular.operations_watch_rerun(:'p', :'b')"
+  via=$(sql "$port_a" syncular_router -v b="$WATCH" -v p="$P" <<< "$wq")
+  direct=$(sql "${shard_port[$k]}" "syncular_s$k" -v b="$WATCH" -v p="$P" <<< "$wq")
+  [ "$via" = "$direct" ] || fail "operations_watch_rerun of $P through the router: [$via], on shard $k: [$direct]"
+  case "$via" in "1 1 snapshot "*) ;; *) fail "operations_watch_rerun of $P: $via" ;; esac
+  ok "operations_http and operations_watch_rerun of $P through the router answer as shard $k does"
+done
 
 # ------------------------------------------------------------------ 2. byte-identical rounds
 shard_of() { sql "$port_a" syncular_router -v p="$1" <<< "SELECT syncular.shard_of(:'p')"; }
