@@ -3,11 +3,11 @@
 commit of another scope value, table or partition, one database call per partition and wake-up,
 coalescing of commits during a run, unwatch, duplicate watchId, closing the socket.  Uses
 Debian's python3-websockets."""
-import asyncio, json, os, re, time
+import asyncio, json, os, re, signal, time
 
 import websockets
 
-from gwlib import Gateway, psql
+from gwlib import Gateway, expect_error, psql
 from operations_tests import dec, enc, register
 
 PART = "pwatch"             # a partition of its own: other suites fill p1's lists
@@ -193,7 +193,47 @@ def t_watch_unwatch_suppresses_running():
         g.stop()
 
 
-TESTS = [t_watch_snapshots_and_scope_filter, t_watch_coalescing, t_watch_unwatch_suppresses_running]
+async def closed_with(ws, code, reason=None):
+    try:
+        while True:
+            await asyncio.wait_for(ws.recv(), 10)
+    except websockets.ConnectionClosed as ex:
+        assert ex.code == code and (reason is None or ex.reason == reason), (ex.code, ex.reason)
+
+
+def t_watch_transport():
+    """The watch route on the gateway's WebSocket layer (http.c upgrade, ws.c, wswatch.c): a
+    plain GET is 400; a failed host authentication closes 4401; watches sent at once, while the
+    SQL authenticator still runs, are kept and all answered; the socket counts as a realtime
+    socket; SIGTERM closes it 1001 and the gateway exits 0."""
+    register()
+    g = Gateway()
+    try:
+        st, _, data = g.request("GET", "/sync-api/operations/realtime")
+        expect_error(st, data, 400, "sync.invalid_request")
+
+        async def go():
+            async with websockets.connect(url(g, "nobody")) as ws:
+                await ws.send(watch("n", "tasksInList", {"listId": "l1"}))
+                await closed_with(ws, 4401, "sync.auth_required")
+            async with connect(g) as ws:
+                for w in ("e1", "e2", "e3"):
+                    await ws.send(watch(w, "tasksInList", {"listId": "l1"}))
+                got = [await msg(ws) for _ in range(3)]
+                assert sorted(m["watchId"] for m in got) == ["e1", "e2", "e3"], got
+                assert all(m["kind"] == "snapshot" for m in got), got
+                assert metric(g, "syncular_gateway_sockets") == 1
+                assert metric(g, "syncular_gateway_operation_watches") == 3
+                os.kill(g.proc.pid, signal.SIGTERM)
+                await closed_with(ws, 1001)
+        run_async(go())
+        assert g.proc.wait(10) == 0
+    finally:
+        g.stop()
+
+
+TESTS = [t_watch_snapshots_and_scope_filter, t_watch_coalescing, t_watch_unwatch_suppresses_running,
+         t_watch_transport]
 
 
 def run(tap):
