@@ -13,7 +13,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(syncular_node assert_staged sql squash repo_file run_tap_lines);
+our @EXPORT = qw(syncular_node assert_staged sql regress squash repo_file run_tap_lines);
 
 # SYNCULAR_BIN is the staged bindir ($SYNCULAR_STAGE/usr/lib/postgresql/15/bin), set by the
 # Makefile's prove_installcheck; the Cluster's install_path is its parent, so initdb, pg_ctl,
@@ -66,6 +66,22 @@ sub sql
 	my ($node, $db, $text, %vars) = @_;
 	my @v = map { ('-v', "$_=$vars{$_}") } sort keys %vars;
 	return $node->safe_psql($db, $text, extra_params => \@v);
+}
+
+# regress(node, test...): one case: the pg_regress tests of test/t/regress (sql/NAME.sql against
+# expected/NAME.out) run on the node; on a difference the diffs go to the TAP output and the
+# results stay in tmp_check.
+sub regress
+{
+	my ($node, @tests) = @_;
+	my $out = "$PostgreSQL::Test::Utils::tmp_check/regress_" . $node->name;
+	my $ok = PostgreSQL::Test::Utils::run_log(
+		[
+			$ENV{PG_REGRESS}, "--bindir=$bin", '--inputdir=test/t/regress',
+			"--outputdir=$out", '--host=' . $node->host, '--port=' . $node->port, @tests
+		]);
+	diag(slurp_file("$out/regression.diffs")) if !$ok && -e "$out/regression.diffs";
+	ok($ok, "pg_regress " . join(' ', @tests) . ' (test/t/regress)');
 }
 
 # squash(text): whitespace runs as one space (the shell's `echo $r`)
