@@ -5,15 +5,16 @@
  * append-only bump of ensure_schema).
  *
  * Two event triggers of the extension call syncular._guard_synced_ddl():
- *   syncular_guard_alter  ddl_command_start, tag ALTER TABLE: before the command runs, from its
+ *   syncular_guard_alter  ddl_command_start, tags ALTER TABLE and ALTER TRIGGER: before the
+ *                         command runs, from its
  *                         parse tree (ddl_command_start is the only event that still sees the
  *                         table under its old name and can refuse before any work): ADD / DROP
  *                         COLUMN, ALTER COLUMN TYPE, SET / DROP NOT NULL, RENAME of the table or
- *                         a column, SET SCHEMA, and DISABLE TRIGGER of the capture triggers (ALL,
- *                         USER or one of them by name) on a synced table;
- *   syncular_guard_drop   sql_drop: a synced table among the objects a command dropped (DROP
- *                         TABLE, DROP SCHEMA ... CASCADE, DROP OWNED); raising there rolls the
- *                         drop back.
+ *                         a column, SET SCHEMA, and DISABLE TRIGGER or RENAME of the capture
+ *                         triggers (ALL, USER or one of them by name) on a synced table;
+ *   syncular_guard_drop   sql_drop: a synced table or one of its capture triggers among the
+ *                         objects a command dropped (DROP TABLE, DROP TRIGGER, DROP SCHEMA ...
+ *                         CASCADE, DROP OWNED); raising there rolls the drop back.
  * Every other ALTER TABLE (constraints, defaults, storage parameters, owner, ENABLE TRIGGER) and
  * every statement on other tables pass.  Allowed: the bump of ensure_schema, which sets the
  * backend flag of syncular._synced_ddl(true) around its DDL (cleared at transaction end and when
@@ -85,7 +86,7 @@ guarded_subcommand(const AlterTableCmd *cmd)
 	}
 }
 
-/* ALTER TABLE statements that change a table's layout: the change and the table, or NULL. */
+/* ALTER TABLE / TRIGGER statements that change a table's layout: the change and the table, or NULL. */
 static const char *
 guarded_statement(Node *parsetree, RangeVar **rv)
 {
@@ -118,7 +119,7 @@ guarded_statement(Node *parsetree, RangeVar **rv)
 				if (s->renameType == OBJECT_COLUMN && s->relationType == OBJECT_TABLE)
 					return "RENAME COLUMN";
 				if (s->renameType == OBJECT_TRIGGER && is_capture_trigger(s->subname))
-					return "RENAME TRIGGER";
+					return "RENAME TO";
 				return NULL;
 			}
 		case T_AlterObjectSchemaStmt:
@@ -164,7 +165,7 @@ refuse(const char *table, const char *command)
 	appendStringInfoString(&d, ", \"reason\": \"ddl_outside_ensure_schema\"}");
 	ereport(ERROR,
 			(errcode(sync_error_info("sync.storage.physical_layout_mismatch")->sqlstate),
-			 errmsg("%s on synced table \"%s\" is refused: a synced table's layout changes only "
+			 errmsg("%s on synced table \"%s\" is refused: synced tables change only "
 					"through syncular.ensure_schema", command, table),
 			 errdetail("%s", sync_error_detail_json("sync.storage.physical_layout_mismatch", d.data)),
 			 errhint("Change the schema IR (a new version: nullable columns appended, tables added "
@@ -174,7 +175,7 @@ refuse(const char *table, const char *command)
 					 "for the session.")));
 }
 
-/* ddl_command_start, ALTER TABLE: refuse a layout change of a synced table before it runs */
+/* ddl_command_start, ALTER TABLE / TRIGGER: refuse a layout change of a synced table before it runs */
 static void
 guard_alter(EventTriggerData *trigdata)
 {
@@ -191,7 +192,7 @@ guard_alter(EventTriggerData *trigdata)
 	table = registration_lookup("_synced_table_of", 1, (Oid[]) {OIDOID},
 								(Datum[]) {ObjectIdGetDatum(relid)});
 	if (table != NULL)
-		refuse(table, psprintf("ALTER TABLE %s", what));
+		refuse(table, psprintf("%s %s", GetCommandTagName(trigdata->tag), what));
 }
 
 /* sql_drop: a synced table among the dropped objects (DROP TABLE, DROP SCHEMA CASCADE, ...) */
