@@ -258,7 +258,7 @@ sync_ddl_guard_init(void)
 {
 	DefineCustomBoolVariable("syncular.allow_synced_table_ddl",
 							 "Lets this session run DDL that changes a synced table's layout outside ensure_schema.",
-							 "Off: ALTER TABLE ... ADD/DROP/ALTER COLUMN, RENAME, SET SCHEMA, DISABLE TRIGGER "
+							 "Off: ALTER TABLE ... ADD/DROP/ALTER COLUMN, RENAME, SET SCHEMA, DISABLE, RENAME or DROP "
 							 "of the capture triggers, and DROP of a synced table are refused. For repairs only: "
 							 "ensure_schema then refuses until the layout matches the registered schema again.",
 							 &allow_ddl, false, PGC_SUSET, 0, NULL, NULL, NULL);

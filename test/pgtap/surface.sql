@@ -169,7 +169,7 @@ SELECT is((SELECT proconfig FROM pg_proc WHERE oid = 'syncular._ensure_schema(js
 SELECT ok(has_schema_privilege('public', 'syncular', 'USAGE'), 'PUBLIC has USAGE on schema syncular');
 -- the DDL guard (33_ddl_guard.sql): two enabled event triggers of the extension
 SELECT set_eq(
-  $$SELECT e.evtname || ' ' || e.evtevent || ' ' || e.evtenabled || ' ' || e.evtfoid::regprocedure::text
+  $$SELECT e.evtname || ' ' || e.evtevent || ' ' || e.evtenabled::text || ' ' || e.evtfoid::regprocedure::text
       FROM pg_event_trigger e JOIN pg_depend d ON d.classid = 'pg_event_trigger'::regclass AND d.objid = e.oid
                                               AND d.deptype = 'e'
      WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'syncular')$$,
