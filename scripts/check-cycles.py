@@ -17,27 +17,28 @@ import glob, os, subprocess, sys
 from collections import defaultdict
 
 
-def symbols(obj):
-    """(defined global symbols, undefined symbols) of one object file"""
-    out = subprocess.run(["nm", "-P", obj], capture_output=True, text=True, check=True).stdout
-    defined, undefined = set(), set()
+def symbols(objs):
+    """{object file: (defined global functions, undefined symbols)}, from one nm run"""
+    out = subprocess.run(["nm", "-P", "-A"] + objs, capture_output=True, text=True, check=True).stdout
+    syms = {o: (set(), set()) for o in objs}
     for line in out.splitlines():
-        parts = line.split()
-        if len(parts) < 2:
+        obj, _, rest = line.partition(": ")
+        parts = rest.split()
+        if obj not in syms or len(parts) < 2:
             continue
         name, kind = parts[0], parts[1]
         if kind == "U":
-            undefined.add(name)
+            syms[obj][1].add(name)
         elif kind in "TW":   # functions: the graph is of calls (a setting's variable is data, not a call)
-            defined.add(name)
-    return defined, undefined
+            syms[obj][0].add(name)
+    return syms
 
 
 def graph(pairs):
     """pairs: [(source file, object file)] -> {file: set(files it calls)}"""
-    defs, undefs = {}, {}
-    for src, obj in pairs:
-        defs[src], undefs[src] = symbols(obj)
+    syms = symbols([o for _, o in pairs])
+    defs = {src: syms[obj][0] for src, obj in pairs}
+    undefs = {src: syms[obj][1] for src, obj in pairs}
     owner = {}
     for src, names in defs.items():
         for n in names:
