@@ -138,7 +138,9 @@ prove_installcheck: gateway gateway-asan
 	$(MKDIR_P) '$(CURDIR)'/tmp_check
 	stage=$${SYNCULAR_STAGE:-'$(CURDIR)'/tmp_check/stage}; \
 	if [ -z "$$SYNCULAR_STAGE" ]; then bash scripts/stage.sh "$$stage" || exit 1; fi; \
-	if [ -n '$(TAP_AS_USER)' ]; then chown -R postgres '$(CURDIR)'/tmp_check; fi; \
+	if [ -n '$(TAP_AS_USER)' ]; then chown -R postgres '$(CURDIR)'/tmp_check; \
+	  $(TAP_AS_USER) test -r '$(CURDIR)'/test/perl/SyncularTest.pm || { \
+	    echo "prove_installcheck: user postgres cannot read $(CURDIR) (a mode-700 folder on the way?)" >&2; exit 1; }; fi; \
 	cd $(srcdir) && $(TAP_AS_USER) env TESTDIR='$(CURDIR)' SYNCULAR_STAGE="$$stage" \
 	   SYNCULAR_BIN="$$stage$(bindir)" PATH="$$stage$(bindir):$$PATH" PGPORT='6$(DEF_PGPORT)' \
 	   PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
