@@ -396,6 +396,12 @@ SELECT format('ALTER SERVER syncular OPTIONS (SET p1 %L)', :'hp' || ' dbname=syn
 $r = handle($A, 'syncular_router', $seen, $M);
 is(render(1, $r, '$.frames[0].resetRequired') . ' ' . render(1, $r, '$.frames.size()'), 'true 1',
 	'restored from an older copy + rotate_log_epoch: the client gets a clean epoch reset');
+# the restored database has the extension's DDL guard (CREATE EXTENSION of the restore makes its
+# event triggers; pg_dump does not dump them), and the restore itself passed it
+is(sql($A, 'syncular_s1_old', q{SELECT string_agg(evtname, ' ' ORDER BY evtname) FROM pg_event_trigger}),
+	'syncular_guard_alter syncular_guard_drop', 'the restored shard has the DDL guard event triggers');
+like(errs('syncular_s1_old', 'ALTER TABLE public.todos DROP COLUMN title'),
+	qr/^55000 .*"reason": "ddl_outside_ensure_schema"/, 'the restored shard refuses DDL on a synced table');
 # the older copy serves shard 1 from now on (on A)
 my @serving = ([ $A, 'syncular_s0' ], [ $A, 'syncular_s1_old' ], [ $B, 'syncular_s2' ], [ $B, 'syncular_s3' ]);
 
