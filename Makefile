@@ -123,6 +123,29 @@ gateway-check: gateway-asan
 
 EXTRA_CLEAN += gateway/build gateway/build-asan gateway/syncular-gateway gateway/syncular-gateway-asan
 
+# TAP tests on PostgreSQL::Test::Cluster (test/t/*.pl, helpers in test/perl), as pgvector keeps
+# them: the tests that need clusters of their own (several clusters and a standby, a preloaded
+# library).  `make prove_installcheck [PROVE_TESTS=test/t/010_counters.pl] [PROVE_FLAGS=-v]`.
+# Not part of `installcheck` (no TAP_TESTS: that would run them inside every pg_regress run).
+# The nodes are served from the installation staged from this tree: $SYNCULAR_STAGE when set
+# (scripts/stage.sh), otherwise one staged into tmp_check/stage; SYNCULAR_BIN (its bindir) goes
+# first on PATH and is the nodes' install_path.  PostgreSQL refuses to run as root: as root, the
+# tests run as user postgres (the tree must be readable by it; tmp_check is given to it).
+TAP_AS_USER = $(if $(filter 0,$(shell id -u)),runuser -u postgres --)
+.PHONY: prove_installcheck
+prove_installcheck: gateway gateway-asan
+	rm -rf '$(CURDIR)'/tmp_check
+	$(MKDIR_P) '$(CURDIR)'/tmp_check
+	stage=$${SYNCULAR_STAGE:-'$(CURDIR)'/tmp_check/stage}; \
+	if [ -z "$$SYNCULAR_STAGE" ]; then bash scripts/stage.sh "$$stage" || exit 1; fi; \
+	if [ -n '$(TAP_AS_USER)' ]; then chown -R postgres '$(CURDIR)'/tmp_check; \
+	  $(TAP_AS_USER) test -r '$(CURDIR)'/test/perl/SyncularTest.pm || { \
+	    echo "prove_installcheck: user postgres cannot read $(CURDIR) (a mode-700 folder on the way?)" >&2; exit 1; }; fi; \
+	cd $(srcdir) && $(TAP_AS_USER) env TESTDIR='$(CURDIR)' SYNCULAR_STAGE="$$stage" \
+	   SYNCULAR_BIN="$$stage$(bindir)" PATH="$$stage$(bindir):$$PATH" PGPORT='6$(DEF_PGPORT)' \
+	   PG_REGRESS='$(top_builddir)/src/test/regress/pg_regress' \
+	   $(PROVE) $(PG_PROVE_FLAGS) -I test/perl $(PROVE_FLAGS) $(if $(PROVE_TESTS),$(PROVE_TESTS),test/t/*.pl)
+
 # PGXS tracks no header dependencies: rebuild every object when a header changes (a stale
 # object built against an older struct layout crashes the backend).
 $(ENGINE_SRCS:.c=.o) $(CODEC_SRCS:.c=.o): $(wildcard src/*.h src/codec/*.h)

@@ -1,5 +1,6 @@
 # Sourced (from the repository root) by the scripts that start throwaway clusters of their own
-# (test/scale, test/stats, test/wakeup, bench/router.sh, bench/stats*.sh):
+# (scripts/pgenv.sh, scripts/test-packages.sh, bench/router.sh, bench/stats*.sh; the TAP tests of test/t use
+# PostgreSQL::Test::Cluster instead):
 #   . scripts/cluster-work.sh <name>
 # Sets work (a new folder /tmp/syncular-<name>.XXXXXX the server user can use), BIN (the bindir
 # of the staged installation $SYNCULAR_STAGE, made by scripts/stage.sh; when unset, this tree is

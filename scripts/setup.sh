@@ -11,7 +11,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 PKGS="build-essential postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-pgtap
-      libtap-parser-sourcehandler-pgtap-perl postgresql-client-15 valgrind clang libclang-rt-14-dev python3 postgresql-15-plproxy
+      libtap-parser-sourcehandler-pgtap-perl libipc-run-perl postgresql-client-15 valgrind clang libclang-rt-14-dev python3 postgresql-15-plproxy
       libmicrohttpd-dev libwslay-dev libssl-dev libjwt-dev libjansson-dev libpq-dev zlib1g-dev python3-websockets python3-prometheus-client openssl
       libzstd-dev libsqlite3-dev sqlite3 zstd xxd"
 missing=""

@@ -4,8 +4,9 @@
 # directories): the setup's upgrade guard (test/setup), the standalone codec conformance suite,
 # the codec fuzz smoke, installability (test/install), pg_regress and the isolation specs
 # (`make installcheck`), pgTAP (`pg_prove`), the Yjs merge check, the gateway end to end, every
-# SQL block of the docs (check-docs.sh), the multi-node test (test/scale/run.sh: clusters of its
-# own, about a minute), the counter test (test/stats) and the wake-up ring test (test/wakeup).
+# SQL block of the docs (check-docs.sh), the call-cycle check (scripts/check-cycles.py), and the
+# TAP tests on PostgreSQL::Test::Cluster (test/t: the multi-node test with two clusters and a
+# standby, about two minutes; the counter test and the wake-up ring test, preloaded nodes).
 # Every suite runs even when an earlier one fails.  Each suite's output goes to a log (the
 # folder is printed); the console gets one line per suite and, for a failing suite, what
 # failed.  The last line counts every case of every suite (scripts/tally.awk):
@@ -45,7 +46,7 @@ suite() {
     echo "not ok - $name: exited with status $rc and no failing case of its own" >> "$log"
   fi
   printf '%4d passed, %d failed, %d skipped  (%ss)\n' "$p" "$f" "$s" "$(( $(date +%s) - start ))"
-  grep -E '^skip - |# SKIP|: no manifest, skipped$' "$log" | sed 's/^/    /'
+  grep -E '^skip - |# SKIP|# skip|: no manifest, skipped$' "$log" | sed 's/^/    /'
   if [ "$f" -gt 0 ]; then
     echo "    --- $name failed; from $log:"
     { grep -E '^not ok|FAILED|failed' "$log"; tail -n 40 "$log"; } | awk '!seen[$0]++' | sed 's/^/    /'
@@ -57,6 +58,9 @@ pgenv() { bash scripts/pgenv.sh -- "$@"; }
 suite setup-guard bash test/setup/run.sh
 
 suite codec make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS"
+
+# no call cycle between files of src/ (with src/codec/), none but the listed known ones in gateway/
+suite cycles python3 scripts/check-cycles.py scripts/cycles-allowed.txt
 
 # The codec fuzz smoke needs clang with libFuzzer.
 fuzz() {
@@ -117,9 +121,12 @@ suite gateway pgenv make -s gateway-check PG_CONFIG="$PG_CONFIG"
 
 suite docs pgenv bash scripts/check-docs.sh
 
-suite multi-node timeout 300 bash test/scale/run.sh
-suite counters timeout 180 bash test/stats/run.sh
-suite wakeup-ring timeout 300 bash test/wakeup/run.sh
+# The TAP tests on PostgreSQL::Test::Cluster (test/t/*.pl, `make prove_installcheck`), one suite
+# each: nodes of their own served from the staged installation
+tap() { timeout "$1" make -s prove_installcheck PG_CONFIG="$PG_CONFIG" PROVE_FLAGS=-v PROVE_TESTS="$2"; }
+suite multi-node tap 400 test/t/001_multi_node.pl
+suite counters tap 180 test/t/010_counters.pl
+suite wakeup-ring tap 400 test/t/020_wakeup_ring.pl
 
 echo "==> summary (logs: $logs)"
 sed -n 's/^# vectors: /codec vectors: /p' "$logs/codec.log"

@@ -86,10 +86,15 @@ REVOKE ALL ON app.todos FROM syncular_capture_writer;
 REVOKE ALL ON SCHEMA app FROM syncular_capture_writer;
 DROP ROLE syncular_capture_writer;
 
--- a disabled or dropped capture trigger: ensure_schema re-opening the version refuses and says
--- what to do
+-- a disabled or dropped capture trigger: the DDL guard refuses to disable one (src/ddl_guard.c);
+-- disabled anyway with the superuser escape hatch, ensure_schema re-opening the version refuses
+-- and says what to do
 SELECT compiled AS ir FROM syncular.sync_settings \gset
 ALTER TABLE app.todos DISABLE TRIGGER syncular_capture_update;
+ALTER TABLE app.todos DISABLE TRIGGER ALL;
+SET syncular.allow_synced_table_ddl = on;
+ALTER TABLE app.todos DISABLE TRIGGER syncular_capture_update;
+RESET syncular.allow_synced_table_ddl;
 \set VERBOSITY default
 SELECT syncular.ensure_schema(:'ir'::jsonb, '[]', 'app') ->> 'action' AS action;
 \set VERBOSITY terse

@@ -1,7 +1,7 @@
 -- stats_not_preloaded: this cluster does not preload the library, so there is no shared memory for
 -- the activity counters: syncular.stats answers one row for this database with preloaded = false
 -- and NULL figures, stats_tables no row, stats_reset does nothing, each with a NOTICE saying
--- why (the counters themselves are tested by test/stats/run.sh in a preloaded cluster).  The lag
+-- why (the counters themselves are tested by the TAP test test/t/010_counters.pl on a preloaded node).  The lag
 -- views read the catalog and work everywhere.
 \set testdb syncular_t_stats_np
 \i sql/push_helpers.psql

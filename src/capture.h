@@ -28,6 +28,12 @@ extern struct SyncSchema *sync_capture_schema(Oid as_user);
 /* settings (capture_log.c): syncular.partition, syncular.actor_id, syncular.client_id */
 extern char *sync_capture_partition;
 
+/* capture_log.c: syncular.capture_validators (row validators on captured rows, off by default) */
+extern bool sync_capture_validators;
+
+/* capture_log.c: the commit's actor: syncular.actor_id, else the session's role */
+extern const char *sync_capture_actor(void);
+
 /* from _PG_init: the settings and the transaction callbacks */
 extern void sync_capture_init(void);
 

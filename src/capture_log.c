@@ -60,6 +60,7 @@ PG_FUNCTION_INFO_V1(syncular_capture_bypass);
 
 int			sync_capture_engine_depth = 0;
 char	   *sync_capture_partition = NULL;
+bool		sync_capture_validators = false;
 static char *capture_actor = NULL;
 static char *capture_client = NULL;
 
@@ -219,6 +220,16 @@ sync_capture_init(void)
 							   "actor_id of the sync commits of SQL writes to synced tables.",
 							   "Empty: the name of the session's role (SET ROLE respected).",
 							   &capture_actor, "", PGC_SUSET, 0, NULL, NULL, NULL);
+	/*
+	 * Off by default: a server write is trusted (docs/writing-with-sql.md "Rules").  PGC_SUSET like
+	 * the rest: when the operator turns it on, a writing role must not turn it off for itself.
+	 */
+	DefineCustomBoolVariable("syncular.capture_validators",
+							 "Runs the tables' row validators on rows written to synced tables by SQL.",
+							 "Off: a server write is trusted. On: each inserted, updated, deleted or truncated "
+							 "row is passed to its table's row validator as a push's would be, and a validator "
+							 "error fails the statement.",
+							 &sync_capture_validators, false, PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("syncular.client_id",
 							   "client_id of the sync commits of SQL writes to synced tables.",
 							   NULL,
@@ -404,6 +415,51 @@ find_commit(const char *partition)
 	return NULL;
 }
 
+/* The commit's actor: syncular.actor_id, else the session's role (SET ROLE respected). */
+const char *
+sync_capture_actor(void)
+{
+	return capture_actor && capture_actor[0] ? capture_actor
+		: GetUserNameFromId(GetOuterUserId(), false);	/* not the definer */
+}
+
+/*
+ * syncular.capture_validators: the row validator on each row a DELETE or TRUNCATE removes (the
+ * row trigger of capture_row.c covers INSERT and UPDATE), before anything is logged.  `src` is
+ * the transition table sync_old or, for TRUNCATE, the table itself.  SPI connected.
+ */
+static void
+validate_removed_rows(SyncSchema *schema, int ti, const char *src)
+{
+	const SyncTable *t = &schema->tables[ti];
+	MemoryContext cxt = CurrentMemoryContext;
+	SPITupleTable *tt;
+	uint64		n;
+	const char *actor = sync_capture_actor();
+
+	if (SPI_execute(psprintf("SELECT _sync_partition, _sync_row_id, _sync_payload FROM %s", src),
+					true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "syncular: reading the rows to validate failed");
+	MemoryContextSwitchTo(cxt);
+	tt = SPI_tuptable;			/* the validators' own SPI calls replace SPI_tuptable */
+	n = SPI_processed;
+	for (uint64 i = 0; i < n; i++)
+	{
+		bool		isnull;
+		bytea	   *p = DatumGetByteaPP(SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull));
+		SspValue   *stored = palloc0(sizeof(SspValue) * Max(t->ncolumns, 1));
+		SspError	err;
+
+		if (!ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
+								 (const uint8 *) VARDATA_ANY(p), VARSIZE_ANY_EXHDR(p), stored, &err))
+			sync_raise_codec_error(&err);
+		sync_validate_captured_row(schema, ti, true, SPI_getvalue(tt->vals[i], tt->tupdesc, 2),
+								   NULL, stored, actor, SPI_getvalue(tt->vals[i], tt->tupdesc, 1));
+		MemoryContextSwitchTo(cxt);
+	}
+	SPI_freetuptable(tt);
+}
+
 /* The transaction's commit to `partition`, created (locked, gated, numbered) when missing. */
 static CaptureCommit *
 commit_for(const char *partition, const SyncSchema *schema)
@@ -417,8 +473,7 @@ commit_for(const char *partition, const SyncSchema *schema)
 	/* lock and number in one update; the gate refuses by raising (nothing to give back) */
 	seq = sync_storage_reserve_commit_seq(partition);
 	sync_gate_check_write(partition, schema->version);
-	actor = capture_actor && capture_actor[0] ? capture_actor
-		: GetUserNameFromId(GetOuterUserId(), false);	/* not the definer */
+	actor = sync_capture_actor();
 	sync_storage_commit_insert(partition, seq,
 							   capture_client && capture_client[0] ? capture_client : "syncular:sql",
 							   psprintf("xid:%u", XidFromFullTransactionId(GetTopFullTransactionId())),
@@ -483,6 +538,13 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 		elog(ERROR, "syncular: SPI_connect failed");
 	if (ev != EV_TRUNCATE && SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "syncular: transition tables could not be registered");
+
+	if (sync_capture_validators && (ev == EV_DELETE || ev == EV_TRUNCATE) &&
+		sync_has_row_validator(schema, ti))
+	{
+		validate_removed_rows(schema, ti, ev == EV_DELETE ? "sync_old" : t->qualified);
+		MemoryContextSwitchTo(cxt);
+	}
 
 	/* the statement's partitions, in byte order: the lock order */
 	{

@@ -21,7 +21,9 @@
  * A value the codec refuses (an integer past ±2^53-1, JSON or a blob_ref it cannot carry, a NULL
  * in a non-nullable column, a row past syncular.max_row_bytes, a key past the key maxima) fails
  * the statement with a catalogue error; nothing is logged (the AFTER STATEMENT trigger that logs
- * never runs).  No SPI per row: the compiled schema is read once per statement.
+ * never runs).  No SPI per row: the compiled schema is read once per statement (with
+ * syncular.capture_validators on, the table's row validator runs on each row, push-and-pull.md
+ * §2.7, and its error fails the statement).
  */
 #include "postgres.h"
 
@@ -29,6 +31,7 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -305,6 +308,37 @@ trigger_owner(FunctionCallInfo fcinfo)
 	return owner;
 }
 
+/*
+ * syncular.capture_validators: the table's row validator on the row written (docs/writing-with-
+ * sql.md "Rules"), as the extension owner, as a push runs it, with SPI for the validator lookup.
+ * Its error fails the statement.
+ */
+static void
+validate_row(Oid owner, SyncSchema *schema, int ti, const char *row_id, const SspValue *vals,
+			 const SspValue *old_vals, const char *partition)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	const char *actor = sync_capture_actor();	/* the session's role, before the switch */
+	Oid			save_uid;
+	int			save_ctx;
+
+	GetUserIdAndSecContext(&save_uid, &save_ctx);
+	SetUserIdAndSecContext(owner, save_ctx | SECURITY_LOCAL_USERID_CHANGE);
+	PG_TRY();
+	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "syncular: SPI_connect failed");
+		sync_validate_captured_row(schema, ti, false, row_id, vals, old_vals, actor, partition);
+		SPI_finish();
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_uid, save_ctx);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+}
+
 Datum
 syncular_capture_row(PG_FUNCTION_ARGS)
 {
@@ -452,6 +486,9 @@ syncular_capture_row(PG_FUNCTION_ARGS)
 				cv[c] = version;
 		cvblob = push_encode_column_versions(t, cv);
 	}
+
+	if (sync_capture_validators)
+		validate_row(trigger_owner(fcinfo), schema, cr->ti, row_id, vals, old_vals, partition);
 
 	cols[0] = cr->a_part;
 	values[0] = CStringGetTextDatum(partition);

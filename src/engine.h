@@ -315,6 +315,12 @@ extern bool sync_has_row_validator(SyncSchema *schema, int ti);
 /* §6.7 per-table row validator: false + *reject to refuse.  Runs before the row write. */
 extern bool sync_validate_row(SyncRound *round, SyncCommitState *state,
 							  const SyncOpEvidence *op, SyncOpReject *reject);
+/* The row validator on a row written by SQL (capture_row.c, capture_log.c): its error is the
+ * statement's.  SPI connected; row NULL for a delete, stored NULL for an insert. */
+extern void sync_validate_captured_row(SyncSchema *schema, int ti, bool is_delete,
+									   const char *row_id, const SspValue *row,
+									   const SspValue *stored, const char *actor,
+									   const char *partition);
 /* §6.11 declared-reference enforcement over the candidate state (may append operations). */
 extern bool sync_enforce_references(SyncRound *round, SyncCommitState *state,
 									SyncOpReject *reject);

@@ -5,6 +5,8 @@
  *   sync_validate_row     §6.7 per-table row validator, before each row write
  *   sync_validate_commit  §6.8 whole-commit validator, after the ops and the reference pass
  *   sync_plan_reactions   §6.9 reaction planner + syncular._enqueue_reactions, after commit_seq
+ *   sync_validate_captured_row  the row validator on a row written by ordinary SQL, when
+ *                         syncular.capture_validators is on (capture_row.c, capture_log.c)
  *
  * Hooks are SQL functions called by OID through fmgr (so SET search_path / SECURITY DEFINER
  * apply), inside the push transaction, under a fresh snapshot so that their SQL sees the rows
@@ -431,6 +433,61 @@ sync_validate_row(SyncRound *round, SyncCommitState *state, const SyncOpEvidence
 	reject_from(rej, reject);
 	reject->op_index = op->op_index;	/* a row validator's opIndex member is ignored */
 	return false;
+}
+
+/* errcontext of a row validator run on a captured row: which table and row the error is about */
+static void
+captured_row_context(void *arg)
+{
+	const char *const *what = (const char *const *) arg;
+
+	errcontext("row validator of synced table \"%s\" on rowId \"%s\" written by SQL "
+			   "(syncular.capture_validators)", what[0], what[1]);
+}
+
+/*
+ * The row validator of table ti on a row written by ordinary SQL (syncular.capture_validators;
+ * docs/writing-with-sql.md "Rules"): the arguments a push gives it (§6.7: op, table, rowId, the
+ * row, the stored row, actor, partition), under the same fresh snapshot.  Not in a
+ * subtransaction: a statement has no per-operation result to carry a rejection, so the
+ * validator's error (its SQLSTATE, message and DETAIL, e.g. an SY001 rejection) is the
+ * statement's error, with a CONTEXT line naming the table and rowId.  SPI must be connected
+ * (the validator lookup); the caller runs it as the extension owner.
+ */
+void
+sync_validate_captured_row(SyncSchema *schema, int ti, bool is_delete, const char *row_id,
+						   const SspValue *row, const SspValue *stored, const char *actor,
+						   const char *partition)
+{
+	const SyncTable *t = &schema->tables[ti];
+	Oid			fn = row_validator_of(schema, ti);
+	Datum		args[7];
+	bool		nulls[7] = {false, false, false, false, false, false, false};
+	bool		isnull;
+	const char *what[2] = {t->name, row_id};
+	ErrorContextCallback ctx;
+
+	if (!OidIsValid(fn))
+		return;
+	args[0] = text_arg(is_delete ? "delete" : "upsert");
+	args[1] = text_arg(t->name);
+	args[2] = text_arg(row_id);
+	if (row && !is_delete)
+		args[3] = JsonbPGetDatum(row_jsonb(t, row));
+	else
+		nulls[3] = true;
+	if (stored)
+		args[4] = JsonbPGetDatum(row_jsonb(t, stored));
+	else
+		nulls[4] = true;
+	args[5] = text_arg(actor);
+	args[6] = text_arg(partition);
+	ctx.callback = captured_row_context;
+	ctx.arg = (void *) what;
+	ctx.previous = error_context_stack;
+	error_context_stack = &ctx;
+	(void) call_hook(fn, 7, args, nulls, &isnull);
+	error_context_stack = ctx.previous;
 }
 
 bool

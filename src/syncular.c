@@ -16,6 +16,7 @@
 #include "stats.h"
 #include "segments.h"
 #include "capture.h"
+#include "ddl_guard.h"
 #include "wakeup.h"
 
 PG_MODULE_MAGIC;
@@ -144,6 +145,7 @@ _PG_init(void)
 	sync_segment_url_define_gucs();
 	sync_wakeup_init();
 	sync_capture_init();
+	sync_ddl_guard_init();
 	MarkGUCPrefixReserved("syncular");
 	sync_stats_init();
 

@@ -692,19 +692,6 @@ ssp_rd_str(SspReader *r, SspStr *s, SspError *err)
 }
 
 bool
-ssp_rd_json(SspReader *r, SspStr *s, SspError *err)
-{
-	size_t      at = r->base + r->pos;
-
-	if (!ssp_rd_str(r, s, err))
-		return false;
-	if (!ssp_json_valid(s->ptr, s->len))
-		return ssp_fail(err, SSP_ERR_INVALID_REQUEST,
-						"%s: invalid JSON text at offset %zu", r->what, at);
-	return true;
-}
-
-bool
 ssp_rd_bytes(SspReader *r, SspBytes *b, SspError *err)
 {
 	uint32_t    n;

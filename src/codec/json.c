@@ -219,6 +219,24 @@ member:
 	goto value;
 }
 
+/*
+ * A `json` field of a frame (WF §1): a str that must pass ssp_json_valid.  Here,
+ * not with the other field readers in buf.c, so that buf.c (the layer below)
+ * never calls up into the JSON validator.
+ */
+bool
+ssp_rd_json(SspReader *r, SspStr *s, SspError *err)
+{
+	size_t      at = r->base + r->pos;
+
+	if (!ssp_rd_str(r, s, err))
+		return false;
+	if (!ssp_json_valid(s->ptr, s->len))
+		return ssp_fail(err, SSP_ERR_INVALID_REQUEST,
+						"%s: invalid JSON text at offset %zu", r->what, at);
+	return true;
+}
+
 /* ------------------------------------------------------------------ */
 /* DOM parser                                                          */
 /* ------------------------------------------------------------------ */

@@ -959,6 +959,9 @@ BEGIN
     END LOOP;
   END LOOP;
 
+  -- the bump's own DDL on synced tables passes the DDL guard (33_ddl_guard.sql) until step 4
+  PERFORM syncular._synced_ddl(true);
+
   -- 1. retired tables (stored, no longer in the schema)
   FOR k IN SELECT key FROM jsonb_each(stored) ORDER BY key LOOP
     IF NOT (k = ANY (new_names)) THEN
@@ -1032,6 +1035,8 @@ BEGIN
       PERFORM syncular._create_synced_table(target, t);
     END IF;
   END LOOP;
+
+  PERFORM syncular._synced_ddl(false);
 
   -- 4. the compiled schema first: decode_row reads it for the backfill
   INSERT INTO syncular.sync_settings AS s (id, app_schema, compiled) VALUES (1, target, compiled)

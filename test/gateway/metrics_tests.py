@@ -168,7 +168,7 @@ def as_postgres(cmd):
 
 
 def t_metrics_preloaded_cluster():
-    """A cluster of its own with shared_preload_libraries = 'syncular' (as test/stats/run.sh):
+    """A cluster of its own with shared_preload_libraries = 'syncular' (as test/t/010_counters.pl):
     the database part carries the documented families, moved by the rounds through the gateway."""
     # the staged installation of this run (scripts/pgenv.sh), never the system directories
     bindir = os.environ.get("SYNCULAR_BIN")

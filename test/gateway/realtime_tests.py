@@ -673,7 +673,7 @@ def t_rt_least_privilege_role():
 def t_rt_wakeup_source():
     """The gateway takes commit wake-ups the way the database sends them (docs/realtime.md "Commit
     wake-ups"): NOTIFY mode LISTENs syncular_commit and runs no waiter; ring mode (the library
-    preloaded, test/wakeup/run.sh) runs syncular.wait_commits on a connection of its own and
+    preloaded, test/t/020_wakeup_ring.pl) runs syncular.wait_commits on a connection of its own and
     still LISTENs syncular_commit (a session pushing in notify mode reaches it), and a waiter
     killed while a commit happens resumes at its position: the commit still arrives as a delta,
     without a catch-up wake-up."""
@@ -729,9 +729,9 @@ def t_rt_wakeup_lost_resyncs():
     """Ring mode: when the ring moves past the waiter's position (the gateway stalled while more
     wake-ups than the ring holds were committed), wait_commits answers "lost" and the gateway
     makes one fanout call per partition up to its head: the commit whose wake-up was overwritten
-    still reaches the socket as a delta.  (NOTIFY mode has no ring: test/wakeup/run.sh runs this.)"""
+    still reaches the socket as a delta.  (NOTIFY mode has no ring: test/t/020_wakeup_ring.pl runs this.)"""
     if psql("SELECT syncular.commit_wakeup_mode()") == "notify":
-        print("# t_rt_wakeup_lost_resyncs: NOTIFY mode here, checked in ring mode by test/wakeup/run.sh")
+        print("# t_rt_wakeup_lost_resyncs: NOTIFY mode here, checked in ring mode by test/t/020_wakeup_ring.pl")
         return
     fill = ["F" * 255 + "a", "F" * 255 + "b"]     # 256-byte partitions: 2048 of them fill the ring
     for f in fill:

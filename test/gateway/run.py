@@ -32,7 +32,7 @@ def main():
         return 1
     setup_databases()
     tap = Tap()
-    # GW_SUITES=realtime: only the realtime tests (test/wakeup/run.sh runs them in ring mode)
+    # GW_SUITES=realtime: only the realtime tests (test/t/020_wakeup_ring.pl runs them in ring mode)
     suites = os.environ.get("GW_SUITES", "all")
     mods = [http_tests, pool_tests, blob_tests, segment_tests, operations_tests] if suites == "all" else []
     if os.environ.get("GW_REALTIME", "1") == "1":

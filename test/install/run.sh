@@ -51,7 +51,7 @@ script_versions() {
 # versions named by the upgrade tests and the docs: CREATE EXTENSION <ext> VERSION '<v>', the
 # README's release chain (syncular only)
 named_versions() {
-  grep -rhoE "EXTENSION $1 VERSION '[0-9.]+'" sql test/scale test/pgtap README.md docs 2>/dev/null |
+  grep -rhoE "EXTENSION $1 VERSION '[0-9.]+'" sql test/t test/pgtap README.md docs 2>/dev/null |
     sed -E "s/.*'([0-9.]+)'/\1/"
   if [ "$1" = syncular ]; then
     sed -n 's/^Releases chain: \(.*\) (`upgrade.*/\1/p' README.md | grep -oE '[0-9]+\.[0-9]+\.[0-9]+'

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(473);
+SELECT plan(474);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -168,6 +168,15 @@ SELECT is((SELECT proconfig FROM pg_proc WHERE oid = 'syncular._ensure_schema(js
           '{"search_path=pg_catalog, pg_temp"}'::text[],
           'syncular._ensure_schema (the body of ensure_schema) pins search_path = pg_catalog, pg_temp');
 SELECT ok(has_schema_privilege('public', 'syncular', 'USAGE'), 'PUBLIC has USAGE on schema syncular');
+-- the DDL guard (33_ddl_guard.sql): two enabled event triggers of the extension
+SELECT set_eq(
+  $$SELECT e.evtname || ' ' || e.evtevent || ' ' || e.evtenabled::text || ' ' || e.evtfoid::regprocedure::text
+      FROM pg_event_trigger e JOIN pg_depend d ON d.classid = 'pg_event_trigger'::regclass AND d.objid = e.oid
+                                              AND d.deptype = 'e'
+     WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'syncular')$$,
+  ARRAY['syncular_guard_alter ddl_command_start O syncular._guard_synced_ddl()',
+        'syncular_guard_drop sql_drop O syncular._guard_synced_ddl()'],
+  'the extension''s event triggers are syncular_guard_alter and syncular_guard_drop, enabled');
 
 -- ---------------------------------------------------------------------------------------------
 -- views: exist, are commented, are owner-only

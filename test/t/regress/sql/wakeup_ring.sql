@@ -1,6 +1,6 @@
 -- wakeup_ring: the commit wake-up ring (src/wakeup.c; docs/realtime.md "Commit wake-ups").  Needs
--- shared_preload_libraries = 'syncular': run by test/wakeup/run.sh in a cluster of its own.
--- Single-session checks with timeout 0 (the blocking, timing and cancel checks are in run.sh):
+-- shared_preload_libraries = 'syncular': run by test/t/020_wakeup_ring.pl in a cluster of its own.
+-- Single-session checks with timeout 0 (the blocking, timing and cancel checks are in the .pl):
 -- a commit is seen only once its transaction commits, never after a rollback (of the
 -- transaction, a savepoint, or a commit rejected inside its push subtransaction), other
 -- databases' wake-ups are not returned, and an overwritten ring answers "lost".

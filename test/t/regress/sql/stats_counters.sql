@@ -1,6 +1,6 @@
 -- stats_counters: every counter of syncular.stats / syncular.stats_tables moves by exactly the
 -- expected amount for scripted rounds.  Needs shared_preload_libraries = 'syncular': run by
--- test/stats/run.sh in a cluster of its own (the main suite's cluster does not preload; its
+-- the TAP test test/t/010_counters.pl in a cluster of its own (the main suite's cluster does not preload; its
 -- stats_not_preloaded test covers that answer).
 \set testdb syncular_t_stats
 \i sql/push_helpers.psql

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """The gateway in front of the router (docs/scaling.md "The gateway in front of the router"), a
-step of test/scale/run.sh.  Starts syncular-gateway with --db on the router database, opens one
+step of the multi-node TAP test (test/t/001_multi_node.pl), which re-reports its TAP lines.  Starts syncular-gateway with --db on the router database, opens one
 realtime socket on a fresh partition of every logical shard, pushes through the router and checks
 that each socket gets the delta of its own partition's commit (the NOTIFY comes from the shard that
 committed, which the gateway LISTENs on); then runs the stop command (server B down) and checks
 that the sockets of the shards on A still get their deltas.  TAP lines; exit 1 on a failure.
 
-usage: gateway.py GATEWAY_BIN ROUTER_CONNINFO SHARD_CONNINFO_FOR_RENDER STOP_CMD LOG
+usage: multi_node_gateway.py GATEWAY_BIN ROUTER_CONNINFO SHARD_CONNINFO_FOR_RENDER STOP_CMD LOG
 """
 import asyncio, base64, hashlib, hmac, json, socket, subprocess, sys, time
 
@@ -134,7 +134,7 @@ async def main():
                 fail("shard %d: the socket got %r, want the delta of commit %d" % (k, d, seq))
             if k == len(parts) - 1:
                 # the ack goes through the router to the record on the partition's shard
-                shard = psql(ROUTER, "SELECT syncular.shard_connstr(syncular.shard_of(:'a0'))", p) + " user=postgres"
+                shard = psql(ROUTER, "SELECT syncular.shard_connstr(syncular.shard_of(:'a0'))", p)
                 await socks[k].send(json.dumps({"type": "ack", "cursor": seq}))
                 for _ in range(100):
                     if psql(shard, "SELECT cursor FROM syncular.sync_clients WHERE client_id = :'a0'", "rt-c%d" % k) == str(seq):
