@@ -9,6 +9,7 @@ import websockets
 
 from gwlib import Gateway, expect_error, psql
 from operations_tests import dec, enc, register
+from realtime_tests import closed_with
 
 PART = "pwatch"             # a partition of its own: other suites fill p1's lists
 KEY = "u1@" + PART
@@ -193,14 +194,6 @@ def t_watch_unwatch_suppresses_running():
         g.stop()
 
 
-async def closed_with(ws, code, reason=None):
-    try:
-        while True:
-            await asyncio.wait_for(ws.recv(), 10)
-    except websockets.ConnectionClosed as ex:
-        assert ex.code == code and (reason is None or ex.reason == reason), (ex.code, ex.reason)
-
-
 def t_watch_transport():
     """The watch route on the gateway's WebSocket layer (http.c upgrade, ws.c, wswatch.c): a
     plain GET is 400; a failed host authentication closes 4401; watches sent at once, while the
@@ -215,7 +208,7 @@ def t_watch_transport():
         async def go():
             async with websockets.connect(url(g, "nobody")) as ws:
                 await ws.send(watch("n", "tasksInList", {"listId": "l1"}))
-                await closed_with(ws, 4401, "sync.auth_required")
+                assert await closed_with(ws, 4401) == "sync.auth_required"
             async with connect(g) as ws:
                 for w in ("e1", "e2", "e3"):
                     await ws.send(watch(w, "tasksInList", {"listId": "l1"}))
