@@ -8,9 +8,10 @@
  *      a registration whose function no longer exists counts as no merger;
  *   2. for `yjs-doc` when nothing is registered: the built-in merger (src/codec/yjs.c);
  *   3. otherwise no merger: sync.crdt_merge_failed "no CRDT merger registered".
- * A merger that raises (other than a server failure: serialization, resources, cancel,
- * internal error, which are re-thrown), returns NULL, or a malformed Yjs update gives
- * sync.crdt_merge_failed "CRDT merger failed" (§5.10.6); the reason goes to the server log.
+ * A merger that raises (other than a server failure, re-thrown: sync_is_server_failure's
+ * serialization, resources, cancel, system or internal error), returns NULL, or a malformed
+ * Yjs update gives sync.crdt_merge_failed "CRDT merger failed" (§5.10.6); the reason goes to
+ * the server log.
  * In a push that is a durable rejection of the commit at the operation (push.c, §6.4).
  */
 #include "postgres.h"
@@ -59,17 +60,6 @@ registered_merger(const char *crdt_type, bool *registered)
 	SPI_finish();
 	MemoryContextSwitchTo(cxt);
 	return fn;
-}
-
-/* A server failure, not a fact about the merge (the same classes as the write hooks). */
-static bool
-is_server_failure(int sqlerrcode)
-{
-	int			cls = ERRCODE_TO_CATEGORY(sqlerrcode);
-
-	return cls == ERRCODE_TRANSACTION_ROLLBACK || cls == ERRCODE_INSUFFICIENT_RESOURCES ||
-		cls == ERRCODE_OPERATOR_INTERVENTION || cls == ERRCODE_SYSTEM_ERROR ||
-		cls == ERRCODE_INTERNAL_ERROR;
 }
 
 /*
@@ -121,7 +111,7 @@ call_merger(Oid fn, bytea *stored, bytea *incoming, char **reason)
 	PG_END_TRY();
 	if (edata != NULL)
 	{
-		if (is_server_failure(edata->sqlerrcode))
+		if (sync_is_server_failure(edata->sqlerrcode))
 			ReThrowError(edata);
 		*reason = psprintf("merger %s raised SQLSTATE %s: %s", format_procedure(fn),
 						   unpack_sql_state(edata->sqlerrcode), edata->message);

@@ -124,6 +124,10 @@ extern void sync_raise_codec_error(const SspError *err) pg_attribute_noreturn();
  * (details omitted when NULL). */
 extern char *sync_error_detail_json(const char *code, const char *details_json);
 
+/* An error of a host function that is the server's failure (classes 40, 53, 57, 58, XX):
+ * re-thrown, never stored as the function's verdict. */
+extern bool sync_is_server_failure(int sqlerrcode);
+
 /* A required, non-empty text argument of a SQL function (sync.invalid_request otherwise). */
 extern char *sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *who,
 									const char *what);

@@ -392,3 +392,22 @@ sync_catalogue_error(const ErrorData *edata, char **details)
 		return NULL;
 	return e;
 }
+
+/*
+ * Whether an error raised by a host function (a CRDT merger, a validator) is the server's
+ * failure rather than the function's verdict: serialization and deadlock (class 40),
+ * resources (53), operator intervention such as a cancel (57), system error (58), internal
+ * error (XX).  Those are re-thrown and fail the round as retryable; anything else is the
+ * function's refusal (SPEC §5.10.6, §6.4).
+ */
+bool
+sync_is_server_failure(int sqlerrcode)
+{
+	int			cls = ERRCODE_TO_CATEGORY(sqlerrcode);
+
+	return cls == ERRCODE_TRANSACTION_ROLLBACK ||	/* 40 */
+		cls == ERRCODE_INSUFFICIENT_RESOURCES ||	/* 53 */
+		cls == ERRCODE_OPERATOR_INTERVENTION ||	/* 57 */
+		cls == ERRCODE_SYSTEM_ERROR ||	/* 58 */
+		cls == ERRCODE_INTERNAL_ERROR;	/* XX */
+}

@@ -250,19 +250,6 @@ call_hook(Oid fn, int nargs, Datum *args, bool *nulls, bool *isnull)
 	return result;
 }
 
-/* A server failure, not a fact about the commit (docs/hooks.md §3). */
-static bool
-is_server_failure(int sqlerrcode)
-{
-	int			cls = ERRCODE_TO_CATEGORY(sqlerrcode);
-
-	return cls == ERRCODE_TRANSACTION_ROLLBACK ||	/* 40 */
-		cls == ERRCODE_INSUFFICIENT_RESOURCES ||	/* 53 */
-		cls == ERRCODE_OPERATOR_INTERVENTION ||	/* 57 */
-		cls == ERRCODE_SYSTEM_ERROR ||	/* 58 */
-		cls == ERRCODE_INTERNAL_ERROR;	/* XX */
-}
-
 /* syncular._validator_rejection(sqlstate, detail, message): the decoded rejection or NULL. */
 static Jsonb *
 decode_rejection(const ErrorData *edata)
@@ -342,7 +329,8 @@ run_validator(Oid fn, int nargs, Datum *args, bool *nulls, const char *table, Js
 	if (ok)
 		return true;
 
-	if (is_server_failure(edata->sqlerrcode))
+	/* a server failure, not a fact about the commit (docs/hooks.md §3) */
+	if (sync_is_server_failure(edata->sqlerrcode))
 		ReThrowError(edata);
 	*rejection = decode_rejection(edata);
 	if (*rejection == NULL)

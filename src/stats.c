@@ -8,7 +8,7 @@
  * rolled back: a round counted here stays counted if the caller's transaction aborts later.
  *
  * A round's figures are gathered in backend memory (`pending`) by the one-line hooks in round.c,
- * push.c and pull.c and added to shared memory once at the end of the round.  A refused round
+ * push_outcome.c, pull_out.c, pull_boot.c and pull_window.c and added to shared memory once at the end of the round.  A refused round
  * (an error raised out of the round) counts only as refused, under the catalogue code it raised;
  * the figures of its partial work are dropped.  Histograms have fixed buckets (bucket_le_ms).
  *

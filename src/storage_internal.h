@@ -1,7 +1,8 @@
 /*
  * storage_internal.h — what storage.c (the sync_* tables) and storage_rows.c (synced rows and
  * declared references) share: the per-table plan cache and the SPI helpers, as static inline
- * functions (each file keeps its own copies; no call between the two files).
+ * functions (each file keeps its own copies of these; storage_rows.c calls storage.c only for
+ * the internal subtransaction helpers sync_subxact_*).
  *
  * SPI switches CurrentMemoryContext to its procedure context after every call; run() restores
  * the caller's context so results are copied where the caller allocates.
