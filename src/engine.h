@@ -139,6 +139,11 @@ extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,
 								  const char *details_json);
 /* sql_api.c: whether text argument argno is the media type `expected` (parameters ignored). */
 extern bool sync_http_content_type_is(FunctionCallInfo fcinfo, int argno, const char *expected);
+/* sql_api.c: the 415 body (sync.invalid_request "unsupported content type"), and the one
+ * (status, content_type, body) row of an HTTP entry point's materialized result. */
+extern bytea *sync_http_unsupported_type_body(void);
+extern void sync_http_put_answer(FunctionCallInfo fcinfo, int status, const char *ctype,
+								 bytea *body);
 /* A raised catalogue error (DETAIL exactly sync_error_detail_json's text, the catalogue's
  * SQLSTATE): its entry and raw details text; NULL for any other error. */
 extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);

@@ -213,14 +213,11 @@ PG_FUNCTION_INFO_V1(syncular_operations_http);
 Datum
 syncular_operations_http(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile int status = 200;
 	const char *volatile ctype = OPS_CONTENT_TYPE;
 	bytea	   *volatile body = NULL;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
 
 	InitMaterializedSRF(fcinfo, 0);
 	MemoryContextSwitchTo(caller);
@@ -229,8 +226,7 @@ syncular_operations_http(PG_FUNCTION_ARGS)
 	{
 		status = 415;
 		ctype = "application/json";
-		body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.invalid_request"),
-															  "unsupported content type", NULL));
+		body = sync_http_unsupported_type_body();
 	}
 	else
 	{
@@ -248,9 +244,6 @@ syncular_operations_http(PG_FUNCTION_ARGS)
 		PG_END_TRY();
 	}
 
-	values[0] = Int32GetDatum(status);
-	values[1] = CStringGetTextDatum(ctype);
-	values[2] = PointerGetDatum(body);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	sync_http_put_answer(fcinfo, status, ctype, body);
 	return (Datum) 0;
 }

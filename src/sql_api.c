@@ -149,19 +149,38 @@ sync_http_content_type_is(FunctionCallInfo fcinfo, int argno, const char *expect
 	return pg_strcasecmp(start, expected) == 0;
 }
 
+/* The 415 answer's body of an HTTP entry point given another content type (JSON). */
+bytea *
+sync_http_unsupported_type_body(void)
+{
+	return (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.invalid_request"),
+														  "unsupported content type", NULL));
+}
+
+/* The one (status, content_type, body) row an HTTP entry point answers. */
+void
+sync_http_put_answer(FunctionCallInfo fcinfo, int status, const char *ctype, bytea *body)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	values[0] = Int32GetDatum(status);
+	values[1] = CStringGetTextDatum(ctype);
+	values[2] = PointerGetDatum(body);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
 PG_FUNCTION_INFO_V1(syncular_handle_http);
 
 Datum
 syncular_handle_http(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	volatile int status = 200;	/* volatile: set in PG_CATCH */
 	const char *volatile ctype = SYNC_CONTENT_TYPE;
 	bytea	   *body = NULL;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
 
 	InitMaterializedSRF(fcinfo, 0);
 	MemoryContextSwitchTo(caller);
@@ -170,8 +189,7 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 	{
 		status = 415;
 		ctype = "application/json";
-		body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.invalid_request"),
-									 "unsupported content type", NULL));
+		body = sync_http_unsupported_type_body();
 	}
 	else
 	{
@@ -218,9 +236,6 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 		PG_END_TRY();
 	}
 
-	values[0] = Int32GetDatum(status);
-	values[1] = CStringGetTextDatum(ctype);
-	values[2] = PointerGetDatum(body);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	sync_http_put_answer(fcinfo, status, ctype, body);
 	return (Datum) 0;
 }
