@@ -46,8 +46,8 @@ import sys
 
 TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 DIRECTIVE = re.compile(r"^--#include(-or-replace)? (\S+)$")
-CREATE_RE = re.compile(r"^CREATE (FUNCTION|PROCEDURE) ", re.M)
-CREATE_OR_REPLACE_RE = re.compile(r"^CREATE OR REPLACE (FUNCTION|PROCEDURE) ", re.M)
+CREATE_RE = re.compile(r"^CREATE (FUNCTION|PROCEDURE|VIEW) ", re.M)
+CREATE_OR_REPLACE_RE = re.compile(r"^CREATE OR REPLACE (FUNCTION|PROCEDURE|VIEW) ", re.M)
 
 
 class Ext:
@@ -117,7 +117,7 @@ def expand(ext, text, where="?"):
         if m.group(1):
             body, n = CREATE_RE.subn(r"CREATE OR REPLACE \1 ", body, count=1)
             if n != 1:
-                sys.exit("%s: %s has no CREATE FUNCTION/PROCEDURE to write OR REPLACE" % (where, m.group(2)))
+                sys.exit("%s: %s has no CREATE FUNCTION/PROCEDURE/VIEW to write OR REPLACE" % (where, m.group(2)))
         out.append(body)
     return "".join(out)
 
@@ -214,8 +214,12 @@ OTHER = [
     (re.compile(r"CREATE\s+TYPE\s+" + NAME, re.I), "types"),
     (re.compile(r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?" + NAME, re.I), "indexes"),
     (re.compile(r"CREATE\s+(?:EVENT\s+)?TRIGGER\s+" + NAME, re.I), "triggers"),
-    (re.compile(r"COMMENT\s+ON\s+(?:COLUMN|TABLE|VIEW|TYPE|SCHEMA|INDEX)\s+" + NAME, re.I), "comments"),
+    (re.compile(r"COMMENT\s+ON\s+(?:COLUMN|TABLE|VIEW|TYPE|SCHEMA|INDEX|SEQUENCE|EVENT\s+TRIGGER)\s+" + NAME, re.I), "comments"),
     (re.compile(r"ALTER\s+TABLE\s+(?:ONLY\s+)?" + NAME, re.I), "alters"),
+    (re.compile(r"CREATE\s+SEQUENCE\s+" + NAME, re.I), "sequences"),
+    (re.compile(r"(?:GRANT|REVOKE)\s.*?\sON\s+(?:(?:TABLE|SEQUENCE|SCHEMA|FUNCTION|PROCEDURE|ALL\s+\w+\s+IN\s+SCHEMA)\s+)?" + NAME, re.I | re.S), "grants"),
+    (re.compile(r"SELECT\s+pg_catalog\.pg_extension_config_dump\('" + NAME, re.I), "config_dump"),
+    (re.compile(r"INSERT\s+INTO\s+" + NAME, re.I), "rows"),
 ]
 
 
@@ -327,6 +331,76 @@ def line_units(t):
 
 
 # ------------------------------------------------------------------------------ conversion
+def group_of(stmt):
+    """What keeps one-line statements in one block: their kind; column comments, their table."""
+    _, _, d = classify(stmt)
+    if d is None:
+        return None
+    kind, name = d.split("/", 1)
+    return (kind, name.split(".")[0]) if kind == "comments" else kind
+
+
+def blocks(texts, occ, release):
+    """Runs of consecutive one-line statements (no blank line, no extracted object between;
+    comment lines inside but not at either end) of one kind (column comments: of one table)
+    whose exact text stands in more than one script: column comments, indexes, REVOKEs,
+    pg_extension_config_dump calls.  A block is filed under its first statement's object."""
+    found = []
+    for p, t in texts.items():
+        lines = t.splitlines(keepends=True)
+        covered = set()
+        for o in occ:
+            if o[0] == p:
+                covered.update(range(o[1], o[2] + 1))
+        units = {u[0]: u for u in line_units(t)}
+        i = 0
+        while i < len(lines):
+            if i in covered or not lines[i].strip() or DIRECTIVE.match(lines[i].rstrip("\n")):
+                i += 1
+                continue
+            j = i
+            while j < len(lines) and j not in covered and lines[j].strip() and not DIRECTIVE.match(lines[j].rstrip("\n")):
+                j += 1
+            # lines i..j-1: a paragraph; keep whole statements, comment lines only inside
+            k, stmts, ok = i, [], True
+            while k < j:
+                if k in units and units[k][1] < j:
+                    stmts.append(units[k])
+                    k = units[k][1] + 1
+                elif lines[k].lstrip().startswith("--") and not stmts:
+                    i, k = k + 1, k + 1
+                elif lines[k].lstrip().startswith("--"):
+                    k += 1
+                else:
+                    ok = False
+                    break
+            runs = []
+            for u in stmts if ok else []:
+                g = group_of("".join(lines[u[0]:u[1] + 1]))
+                if runs and runs[-1][0] == g:
+                    runs[-1][1].append(u)
+                else:
+                    runs.append((g, [u]))
+            for g, run in runs:
+                if len(run) < 2:
+                    continue
+                a, b = run[0][0], run[-1][1]
+                _, key, d = classify("".join(lines[a:run[0][1] + 1]))
+                if isinstance(g, tuple) and d != "comments/" + g[1]:
+                    d, key = "comments/%s.columns" % g[1], ("columns", g[1])
+                if d is None:
+                    words = re.findall(r"[A-Za-z_][\w.]*", lines[a])[:4]
+                    d = "misc/" + "-".join(w.lower() for w in words)
+                    key = ("misc", d)
+                d = d if "/" in d else "blocks/" + d
+                found.append([p, a, b, "".join(lines[a:b + 1]), False, "block", ("block",) + tuple(key), d])
+            i = j
+    where = {}
+    for o in found:
+        where.setdefault(o[3], set()).add(o[0] if o[0] in release else "install")
+    return [o for o in found if len(where[o[3]]) > 1]
+
+
 def canonical(text):
     """A function's text stored in its source file: CREATE without OR REPLACE (the directive
     says which); returns (text, or_replace)."""
@@ -348,7 +422,7 @@ def convert(ext):
         for a, b, kind, key, d in line_units(t):
             if kind is None or (kind == "other" and a == b):
                 continue
-            body, orr = canonical("".join(lines[a:b + 1])) if kind == "func" else ("".join(lines[a:b + 1]), False)
+            body, orr = canonical("".join(lines[a:b + 1])) if kind == "func" or d.startswith("views/") else ("".join(lines[a:b + 1]), False)
             occ.append([p, a, b, body, orr, kind, key, d])
     # 'other' statements only where the same text stands in more than one script
     where = {}
@@ -373,6 +447,7 @@ def convert(ext):
                 o[1] -= head.count("\n")
                 o[3] = head + o[3]
         taken.setdefault(o[0], []).append(o)
+    occ += blocks(texts, occ, release)
     # versions: the first release whose script holds the text; texts only the install sources
     # hold are the version in development's
     first = {}
@@ -445,45 +520,56 @@ def convert(ext):
 # ------------------------------------------------------------------------------ new-version
 def new_version(args):
     ext = ROUTER if "--router" in args else ENGINE
-    args = [a for a in args if a != "--router"]
+    comment = "--comment" in args
+    args = [a for a in args if a not in ("--router", "--comment")]
     v = ext.extversion()
     if "--version" in args:
         i = args.index("--version")
         v = args[i + 1]
         del args[i:i + 2]
     if len(args) != 1:
-        sys.exit("usage: sqlsrc.py new-version NAME [--router] [--version V]")
+        sys.exit("usage: sqlsrc.py new-version NAME [--comment] [--router] [--version V]")
     name = args[0]
     root = os.path.join(TOP, ext.root)
     d = name if os.path.isdir(os.path.join(root, name)) else "udfs/" + name
+    suffix = ".comment.sql" if comment else ".sql"
     if not os.path.isdir(os.path.join(root, d)):
-        sys.exit("no object %s under %s (a brand-new object: create %s/udfs/%s/%s.sql yourself)" % (name, ext.root, ext.root, name, v))
-    versions = sorted((f[:-4] for f in os.listdir(os.path.join(root, d)) if re.fullmatch(r"[0-9.]+(-\d+)?\.sql", f)),
-                      key=lambda s: (vkey(s.split("-")[0]), s))
-    newest = versions[-1]
-    target = "%s/%s.sql" % (d, v)
-    if newest.split("-")[0] == v:
-        sys.exit("%s/%s already exists: edit it" % (ext.root, target))
-    shutil.copyfile(os.path.join(root, d, newest + ".sql"), os.path.join(root, target))
-    old = "%s/%s.sql" % (d, newest)
+        sys.exit("no object %s under %s: a brand-new object is written inline in the skeletons, "
+                 "then `sqlsrc.py convert` (docs/CONTRIBUTING-internal.md)" % (name, ext.root))
+    versions = [f for f in os.listdir(os.path.join(root, d))
+                if f.endswith(suffix) and (comment or not f.endswith(".comment.sql"))]
+    if not versions:
+        sys.exit("%s/%s has no %s file" % (ext.root, d, suffix))
+    newest = max(versions, key=lambda f: (vkey(file_version(f)), f))
+    target = "%s/%s%s" % (d, v, suffix)
+    if os.path.exists(os.path.join(root, target)):
+        sys.exit("%s/%s exists already: edit it" % (ext.root, target))
+    if vkey(file_version(newest)) > vkey(v):
+        sys.exit("%s/%s/%s is newer than %s" % (ext.root, d, newest, v))
+    shutil.copyfile(os.path.join(root, d, newest), os.path.join(root, target))
+    # the install skeletons include the new file where they included any of this object's
+    pattern = re.compile(r"^--#include %s/[0-9][^/\s]*%s$" % (re.escape(d), re.escape(suffix)), re.M)
     n = 0
     for p in ext.install_parts():
         t = read(p)
-        new = re.sub(r"^--#include %s$" % re.escape(old), "--#include " + target, t, flags=re.M)
+        new = pattern.sub(lambda m: "--#include " + target if comment or not m.group(0).endswith(".comment.sql")
+                          else m.group(0), t)
         if new != t:
             write(p, new)
             n += 1
-    scripts = dict((p, v2) for v2, p in ext.scripts())
-    delta = [p for p, v2 in scripts.items() if v2 == v and "--" in os.path.basename(p)[len(ext.name) + 2:]]
-    if not delta:
-        sys.exit("no delta skeleton to %s under %s" % (v, ext.upgrade))
-    t = read(delta[0])
-    is_func = CREATE_RE.search(read(os.path.join(ext.root, target))) is not None
-    t += "\n--#include%s %s\n" % ("-or-replace" if is_func else "", target)
-    write(delta[0], t)
-    print("%s/%s: copied from %s.sql; install skeletons changed: %d; appended to %s\n"
-          "edit %s/%s now%s" % (ext.root, target, newest, n, delta[0], ext.root, target,
-                                "" if is_func else " (not a function: check the delta's directive does what an upgrade needs)"))
+    deltas = [p for v2, p in ext.scripts() if v2 == v and os.path.basename(p).count("--") == 2]
+    if not deltas:
+        sys.exit("no upgrade skeleton to %s in %s" % (v, ext.upgrade))
+    is_func = not comment and CREATE_RE.search(read(os.path.join(ext.root, target))) is not None
+    t = read(deltas[0])
+    t += "%s--#include%s %s\n" % ("" if t.endswith("\n\n") else "\n", "-or-replace" if is_func else "", target)
+    write(deltas[0], t)
+    print("created %s/%s (a copy of %s); install skeletons now including it: %d; appended to %s.\n"
+          "Edit %s/%s now%s." % (ext.root, target, newest, n, deltas[0], ext.root, target,
+                                 "" if is_func or comment else
+                                 "; not a function: make the delta's statement one an upgrade can run"))
+    if n == 0:
+        print("warning: no install skeleton included %s/*%s: add `--#include %s` where it belongs" % (d, suffix, target))
 
 
 # ------------------------------------------------------------------------------ check

@@ -167,9 +167,7 @@ CREATE INDEX sync_blobs_gc ON syncular.sync_blobs (created_at_ms);
 -- out of line and never compressed: blobs are mostly compressed media, and a chunk is read whole
 ALTER TABLE syncular.sync_blob_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
 
-SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blobs', '');
-SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blob_chunks', '');
-SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blob_upload_seq', '');
+--#include config_dump/sync_blobs/0.2.0.sql
 REVOKE ALL ON syncular.sync_blobs, syncular.sync_blob_chunks, syncular.sync_blob_upload_seq FROM PUBLIC;
 
 --#include comments/sync_blobs/0.2.0.sql
@@ -252,9 +250,7 @@ COMMENT ON VIEW syncular.client_lag IS
   'partition, an upper bound), behind_horizon (its next pull resets with sync.cursor_expired), last_seen_at_ms (ms '
   'since the epoch) and idle_ms (now() - last_seen_at_ms). SPEC §4.5. docs/operations.md.';
 
-REVOKE ALL ON syncular.stats, syncular.stats_tables, syncular.partition_lag, syncular.client_lag FROM PUBLIC;
-GRANT SELECT ON syncular.stats, syncular.stats_tables TO pg_read_all_stats;
-GRANT EXECUTE ON FUNCTION syncular._stats(), syncular._stats_tables() TO pg_read_all_stats;
+--#include grants/stats/0.2.0.sql
 -- The segment store and direct download (src/sql/45_segments.sql, SPEC §5).
 --
 -- Segments are cache, not durable state (§5.1: "servers MAY expire them at any time"), so both
@@ -271,8 +267,7 @@ ALTER TABLE syncular.sync_segments ALTER COLUMN bytes SET STORAGE EXTERNAL;
 --#include comments/sync_segments/0.2.0.sql
 
 --#include tables/sync_segment_publications/0.2.0.sql
-CREATE INDEX sync_segment_publications_segment ON syncular.sync_segment_publications (segment_id);
-CREATE INDEX sync_segment_publications_expiry ON syncular.sync_segment_publications (expires_at_ms);
+--#include indexes/sync_segment_publications_segment/0.2.0.sql
 --#include comments/sync_segment_publications/0.2.0.sql
 
 --#include udfs/prune_segments/0.2.0.sql
@@ -285,11 +280,8 @@ CREATE INDEX sync_segment_publications_expiry ON syncular.sync_segment_publicati
 --#include udfs/segments/0.2.0.comment.sql
 
 --#include tables/sync_segment_secret/0.2.0.sql
--- 244 random bits from two v4 UUIDs (pg_strong_random), hashed to a 32-byte key
-INSERT INTO syncular.sync_segment_secret (id, key)
-VALUES (1, sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())));
-REVOKE ALL ON syncular.sync_segments, syncular.sync_segment_publications, syncular.sync_segment_secret
-  FROM PUBLIC;
+--#include rows/sync_segment_secret/0.2.0.sql
+--#include grants/sync_segments/0.2.0.sql
 --#include comments/sync_segment_secret/0.2.0.sql
 
 --#include udfs/segment_url_download/0.2.0.sql

@@ -48,16 +48,11 @@ REVOKE EXECUTE ON FUNCTION syncular._operation_register_syql(text, jsonb) FROM P
 --#include udfs/_synced_table_dropped/0.5.0.sql
 --#include udfs/_synced_table_dropped/0.5.0.comment.sql
 
-REVOKE ALL ON FUNCTION syncular._guard_synced_ddl() FROM PUBLIC;
-REVOKE ALL ON FUNCTION syncular._synced_ddl(boolean) FROM PUBLIC;
-REVOKE ALL ON FUNCTION syncular._synced_table_of(oid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION syncular._synced_table_dropped() FROM PUBLIC;
+--#include grants/_guard_synced_ddl/0.5.0.sql
 
 --#include triggers/syncular_guard_alter/0.5.0.sql
-COMMENT ON EVENT TRIGGER syncular_guard_alter IS
-  'Refuses ALTER TABLE / ALTER TRIGGER that changes a synced table''s layout (columns, name, schema, capture triggers) outside ensure_schema (syncular._guard_synced_ddl).';
+--#include comments/syncular_guard_alter/0.5.0.sql
 --#include triggers/syncular_guard_drop/0.5.0.sql
-COMMENT ON EVENT TRIGGER syncular_guard_drop IS
-  'Refuses dropping a synced table or its capture triggers outside ensure_schema and unregister_schema (syncular._guard_synced_ddl).';
+--#include comments/syncular_guard_drop/0.5.0.sql
 
 --#include-or-replace udfs/_ensure_schema/0.5.0.sql

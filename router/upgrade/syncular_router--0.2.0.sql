@@ -262,5 +262,4 @@ SELECT pg_catalog.pg_extension_config_dump('syncular.router_settings', '');
 --
 -- Cluster-wide calls (ensure_schema, set_*), maintenance and the barrier stay owner-only.
 
-GRANT USAGE ON SCHEMA syncular TO PUBLIC;
-REVOKE EXECUTE ON ALL ROUTINES IN SCHEMA syncular FROM PUBLIC;
+--#include grants/syncular/0.2.0.sql

@@ -24,11 +24,7 @@
 --#include udfs/_drop_capture/0.4.0.sql
 --#include udfs/_drop_capture/0.4.0.comment.sql
 
-REVOKE ALL ON FUNCTION syncular._capture_row() FROM PUBLIC;
-REVOKE ALL ON FUNCTION syncular._capture_log() FROM PUBLIC;
-REVOKE ALL ON FUNCTION syncular._capture_bypass(boolean) FROM PUBLIC;
-REVOKE ALL ON FUNCTION syncular._install_capture(text, text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION syncular._drop_capture(text, text) FROM PUBLIC;
+--#include grants/_capture_row/0.4.0.sql
 
 --#include udfs/_check_capture/0.4.0.sql
 --#include udfs/_check_capture/0.4.0.comment.sql

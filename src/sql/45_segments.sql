@@ -14,8 +14,7 @@ ALTER TABLE syncular.sync_segments ALTER COLUMN bytes SET STORAGE EXTERNAL;
 --#include comments/sync_segments/0.2.0.sql
 
 --#include tables/sync_segment_publications/0.2.0.sql
-CREATE INDEX sync_segment_publications_segment ON syncular.sync_segment_publications (segment_id);
-CREATE INDEX sync_segment_publications_expiry ON syncular.sync_segment_publications (expires_at_ms);
+--#include indexes/sync_segment_publications_segment/0.2.0.sql
 --#include comments/sync_segment_publications/0.2.0.sql
 
 --#include udfs/prune_segments/0.4.0.sql
@@ -28,11 +27,8 @@ CREATE INDEX sync_segment_publications_expiry ON syncular.sync_segment_publicati
 --#include udfs/segments/0.2.0.comment.sql
 
 --#include tables/sync_segment_secret/0.2.0.sql
--- 244 random bits from two v4 UUIDs (pg_strong_random), hashed to a 32-byte key
-INSERT INTO syncular.sync_segment_secret (id, key)
-VALUES (1, sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())));
-REVOKE ALL ON syncular.sync_segments, syncular.sync_segment_publications, syncular.sync_segment_secret
-  FROM PUBLIC;
+--#include rows/sync_segment_secret/0.2.0.sql
+--#include grants/sync_segments/0.2.0.sql
 --#include comments/sync_segment_secret/0.2.0.sql
 
 --#include udfs/segment_url_download/0.2.0.sql

@@ -22,17 +22,7 @@
 --#include views/partition_lag/0.2.0.sql
 --#include comments/partition_lag/0.2.0.sql
 
-CREATE VIEW syncular.client_lag AS
-SELECT c.partition, c.client_id, c.actor_id, c.wire_version, c.cursor,
-       coalesce(p.max_commit_seq, 0) AS newest_commit_seq,
-       CASE WHEN c.cursor >= 0 THEN greatest(coalesce(p.max_commit_seq, 0) - c.cursor, 0) END AS commits_behind,
-       (c.cursor >= 0 AND c.cursor < coalesce(p.horizon_seq, 0)) AS behind_horizon,
-       c.updated_at_ms AS last_seen_at_ms,
-       syncular.now_ms() - c.updated_at_ms AS idle_ms
-  FROM syncular.sync_clients c
-  LEFT JOIN syncular.sync_partitions p ON p.partition = c.partition;
+--#include views/client_lag/0.4.0.sql
 --#include comments/client_lag/0.4.0.sql
 
-REVOKE ALL ON syncular.stats, syncular.stats_tables, syncular.partition_lag, syncular.client_lag FROM PUBLIC;
-GRANT SELECT ON syncular.stats, syncular.stats_tables TO pg_read_all_stats;
-GRANT EXECUTE ON FUNCTION syncular._stats(), syncular._stats_tables() TO pg_read_all_stats;
+--#include grants/stats/0.2.0.sql

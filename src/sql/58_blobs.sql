@@ -9,9 +9,7 @@ CREATE INDEX sync_blobs_gc ON syncular.sync_blobs (created_at_ms);
 -- out of line and never compressed: blobs are mostly compressed media, and a chunk is read whole
 ALTER TABLE syncular.sync_blob_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
 
-SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blobs', '');
-SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blob_chunks', '');
-SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blob_upload_seq', '');
+--#include config_dump/sync_blobs/0.2.0.sql
 REVOKE ALL ON syncular.sync_blobs, syncular.sync_blob_chunks, syncular.sync_blob_upload_seq FROM PUBLIC;
 
 --#include comments/sync_blobs/0.2.0.sql

@@ -20,8 +20,7 @@ CREATE TABLE syncular.sync_operation_queries (
   CHECK ((mode = 'privileged') = (authorize IS NOT NULL))
 );
 --#include tables/sync_operation_commands/0.4.0.sql
-SELECT pg_catalog.pg_extension_config_dump('syncular.sync_operation_queries', '');
-SELECT pg_catalog.pg_extension_config_dump('syncular.sync_operation_commands', '');
+--#include config_dump/sync_operation_queries/0.4.0.sql
 REVOKE ALL ON syncular.sync_operation_queries, syncular.sync_operation_commands FROM PUBLIC;
 --#include comments/sync_operation_queries/0.4.0.sql
 --#include comments/sync_operation_commands/0.4.0.sql
