@@ -223,6 +223,11 @@ OTHER = [
 ]
 
 
+# one-line statements extracted on their own (when their text stands in more than one script):
+# those that create a named object; other one-line statements only in blocks
+ONE_LINE_OBJECTS = ("indexes/", "sequences/", "tables/", "types/", "views/", "triggers/")
+
+
 def bare(name):
     """The object's name without its schema, as a directory name."""
     parts = [p.strip('"') for p in re.findall(r'"[^"]+"|[^.]+', name)]
@@ -420,7 +425,7 @@ def convert(ext):
     for p, t in texts.items():
         lines = t.splitlines(keepends=True)
         for a, b, kind, key, d in line_units(t):
-            if kind is None or (kind == "other" and a == b):
+            if kind is None or (kind == "other" and a == b and not d.startswith(ONE_LINE_OBJECTS)):
                 continue
             body, orr = canonical("".join(lines[a:b + 1])) if kind == "func" or d.startswith("views/") else ("".join(lines[a:b + 1]), False)
             occ.append([p, a, b, body, orr, kind, key, d])

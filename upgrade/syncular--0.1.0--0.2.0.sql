@@ -158,10 +158,10 @@ REVOKE EXECUTE ON FUNCTION syncular.crdt_merge(text, bytea, bytea) FROM PUBLIC;
 
 -- syncular install script, part 58: the blob store (SPEC §5.9; src/blobs.c; docs/blobs.md).
 
-CREATE SEQUENCE syncular.sync_blob_upload_seq;
+--#include sequences/sync_blob_upload_seq/0.2.0.sql
 
 --#include tables/sync_blobs/0.2.0.sql
-CREATE INDEX sync_blobs_gc ON syncular.sync_blobs (created_at_ms);
+--#include indexes/sync_blobs_gc/0.2.0.sql
 
 --#include tables/sync_blob_chunks/0.2.0.sql
 -- out of line and never compressed: blobs are mostly compressed media, and a chunk is read whole
@@ -196,7 +196,7 @@ REVOKE ALL ON syncular.sync_blobs, syncular.sync_blob_chunks, syncular.sync_blob
 -- syncular install script, part 59: auth leases (SPEC §7.3; src/leases.c; README "Auth leases").
 
 --#include tables/sync_leases/0.2.0.sql
-CREATE INDEX sync_leases_by_actor ON syncular.sync_leases (partition, actor_id);
+--#include indexes/sync_leases_by_actor/0.2.0.sql
 SELECT pg_catalog.pg_extension_config_dump('syncular.sync_leases', '');
 REVOKE ALL ON syncular.sync_leases FROM PUBLIC;
 COMMENT ON TABLE syncular.sync_leases IS
@@ -268,6 +268,7 @@ ALTER TABLE syncular.sync_segments ALTER COLUMN bytes SET STORAGE EXTERNAL;
 
 --#include tables/sync_segment_publications/0.2.0.sql
 --#include indexes/sync_segment_publications_segment/0.2.0.sql
+--#include indexes/sync_segment_publications_expiry/0.2.0.sql
 --#include comments/sync_segment_publications/0.2.0.sql
 
 --#include udfs/prune_segments/0.2.0.sql
@@ -299,8 +300,7 @@ ALTER TABLE syncular.sync_segments ALTER COLUMN bytes SET STORAGE EXTERNAL;
 -- and presigned downloads (§5.9.5), the native token of §5.4 (src/blobs.c, src/segurl.c;
 -- docs/blobs.md).
 
--- a download token names the blob and a partition token: the verifier finds the partition here
-CREATE INDEX sync_blobs_blob_id ON syncular.sync_blobs (blob_id);
+--#include indexes/sync_blobs_blob_id/0.2.0.sql
 
 --#include udfs/blob_upload_grant/0.2.0.sql
 

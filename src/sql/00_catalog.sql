@@ -10,13 +10,13 @@
 --#include tables/sync_partition_registry/0.1.0.sql
 
 --#include tables/sync_row_scopes/0.1.0.sql
-CREATE INDEX sync_row_scopes_by_row ON syncular.sync_row_scopes (partition, tbl, row_id);
+--#include indexes/sync_row_scopes_by_row/0.1.0.sql
 
 --#include tables/sync_commits/0.1.0.sql
-CREATE INDEX sync_commits_by_time ON syncular.sync_commits (partition, created_at_ms);
+--#include indexes/sync_commits_by_time/0.1.0.sql
 
 --#include tables/sync_changes/0.1.0.sql
-CREATE INDEX sync_changes_by_table ON syncular.sync_changes (partition, commit_seq, tbl, idx);
+--#include indexes/sync_changes_by_table/0.1.0.sql
 
 --#include tables/sync_change_scopes/0.1.0.sql
 
@@ -24,14 +24,14 @@ CREATE INDEX sync_changes_by_table ON syncular.sync_changes (partition, commit_s
 
 --#include tables/sync_reactions/0.1.0.sql
 --#include indexes/sync_reactions_due/0.1.0.sql
-CREATE INDEX sync_reactions_lease ON syncular.sync_reactions (partition, status, lease_expires_at_ms);
+--#include indexes/sync_reactions_lease/0.1.0.sql
 --#include indexes/sync_reactions_completed/0.1.0.sql
 --#include indexes/sync_reactions_dead_letter/0.1.0.sql
 
 --#include tables/sync_clients/0.1.0.sql
 
 --#include tables/sync_blob_refs/0.1.0.sql
-CREATE INDEX sync_blob_refs_by_blob ON syncular.sync_blob_refs (partition, blob_id);
+--#include indexes/sync_blob_refs_by_blob/0.1.0.sql
 
 --#include tables/sync_tombstones/0.1.0.sql
 

@@ -15,6 +15,7 @@ ALTER TABLE syncular.sync_segments ALTER COLUMN bytes SET STORAGE EXTERNAL;
 
 --#include tables/sync_segment_publications/0.2.0.sql
 --#include indexes/sync_segment_publications_segment/0.2.0.sql
+--#include indexes/sync_segment_publications_expiry/0.2.0.sql
 --#include comments/sync_segment_publications/0.2.0.sql
 
 --#include udfs/prune_segments/0.4.0.sql

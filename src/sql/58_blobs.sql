@@ -1,9 +1,9 @@
 -- syncular install script, part 58: the blob store (SPEC §5.9; src/blobs.c; docs/blobs.md).
 
-CREATE SEQUENCE syncular.sync_blob_upload_seq;
+--#include sequences/sync_blob_upload_seq/0.2.0.sql
 
 --#include tables/sync_blobs/0.2.0.sql
-CREATE INDEX sync_blobs_gc ON syncular.sync_blobs (created_at_ms);
+--#include indexes/sync_blobs_gc/0.2.0.sql
 
 --#include tables/sync_blob_chunks/0.2.0.sql
 -- out of line and never compressed: blobs are mostly compressed media, and a chunk is read whole

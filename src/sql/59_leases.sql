@@ -1,7 +1,7 @@
 -- syncular install script, part 59: auth leases (SPEC §7.3; src/leases.c; README "Auth leases").
 
 --#include tables/sync_leases/0.2.0.sql
-CREATE INDEX sync_leases_by_actor ON syncular.sync_leases (partition, actor_id);
+--#include indexes/sync_leases_by_actor/0.2.0.sql
 SELECT pg_catalog.pg_extension_config_dump('syncular.sync_leases', '');
 REVOKE ALL ON syncular.sync_leases FROM PUBLIC;
 --#include comments/sync_leases/0.4.0.sql

@@ -1,2 +1,1 @@
 CREATE INDEX sync_segment_publications_segment ON syncular.sync_segment_publications (segment_id);
-CREATE INDEX sync_segment_publications_expiry ON syncular.sync_segment_publications (expires_at_ms);
