@@ -604,12 +604,33 @@ def check():
             with open(full, "rb") as f:
                 ok = hashlib.sha256(f.read()).hexdigest() == want
             result(ok, "the built file %s (make) is the released script" % built)
+    # 2. the splitter: quotes, dollar quotes and comments hide semicolons
+    cases = [
+        ("SELECT 1;\nSELECT 2;\n", ["SELECT 1;", "SELECT 2;"]),
+        ("CREATE FUNCTION f() AS $$ a; b $$;\n", ["CREATE FUNCTION f() AS $$ a; b $$;"]),
+        ("DO $x$ $$; $x$;\nX;", ["DO $x$ $$; $x$;", "X;"]),
+        ("SELECT 'it''s; no' , $1;\n", ["SELECT 'it''s; no' , $1;"]),
+        ("SELECT E'\\'; no';\n", ["SELECT E'\\'; no';"]),
+        ('SELECT "a;b" FROM t;', ['SELECT "a;b" FROM t;']),
+        ("-- a; comment\nSELECT /* x; /* y; */ z; */ 1;", ["SELECT /* x; /* y; */ z; */ 1;"]),
+        ("SELECT 1 -- tail;\n;", ["SELECT 1 -- tail;\n;"]),
+        ('\\echo Use "x;" \\quit\nSELECT 1;', ['\\echo Use "x;" \\quit', "SELECT 1;"]),
+    ]
+    for text, want in cases:
+        got = [text[a:b] for a, b in statements(text)]
+        result(got == want, "splitter: %r%s" % (text, "" if got == want else ": got %r" % got))
     for ext in EXTS:
         dev = ext.extversion()
+        # the awk build (make) and this tool's expansion agree on the install script
+        built = os.path.join(TOP, ext.built_dir, "%s--%s.sql" % (ext.name, dev))
+        if os.path.exists(built):
+            with open(built, encoding="utf-8", newline="") as f:
+                same = f.read() == build_script(ext, ext.install_parts())
+            result(same, "%s: the built install script is its skeletons expanded" % ext.name)
         scripts = ext.scripts()
         last = [v for v, _ in scripts if vkey(v) < vkey(dev)][-1]
         delta = os.path.join(ext.upgrade, "%s--%s--%s.sql" % (ext.name, last, dev))
-        # 2. what the install includes newer than the last release, the delta includes too
+        # 3. what the install includes newer than the last release, the delta includes too
         inc = {}
         for p in ext.install_parts() + [p for _, p in scripts]:
             for ln in read(p).splitlines():
@@ -621,7 +642,7 @@ def check():
         missing = [f for f in newer if f not in inc.get(delta, set())]
         result(not missing, "%s: every source newer than %s the install includes, %s includes too%s"
                % (ext.name, last, delta, "" if not missing else ": missing " + ", ".join(missing)))
-        # 3. every directive names a file, every file is named by a directive
+        # 4. every directive names a file, every file is named by a directive
         allinc = set().union(*inc.values()) if inc else set()
         absent = sorted(f for f in allinc if not os.path.isfile(os.path.join(TOP, ext.root, f)))
         result(not absent, "%s: every included source file exists%s" % (ext.name, "" if not absent else ": " + ", ".join(absent)))
