@@ -429,11 +429,12 @@ def convert(ext):
                 continue
             body, orr = canonical("".join(lines[a:b + 1])) if kind == "func" or d.startswith("views/") else ("".join(lines[a:b + 1]), False)
             occ.append([p, a, b, body, orr, kind, key, d])
-    # 'other' statements only where the same text stands in more than one script
+    # other statements than functions and views only where the same text stands in more than
+    # one script
     where = {}
     for o in occ:
         where.setdefault(o[3], set()).add(o[0] if o[0] in release else "install")
-    occ = [o for o in occ if o[5] != "other" or len(where[o[3]]) > 1]
+    occ = [o for o in occ if o[5] != "other" or o[7].startswith("views/") or len(where[o[3]]) > 1]
     # a comment block right above a statement travels with it when every occurrence of that
     # text has the same one
     heads = {}

@@ -438,19 +438,7 @@ COMMENT ON VIEW syncular.commits IS
 --#include udfs/prune_reactions/0.1.0.sql
 --#include udfs/prune_reactions/0.1.0.comment.sql
 
-CREATE VIEW syncular.reactions AS
-SELECT r.partition,
-       r.idempotency_key,
-       (r.idempotency_key::jsonb ->> 3) AS key,
-       r.type, r.version, r.status, r.attempts, r.max_attempts,
-       r.created_at_ms, r.available_at_ms,
-       r.lease_owner, r.lease_expires_at_ms, r.completed_at_ms, r.last_failure,
-       ((r.status = 'pending' AND r.available_at_ms <= n.ms)
-         OR (r.status = 'leased' AND r.lease_expires_at_ms <= n.ms)) AS due,
-       r.source_client_id, r.source_client_commit_id, r.source_commit_seq,
-       r.payload
-  FROM syncular.sync_reactions r,
-       LATERAL (SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms) n;
+--#include views/reactions/0.1.0.sql
 COMMENT ON VIEW syncular.reactions IS
   'Read-only. The durable reactions (push-and-pull.md §2.8; sync_reactions) with key = the planner''s record key (element 3 of the idempotency key) and due = claimable now by the wall clock (pending and available, or leased with an expired lease). Times in epoch ms; for a dead-letter row available_at_ms is the time it was dead-lettered. Owner-only until granted.';
 REVOKE ALL ON syncular.reactions FROM PUBLIC;
