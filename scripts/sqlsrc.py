@@ -9,10 +9,17 @@ SQL object stands in it as one directive line naming its source file under the i
 (src/sql for syncular, router/sql for syncular_router):
 
     --#include udfs/<name>/<version>.sql             the file, as it is
-    --#include-or-replace udfs/<name>/<version>.sql  the same, its CREATE FUNCTION/PROCEDURE
+    --#include-or-replace udfs/<name>/<version>.sql  the same, its CREATE FUNCTION/PROCEDURE/VIEW
                                                      written CREATE OR REPLACE (an upgrade
-                                                     replacing a function the install creates)
+                                                     replacing what the install creates)
 
+Source files: every CREATE FUNCTION/PROCEDURE (udfs/<name>/<version>.sql) and COMMENT ON
+FUNCTION/PROCEDURE (udfs/<name>/<version>.comment.sql), every CREATE VIEW (views/<name>/), and
+every other statement (tables/, indexes/, sequences/, triggers/, comments/, grants/, ...) or run
+of one-line statements of one kind (column comments of a table: comments/<table>.columns/)
+whose text stands in more than one script.  A comment block right above a statement goes with
+it when every script holding the statement has the same one.  Overloads: <name>-<arity>; a
+second text first appearing in one release: <version>-2.sql.
 <version> is the release in which that exact text first appeared; a source file never changes
 once released (a change is a new file, <name>/<newer version>.sql).  The Makefiles expand the
 directives with scripts/sql-include.awk (line by line; no python needed to build); this tool
