@@ -37,46 +37,34 @@ def die(msg):
     sys.exit(2)
 
 
-def balanced(s, i):
-    """Index just past the parenthesis that closes s[i] == '(' (quotes respected)."""
+def scan(s, i=0):
+    """(index, character, depth) of s from i, for the characters outside quotes; depth counts
+    the parentheses open before the character."""
     depth, q = 0, None
-    while i < len(s):
-        c = s[i]
+    for j in range(i, len(s)):
+        c = s[j]
         if q:
-            if c == q:
-                q = None
+            q = None if c == q else q
         elif c in "'\"":
             q = c
-        elif c == '(':
-            depth += 1
-        elif c == ')':
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
+        else:
+            yield j, c, depth
+            depth += (c == '(') - (c == ')')
+
+
+def balanced(s, i):
+    """Index just past the parenthesis that closes s[i] == '('."""
+    for j, c, depth in scan(s, i):
+        if c == ')' and depth == 1:
+            return j + 1
     die("unbalanced parentheses")
 
 
 def split_top(s):
     """s split at the commas outside parentheses and quotes."""
-    parts, depth, q, cur = [], 0, None, ''
-    for c in s:
-        if q:
-            q = None if c == q else q
-        elif c in "'\"":
-            q = c
-        elif c == '(':
-            depth += 1
-        elif c == ')':
-            depth -= 1
-        elif c == ',' and depth == 0:
-            parts.append(cur.strip())
-            cur = ''
-            continue
-        cur += c
-    if cur.strip():
-        parts.append(cur.strip())
-    return parts
+    cuts = [j for j, c, depth in scan(s) if c == ',' and depth == 0]
+    parts = [s[a + 1:b] for a, b in zip([-1] + cuts, cuts + [len(s)])]
+    return [p.strip() for p in parts if p.strip()]
 
 
 def parse_arg(a):
