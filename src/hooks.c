@@ -4,7 +4,7 @@
  *
  *   sync_validate_row     §6.7 per-table row validator, before each row write
  *   sync_validate_commit  §6.8 whole-commit validator, after the ops and the reference pass
- *   sync_plan_reactions   §6.9 reaction planner + syncular._enqueue_reactions, after commit_seq
+ *   sync_plan_reactions   §6.9 reaction planner, its records enqueued (hook_records.c), after commit_seq
  *   sync_validate_captured_row  the row validator on a row written by ordinary SQL, when
  *                         syncular.capture_validators is on (capture_row.c, capture_log.c)
  *
@@ -14,7 +14,7 @@
  * A validator runs in its own internal subtransaction; its error is classified:
  *   - SQLSTATE class 40, 53, 57, 58, XX: a server failure, re-thrown (push.c answers
  *     sync.internal_error, or lets a cancel through);
- *   - otherwise syncular._validator_rejection(sqlstate, detail, message) decides: a well-formed
+ *   - otherwise the rejection rule (hook_records.c sync_hook_rejection) decides: a well-formed
  *     SY001 rejection gives the host's code, message and details; anything else gives
  *     sync.constraint_violation with a fixed message (the error text goes to the server log only).
  * The planner is not caught: any error aborts the commit as a server failure (push.c).
@@ -36,6 +36,7 @@
 #include "utils/snapmgr.h"
 
 #include "engine.h"
+#include "hook_records.h"
 #include "storage.h"
 #include "rowjson.h"
 #include "rules.h"
@@ -250,39 +251,11 @@ call_hook(Oid fn, int nargs, Datum *args, bool *nulls, bool *isnull)
 	return result;
 }
 
-/* syncular._validator_rejection(sqlstate, detail, message): the decoded rejection or NULL. */
+/* The decoded rejection of a validator's error, or NULL (hook_records.c). */
 static Jsonb *
 decode_rejection(const ErrorData *edata)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		v[3];
-	char		n[3] = {' ', ' ', ' '};
-	Jsonb	   *result = NULL;
-	int			rc;
-
-	v[0] = text_arg(unpack_sql_state(edata->sqlerrcode));
-	if (edata->detail)
-		v[1] = text_arg(edata->detail);
-	else
-		n[1] = 'n';
-	if (edata->message)
-		v[2] = text_arg(edata->message);
-	else
-		n[2] = 'n';
-	rc = SPI_execute_with_args("SELECT syncular._validator_rejection($1, $2, $3)", 3,
-							   (Oid[]) {TEXTOID, TEXTOID, TEXTOID}, v, n, true, 1);
-	MemoryContextSwitchTo(cxt);
-	if (rc != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "syncular: _validator_rejection failed: %s", SPI_result_code_string(rc));
-	{
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull)
-			result = DatumGetJsonbPCopy(d);
-	}
-	SPI_freetuptable(SPI_tuptable);
-	return result;
+	return sync_hook_rejection(unpack_sql_state(edata->sqlerrcode), edata->detail, edata->message);
 }
 
 static char *
@@ -529,7 +502,6 @@ sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
 	bool		nulls[6] = {false, false, false, false, false, false};
 	Datum		records;
 	bool		isnull;
-	int			rc;
 
 	if (!OidIsValid(fn))
 		return;
@@ -543,21 +515,7 @@ sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
 	if (isnull)
 		return;					/* SQL NULL: nothing to enqueue */
 
-	{
-		Datum		v[6];
-
-		v[0] = text_arg(round->partition);
-		v[1] = text_arg(round->client_id);
-		v[2] = text_arg(state->client_commit_id);
-		v[3] = Int64GetDatum(commit_seq);
-		v[4] = records;
-		v[5] = Int64GetDatum(state->created_at_ms);
-		rc = SPI_execute_with_args("SELECT syncular._enqueue_reactions($1, $2, $3, $4, $5, $6)", 6,
-								   (Oid[]) {TEXTOID, TEXTOID, TEXTOID, INT8OID, JSONBOID, INT8OID},
-								   v, NULL, false, 1);
-		MemoryContextSwitchTo(cxt);
-		if (rc != SPI_OK_SELECT)
-			elog(ERROR, "syncular: _enqueue_reactions failed: %s", SPI_result_code_string(rc));
-		SPI_freetuptable(SPI_tuptable);
-	}
+	sync_reactions_enqueue(round->partition, round->client_id, state->client_commit_id, commit_seq,
+						   DatumGetJsonbP(records), state->created_at_ms);
 }
+

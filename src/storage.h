@@ -1,6 +1,6 @@
 /*
  * storage.h — the engine's reads and writes of sync_* tables (storage.c: partitions, clients,
- * idempotency, the commit log's writes; storage_meta.c: registration state) and of synced rows
+ * idempotency, the commit log's writes; storage_meta.c: registration state; storage_reactions.c: enqueued reactions) and of synced rows
  * and declared references (storage_rows.c).  The pull's index-scan readers are in storage_log.h.
  * Every function needs an SPI connection; results are allocated in CurrentMemoryContext.
  */
@@ -204,6 +204,21 @@ typedef struct SyncCommitRow
 
 extern void sync_storage_commit_append(const SyncCommitRow *c, int nchanges,
 									   const SyncChangeRow *changes);
+
+/* One validated reaction record (hook_records.c) as storage_reactions.c writes it. */
+typedef struct SyncReactionRecord
+{
+	char	   *key;
+	char	   *idempotency_key;	/* ["<partition>","<client>","<commit>","<key>"] */
+	char	   *type;
+	int32		version;
+	Jsonb	   *payload;
+	int32		max_attempts;
+} SyncReactionRecord;
+
+extern int64 sync_storage_reactions_insert(const char *partition, const char *client_id,
+										   const char *client_commit_id, int64 commit_seq,
+										   int64 now_ms, int n, const SyncReactionRecord *recs);
 
 /*
  * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and

@@ -2,37 +2,13 @@
 -- docs/scaling.md "The gateway in front of the router").
 --
 --   * realtime_connect, realtime_fanout, realtime_ack and presence_authorize are routed to the
---     shard of their partition like the round functions (part 10);
+--     shard of their partition like the round functions (part 10, router/routed.txt);
 --   * the SQL authenticator lives in the router database itself: it answers which partition a
 --     request belongs to, so it runs before any shard is chosen.  set_authenticator registers it
 --     here (table syncular.router_settings), authenticate runs it here, and
 --     handle_http_authenticated runs it and then the routed handle_http (SPEC §1.1);
 --   * shard_conninfos lists the distinct shard databases, so that the gateway LISTENs on every
 --     one of them (NOTIFY syncular_commit is issued by the shard that commits, SPEC §8.2).
-
---#include udfs/_r_realtime_connect/0.2.0.sql
---#include udfs/_r_realtime_connect/0.2.0.comment.sql
-
---#include udfs/realtime_connect/0.2.0.sql
---#include udfs/realtime_connect/0.2.0.comment.sql
-
---#include udfs/_r_realtime_fanout/0.2.0.sql
---#include udfs/_r_realtime_fanout/0.2.0.comment.sql
-
---#include udfs/realtime_fanout/0.2.0.sql
---#include udfs/realtime_fanout/0.2.0.comment.sql
-
---#include udfs/_r_realtime_ack/0.2.0.sql
---#include udfs/_r_realtime_ack/0.2.0.comment.sql
-
---#include udfs/realtime_ack/0.2.0.sql
---#include udfs/realtime_ack/0.2.0.comment.sql
-
---#include udfs/_r_presence_authorize/0.2.0.sql
---#include udfs/_r_presence_authorize/0.2.0.comment.sql
-
---#include udfs/presence_authorize/0.2.0.sql
---#include udfs/presence_authorize/0.2.0.comment.sql
 
 -- ---------------------------------------------------------------- the shard databases to LISTEN on
 

@@ -22,5 +22,5 @@
 --#include udfs/set_reaction_planner/0.1.0.sql
 --#include udfs/set_reaction_planner/0.2.0.comment.sql
 
---#include udfs/_validator_rejection/0.1.0.sql
+--#include udfs/_validator_rejection/0.6.0.sql
 --#include udfs/_validator_rejection/0.1.0.comment.sql

@@ -23,17 +23,8 @@
 --#include udfs/_reaction_arg/0.1.0.sql
 --#include udfs/_reaction_arg/0.1.0.comment.sql
 
---#include udfs/_invalid_reaction/0.1.0.sql
---#include udfs/_invalid_reaction/0.1.0.comment.sql
-
---#include udfs/_reaction_int/0.1.0.sql
---#include udfs/_reaction_int/0.1.0.comment.sql
-
---#include udfs/_reaction_text/0.1.0.sql
---#include udfs/_reaction_text/0.1.0.comment.sql
-
---#include udfs/_enqueue_reactions/0.1.0.sql
---#include udfs/_enqueue_reactions/0.1.0.comment.sql
+--#include udfs/_enqueue_reactions/0.6.0.sql
+--#include udfs/_enqueue_reactions/0.6.0.comment.sql
 
 --#include udfs/claim_reactions/0.1.0.sql
 --#include udfs/claim_reactions/0.2.0.comment.sql

@@ -94,6 +94,18 @@ SELECT count(*) FILTER (WHERE p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplo
 	'0 0 0 0',
 	'router surface: no PUBLIC EXECUTE, every routine commented, definers pin search_path, serving functions are definers');
 
+# every routed wrapper has its engine function's signature: names, types, defaults, result
+# (they are generated from the engine's install script and router/routed.txt)
+my @routed = map { /^(\w+)\s/ ? ($1) : () } grep { !/^#/ } slurp_file('router/routed.txt') =~ /^.*$/mg;
+my $signatures = sprintf(q{
+SELECT string_agg(p.proname || '(' || pg_get_function_arguments(p.oid) || ') ' || pg_get_function_result(p.oid),
+                  E'\n' ORDER BY p.proname)
+  FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname IN (%s)},
+	join(', ', map { "'$_'" } @routed));
+ok(@routed >= 25, 'router: routed.txt names the routed functions (' . scalar(@routed) . ')');
+is(sql($A, 'syncular_router', $signatures), sql($A, 'syncular_s0', $signatures),
+	'router: every routed wrapper has the signature of the engine function it runs');
+
 my $IR_V1 = '{"version": 1, "tables": [{"name": "todos", "primaryKey": "id", "columns": [
   {"name": "id", "type": "string", "nullable": false}, {"name": "list_id", "type": "string", "nullable": false},
   {"name": "title", "type": "string", "nullable": true}], "scopes": ["list:{list_id}"]}]}';
