@@ -1,13 +1,12 @@
 /*
  * push_apply.c — one operation of a push commit (push-and-pull.md §2.3 with this project's
- * decisions; the row validator runs before each row write, hooks.c), and the operations
- * declared references append (rules.h services, called by references.c).
+ * decisions; the row validator runs before each row write, hooks.c): the common steps, then
+ * a delete, or an upsert decoded and applied as an update or an insert; the conflict step of an
+ * upsert is push_conflict.c.  Also the operations declared references append: the row writer
+ * push_row_writer (rules.h SyncRowWriter) that push.c passes to references.c.
  * A SQLSTATE class 23 error raised by a row write is charged to st->writing_op by push.c.
  */
 #include "postgres.h"
-
-#include "miscadmin.h"
-#include "utils/memutils.h"
 
 #include "push_internal.h"
 #include "rules.h"

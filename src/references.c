@@ -34,7 +34,6 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/json.h"
-#include "utils/memutils.h"
 
 #include "engine.h"
 #include "rules.h"

@@ -265,7 +265,7 @@ typedef struct RoundWork
 	SyncEffective **effective;	/* per subscription */
 } RoundWork;
 
-/* The request's frames by kind; unknown frames are skipped (wire-format.md "Unknown frame types"). */
+/* The request's frames by kind; unknown ones are skipped (wire-format.md, unknown frame types). */
 static void
 sort_frames(RoundWork *w)
 {

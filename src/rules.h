@@ -4,8 +4,8 @@
  * row writer the push passes down to reference enforcement for the commit in progress.
  *
  * The seams sync_validate_row, sync_validate_commit and sync_plan_reactions are declared in
- * engine.h (hooks.c defines them); sync_enforce_references here (references.c).  Everything here runs inside sync_push_commit, connected to SPI, inside the
- * commit's subtransaction.
+ * engine.h (hooks.c defines them); sync_enforce_references here (references.c).  Everything
+ * here runs inside sync_push_commit, connected to SPI, inside the commit's subtransaction.
  */
 #ifndef SYNCULAR_RULES_H
 #define SYNCULAR_RULES_H
