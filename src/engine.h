@@ -330,9 +330,7 @@ extern void sync_validate_captured_row(SyncSchema *schema, int ti, bool is_delet
 									   const char *row_id, const SspValue *row,
 									   const SspValue *stored, const char *actor,
 									   const char *partition);
-/* §6.11 declared-reference enforcement over the candidate state (may append operations). */
-extern bool sync_enforce_references(SyncRound *round, SyncCommitState *state,
-									SyncOpReject *reject);
+/* §6.11 declared-reference enforcement: rules.h (sync_enforce_references). */
 /* §6.8 whole-commit validator. */
 extern bool sync_validate_commit(SyncRound *round, SyncCommitState *state, SyncOpReject *reject);
 /* §6.9 reaction planner: runs for an applied commit once commit_seq is known; raising aborts. */

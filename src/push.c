@@ -10,8 +10,8 @@
  *      rejected; an unreadable one -> sync.idempotency_cache_miss, not persisted);
  *   4. in a subtransaction: every operation in order (§2.3 with this project's decisions; the
  *      row validator runs before each row write, hooks.c), then declared-reference enforcement
- *      (references.c; it may append cascade / SET NULL operations through the rules.h
- *      services below) and the whole-commit validator (hooks.c); the first non-applied outcome
+ *      (references.c; it may append cascade / SET NULL operations through the SyncRowWriter
+ *      passed to it) and the whole-commit validator (hooks.c); the first non-applied outcome
  *      terminates the commit;
  *   5. applied: take the reserved commit_seq, append sync_commits + sync_changes (+ scope index,
  *      tombstones) and the applied result (storage.c, one statement for a commit of one
@@ -44,10 +44,11 @@
 /*
  * The serve gate (gate.c), the write rules (sync_validate_row, sync_enforce_references,
  * sync_validate_commit, sync_plan_reactions: hooks.c, references.c) and the CRDT mergers
- * (crdt.c) are called down into; push_apply.c offers the rules the services of rules.h.
+ * (crdt.c) are called down into; reference enforcement appends operations through the row
+ * writer (rules.h) this file passes it, push_apply.c's push_row_writer.
  */
 
-/* ---------------------------------------------------------------- one commit */
+/* ---------------------------------------------------------------- the steps of one commit */
 
 static bool
 is_own_error(const ErrorData *edata)
@@ -55,22 +56,281 @@ is_own_error(const ErrorData *edata)
 	return edata->detail != NULL && strncmp(edata->detail, "{\"code\": \"sync.", 15) == 0;
 }
 
-void
-sync_push_commit(SyncRound *round, const SspPushCommit *commit)
+/*
+ * Steps 1-3: lock the partition by reserving the next commit_seq (*seq), the push gate, the
+ * locked idempotency check.  true when the outcome is already known (a stored result replayed,
+ * or the cache miss), the number given back.
+ */
+static bool
+push_known_outcome(PushState *st, int64 *seq, CommitOutcome *outcome)
 {
-	MemoryContext out_cxt = CurrentMemoryContext;
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "syncular push commit",
-											  ALLOCSET_DEFAULT_SIZES);
-	ResourceOwner owner = CurrentResourceOwner;
-	PushState	st;
-	CommitOutcome outcome;
-	int64		seq;
-	bool		fault;
+	SyncRound  *round = st->round;
 	Jsonb	   *stored;
+	bool		fault;
+
+	*seq = sync_storage_reserve_commit_seq(round->partition);
+	sync_gate_check_push(round);
+	/*
+	 * The idempotency fault seam (syncular.inject_fault) is consumed by the same lookup: when
+	 * armed, the lookup is unreadable, which §6.3 answers with the retryable
+	 * sync.idempotency_cache_miss, nothing applied or persisted.
+	 */
+	stored = sync_storage_push_result_lookup(round->partition, round->client_id,
+											 st->client_commit_id, &fault);
+	if (!fault && stored == NULL)
+		return false;
+	sync_storage_unreserve_commit_seq(round->partition);
+	if (fault)
+		push_cache_miss(outcome);
+	else
+		push_replay(stored, outcome);
+	return true;
+}
+
+/*
+ * Step 4: every operation in order, the deferred row writes, then declared references
+ * (references.c, appending through push_row_writer) and the whole-commit validator (hooks.c).
+ * The opIndex the commit terminated at (st->reject filled), or -1 when every step passed.
+ */
+static int32
+push_apply_commit(PushState *st)
+{
+	const SspPushCommit *commit = st->commit;
+	int32		terminated_at = -1;
+	SyncOpReject r = {0};
+
+	push_prefetch_rows(st);
+	st->batching = true;
+	for (uint32 i = 0; i < commit->nops; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!push_apply_op(st, (int32) i, &commit->ops[i]))
+		{
+			terminated_at = (int32) i;
+			break;
+		}
+	}
+	/*
+	 * the deferred row writes (push_rows.c), before the rejection stands (an earlier
+	 * operation's write may fail first) and before references and hooks read the tables
+	 */
+	push_rows_flush(st);
+	st->batching = false;
+	if (terminated_at >= 0)
+		return terminated_at;
+	if (sync_enforce_references(st->round, &st->cs, &push_row_writer, &r) &&
+		sync_validate_commit(st->round, &st->cs, &r))
+		return -1;
+	push_set_reject(&st->reject, r.op_index, &r);
+	return r.op_index;
+}
+
+/*
+ * The commit, its changes (scope index entries, tombstones) and its applied result `json`
+ * (storage.c, one statement for a commit of one upsert).
+ */
+static void
+push_log_append(PushState *st, int64 seq, int64 now, char *json)
+{
+	SyncRound  *round = st->round;
+	SyncCommitRow c;
+	SyncChangeRow *rows = palloc(sizeof(SyncChangeRow) * Max(st->nchanges, 1));
+
+	c.partition = round->partition;
+	c.commit_seq = seq;
+	c.client_id = round->client_id;
+	c.client_commit_id = st->client_commit_id;
+	c.actor_id = round->actor_id;
+	c.created_at_ms = now;
+	c.writer_version = (int64) round->schema->version;
+	c.result_json = json;
+	for (int k = 0; k < st->nchanges; k++)
+	{
+		PendingChange *pc = &st->changes[k];
+
+		rows[k].table = pc->table;
+		rows[k].row_id = pc->row_id;
+		rows[k].op = pc->op;
+		rows[k].has_version = pc->has_version;
+		rows[k].row_version = pc->version;
+		rows[k].scopes_json = pc->scopes_json;
+		rows[k].payload = pc->payload;
+		rows[k].payload_len = pc->payload_len;
+	}
+	sync_storage_commit_append(&c, st->nchanges, rows);
+	pfree(rows);
+}
+
+/*
+ * Step 5, applied: the reserved commit_seq taken, the applied outcome, the log appended with
+ * the result (final here: the planner below may only fail the round), the reaction planner
+ * (it sees every row of the commit and enqueues in this transaction), the commit wake-up.
+ */
+static void
+push_applied(PushState *st, int64 seq, CommitOutcome *outcome)
+{
+	const SspPushCommit *commit = st->commit;
+	int64		now = sync_now_ms();
+
+	st->cs.created_at_ms = now;
+	outcome->status = SSP_PUSH_APPLIED;
+	outcome->has_seq = true;
+	outcome->commit_seq = seq;
+	outcome->nrecords = (int) commit->nops;
+	outcome->records = palloc0(sizeof(OpRecord) * Max(commit->nops, 1));
+	for (uint32 i = 0; i < commit->nops; i++)
+	{
+		outcome->records[i].op_index = (int32) i;
+		outcome->records[i].status = SSP_RESULT_APPLIED;
+	}
+	push_log_append(st, seq, now, push_outcome_json(outcome, now, push_new_cache_identity()));
+	st->planning = true;
+	sync_plan_reactions(st->round, &st->cs, seq);
+	st->planning = false;
+	sync_wakeup_commit(st->round->partition, seq);
+}
+
+/*
+ * An error raised while the commit was applied, its subtransaction already rolled back: from a
+ * row write, a class 23 error is the durable rejection sync.constraint_violation at that
+ * opIndex and a 54000 (a size limit of the write) a durable sync.invalid_request; both return
+ * true with st->reject filled.  Cancel, shutdown and the engine's own errors (outside the
+ * planner) are re-thrown; anything else is logged and raised as sync.internal_error.
+ */
+static bool
+push_failure_rejects(PushState *st, ErrorData *edata)
+{
+	int32		writing = st->writing_op;
+
+	if (writing >= 0 && ERRCODE_TO_CATEGORY(edata->sqlerrcode) ==
+		ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
+	{
+		/* fixed text: the database message names the constraint / index, never shown */
+		ereport(LOG,
+				(errmsg("syncular: commit \"%s\" rejected at opIndex %d: write violates a relational constraint (SQLSTATE %s)",
+						st->client_commit_id, writing, unpack_sql_state(edata->sqlerrcode))));
+		push_set_error(&st->reject, writing, "sync.constraint_violation",
+					   "write violates a relational constraint", false);
+		FreeErrorData(edata);
+		return true;
+	}
+	if (writing >= 0 && edata->sqlerrcode == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+	{
+		/*
+		 * A size limit of the row write (an index entry past the btree maximum, a value past a
+		 * type's limit): the same data fails the same way on every retry, so it is a durable
+		 * rejection of this commit, not a round failure.
+		 */
+		ereport(LOG,
+				(errmsg("syncular: commit \"%s\" rejected at opIndex %d: the row exceeds a storage limit: %s",
+						st->client_commit_id, writing, edata->message)));
+		push_set_error(&st->reject, writing, "sync.invalid_request",
+					   "the row exceeds a storage limit", false);
+		st->reject.details_json = pstrdup("{\"reason\":\"value_too_large\"}");
+		FreeErrorData(edata);
+		return true;
+	}
+	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+		edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
+		(is_own_error(edata) && !st->planning))
+		ReThrowError(edata);
+	ereport(LOG,
+			(errmsg("syncular: %s of commit \"%s\" failed: %s",
+					st->planning ? "reaction planning" : "push",
+					st->client_commit_id, edata->message),
+			 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
+			 errcode(edata->sqlerrcode)));
+	sync_raise("sync.internal_error", "internal error while applying a push", NULL);
+	return false;				/* not reached */
+}
+
+/*
+ * Step 5, rejected: the number given back, the rejection stored (first writer wins), then the
+ * stored winner re-read: another delivery's result is replayed instead.
+ */
+static void
+push_rejected(PushState *st, CommitOutcome *outcome)
+{
+	SyncRound  *round = st->round;
+	char	   *identity = push_new_cache_identity();
+	Jsonb	   *canonical;
+	char	   *canonical_identity;
+	CommitOutcome other;
+
+	sync_storage_unreserve_commit_seq(round->partition);
+	outcome->status = SSP_PUSH_REJECTED;
+	outcome->has_seq = false;
+	outcome->nrecords = 1;
+	outcome->records = palloc(sizeof(OpRecord));
+	outcome->records[0] = st->reject;
+	(void) sync_storage_push_result_insert(round->partition, round->client_id,
+										   st->client_commit_id,
+										   push_outcome_json(outcome, sync_now_ms(), identity));
+	canonical = sync_storage_push_result_get(round->partition, round->client_id,
+											 st->client_commit_id);
+	if (canonical == NULL || !push_outcome_from_json(canonical, &other, &canonical_identity))
+		push_cache_miss(outcome);
+	else if (canonical_identity == NULL || strcmp(canonical_identity, identity) != 0)
+		*outcome = other;		/* another delivery won: replay its result */
+}
+
+/*
+ * Steps 4-5 in the commit's own internal subtransaction.  Applied: released, the outcome
+ * filled; rejected (an operation, a rule, or a write's constraint): rolled back, then stored.
+ */
+static void
+push_in_subxact(PushState *st, int64 seq, CommitOutcome *outcome)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
 	volatile bool applied = false;
 	volatile bool rejected = false;
 
+	BeginInternalSubTransaction(NULL);
+	/* BeginInternalSubTransaction made the subtransaction's context current: back to ours */
 	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		if (push_apply_commit(st) < 0)
+		{
+			push_applied(st, seq, outcome);
+			ReleaseCurrentSubTransaction();
+			applied = true;
+		}
+		else
+		{
+			RollbackAndReleaseCurrentSubTransaction();
+			rejected = true;
+		}
+		/* both leave the parent transaction's context current */
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		/* restores cxt and owner */
+		rejected = push_failure_rejects(st, sync_subxact_rollback(cxt, owner));
+	}
+	PG_END_TRY();
+
+	if (rejected)
+		push_rejected(st, outcome);
+	else if (!applied)
+		push_internal_error("outcome");
+}
+
+/* ---------------------------------------------------------------- one commit */
+
+void
+sync_push_commit(SyncRound *round, const SspPushCommit *commit)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "syncular push commit",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	PushState	st;
+	CommitOutcome outcome;
+	int64		seq;
+
 	memset(&st, 0, sizeof(st));
 	memset(&outcome, 0, sizeof(outcome));
 	st.round = round;
@@ -81,232 +341,9 @@ sync_push_commit(SyncRound *round, const SspPushCommit *commit)
 	st.cs.client_commit_id = st.client_commit_id;
 	st.writing_op = -1;
 
-	/* 1-3: lock, gate, locked idempotency check */
-	seq = sync_storage_reserve_commit_seq(round->partition);
-	sync_gate_check_push(round);
-	MemoryContextSwitchTo(cxt);		/* seams may leave SPI's context current */
-	/*
-	 * The idempotency fault seam (syncular.inject_fault) is consumed by the same lookup: when
-	 * armed, the lookup is unreadable, which §6.3 answers with the retryable
-	 * sync.idempotency_cache_miss, nothing applied or persisted.
-	 */
-	stored = sync_storage_push_result_lookup(round->partition, round->client_id,
-											 st.client_commit_id, &fault);
-	MemoryContextSwitchTo(cxt);
-	if (fault)
-	{
-		sync_storage_unreserve_commit_seq(round->partition);
-		push_cache_miss(&outcome);
-		push_write_outcome(round, commit, &outcome, out_cxt);
-		MemoryContextSwitchTo(out_cxt);
-		MemoryContextDelete(cxt);
-		return;
-	}
-	if (stored != NULL)
-	{
-		sync_storage_unreserve_commit_seq(round->partition);
-		push_replay(stored, &outcome);
-		push_write_outcome(round, commit, &outcome, out_cxt);
-		MemoryContextSwitchTo(out_cxt);
-		MemoryContextDelete(cxt);
-		return;
-	}
-
-	/* 4-5: the commit in its own subtransaction */
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		int32		terminated_at = -1;
-
-		push_prefetch_rows(&st);
-		MemoryContextSwitchTo(cxt);
-		st.batching = true;
-		for (uint32 i = 0; i < commit->nops; i++)
-		{
-			CHECK_FOR_INTERRUPTS();
-			if (!push_apply_op(&st, (int32) i, &commit->ops[i]))
-			{
-				terminated_at = (int32) i;
-				break;
-			}
-		}
-		/*
-		 * the deferred row writes (push_rows.c), before the rejection stands (an earlier
-		 * operation's write may fail first) and before references and hooks read the tables
-		 */
-		push_rows_flush(&st);
-		st.batching = false;
-		MemoryContextSwitchTo(cxt);
-		if (terminated_at < 0)
-		{
-			SyncOpReject r = {0};
-
-			bool		ok = sync_enforce_references(round, &st.cs, &r);
-
-			MemoryContextSwitchTo(cxt);
-			if (ok)
-			{
-				ok = sync_validate_commit(round, &st.cs, &r);
-				MemoryContextSwitchTo(cxt);
-			}
-			if (!ok)
-			{
-				push_set_reject(&st.reject, r.op_index, &r);
-				terminated_at = r.op_index;
-			}
-		}
-
-		if (terminated_at < 0)
-		{
-			int64		now = sync_now_ms();
-			char	   *json;
-
-			st.cs.created_at_ms = now;
-
-			outcome.status = SSP_PUSH_APPLIED;
-			outcome.has_seq = true;
-			outcome.commit_seq = seq;
-			outcome.nrecords = (int) commit->nops;
-			outcome.records = palloc0(sizeof(OpRecord) * Max(commit->nops, 1));
-			for (uint32 i = 0; i < commit->nops; i++)
-			{
-				outcome.records[i].op_index = (int32) i;
-				outcome.records[i].status = SSP_RESULT_APPLIED;
-			}
-			json = push_outcome_json(&outcome, now, push_new_cache_identity());
-
-			/*
-			 * the commit, its changes (scope index entries, tombstones) and its applied
-			 * result; the result is final here: the planner below may only fail the round
-			 */
-			{
-				SyncCommitRow c;
-				SyncChangeRow *rows = palloc(sizeof(SyncChangeRow) * Max(st.nchanges, 1));
-
-				c.partition = round->partition;
-				c.commit_seq = seq;
-				c.client_id = round->client_id;
-				c.client_commit_id = st.client_commit_id;
-				c.actor_id = round->actor_id;
-				c.created_at_ms = now;
-				c.writer_version = (int64) round->schema->version;
-				c.result_json = json;
-				for (int k = 0; k < st.nchanges; k++)
-				{
-					PendingChange *pc = &st.changes[k];
-
-					rows[k].table = pc->table;
-					rows[k].row_id = pc->row_id;
-					rows[k].op = pc->op;
-					rows[k].has_version = pc->has_version;
-					rows[k].row_version = pc->version;
-					rows[k].scopes_json = pc->scopes_json;
-					rows[k].payload = pc->payload;
-					rows[k].payload_len = pc->payload_len;
-				}
-				sync_storage_commit_append(&c, st.nchanges, rows);
-				pfree(rows);
-			}
-			/* the planner sees every row of the commit and enqueues in this transaction */
-			st.planning = true;
-			sync_plan_reactions(round, &st.cs, seq);
-			st.planning = false;
-			MemoryContextSwitchTo(cxt);
-			sync_wakeup_commit(round->partition, seq);
-			ReleaseCurrentSubTransaction();
-			applied = true;
-		}
-		else
-		{
-			RollbackAndReleaseCurrentSubTransaction();
-			rejected = true;
-		}
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		int32		writing = st.writing_op;
-		bool		planning = st.planning;
-		ErrorData  *edata = sync_subxact_rollback(cxt, owner);
-
-		if (writing >= 0 && ERRCODE_TO_CATEGORY(edata->sqlerrcode) ==
-			ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION)
-		{
-			/* fixed text: the database message names the constraint / index, never shown */
-			ereport(LOG,
-					(errmsg("syncular: commit \"%s\" rejected at opIndex %d: write violates a relational constraint (SQLSTATE %s)",
-							st.client_commit_id, writing, unpack_sql_state(edata->sqlerrcode))));
-			push_set_error(&st.reject, writing, "sync.constraint_violation",
-					  "write violates a relational constraint", false);
-			rejected = true;
-			FreeErrorData(edata);
-		}
-		else if (writing >= 0 && edata->sqlerrcode == ERRCODE_PROGRAM_LIMIT_EXCEEDED)
-		{
-			/*
-			 * A size limit of the row write (an index entry past the btree maximum, a value
-			 * past a type's limit): the same data fails the same way on every retry, so it is
-			 * a durable rejection of this commit, not a round failure.  The subtransaction is
-			 * already rolled back.
-			 */
-			ereport(LOG,
-					(errmsg("syncular: commit \"%s\" rejected at opIndex %d: the row exceeds a storage limit: %s",
-							st.client_commit_id, writing, edata->message)));
-			push_set_error(&st.reject, writing, "sync.invalid_request",
-					  "the row exceeds a storage limit", false);
-			st.reject.details_json = pstrdup("{\"reason\":\"value_too_large\"}");
-			rejected = true;
-			FreeErrorData(edata);
-		}
-		else if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-				 edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
-				 (is_own_error(edata) && !planning))
-			ReThrowError(edata);
-		else
-		{
-			ereport(LOG,
-					(errmsg("syncular: %s of commit \"%s\" failed: %s",
-							planning ? "reaction planning" : "push",
-							st.client_commit_id, edata->message),
-					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-					 errcode(edata->sqlerrcode)));
-			sync_raise("sync.internal_error", "internal error while applying a push", NULL);
-		}
-	}
-	PG_END_TRY();
-
-	if (rejected)
-	{
-		char	   *identity = push_new_cache_identity();
-		char	   *json;
-		Jsonb	   *canonical;
-		char	   *canonical_identity;
-
-		sync_storage_unreserve_commit_seq(round->partition);
-		outcome.status = SSP_PUSH_REJECTED;
-		outcome.has_seq = false;
-		outcome.nrecords = 1;
-		outcome.records = palloc(sizeof(OpRecord));
-		outcome.records[0] = st.reject;
-		json = push_outcome_json(&outcome, sync_now_ms(), identity);
-		(void) sync_storage_push_result_insert(round->partition, round->client_id,
-											   st.client_commit_id, json);
-		canonical = sync_storage_push_result_get(round->partition, round->client_id,
-												 st.client_commit_id);
-		{
-			CommitOutcome other;
-
-			if (canonical == NULL || !push_outcome_from_json(canonical, &other, &canonical_identity))
-				push_cache_miss(&outcome);
-			else if (canonical_identity == NULL || strcmp(canonical_identity, identity) != 0)
-				outcome = other;	/* another delivery won: replay its result */
-		}
-	}
-	if (!applied && !rejected)
-		push_internal_error("outcome");
-	push_write_outcome(round, commit, &outcome, out_cxt);
-	MemoryContextSwitchTo(out_cxt);
+	if (!push_known_outcome(&st, &seq, &outcome))
+		push_in_subxact(&st, seq, &outcome);
+	push_write_outcome(round, commit, &outcome, old);
+	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }

@@ -1,13 +1,12 @@
 /*
  * push_apply.c — one operation of a push commit (push-and-pull.md §2.3 with this project's
- * decisions; the row validator runs before each row write, hooks.c), and the operations
- * declared references append (rules.h services, called by references.c).
+ * decisions; the row validator runs before each row write, hooks.c): the common steps, then
+ * a delete, or an upsert decoded and applied as an update or an insert; the conflict step of an
+ * upsert is push_conflict.c.  Also the operations declared references append: the row writer
+ * push_row_writer (rules.h SyncRowWriter) that push.c passes to references.c.
  * A SQLSTATE class 23 error raised by a row write is charged to st->writing_op by push.c.
  */
 #include "postgres.h"
-
-#include "miscadmin.h"
-#include "utils/memutils.h"
 
 #include "push_internal.h"
 #include "rules.h"
@@ -63,35 +62,23 @@ new_evidence(PushState *st, int32 op_index, uint8 op, int ti, const char *row_id
 	return e;
 }
 
+/* The row validator (hooks.c) on one evidence entry; false + *hook when it refuses. */
 static bool
-validate_row(SyncRound *round, PushState *st, const SyncOpEvidence *ev, SyncOpReject *hook,
-			 MemoryContext cxt)
+validate_row(PushState *st, const SyncOpEvidence *ev, SyncOpReject *hook)
 {
-	bool		ok;
-
 	/* the validator's SQL may read any table: it sees every earlier write of the commit */
 	if (st->npending > 0 && sync_has_row_validator(st->schema, ev->table_index))
-	{
-		MemoryContextSwitchTo(cxt);
 		push_rows_flush(st);
-	}
-	MemoryContextSwitchTo(cxt);
-	ok = sync_validate_row(round, &st->cs, ev, hook);
-	MemoryContextSwitchTo(cxt);
-	return ok;
+	return sync_validate_row(st->round, &st->cs, ev, hook);
 }
 
+/* The crdt merge of column c (crdt.c); false + *hook when it fails. */
 static bool
 crdt_merge(SyncRound *round, PushState *st, const SyncTable *t, int c, const SspValue *stored,
-		   const SspValue *incoming, SspValue *merged, SyncOpReject *hook, MemoryContext cxt)
+		   const SspValue *incoming, SspValue *merged, SyncOpReject *hook)
 {
-	bool		ok;
-
 	push_rows_flush(st);		/* a registered merger is SQL that may read any table */
-	MemoryContextSwitchTo(cxt);
-	ok = sync_crdt_merge(round, t, c, stored, incoming, merged, hook);
-	MemoryContextSwitchTo(cxt);
-	return ok;
+	return sync_crdt_merge(round, t, c, stored, incoming, merged, hook);
 }
 
 /* ---------------------------------------------------------------- row writes */
@@ -154,7 +141,7 @@ write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 versi
 static bool
 update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 			  const SyncStoredRow *stored, const SspValue *stored_vals, SspValue *merged,
-			  const int64 *cv, int64 next_version, bool blob_refs, MemoryContext cxt)
+			  const int64 *cv, int64 next_version, bool blob_refs)
 {
 	const SyncTable *t = &st->schema->tables[ti];
 	SyncOpReject hook = {0};
@@ -173,7 +160,7 @@ update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 	ev->stored_version = stored->server_version;
 	ev->has_next_version = true;
 	ev->next_version = next_version;
-	if (!validate_row(st->round, st, ev, &hook, cxt))
+	if (!validate_row(st, ev, &hook))
 	{
 		push_set_reject(&st->reject, op_index, &hook);
 		return false;
@@ -192,7 +179,7 @@ update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
  */
 static bool
 delete_stored(PushState *st, int32 op_index, int ti, const char *row_id,
-			  const SyncStoredRow *stored, const SyncRowScopes *stored_scopes, MemoryContext cxt)
+			  const SyncStoredRow *stored, const SyncRowScopes *stored_scopes)
 {
 	SyncRound  *round = st->round;
 	SyncSchema *schema = st->schema;
@@ -219,7 +206,7 @@ delete_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 	ev->stored = stored_vals;
 	ev->has_stored_version = true;
 	ev->stored_version = stored->server_version;
-	if (!validate_row(round, st, ev, &hook, cxt))
+	if (!validate_row(st, ev, &hook))
 	{
 		push_set_reject(rej, op_index, &hook);
 		return false;
@@ -233,6 +220,229 @@ delete_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 	return true;
 }
 
+/* ---------------------------------------------------------------- an upsert */
+
+/*
+ * Decode an upsert's payload (push-and-pull.md §2.3 "Upsert: decode"): a sparse row on wire 3,
+ * a full row on wire 2 (every column present); the PK must render equal to rowId.  NULL with
+ * st->reject filled.  *all_present: every column of the table is present.
+ */
+static SspValue *
+decode_upsert(PushState *st, int32 i, const SspPushOp *op, const SyncTable *t, bool *all_present)
+{
+	OpRecord   *rej = &st->reject;
+	SspValue   *vals = palloc0(sizeof(SspValue) * t->ncolumns);
+	SspError	err;
+	SspBuf		pk;
+	bool		ok;
+
+	if (!op->has_payload)
+	{
+		push_set_error(rej, i, "sync.invalid_request", "an upsert needs a payload", false);
+		return NULL;
+	}
+	if (!push_check_row_bytes(st, i, op->payload.len))
+		return NULL;			/* before it is decoded */
+	if (st->round->wire_version >= 3)
+		ok = ssp_row_decode_sparse(ssp_arena_new(), t->codec_columns, t->ncolumns,
+								   t->pk_index, op->payload.ptr, op->payload.len, vals, &err);
+	else
+		ok = ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
+								 op->payload.ptr, op->payload.len, vals, &err);
+	if (!ok)
+	{
+		push_set_error(rej, i, "sync.invalid_request",
+					   psprintf("invalid row payload: %s", err.message), false);
+		return NULL;
+	}
+	if (st->round->wire_version < 3)
+		for (int c = 0; c < t->ncolumns; c++)
+			vals[c].present = true;
+	ssp_buf_init(&pk);
+	if (!ssp_render_pk(&t->codec_columns[t->pk_index], &vals[t->pk_index], &pk, &err) ||
+		pk.len != op->row_id.len || memcmp(pk.data, op->row_id.ptr, pk.len) != 0)
+	{
+		push_set_error(rej, i, "sync.invalid_request", "the primary key does not match rowId",
+					   false);
+		return NULL;
+	}
+	*all_present = true;
+	for (int c = 0; c < t->ncolumns; c++)
+		if (!vals[c].present)
+			*all_present = false;
+	return vals;
+}
+
+/*
+ * The row an update writes (push-and-pull.md §2.3 update step 7): the stored values with the
+ * present columns over them, each present non-NULL crdt column merged with its stored value
+ * (SPEC §5.10.3); the present non-PK columns move to next_version in cv.  NULL with st->reject
+ * filled when a merge fails.
+ */
+static SspValue *
+merge_update(PushState *st, int32 i, const SyncTable *t, SspValue *vals,
+			 const SspValue *stored_vals, int64 *cv, int64 next_version)
+{
+	SspValue   *merged = palloc0(sizeof(SspValue) * t->ncolumns);
+	SyncOpReject hook = {0};
+
+	for (int c = 0; c < t->ncolumns; c++)
+	{
+		merged[c] = vals[c].present ? vals[c] : stored_vals[c];
+		merged[c].present = true;
+		if (vals[c].present && t->columns[c].type == SSP_COL_CRDT && !vals[c].is_null &&
+			!crdt_merge(st->round, st, t, c, &stored_vals[c], &vals[c], &merged[c], &hook))
+		{
+			push_set_reject(&st->reject, i, &hook);
+			return NULL;
+		}
+		if (vals[c].present && c != t->pk_index)
+			cv[c] = next_version;
+	}
+	return merged;
+}
+
+/*
+ * An upsert onto a stored row (push-and-pull.md §2.3 "Upsert onto an existing row"): authorize
+ * on the stored scopes, the conflict step (push_conflict.c), merge, then update_stored.
+ */
+static bool
+apply_update(PushState *st, int32 i, const SspPushOp *op, int ti, const char *row_id,
+			 SspValue *vals, const SyncStoredRow *stored, const SyncRowScopes *stored_scopes)
+{
+	const SyncTable *t = &st->schema->tables[ti];
+	SspValue   *stored_vals;
+	SspValue   *merged;
+	int64	   *cv;
+	int64		next_version;
+
+	if (!sync_scopes_authorize_write(st->round->allowed, t, stored_scopes))
+	{
+		push_set_error(&st->reject, i, "sync.forbidden", "the actor may not write this row", false);
+		return false;
+	}
+	if (!push_conflict_scope_columns(st, i, t, vals, stored_scopes) ||
+		!push_conflict_update(st, i, op, t, vals, stored, &cv))
+		return false;
+	stored_vals = push_decode_stored(t, stored);
+	next_version = stored->server_version + 1;
+	merged = merge_update(st, i, t, vals, stored_vals, cv, next_version);
+	if (merged == NULL)
+		return false;
+	return update_stored(st, i, ti, row_id, stored, stored_vals, merged, cv, next_version, true);
+}
+
+/* An insert's crdt columns: each non-NULL value is merge(NULL, incoming) (SPEC §5.10.3). */
+static bool
+merge_insert(PushState *st, int32 i, const SyncTable *t, SspValue *vals)
+{
+	SyncOpReject hook = {0};
+
+	for (int c = 0; c < t->ncolumns; c++)
+		if (t->columns[c].type == SSP_COL_CRDT && !vals[c].is_null)
+		{
+			SspValue	none = {0};
+			SspValue	merged = vals[c];
+
+			none.present = true;
+			none.is_null = true;
+			if (!crdt_merge(st->round, st, t, c, &none, &vals[c], &merged, &hook))
+			{
+				push_set_reject(&st->reject, i, &hook);
+				return false;
+			}
+			vals[c] = merged;
+		}
+	return true;
+}
+
+/*
+ * An upsert onto an absent row (push-and-pull.md §2.3 "Upsert onto an absent row"): the payload
+ * scopes authorized and the conflict step (push_conflict.c), then the insert at version 1: crdt
+ * merges, size limits, the row validator, the tombstone cleared, the write.
+ */
+static bool
+apply_insert(PushState *st, int32 i, const SspPushOp *op, int ti, const char *row_id,
+			 SspValue *vals, bool all_present, const SyncTombstone *pre_tomb)
+{
+	const SyncTable *t = &st->schema->tables[ti];
+	SyncOpReject hook = {0};
+	SyncRowScopes pscopes;
+	bool		scopes_complete;
+	bool		authorized;
+	bool		tomb_absent;
+	uint8	   *payload;
+	size_t		payload_len;
+	SyncOpEvidence *ev;
+
+	push_payload_scopes(t, vals, &pscopes, &scopes_complete);
+	authorized = scopes_complete &&
+		sync_scopes_authorize_write(st->round->allowed, t, &pscopes);
+	if (!push_conflict_insert(st, i, op, t, row_id, pre_tomb, authorized, scopes_complete,
+							  all_present, &tomb_absent) ||
+		!merge_insert(st, i, t, vals))
+		return false;
+	payload = push_encode_full(t, vals, &payload_len);
+	if (!push_check_row_bytes(st, i, payload_len) || !push_check_row_keys(st, i, t, vals, true))
+		return false;
+	ev = new_evidence(st, i, SSP_OP_UPSERT, ti, row_id);
+	ev->row = vals;
+	ev->has_next_version = true;
+	ev->next_version = 1;
+	if (!validate_row(st, ev, &hook))
+	{
+		push_set_reject(&st->reject, i, &hook);
+		return false;
+	}
+	/* the tombstone clear is inside this op's write window, as the row write is */
+	st->writing_op = i;
+	if (!tomb_absent)
+		sync_storage_tombstone_clear(t->name, st->round->partition, row_id);
+	write_row(st, i, ti, row_id, 1, sync_row_scopes_json(&pscopes), payload, payload_len, NULL,
+			  vals, true, false);
+	return true;
+}
+
+/* ---------------------------------------------------------------- one operation */
+
+/*
+ * The steps every operation takes first (push-and-pull.md §2.3 "Common steps"): a served
+ * table, a resolved actor, a storable rowId.  The table index, or -1 with st->reject filled.
+ */
+static int
+common_checks(PushState *st, int32 i, const SspPushOp *op)
+{
+	OpRecord   *rej = &st->reject;
+	const SyncTable *t;
+	int			ti = push_op_table_index(st->schema, op);
+
+	if (ti < 0)
+	{
+		push_set_error(rej, i, "sync.unknown_table", "the operation names a table that is not served",
+					   false);
+		return -1;
+	}
+	t = &st->schema->tables[ti];
+	if (st->round->allowed == NULL || st->round->allowed->failed)
+	{
+		push_set_error(rej, i, "sync.forbidden", "scope resolution failed; writes are refused", false);
+		return -1;
+	}
+	if (strlen(op->row_id.ptr) != op->row_id.len)
+	{
+		push_set_error(rej, i, "sync.invalid_request", "rowId must not contain U+0000", false);
+		return -1;
+	}
+	if (op->row_id.len > SYNC_MAX_ROW_ID_BYTES)
+	{
+		/* checked before any read: the key could not be stored anywhere */
+		push_set_size_reject(rej, i, "key_too_large", "the rowId", op->row_id.len,
+							 SYNC_MAX_ROW_ID_BYTES, t->columns[t->pk_index].name);
+		return -1;
+	}
+	return ti;
+}
+
 /*
  * Apply operation `i`.  Returns true when applied; false with st->reject filled.
  * Errors raised here (other than class 23 during a row write) become sync.internal_error.
@@ -240,51 +450,23 @@ delete_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 bool
 push_apply_op(PushState *st, int32 i, const SspPushOp *op)
 {
-	MemoryContext op_cxt = CurrentMemoryContext;
-	SyncRound  *round = st->round;
-	SyncSchema *schema = st->schema;
-	OpRecord   *rej = &st->reject;
-	SyncOpReject hook = {0};
+	int			ti = common_checks(st, i, op);
 	const SyncTable *t;
-	int			ti;
 	char	   *row_id;
 	SyncStoredRow stored;
 	SyncTombstone *pre_tomb;
 	SyncRowScopes stored_scopes;
-	SyncOpEvidence *ev;
+	SspValue   *vals;
+	bool		all_present;
 
-	/* common steps */
-	ti = push_op_table_index(schema, op);
 	if (ti < 0)
-	{
-		push_set_error(rej, i, "sync.unknown_table", "the operation names a table that is not served",
-				  false);
 		return false;
-	}
-	t = &schema->tables[ti];
-	if (round->allowed == NULL || round->allowed->failed)
-	{
-		push_set_error(rej, i, "sync.forbidden", "scope resolution failed; writes are refused", false);
-		return false;
-	}
-	if (strlen(op->row_id.ptr) != op->row_id.len)
-	{
-		push_set_error(rej, i, "sync.invalid_request", "rowId must not contain U+0000", false);
-		return false;
-	}
-	if (op->row_id.len > SYNC_MAX_ROW_ID_BYTES)
-	{
-		/* checked before any read: the key could not be stored anywhere */
-		push_set_size_reject(rej, i, "key_too_large", "the rowId", op->row_id.len,
-						SYNC_MAX_ROW_ID_BYTES, t->columns[t->pk_index].name);
-		return false;
-	}
+	t = &st->schema->tables[ti];
 	row_id = pnstrdup(op->row_id.ptr, op->row_id.len);
 	push_op_row_get(st, i, ti, row_id, &stored, &pre_tomb);
 	if (stored.found)
 		sync_row_scopes_from_jsonb(stored.scopes, &stored_scopes);
 
-	/* ------------------------------------------------ delete */
 	if (op->op == SSP_OP_DELETE)
 	{
 		if (!stored.found)
@@ -292,288 +474,38 @@ push_apply_op(PushState *st, int32 i, const SspPushOp *op)
 			(void) new_evidence(st, i, SSP_OP_DELETE, ti, row_id);
 			return true;		/* absent row: applied, no change, no authorization */
 		}
-		return delete_stored(st, i, ti, row_id, &stored, &stored_scopes, op_cxt);
+		return delete_stored(st, i, ti, row_id, &stored, &stored_scopes);
 	}
-
-	/* ------------------------------------------------ upsert: decode */
-	{
-		SspValue   *vals = palloc0(sizeof(SspValue) * t->ncolumns);
-		SspError	err;
-		SspBuf		pk;
-		bool		ok;
-		bool		all_present = true;
-
-		if (!op->has_payload)
-		{
-			push_set_error(rej, i, "sync.invalid_request", "an upsert needs a payload", false);
-			return false;
-		}
-		if (!push_check_row_bytes(st, i, op->payload.len))
-			return false;		/* before it is decoded */
-		if (round->wire_version >= 3)
-			ok = ssp_row_decode_sparse(ssp_arena_new(), t->codec_columns, t->ncolumns,
-									   t->pk_index, op->payload.ptr, op->payload.len, vals, &err);
-		else
-			ok = ssp_row_decode_full(ssp_arena_new(), t->codec_columns, t->ncolumns,
-									 op->payload.ptr, op->payload.len, vals, &err);
-		if (!ok)
-		{
-			push_set_error(rej, i, "sync.invalid_request",
-					  psprintf("invalid row payload: %s", err.message), false);
-			return false;
-		}
-		if (round->wire_version < 3)
-			for (int c = 0; c < t->ncolumns; c++)
-				vals[c].present = true;
-		ssp_buf_init(&pk);
-		if (!ssp_render_pk(&t->codec_columns[t->pk_index], &vals[t->pk_index], &pk, &err) ||
-			pk.len != op->row_id.len || memcmp(pk.data, op->row_id.ptr, pk.len) != 0)
-		{
-			push_set_error(rej, i, "sync.invalid_request", "the primary key does not match rowId",
-					  false);
-			return false;
-		}
-		for (int c = 0; c < t->ncolumns; c++)
-			if (!vals[c].present)
-				all_present = false;
-
-		/* -------------------------------------------- update */
-		if (stored.found)
-		{
-			SspValue   *stored_vals;
-			SspValue   *merged = palloc0(sizeof(SspValue) * t->ncolumns);
-			int64	   *cv;
-			int64		next_version;
-
-			if (!sync_scopes_authorize_write(round->allowed, t, &stored_scopes))
-			{
-				push_set_error(rej, i, "sync.forbidden", "the actor may not write this row", false);
-				return false;
-			}
-			for (int s = 0; s < t->nscopes; s++)
-			{
-				const SyncScope *sc = &t->scopes[s];
-				const SspValue *v = &vals[sc->column_index];
-				const char *old;
-				char	   *now;
-
-				if (!v->present)
-					continue;
-				/* wire 2 strips every scope column from the update set (SPEC v2 §3.4 rule 5) */
-				if (round->wire_version < 3)
-				{
-					vals[sc->column_index].present = false;
-					continue;
-				}
-				old = sync_row_scopes_lookup(&stored_scopes, sc->variable);
-				now = push_scope_text(&t->codec_columns[sc->column_index], v);
-				if (old == NULL || now == NULL || strcmp(old, now) != 0)
-				{
-					push_set_error(rej, i, "sync.invalid_request",
-							  "scope columns cannot change on update", false);
-					return false;
-				}
-			}
-			if (op->has_base_version && round->wire_version < 3)
-			{
-				/* wire 2 compares row versions: any other base is a conflict (SPEC v2 §6.2) */
-				if (op->base_version != stored.server_version)
-				{
-					uint32		blen;
-					uint8	   *bitmap = push_new_bitmap(t, &blen);
-
-					/* kept with the stored result; the wire-2 record carries no bitmap */
-					for (int c = 0; c < t->ncolumns; c++)
-						if (vals[c].present && c != t->pk_index &&
-							t->columns[c].type != SSP_COL_CRDT)
-							bitmap[c / 8] |= (uint8) (1 << (c % 8));
-					push_set_conflict(rej, i, &stored, bitmap, blen);
-					return false;
-				}
-			}
-			else if (op->has_base_version && op->base_version > stored.server_version)
-			{
-				push_set_error(rej, i, "sync.invalid_request",
-						  "baseVersion is ahead of the server version", false);
-				return false;
-			}
-			cv = push_column_versions(t, &stored);
-			if (op->has_base_version && round->wire_version >= 3)
-			{
-				uint32		blen;
-				uint8	   *bitmap = push_new_bitmap(t, &blen);
-				bool		marked = false;
-
-				for (int c = 0; c < t->ncolumns; c++)
-				{
-					if (!vals[c].present || c == t->pk_index || t->columns[c].type == SSP_COL_CRDT)
-						continue;
-					if (op->base_version == 0 || cv[c] > op->base_version)
-					{
-						bitmap[c / 8] |= (uint8) (1 << (c % 8));
-						marked = true;
-					}
-				}
-				if (op->base_version == 0 || marked)
-				{
-					push_set_conflict(rej, i, &stored, bitmap, blen);
-					return false;
-				}
-			}
-
-			stored_vals = push_decode_stored(t, &stored);
-			next_version = stored.server_version + 1;
-			for (int c = 0; c < t->ncolumns; c++)
-			{
-				merged[c] = vals[c].present ? vals[c] : stored_vals[c];
-				merged[c].present = true;
-				if (vals[c].present && t->columns[c].type == SSP_COL_CRDT && !vals[c].is_null)
-				{
-					if (!crdt_merge(round, st, t, c, &stored_vals[c], &vals[c], &merged[c], &hook, op_cxt))
-					{
-						push_set_reject(rej, i, &hook);
-						return false;
-					}
-				}
-				if (vals[c].present && c != t->pk_index)
-					cv[c] = next_version;
-			}
-			return update_stored(st, i, ti, row_id, &stored, stored_vals, merged, cv,
-								 next_version, true, op_cxt);
-		}
-
-		/* -------------------------------------------- absent row: authorize before disclosing */
-		{
-			SyncRowScopes pscopes;
-			bool		scopes_complete;
-			bool		authorized;
-			bool		tomb_absent = false;	/* looked up and none found */
-			uint8	   *payload;
-			size_t		payload_len;
-			char	   *scopes_json;
-
-			push_payload_scopes(t, vals, &pscopes, &scopes_complete);
-			authorized = scopes_complete &&
-				sync_scopes_authorize_write(round->allowed, t, &pscopes);
-
-			if (op->has_base_version && op->base_version > 0)
-			{
-				if (!authorized)
-				{
-					push_set_error(rej, i, "sync.forbidden", "the actor may not write this row", false);
-					return false;
-				}
-				push_set_error(rej, i, "sync.row_missing", "the row does not exist", false);
-				return false;
-			}
-			/* wire 2 has no delete precedence: an unversioned upsert inserts (SPEC v2 §6.2) */
-			if (!op->has_base_version && round->wire_version >= 3)
-			{
-				int64		tomb_seq;
-				Jsonb	   *tomb_scopes = NULL;
-
-				bool		tomb_found;
-
-				tomb_absent = true;
-				if (pre_tomb != NULL)
-				{
-					tomb_found = pre_tomb->found;
-					tomb_seq = pre_tomb->commit_seq;
-					tomb_scopes = pre_tomb->delete_scopes;
-				}
-				else
-					tomb_found = sync_storage_tombstone_get(t->name, round->partition, row_id,
-															&tomb_seq, &tomb_scopes);
-				if (tomb_found)
-				{
-					bool		ok_tomb = authorized;
-
-					if (!scopes_complete && tomb_scopes != NULL)
-					{
-						SyncRowScopes ts;
-
-						sync_row_scopes_from_jsonb(tomb_scopes, &ts);
-						ok_tomb = sync_scopes_authorize_write(round->allowed, t, &ts);
-					}
-					if (!ok_tomb)
-					{
-						push_set_error(rej, i, "sync.forbidden", "the actor may not write this row",
-								  false);
-						return false;
-					}
-					push_set_error(rej, i, "sync.row_deleted", "the row was deleted", false);
-					return false;
-				}
-			}
-			if (!authorized)
-			{
-				push_set_error(rej, i, "sync.forbidden", "the actor may not write this row", false);
-				return false;
-			}
-			if (!all_present)
-			{
-				push_set_error(rej, i, "sync.row_missing", "the row does not exist", false);
-				return false;
-			}
-
-			/* insert */
-			for (int c = 0; c < t->ncolumns; c++)
-				if (t->columns[c].type == SSP_COL_CRDT && !vals[c].is_null)
-				{
-					SspValue	none = {0};
-					SspValue	merged = vals[c];
-
-					none.present = true;
-					none.is_null = true;
-					if (!crdt_merge(round, st, t, c, &none, &vals[c], &merged, &hook, op_cxt))
-					{
-						push_set_reject(rej, i, &hook);
-						return false;
-					}
-					vals[c] = merged;
-				}
-			payload = push_encode_full(t, vals, &payload_len);
-			if (!push_check_row_bytes(st, i, payload_len) || !push_check_row_keys(st, i, t, vals, true))
-				return false;
-			scopes_json = sync_row_scopes_json(&pscopes);
-
-			ev = new_evidence(st, i, SSP_OP_UPSERT, ti, row_id);
-			ev->row = vals;
-			ev->has_next_version = true;
-			ev->next_version = 1;
-			if (!validate_row(round, st, ev, &hook, op_cxt))
-			{
-				push_set_reject(rej, i, &hook);
-				return false;
-			}
-			/* the tombstone clear is inside this op's write window, as the row write is */
-			st->writing_op = i;
-			if (!tomb_absent)
-				sync_storage_tombstone_clear(t->name, round->partition, row_id);
-			write_row(st, i, ti, row_id, 1, scopes_json, payload, payload_len, NULL, vals, true,
-					  false);
-			return true;
-		}
-	}
+	vals = decode_upsert(st, i, op, t, &all_present);
+	if (vals == NULL)
+		return false;
+	if (stored.found)
+		return apply_update(st, i, op, ti, row_id, vals, &stored, &stored_scopes);
+	return apply_insert(st, i, op, ti, row_id, vals, all_present, pre_tomb);
 }
 
 /* ---------------------------------------------------------------- operations appended by references */
 
-bool
-sync_push_append_delete(SyncCommitState *cs, int table_index, const char *row_id, int32 origin,
-						SyncOpReject *reject)
+/*
+ * The row writer reference enforcement gets (rules.h, SyncRowWriter): it appends ON DELETE
+ * CASCADE deletes and SET NULL updates to the commit in progress through these, so that
+ * references.c never calls up into the push.
+ */
+static bool
+append_delete(SyncCommitState *cs, int table_index, const char *row_id, int32 origin,
+			  SyncOpReject *reject)
 {
 	PushState  *st = PUSH_STATE(cs);
-	MemoryContext cxt = CurrentMemoryContext;
 	SyncStoredRow stored;
 	SyncRowScopes scopes;
 	char	   *id = pstrdup(row_id);
+
 
 	sync_storage_row_get(st->schema, table_index, st->round->partition, id, &stored);
 	if (!stored.found)
 		return true;
 	sync_row_scopes_from_jsonb(stored.scopes, &scopes);
-	if (!delete_stored(st, origin, table_index, id, &stored, &scopes, cxt))
+	if (!delete_stored(st, origin, table_index, id, &stored, &scopes))
 	{
 		push_record_to_hook(&st->reject, reject);
 		return false;
@@ -581,12 +513,11 @@ sync_push_append_delete(SyncCommitState *cs, int table_index, const char *row_id
 	return true;
 }
 
-bool
-sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_id, int column,
-						  int32 origin, SyncOpReject *reject)
+static bool
+append_set_null(SyncCommitState *cs, int table_index, const char *row_id, int column,
+				int32 origin, SyncOpReject *reject)
 {
 	PushState  *st = PUSH_STATE(cs);
-	MemoryContext cxt = CurrentMemoryContext;
 	SyncRound  *round = st->round;
 	SyncSchema *schema = st->schema;
 	const SyncTable *t = &schema->tables[table_index];
@@ -598,6 +529,7 @@ sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_
 	int64		next_version;
 	char	   *id = pstrdup(row_id);
 
+
 	sync_storage_row_get(schema, table_index, round->partition, id, &stored);
 	if (!stored.found)
 		return true;
@@ -605,7 +537,7 @@ sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_
 	if (!sync_scopes_authorize_write(round->allowed, t, &scopes))
 	{
 		push_set_error(&st->reject, origin, "sync.forbidden", "the actor may not write this row",
-				  false);
+					   false);
 		push_record_to_hook(&st->reject, reject);
 		return false;
 	}
@@ -626,10 +558,12 @@ sync_push_append_set_null(SyncCommitState *cs, int table_index, const char *row_
 	cv[column] = next_version;	/* only the reference column's version moves */
 	/* no blob-ref re-sync: a reference column (a primary-key type) is never a blob_ref */
 	if (!update_stored(st, origin, table_index, id, &stored, stored_vals, merged, cv,
-					   next_version, false, cxt))
+					   next_version, false))
 	{
 		push_record_to_hook(&st->reject, reject);
 		return false;
 	}
 	return true;
 }
+
+const SyncRowWriter push_row_writer = {append_delete, append_set_null};

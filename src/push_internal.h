@@ -1,14 +1,16 @@
 /*
  * push_internal.h — what the files of the push pipeline share (push.c the commit,
  * push_apply.c the operations, push_rows.c the read-ahead, push_values.c row values and size
- * limits, push_outcome.c the results and their stored JSON).  Calls point down that list:
- * push.c -> push_apply.c -> push_rows.c / push_values.c -> push_outcome.c; references.c
- * (called by push.c) uses push_apply.c's services of rules.h.
+ * limits, push_outcome.c the results and their stored JSON, push_conflict.c the conflict step
+ * of an upsert).  Calls point down that list: push.c -> push_apply.c -> push_conflict.c /
+ * push_rows.c / push_values.c -> push_outcome.c; references.c (called by push.c) appends
+ * operations through the SyncRowWriter push.c passes it (push_row_writer), never calling up.
  */
 #ifndef SYNCULAR_PUSH_INTERNAL_H
 #define SYNCULAR_PUSH_INTERNAL_H
 
 #include "engine.h"
+#include "rules.h"
 #include "storage.h"
 
 /* ---------------------------------------------------------------- state */
@@ -129,7 +131,19 @@ extern bool push_rows_batchable(PushState *st, int ti);
 extern void push_rows_queue(PushState *st, int32 op_index, int ti, const SyncRowWrite *w);
 extern void push_rows_flush(PushState *st);
 
-/* push_apply.c: one operation */
+/* push_conflict.c: the conflict step of an upsert (SPEC §6.2), wire 2 and wire 3 side by side */
+extern bool push_conflict_scope_columns(PushState *st, int32 i, const SyncTable *t,
+										SspValue *vals, const SyncRowScopes *stored_scopes);
+extern bool push_conflict_update(PushState *st, int32 i, const SspPushOp *op,
+								 const SyncTable *t, const SspValue *vals,
+								 const SyncStoredRow *stored, int64 **cv);
+extern bool push_conflict_insert(PushState *st, int32 i, const SspPushOp *op,
+								 const SyncTable *t, const char *row_id,
+								 const SyncTombstone *pre_tomb, bool authorized,
+								 bool scopes_complete, bool all_present, bool *tomb_absent);
+
+/* push_apply.c: one operation, and the row writer reference enforcement appends through */
 extern bool push_apply_op(PushState *st, int32 i, const SspPushOp *op);
+extern const SyncRowWriter push_row_writer;
 
 #endif							/* SYNCULAR_PUSH_INTERNAL_H */

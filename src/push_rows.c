@@ -84,7 +84,6 @@ push_op_table_index(const SyncSchema *schema, const SspPushOp *op)
 void
 push_prefetch_rows(PushState *st)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	const SspPushCommit *commit = st->commit;
 	SyncSchema *schema = st->schema;
 	int			n = (int) commit->nops;
@@ -116,7 +115,6 @@ push_prefetch_rows(PushState *st)
 			seen[ti] = true;
 			plain = sync_storage_table_plain(schema, ti) &&
 				!sync_has_row_validator(schema, ti);
-			MemoryContextSwitchTo(cxt);	/* the validator lookup may run SPI */
 			if (!plain)
 				return;
 		}
@@ -160,7 +158,6 @@ push_prefetch_rows(PushState *st)
 		{
 			sync_storage_rows_prefetch(schema, ti, st->round->partition, Min(PREFETCH_CHUNK, m - j),
 									   ids + j, rows + j, tombs + j);
-			MemoryContextSwitchTo(cxt);
 		}
 		for (int j = 0; j < m; j++)
 		{
@@ -198,8 +195,6 @@ push_op_row_get(PushState *st, int32 i, int ti, const char *row_id, SyncStoredRo
 bool
 push_rows_batchable(PushState *st, int ti)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-
 	if (!st->batching)
 		return false;
 	if (st->batchable == NULL)
@@ -210,7 +205,6 @@ push_rows_batchable(PushState *st, int ti)
 			sync_storage_table_plain(st->schema, ti) &&
 			!sync_has_row_validator(st->schema, ti);
 
-		MemoryContextSwitchTo(cxt);	/* the validator lookup may run SPI */
 		st->batchable[ti] = ok ? 1 : -1;
 	}
 	return st->batchable[ti] > 0;
@@ -266,7 +260,6 @@ write_one(PushState *st, const PendingWrite *p)
 static void
 write_batches(PushState *st)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	bool	   *done = palloc0(sizeof(bool) * st->npending);
 	SyncRowWrite *rows = palloc(sizeof(SyncRowWrite) * st->npending);
 
@@ -284,7 +277,6 @@ write_batches(PushState *st)
 				done[j] = true;
 			}
 		sync_storage_rows_upsert(st->schema, ti, st->round->partition, n, rows);
-		MemoryContextSwitchTo(cxt);
 	}
 	pfree(rows);
 	pfree(done);
@@ -308,6 +300,7 @@ push_rows_flush(PushState *st)
 		return;
 	}
 	BeginInternalSubTransaction(NULL);
+	/* BeginInternalSubTransaction made the subtransaction's context current: back to ours */
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{

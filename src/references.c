@@ -34,7 +34,6 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 #include "utils/json.h"
-#include "utils/memutils.h"
 
 #include "engine.h"
 #include "rules.h"
@@ -193,196 +192,244 @@ typedef struct ChildRef
 	int			ref;
 } ChildRef;
 
-bool
-sync_enforce_references(SyncRound *round, SyncCommitState *cs, SyncOpReject *reject)
+/* The declared references of a schema by parent table. */
+typedef struct ChildIndex
 {
-	SyncSchema *schema = round->schema;
-	MemoryContext cxt = CurrentMemoryContext;
-	int			nchildren_total = 0;
-	int		   *nchild;
-	ChildRef  **children;
+	int		   *nchild;			/* per parent table */
+	ChildRef  **children;		/* per parent table: its child references */
+} ChildIndex;
+
+/* Parent table -> the child references that name it; false when the schema declares none. */
+static bool
+child_index(SyncSchema *schema, ChildIndex *ix)
+{
+	int			total = 0;
+
+	ix->nchild = palloc0(sizeof(int) * Max(schema->ntables, 1));
+	ix->children = palloc0(sizeof(ChildRef *) * Max(schema->ntables, 1));
+	for (int pass = 0; pass < 2; pass++)
+	{
+		/* the first pass counts, the second fills */
+		for (int c = 0; c < schema->ntables; c++)
+			for (int r = 0; r < schema->tables[c].nreferences; r++)
+			{
+				int			p = sync_schema_table_index(schema,
+														schema->tables[c].references[r].parent_table);
+
+				if (p < 0)
+					continue;
+				if (pass == 1)
+				{
+					ix->children[p][ix->nchild[p]].child = c;
+					ix->children[p][ix->nchild[p]].ref = r;
+				}
+				ix->nchild[p]++;
+				total++;
+			}
+		if (total == 0)
+			return false;		/* no declared references */
+		for (int p = 0; pass == 0 && p < schema->ntables; p++)
+			if (ix->nchild[p] > 0)
+			{
+				ix->children[p] = palloc0(sizeof(ChildRef) * ix->nchild[p]);
+				ix->nchild[p] = 0;
+			}
+	}
+	return true;
+}
+
+/* What the actions of one commit share. */
+typedef struct Enforcement
+{
+	SyncRound  *round;
+	SyncCommitState *cs;
+	const SyncRowWriter *writer;
+	ChildIndex	ix;
 	KeyMap		last;			/* row key -> index of its last evidence entry */
 	KeyMap		visited;		/* appended (action, row) */
-	int			appended = 0;
-	int			cap = sync_max_cascade_operations_per_commit;
+	int			appended;
+	int			cap;			/* syncular.max_cascade_operations_per_commit */
+} Enforcement;
 
-	/* parent table -> the child references that name it */
-	nchild = palloc0(sizeof(int) * Max(schema->ntables, 1));
-	children = palloc0(sizeof(ChildRef *) * Max(schema->ntables, 1));
-	for (int c = 0; c < schema->ntables; c++)
-		for (int r = 0; r < schema->tables[c].nreferences; r++)
-		{
-			int			p = sync_schema_table_index(schema,
-													schema->tables[c].references[r].parent_table);
+/*
+ * The CASCADE or SET NULL action of child reference `cr` on the rows that reference the deleted
+ * row of evidence entry `ev`: each child row at most once per action, appended through the
+ * writer; the cascade cap counts every appended operation.  false + *reject when refused.
+ */
+static bool
+child_action(Enforcement *en, const SyncOpEvidence *ev, const ChildRef *cr, SyncOpReject *reject)
+{
+	SyncSchema *schema = en->round->schema;
+	const SyncReference *r = &schema->tables[cr->child].references[cr->ref];
+	bool		cascade = strcmp(r->on_delete, "cascade") == 0;
+	char	  **ids;
+	int			n;
 
-			if (p < 0)
-				continue;
-			nchild[p]++;
-			nchildren_total++;
-		}
-	if (nchildren_total == 0)
-		return true;			/* no declared references */
-	for (int p = 0; p < schema->ntables; p++)
-		if (nchild[p] > 0)
-		{
-			children[p] = palloc0(sizeof(ChildRef) * nchild[p]);
-			nchild[p] = 0;
-		}
-	for (int c = 0; c < schema->ntables; c++)
-		for (int r = 0; r < schema->tables[c].nreferences; r++)
-		{
-			int			p = sync_schema_table_index(schema,
-													schema->tables[c].references[r].parent_table);
-
-			if (p < 0)
-				continue;
-			children[p][nchild[p]].child = c;
-			children[p][nchild[p]].ref = r;
-			nchild[p]++;
-		}
-
-	map_init(&last);
-	map_init(&visited);
-	for (int i = 0; i < cs->nops; i++)
-		map_put(&last, row_key(cs->ops[i].table_index, cs->ops[i].row_id), i);
-
-	/* 1. actions: CASCADE and SET NULL, recursively through appended deletes */
-	for (int i = 0; i < cs->nops; i++)
+	if (!cascade && strcmp(r->on_delete, "set_null") != 0)
+		return true;			/* restrict: checked below */
+	CHECK_FOR_INTERRUPTS();
+	n = sync_storage_reference_children(schema, cr->child, cr->ref, en->round->partition,
+										ev->row_id, (long) (en->cap - en->appended) + 1L, &ids);
+	for (int j = 0; j < n; j++)
 	{
-		/* copy: appending may move cs->ops */
-		SyncOpEvidence ev = cs->ops[i];
-		int			p = ev.table_index;
+		char	   *vkey = psprintf("%c%d:%d:%s", cascade ? 'D' : 'N', cr->child,
+									r->column_index, ids[j]);
+		bool		ok;
 
-		if (ev.op != SSP_OP_DELETE || ev.stored == NULL || nchild[p] == 0)
+		if (map_get(&en->visited, vkey) >= 0)
 			continue;
-		if (map_get(&last, row_key(p, ev.row_id)) != i)
-			continue;			/* re-created later in the commit */
-		for (int k = 0; k < nchild[p]; k++)
+		map_put(&en->visited, vkey, 1);
+		if (en->appended >= en->cap)
 		{
-			const SyncTable *ct = &schema->tables[children[p][k].child];
-			const SyncReference *r = &ct->references[children[p][k].ref];
-			bool		cascade = strcmp(r->on_delete, "cascade") == 0;
-			char	  **ids;
-			int			n;
+			violation(reject, ev->op_index,
+					  psprintf("the delete cascades to more than %d operations", en->cap),
+					  pstrdup("{\"reason\":\"cascade_limit\"}"));
+			return false;
+		}
+		en->appended++;
+		if (cascade)
+			ok = en->writer->append_delete(en->cs, cr->child, ids[j], ev->op_index, reject);
+		else
+			ok = en->writer->append_set_null(en->cs, cr->child, ids[j], r->column_index,
+											 ev->op_index, reject);
+		if (!ok)
+		{
+			reject->op_index = ev->op_index;
+			return false;
+		}
+		if (en->cs->nops > 0)
+		{
+			const SyncOpEvidence *ne = &en->cs->ops[en->cs->nops - 1];
 
-			if (!cascade && strcmp(r->on_delete, "set_null") != 0)
-				continue;		/* restrict: checked below */
-			CHECK_FOR_INTERRUPTS();
-			n = sync_storage_reference_children(schema, children[p][k].child,
-												children[p][k].ref, round->partition,
-												ev.row_id, (long) (cap - appended) + 1L, &ids);
-			MemoryContextSwitchTo(cxt);
-			for (int j = 0; j < n; j++)
-			{
-				char	   *vkey = psprintf("%c%d:%d:%s", cascade ? 'D' : 'N',
-											children[p][k].child, r->column_index, ids[j]);
-				bool		ok;
-
-				if (map_get(&visited, vkey) >= 0)
-					continue;
-				map_put(&visited, vkey, 1);
-				if (appended >= cap)
-				{
-					violation(reject, ev.op_index,
-							  psprintf("the delete cascades to more than %d operations", cap),
-							  pstrdup("{\"reason\":\"cascade_limit\"}"));
-					return false;
-				}
-				appended++;
-				if (cascade)
-					ok = sync_push_append_delete(cs, children[p][k].child, ids[j], ev.op_index,
-												 reject);
-				else
-					ok = sync_push_append_set_null(cs, children[p][k].child, ids[j],
-												   r->column_index, ev.op_index, reject);
-				MemoryContextSwitchTo(cxt);
-				if (!ok)
-				{
-					reject->op_index = ev.op_index;
-					return false;
-				}
-				if (cs->nops > 0)
-				{
-					const SyncOpEvidence *ne = &cs->ops[cs->nops - 1];
-
-					map_put(&last, row_key(ne->table_index, ne->row_id), cs->nops - 1);
-				}
-			}
+			map_put(&en->last, row_key(ne->table_index, ne->row_id), en->cs->nops - 1);
 		}
 	}
+	return true;
+}
+
+/* 1. Actions: CASCADE and SET NULL, recursively through appended deletes. */
+static bool
+run_actions(Enforcement *en, SyncOpReject *reject)
+{
+	for (int i = 0; i < en->cs->nops; i++)
+	{
+		/* copy: appending may move cs->ops */
+		SyncOpEvidence ev = en->cs->ops[i];
+		int			p = ev.table_index;
+
+		if (ev.op != SSP_OP_DELETE || ev.stored == NULL || en->ix.nchild[p] == 0)
+			continue;
+		if (map_get(&en->last, row_key(p, ev.row_id)) != i)
+			continue;			/* re-created later in the commit */
+		for (int k = 0; k < en->ix.nchild[p]; k++)
+			if (!child_action(en, &ev, &en->ix.children[p][k], reject))
+				return false;
+	}
+	return true;
+}
+
+/* 2a. A delete that stays: no RESTRICT child reference may keep a child row. */
+static bool
+check_restrict(Enforcement *en, const SyncOpEvidence *ev, SyncOpReject *reject)
+{
+	SyncSchema *schema = en->round->schema;
+	int			p = ev->table_index;
+
+	if (ev->stored == NULL)
+		return true;
+	for (int k = 0; k < en->ix.nchild[p]; k++)
+	{
+		const SyncTable *ct = &schema->tables[en->ix.children[p][k].child];
+		const SyncReference *r = &ct->references[en->ix.children[p][k].ref];
+		char	  **ids;
+		StringInfoData b;
+
+		if (strcmp(r->on_delete, "restrict") != 0)
+			continue;
+		if (sync_storage_reference_children(schema, en->ix.children[p][k].child,
+											en->ix.children[p][k].ref, en->round->partition,
+											ev->row_id, 1, &ids) == 0)
+			continue;
+		initStringInfo(&b);
+		appendStringInfoString(&b,
+							   "{\"reason\":\"restricted_delete\",\"references\":{\"child\":");
+		escape_json(&b, ct->name);
+		appendStringInfoString(&b, "}}");
+		violation(reject, ev->op_index, "the row is still referenced by child rows", b.data);
+		return false;
+	}
+	return true;
+}
+
+/* 2b. An upsert that stays: each non-NULL reference value names a row of its parent table. */
+static bool
+check_parents(Enforcement *en, const SyncOpEvidence *ev, SyncOpReject *reject)
+{
+	SyncSchema *schema = en->round->schema;
+	const SyncTable *t = &schema->tables[ev->table_index];
+
+	for (int k = 0; k < t->nreferences; k++)
+	{
+		const SyncReference *r = &t->references[k];
+		const SspValue *v = &ev->row[r->column_index];
+		int			pti = sync_schema_table_index(schema, r->parent_table);
+		SspBuf		b;
+		SspError	err;
+		char	   *parent_id = NULL;
+		SyncStoredRow parent;
+
+		if (!v->present || v->is_null || pti < 0)
+			continue;
+		ssp_buf_init(&b);
+		if (ssp_render_pk(&t->codec_columns[r->column_index], v, &b, &err) &&
+			memchr(b.data, '\0', b.len) == NULL)
+			parent_id = pnstrdup((const char *) b.data, b.len);
+		ssp_buf_free(&b);
+		if (parent_id != NULL)
+		{
+			sync_storage_row_get(schema, pti, en->round->partition, parent_id, &parent);
+			if (parent.found)
+				continue;
+		}
+		violation(reject, ev->op_index, "the referenced parent row does not exist",
+				  missing_parent_details(r, parent_id));
+		return false;
+	}
+	return true;
+}
+
+bool
+sync_enforce_references(SyncRound *round, SyncCommitState *cs, const SyncRowWriter *writer,
+						SyncOpReject *reject)
+{
+	Enforcement en;
+
+	memset(&en, 0, sizeof(en));
+	en.round = round;
+	en.cs = cs;
+	en.writer = writer;
+	en.cap = sync_max_cascade_operations_per_commit;
+	if (!child_index(round->schema, &en.ix))
+		return true;			/* no declared references */
+	map_init(&en.last);
+	map_init(&en.visited);
+	for (int i = 0; i < cs->nops; i++)
+		map_put(&en.last, row_key(cs->ops[i].table_index, cs->ops[i].row_id), i);
+
+	if (!run_actions(&en, reject))
+		return false;
 
 	/* 2. checks over the final state, in evidence order */
 	for (int i = 0; i < cs->nops; i++)
 	{
 		const SyncOpEvidence *ev = &cs->ops[i];
-		const SyncTable *t = &schema->tables[ev->table_index];
 
 		CHECK_FOR_INTERRUPTS();
-		if (map_get(&last, row_key(ev->table_index, ev->row_id)) != i)
+		if (map_get(&en.last, row_key(ev->table_index, ev->row_id)) != i)
 			continue;			/* not the row's final state */
-		if (ev->op == SSP_OP_DELETE)
-		{
-			int			p = ev->table_index;
-
-			if (ev->stored == NULL)
-				continue;
-			for (int k = 0; k < nchild[p]; k++)
-			{
-				const SyncTable *ct = &schema->tables[children[p][k].child];
-				const SyncReference *r = &ct->references[children[p][k].ref];
-				char	  **ids;
-				StringInfoData b;
-
-				if (strcmp(r->on_delete, "restrict") != 0)
-					continue;
-				if (sync_storage_reference_children(schema, children[p][k].child,
-													children[p][k].ref, round->partition,
-													ev->row_id, 1, &ids) == 0)
-				{
-					MemoryContextSwitchTo(cxt);
-					continue;
-				}
-				MemoryContextSwitchTo(cxt);
-				initStringInfo(&b);
-				appendStringInfoString(&b,
-									   "{\"reason\":\"restricted_delete\",\"references\":{\"child\":");
-				escape_json(&b, ct->name);
-				appendStringInfoString(&b, "}}");
-				violation(reject, ev->op_index, "the row is still referenced by child rows",
-						  b.data);
-				return false;
-			}
-			continue;
-		}
-		/* upsert */
-		for (int k = 0; k < t->nreferences; k++)
-		{
-			const SyncReference *r = &t->references[k];
-			const SspValue *v = &ev->row[r->column_index];
-			int			pti = sync_schema_table_index(schema, r->parent_table);
-			SspBuf		b;
-			SspError	err;
-			char	   *parent_id = NULL;
-			SyncStoredRow parent;
-
-			if (!v->present || v->is_null || pti < 0)
-				continue;
-			ssp_buf_init(&b);
-			if (ssp_render_pk(&t->codec_columns[r->column_index], v, &b, &err) &&
-				memchr(b.data, '\0', b.len) == NULL)
-				parent_id = pnstrdup((const char *) b.data, b.len);
-			ssp_buf_free(&b);
-			if (parent_id != NULL)
-			{
-				sync_storage_row_get(schema, pti, round->partition, parent_id, &parent);
-				MemoryContextSwitchTo(cxt);
-				if (parent.found)
-					continue;
-			}
-			violation(reject, ev->op_index, "the referenced parent row does not exist",
-					  missing_parent_details(r, parent_id));
+		if (ev->op == SSP_OP_DELETE ? !check_restrict(&en, ev, reject)
+			: !check_parents(&en, ev, reject))
 			return false;
-		}
 	}
 	return true;
 }
