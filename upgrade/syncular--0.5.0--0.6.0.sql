@@ -6,3 +6,10 @@
 CREATE OR REPLACE FUNCTION syncular._compile_schema(ir jsonb, app_schema text DEFAULT NULL) RETURNS jsonb
 LANGUAGE C STABLE SET search_path = pg_catalog, pg_temp
 AS 'MODULE_PATHNAME', 'sync_compile_schema';
+
+-- The body of ensure_schema is C too (src/schema_ensure.c); same signature, volatility and
+-- search_path.
+CREATE OR REPLACE FUNCTION syncular._ensure_schema(ir jsonb, checkpoints jsonb, app_schema text, caller_schema text)
+RETURNS jsonb
+LANGUAGE C SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'sync_ensure_schema';
