@@ -30,6 +30,7 @@
 #include "catalog/pg_type.h"
 
 #include "engine.h"
+#include "rowjson.h"
 #include "schema_compile.h"
 
 typedef struct CCol
@@ -106,27 +107,7 @@ static const char *const column_types[] = {
 const char *
 sc_typeof(const JsonbValue *v)
 {
-	if (v == NULL)
-		return NULL;
-	switch (v->type)
-	{
-		case jbvNull:
-			return "null";
-		case jbvString:
-			return "string";
-		case jbvNumeric:
-			return "number";
-		case jbvBool:
-			return "boolean";
-		case jbvArray:
-			return "array";
-		case jbvObject:
-			return "object";
-		case jbvBinary:
-			return JsonContainerIsArray(v->val.binary.data) ? "array" : "object";
-		default:
-			return "null";
-	}
+	return v == NULL ? NULL : sync_jsonb_type_label(v);
 }
 
 bool
