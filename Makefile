@@ -7,10 +7,14 @@ CODEC_SRCS  = $(sort $(wildcard src/codec/*.c))
 ENGINE_SRCS = $(sort $(wildcard src/*.c))
 OBJS        = $(ENGINE_SRCS:.c=.o) $(CODEC_SRCS:.c=.o)
 
-# The install script is built from one file per concern under src/sql/, in name order.
+# Every script is built from skeletons and one source file per SQL object (scripts/sqlsrc.py,
+# docs/CONTRIBUTING-internal.md): the install script from the skeletons src/sql/NN_*.sql in name
+# order, the released base 0.1.0 and every upgrade script from its skeleton upgrade/<script>,
+# each --#include line replaced by its file under src/sql/ (udfs/<name>/<version>.sql, ...).
 SQL_PARTS   = $(sort $(wildcard src/sql/*.sql))
-DATA_built  = $(EXTENSION)--$(EXTVERSION).sql
-DATA        = upgrade/$(EXTENSION)--0.1.0.sql $(wildcard upgrade/$(EXTENSION)--*--*.sql)
+SQL_SOURCES = $(wildcard src/sql/*/*/*.sql)
+SQL_SCRIPTS = $(notdir $(wildcard upgrade/$(EXTENSION)--*.sql))
+DATA_built  = $(EXTENSION)--$(EXTVERSION).sql $(SQL_SCRIPTS)
 
 REGRESS      = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --load-extension=$(EXTENSION)
@@ -50,8 +54,21 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS)
-	cat $^ > $@
+$(EXTENSION)--$(EXTVERSION).sql: $(SQL_PARTS) $(SQL_SOURCES) scripts/sql-include.awk
+	awk -v root=src/sql -f scripts/sql-include.awk $(SQL_PARTS) > $@.tmp && mv $@.tmp $@
+
+$(SQL_SCRIPTS): %.sql: upgrade/%.sql $(SQL_SOURCES) scripts/sql-include.awk
+	awk -v root=src/sql -f scripts/sql-include.awk $< > $@.tmp && mv $@.tmp $@
+
+# The scripts of both extensions, and the check of the layout: the released scripts built
+# byte-identical to their sha256 in upgrade/released.sha256, the delta to the version in
+# development including every newer source the install script includes, no source file unused.
+.PHONY: sql-scripts sql-check
+sql-scripts: $(DATA_built)
+	$(MAKE) -C router sql-scripts PG_CONFIG=$(PG_CONFIG)
+
+sql-check: sql-scripts
+	python3 scripts/sqlsrc.py check
 
 # The router extension (router/, a PGXS makefile of its own) is built and installed with this one.
 all: router-all

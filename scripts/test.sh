@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite, each against servers of its own started from ONE installation staged
 # from this tree (scripts/stage.sh; never what an earlier `make install` left in the system
-# directories): the setup's upgrade guard (test/setup), the standalone codec conformance suite,
+# directories): the setup's upgrade guard (test/setup), the SQL sources (`make sql-check`: the
+# released scripts built byte-identical, the development delta complete), the standalone codec conformance suite,
 # the codec fuzz smoke, installability (test/install), pg_regress and the isolation specs
 # (`make installcheck`), pgTAP (`pg_prove`), the Yjs merge check, the gateway end to end, every
 # SQL block of the docs (check-docs.sh), the call-cycle check (scripts/check-cycles.py), and the
@@ -56,6 +57,9 @@ suite() {
 pgenv() { bash scripts/pgenv.sh -- "$@"; }
 
 suite setup-guard bash test/setup/run.sh
+
+# the scripts built from the SQL sources: released ones byte-identical (upgrade/released.sha256)
+suite sql-sources make -s sql-check PG_CONFIG="$PG_CONFIG"
 
 suite codec make -s -C test/codec check VECTORS="$SYNCULAR_VECTORS"
 

@@ -10,5 +10,4 @@
 --
 -- Cluster-wide calls (ensure_schema, set_*), maintenance and the barrier stay owner-only.
 
-GRANT USAGE ON SCHEMA syncular TO PUBLIC;
-REVOKE EXECUTE ON ALL ROUTINES IN SCHEMA syncular FROM PUBLIC;
+--#include grants/syncular/0.2.0.sql

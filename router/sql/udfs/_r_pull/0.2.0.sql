@@ -1,0 +1,6 @@
+CREATE FUNCTION syncular._r_pull(p_partition text, p_actor_id text, p_client_id text, p_subscriptions jsonb, p_limits jsonb)
+RETURNS jsonb LANGUAGE plproxy AS $$
+  CLUSTER 'syncular';
+  RUN ON syncular.shard_hash(p_partition);
+  TARGET syncular.pull;
+$$;

@@ -1,0 +1,4 @@
+COMMENT ON FUNCTION syncular.realtime_connect(text, text, text) IS
+'Routed: runs syncular.realtime_connect (same arguments, result and errors; see its COMMENT in the syncular '
+'extension) on the shard of partition. A shard PL/Proxy cannot reach raises sync.schema_not_ready (55000, details '
+'{"shardUnavailable": true}). docs/scaling.md, SPEC §8.1.';

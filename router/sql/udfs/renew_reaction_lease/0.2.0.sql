@@ -1,0 +1,12 @@
+CREATE FUNCTION syncular.renew_reaction_lease(partition text, idempotency_key text, owner text, lease_ms bigint DEFAULT 30000, now_ms bigint DEFAULT NULL)
+RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+  st text; msg text; det text; hnt text;
+BEGIN
+  RETURN syncular._r_renew_reaction_lease($1, $2, $3, $4, $5);
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL,
+                          hnt = PG_EXCEPTION_HINT;
+  PERFORM syncular._route_error($1, st, msg, det, hnt);
+END
+$$;

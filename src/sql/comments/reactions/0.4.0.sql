@@ -1,0 +1,2 @@
+COMMENT ON VIEW syncular.reactions IS
+  'Read-only. The durable reactions (SPEC §6.9; sync_reactions) with key = the planner''s record key (element 3 of the idempotency key) and due = claimable now by the engine''s clock, syncular.now_ms() (pending and available, or leased with an expired lease). Times in epoch ms; for a dead-letter row available_at_ms is the time it was dead-lettered. Owner-only until granted.';

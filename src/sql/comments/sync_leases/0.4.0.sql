@@ -1,0 +1,2 @@
+COMMENT ON TABLE syncular.sync_leases IS
+'Auth leases (SPEC §7.3.1): per (partition, client id) the leaseId, the actor, the allowed scopes the resolver returned at issuance and issued/expires (epoch ms); revoked_at_ms once revoked. Issued and slid by rounds while syncular.lease_ttl_ms > 0 (a revoked row is replaced by a fresh lease, new lease_id, on the next live-authorized round unless syncular.lease_reissue_after_revoke is off); read when the resolver signals an outage; revoked by revoke_lease / revoke_leases, deleted by clear_lease and unregister_schema.';

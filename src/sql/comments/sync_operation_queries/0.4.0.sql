@@ -1,0 +1,2 @@
+COMMENT ON TABLE syncular.sync_operation_queries IS
+'Registered remote queries (REMOTE.md §2), one row per operation id: the authored SQL ($1..$n = params in order), bound_sql (every app table replaced by a relation of the authenticated partition, $n+1), params [{name, type}], result columns [{name, type, nullable}], the app tables read, mode scoped (coverage [{table, variable, param}]) or privileged (authorize), and maxRows. Written by syncular.register_query / register_queries; emptied by unregister_schema.';

@@ -1,0 +1,17 @@
+COMMENT ON COLUMN syncular.sync_reactions.partition IS 'Partition (tenant) of the row: every sync state is per partition (SPEC §2).';
+COMMENT ON COLUMN syncular.sync_reactions.idempotency_key IS 'Reaction key from the planner, unique per partition.';
+COMMENT ON COLUMN syncular.sync_reactions.type IS 'Reaction type, e.g. email.todo_done.';
+COMMENT ON COLUMN syncular.sync_reactions.version IS 'Version of the reaction type''s payload.';
+COMMENT ON COLUMN syncular.sync_reactions.payload IS 'Reaction payload (JSON) from the planner.';
+COMMENT ON COLUMN syncular.sync_reactions.source_client_id IS 'clientId of the commit that planned the reaction.';
+COMMENT ON COLUMN syncular.sync_reactions.source_client_commit_id IS 'clientCommitId of the commit that planned the reaction.';
+COMMENT ON COLUMN syncular.sync_reactions.source_commit_seq IS 'commit_seq of the commit that planned the reaction.';
+COMMENT ON COLUMN syncular.sync_reactions.created_at_ms IS 'When the row was written, milliseconds since the Unix epoch.';
+COMMENT ON COLUMN syncular.sync_reactions.available_at_ms IS 'Earliest time a worker may claim it (backoff), ms since the Unix epoch.';
+COMMENT ON COLUMN syncular.sync_reactions.status IS 'pending, leased, completed or dead-letter.';
+COMMENT ON COLUMN syncular.sync_reactions.attempts IS 'Claims so far.';
+COMMENT ON COLUMN syncular.sync_reactions.max_attempts IS 'Claims before the reaction is dead-lettered.';
+COMMENT ON COLUMN syncular.sync_reactions.lease_owner IS 'Worker holding the current lease (NULL when not leased).';
+COMMENT ON COLUMN syncular.sync_reactions.lease_expires_at_ms IS 'When the current lease expires, ms since the Unix epoch.';
+COMMENT ON COLUMN syncular.sync_reactions.completed_at_ms IS 'When a worker completed it (NULL until then).';
+COMMENT ON COLUMN syncular.sync_reactions.last_failure IS 'The last failure a worker reported (JSON), NULL when none.';

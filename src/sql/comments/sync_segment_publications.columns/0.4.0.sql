@@ -1,0 +1,14 @@
+COMMENT ON COLUMN syncular.sync_segment_publications.segment_id IS 'Content address of the segment (SPEC §5).';
+COMMENT ON COLUMN syncular.sync_segment_publications.partition IS 'Partition (tenant) of the row: every sync state is per partition (SPEC §2).';
+COMMENT ON COLUMN syncular.sync_segment_publications.log_epoch IS 'Log epoch of the partition (SPEC §2.1).';
+COMMENT ON COLUMN syncular.sync_segment_publications.tbl IS 'Table the segment holds rows of.';
+COMMENT ON COLUMN syncular.sync_segment_publications.schema_version IS 'Version of the registered app schema.';
+COMMENT ON COLUMN syncular.sync_segment_publications.media_type IS 'Segment media type: 1 SSG2 rows, 2 SQLite image (SPEC §5.3).';
+COMMENT ON COLUMN syncular.sync_segment_publications.scope_digest IS 'Digest of the effective scopes the segment was built for.';
+COMMENT ON COLUMN syncular.sync_segment_publications.grant_digest IS 'Digest of the actor''s grant the segment was built under.';
+COMMENT ON COLUMN syncular.sync_segment_publications.as_of_commit_seq IS 'The snapshot''s commit_seq: the segment holds the rows as of it.';
+COMMENT ON COLUMN syncular.sync_segment_publications.row_cursor IS 'Bootstrap page start (resume position) of the segment, NULL for the first page.';
+COMMENT ON COLUMN syncular.sync_segment_publications.page_rows IS 'Rows in the page.';
+COMMENT ON COLUMN syncular.sync_segment_publications.next_row_cursor IS 'Where the next page starts, NULL after the last page.';
+COMMENT ON COLUMN syncular.sync_segment_publications.created_at_ms IS 'When the row was written, milliseconds since the Unix epoch.';
+COMMENT ON COLUMN syncular.sync_segment_publications.expires_at_ms IS 'When the publication expires (syncular.segment_ttl), ms since the Unix epoch.';

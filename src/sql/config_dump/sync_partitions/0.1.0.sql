@@ -1,0 +1,16 @@
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_partitions', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_partition_registry', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_row_scopes', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_commits', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_changes', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_change_scopes', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_push_results', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_reactions', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_clients', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_blob_refs', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_tombstones', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_backfill_checkpoints', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_writer_fence', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_schema_meta', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_settings', '');
+SELECT pg_catalog.pg_extension_config_dump('syncular.sync_row_validators', '');

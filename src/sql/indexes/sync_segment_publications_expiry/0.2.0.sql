@@ -1,0 +1,1 @@
+CREATE INDEX sync_segment_publications_expiry ON syncular.sync_segment_publications (expires_at_ms);

@@ -1,0 +1,1 @@
+CREATE INDEX sync_segment_publications_segment ON syncular.sync_segment_publications (segment_id);

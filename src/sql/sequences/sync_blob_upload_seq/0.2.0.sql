@@ -1,0 +1,1 @@
+CREATE SEQUENCE syncular.sync_blob_upload_seq;

@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._check_capture(jsonb) IS
+  'Internal. For every table of the compiled schema: the five capture triggers exist and are enabled (tgenabled O or A); else raises sync.storage.physical_layout_mismatch (SQLSTATE 55000; details {phase: "storage_migration", table, reason: "capture_triggers_missing", triggers: [names]}) with a HINT: restore them, then rotate_log_epoch for the partitions written meanwhile. Called by ensure_schema when it re-opens the registered version. docs/writing-with-sql.md.';

@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._check_hook_signature(text, regprocedure, regtype[], regtype, boolean, text) IS
+  'Internal. Checks a hook function in pg_proc: a plain function (prokind f, not set-returning, not variadic) whose input argument types are exactly argtypes (names are free) and whose return type is rettype; when strict_ok is false it must not be STRICT. Raises sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) otherwise.';

@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._compile_schema(jsonb, text) IS
+  'Internal. Compiles a schema IR (typegen irVersion 1: schemaVersion, scopes {pattern, variable, column}; or the plain server shape: version, scopes "prefix:{variable}" or {pattern, column}) into the normalized object of docs/compiled-schema.md, with appSchema = app_schema. Applies every compile-time rule of data-model-and-storage.md §2.2, §2.3, §2.4, §2.5; a failure raises sync.storage.schema_invalid (SQLSTATE 22023) with details {table?, column?, rule, ...}. Writes nothing.';

@@ -1,0 +1,3 @@
+CREATE FUNCTION syncular._fnv1a64_hex(name text) RETURNS text
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'syncular_fnv1a64_hex';

@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._index_plan(jsonb) IS
+  'Internal. Every physical index ensure_schema builds for a compiled schema: (table, physical name, columns after _sync_partition, unique). Declared indexes of materialized tables (sync_ix_<name>), then one non-unique sync_ix_ref_<table>_<column> (FNV-hashed past 63 bytes) per reference child column not already leading a declared index. Raises nothing. data-model-and-storage.md §2.5, §6.';

@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._install_capture(text, text) IS
+  'Internal. Creates (or replaces) the five capture triggers on app_schema.tbl: zz_syncular_capture (BEFORE INSERT OR UPDATE, row), syncular_capture_insert / _update / _delete (AFTER, statement, transition tables sync_new / sync_old) and syncular_capture_truncate (BEFORE TRUNCATE). Called by ensure_schema for every synced table. Raises the DDL error when the table is missing. docs/writing-with-sql.md.';

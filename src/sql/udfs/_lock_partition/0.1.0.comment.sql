@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._lock_partition(text) IS
+  'Internal. Locks the partition''s sync_partitions row (created when missing) FOR UPDATE, then its sync_partition_registry row FOR UPDATE, and returns the registry row. Raises sync.storage.partition_unregistered (SQLSTATE 42704; details {partition}) when the partition has no registry row (the counter-row insert is rolled back with the error). data-model-and-storage.md §8.';

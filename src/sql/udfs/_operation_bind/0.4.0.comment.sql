@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._operation_bind(text, regtype[], text[], text[]) IS
+'Internal (ops_bind.c). The partition-bound form of a registered query: each reference to a declared app table replaced by (SELECT <app columns> FROM <app schema>.<table> WHERE _sync_partition = $n+1); then parsed and analyzed with the parameter types: one SELECT, no data-modifying CTE, no row locks, no relation but the bound tables, every declared result column exactly once. Raises the PostgreSQL error otherwise (register_query names the query).';

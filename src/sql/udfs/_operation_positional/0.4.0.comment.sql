@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._operation_positional(text, text[]) IS
+'Internal (ops_bind.c). The typegen SQL of a queries IR with its placeholders as PostgreSQL parameters: :name becomes $k (k = position of name in names), or, when the text has no :name, each ? in order becomes $1, $2, ...; quoted text, quoted identifiers, comments and :: casts are left alone. Raises 22023 for an undeclared :name or a ? count that differs from the names.';

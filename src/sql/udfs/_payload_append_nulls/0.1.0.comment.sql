@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._payload_append_nulls(bytea, integer, integer) IS
+  'Internal. Re-encodes a full-row codec payload (wire-format.md §4.2) of old_ncols columns for new_ncols columns, the appended columns NULL: the null bitmap (ceil(n/8) bytes, LSB first, bit set = NULL) is widened and bits old_ncols..new_ncols-1 set; the values are copied unchanged. Errors: 22023 when new_ncols < old_ncols, old_ncols < 0 or new_ncols > 65535; XX001 when the payload is shorter than its bitmap or has a set padding bit. data-model-and-storage.md §7 step 5.';

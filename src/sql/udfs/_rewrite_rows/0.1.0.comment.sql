@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._rewrite_rows(text, text, integer, integer, jsonb) IS
+  'Internal. Bump step 5 for one synced table: re-encodes every _sync_payload from old_n to new_n columns (trailing NULLs, syncular._payload_append_nulls) and sets the projection columns listed in backfill ([{name, type}]) from syncular.decode_row (which reads the compiled schema in sync_settings, so that must already hold the new one). Walks (_sync_partition, _sync_row_id) keysets in batches of 500; returns the number of rows rewritten. data-model-and-storage.md §7 step 5.';

@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._verify_stored_layouts(jsonb, jsonb) IS
+  'Internal. Same-version check of the stored layouts (jsonb object) against a compiled schema: per configured table in order, positions 0..max(n)-1 must agree in name, type and nullable, then no stored table may be unconfigured. Raises sync.storage.stored_layout_mismatch (SQLSTATE 55000) with details {phase: "storage_migration", table, column} or {phase, table}. barrier-rfc0007.md §6.1.';

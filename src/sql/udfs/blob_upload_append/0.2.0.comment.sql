@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular.blob_upload_append(bigint, bytea) IS
+'Blob upload, step 2 (SPEC §5.9.3; docs/blobs.md): hash and store the next piece of the body (any size; stored as chunks of at most 1 MiB). upload: the handle of blob_upload_begin; chunk: the bytes. Returns the bytes received so far. Errors: sync.invalid_request (22023: NULL argument, unknown or finished handle), blob.too_large (22023, HTTP 413: the streamed count over syncular.blob_max_bytes). SECURITY DEFINER.';

@@ -1,0 +1,3 @@
+COMMENT ON FUNCTION syncular.blob_upload_begin(text, text, text, bigint) IS
+'Blob upload, step 1 (SPEC §5.9.3; docs/blobs.md): PUT <mount>/blobs/{blobId}. partition: the authenticated tenant; actor_id: the uploader (recorded; upload is host authentication only, no scope check); blob_id: "sha256:" + 64 lowercase hex; byte_length: the request''s Content-Length in bytes, or NULL. Returns the upload handle for blob_upload_append / blob_upload_finish, valid in this transaction only (a transaction that began an upload cannot commit without finishing it). '
+'Errors: sync.invalid_request (22023: NULL or empty argument, malformed blob_id, negative byte_length), blob.too_large (22023, HTTP 413: byte_length over syncular.blob_max_bytes). SECURITY DEFINER.';

@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular.blob_upload_finish(bigint) IS
+'Blob upload, step 3 (SPEC §5.9.3; docs/blobs.md): compare "sha256:" + hex(SHA-256 of the received bytes) with the blob_id and store the blob. Returns {"blobId", "byteLength", "stored": false when the blob was already stored (idempotent success, nothing written)}. Errors: blob.hash_mismatch (22023, HTTP 400: nothing is stored once the transaction rolls back), sync.invalid_request (22023: NULL argument, unknown or finished handle, an append rolled back by a savepoint). SECURITY DEFINER.';

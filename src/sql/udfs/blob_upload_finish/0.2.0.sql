@@ -1,0 +1,4 @@
+CREATE FUNCTION syncular.blob_upload_finish(upload bigint)
+RETURNS jsonb LANGUAGE C VOLATILE PARALLEL UNSAFE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS 'MODULE_PATHNAME', 'syncular_blob_upload_finish';

@@ -1,0 +1,3 @@
+COMMENT ON FUNCTION syncular.blob_url_get(text, text) IS
+'Blob download through a signed URL (SPEC §5.9.5; docs/blobs.md): GET <url of blob_get> with no host authentication. blob_id: the path parameter; token: the bt query parameter. Verifies the token (HMAC, op get, blob, expiry, partition token); the actor was authorized against the referencing rows when the URL was issued, so the URL is a short-TTL grant to these bytes. '
+'Returns rows as blob_get: status 200 per stored chunk, or one row 403 blob.forbidden (malformed, tampered, expired, or another blob''s token) / 404 blob.not_found (the blob is gone) with the JSON error body. Errors: sync.invalid_request (22023: NULL or empty argument). SECURITY DEFINER.';

@@ -1,0 +1,5 @@
+COMMENT ON FUNCTION syncular.claim_reactions(text, text, integer, bigint, bigint) IS
+$$Claims due reactions of a partition for a worker (SPEC §6.9, delivery): in one statement, a FOR UPDATE SKIP LOCKED CTE picks up to "limit" rows that are pending with available_at_ms <= now, or leased with lease_expires_at_ms <= now (an expired lease), in (available_at_ms, created_at_ms, idempotency_key) order, skipping rows another transaction holds; each becomes status leased, lease_owner = owner, lease_expires_at_ms = now + lease_ms, attempts + 1 (every claim counts as an attempt).
+Arguments: owner = the worker's lease identity (non-empty); limit 1..1000 (default 10); lease_ms 1..2^53-1 ms (default 30,000); now_ms = epoch ms (NULL = wall clock).
+Returns the claimed rows (sync_reactions columns, after the update) in claim order. Concurrent claimers never receive the same row while its lease is live. SECURITY DEFINER; grant EXECUTE to a worker role.
+Errors: sync.storage.invalid_limit (SQLSTATE 22023; details {argument, value, min, max}) for limit or lease_ms; sync.storage.invalid_reaction (22023; details {argument: "owner"}) for a NULL or empty owner.$$;

@@ -1,0 +1,3 @@
+COMMENT ON FUNCTION syncular.complete_reaction(text, text, text, bigint) IS
+$$Marks a delivered reaction completed (SPEC §6.9): only when the row is leased and lease_owner = owner (the current lease holder; an expired lease not yet reclaimed still counts). Sets status completed, completed_at_ms = now, clears lease_owner and lease_expires_at_ms, returns true; otherwise changes nothing and returns false (a stale owner after a reclaim, a row already completed, pending or dead-lettered, an unknown key).
+now_ms = epoch ms (NULL = wall clock). SECURITY DEFINER; grant EXECUTE to a worker role. Raises nothing of its own.$$;

@@ -1,0 +1,2 @@
+CREATE FUNCTION syncular.decode_sparse_row(tbl text, payload bytea)
+RETURNS jsonb LANGUAGE C STABLE STRICT AS 'MODULE_PATHNAME', 'syncular_decode_sparse_row';

@@ -1,0 +1,5 @@
+COMMENT ON FUNCTION syncular.fail_reaction(text, text, text, jsonb, boolean, bigint, bigint, bigint) IS
+$$Records a failed delivery (SPEC §6.9): only when the row is leased and lease_owner = owner. Stores failure in last_failure (as given, NULL included) and clears the lease; then, when permanent is true or attempts >= max_attempts, status dead-letter with available_at_ms = now (the dead-letter time, which prune_reactions ages); otherwise status pending with available_at_ms = now + min(base_ms * 2^(attempts - 1), cap_ms), where attempts counts the claims so far (1 after the first claim: base_ms, then 2*base_ms, 4*base_ms, ... up to cap_ms).
+Arguments: failure = any JSON the worker wants to keep (e.g. {"message": ...}); permanent (default false); base_ms 0..2^53-1 (default 1,000); cap_ms 0..2^53-1 (default 300,000); now_ms = epoch ms (NULL = wall clock).
+Returns the new status ('pending' or 'dead-letter'), or NULL when the caller is not the current lease owner (nothing changes). SECURITY DEFINER; grant EXECUTE to a worker role.
+Errors: sync.storage.invalid_limit (SQLSTATE 22023; details {argument, value, min, max}) for base_ms or cap_ms.$$;

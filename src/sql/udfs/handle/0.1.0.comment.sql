@@ -1,0 +1,18 @@
+COMMENT ON FUNCTION syncular.handle(bytea, text, text) IS
+'Serves one Syncular sync round (SSP2 request bytes in, SSP2 response bytes out) inside the calling transaction. '
+'request: an SSP2 request message, wire version 2 or 3 (the response uses the same version). '
+'partition: the tenant the host authenticated the caller into; actor_id: the authenticated actor. '
+'Pushes (SPEC §6, push-and-pull.md §2) run one subtransaction per commit and lock the partition row until the '
+'caller''s transaction ends; pulls (§4) read one snapshot taken after the pushes. Applied commits NOTIFY '
+'syncular_commit with payload base64url(partition) || '':'' || commit_seq, delivered at commit. '
+'Protocol outcomes (schema floor, epoch reset, rejected commits, conflicts, revoked or reset subscriptions) are '
+'encoded in the response. Request-level failures are raised with DETAIL {"code": ..., "details": ...}: '
+'sync.invalid_request (22023: undecodable message, response-kind message, wire version 1, pushes without '
+'logEpoch, accept without bit 0 or 1, NULL arguments), sync.empty_commit (22023), '
+'sync.invalid_client_id (22023: reserved ["remote-command", prefix or clientId bound to another actor), '
+'sync.too_many_operations (54000: more than syncular.max_operations_per_request operations), '
+'sync.invalid_subscription (22023: duplicate id, undeclared key, ''*'' value, resolver key outside the schema), '
+'sync.unknown_table (42P01: subscription table not served), sync.schema_not_ready (55000: no schema '
+'registered), sync.internal_error (XX000: unexpected failure; fixed message, the cause goes to the server log). '
+'SECURITY DEFINER with search_path = pg_catalog, pg_temp: a role needs only EXECUTE (see 90_grants.sql); hooks run '
+'as the extension owner and must qualify the names they use.';

@@ -1,0 +1,3 @@
+COMMENT ON FUNCTION syncular.operation_get_row(text, text) IS
+$$The authoritative getRow of a running remote command (REMOTE.md §3): the current row tbl / row_id of the command's partition as JSON (syncular.decode_row's mapping), read after the partition lock, or NULL when the row is absent or the actor's resolved write scopes do not cover it (command reads return only authorized rows). NULL arguments give NULL.
+Errors: operation.invalid_request (SQLSTATE 22023) when called outside a command function run by syncular.operations_http, or for a table that is not synced. Owner-only (command functions run as the extension owner).$$;

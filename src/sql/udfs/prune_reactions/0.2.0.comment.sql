@@ -1,0 +1,5 @@
+COMMENT ON FUNCTION syncular.prune_reactions(text, bigint, bigint, integer, bigint) IS
+$$Operator maintenance (SPEC §6.9, pruning): deletes, in one bounded pass, completed rows with completed_at_ms < now - completed_older_than_ms (oldest first), then, with the rest of the budget, dead-letter rows dead-lettered before now - dead_letter_older_than_ms (available_at_ms, oldest first); at most max_rows in total. Rows locked by another transaction are skipped (FOR UPDATE SKIP LOCKED); pending and leased rows are never touched. Reactions are independent of the commit log and survive its pruning.
+Arguments: completed_older_than_ms 0..2^53-1 (default 30 days = 2,592,000,000); dead_letter_older_than_ms 0..2^53-1 (default 90 days = 7,776,000,000); max_rows 1..100,000 (default 1,000); now_ms = epoch ms (NULL = wall clock).
+Returns the number of rows deleted; call again while it returns max_rows. Owner-only.
+Errors: sync.storage.invalid_limit (SQLSTATE 22023; details {argument, value, min, max}).$$;

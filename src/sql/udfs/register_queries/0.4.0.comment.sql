@@ -1,0 +1,6 @@
+COMMENT ON FUNCTION syncular.register_queries(jsonb, integer, jsonb) IS
+$$Registers every query of an upstream typegen queries IR (syncular.queries.ir.json, queryIrVersion 3) with syncular.register_query, in one transaction (all or nothing), as ensure_schema takes the schema IR. Idempotent.
+Per IR query: operation id = name; SQL = sql (its :name placeholders become $k in params order; an IR without sql uses positionalSql, its ? taken in params order); columns = columns [{name, type, nullable}]; tables = tables; params = params [{name, type}]; coverage = each reactive.dependencies[].scopes[] entry with exactly one param ({table, variable, param}); an entry without exactly one param covers nothing, so registration fails closed with rule coverage.
+Arguments: ir = the IR document; max_rows = maxRows of every query (1..10000); privileged = {"queryName": "schema.fn(text,text,jsonb)"}: those queries are registered privileged with that authorize function instead of scoped.
+Returns {queries: [register_query results]}.
+Errors: sync.storage.operation_invalid (22023; rule ir when the document is not queryIrVersion 3 with a queries array, sql for an undeclared :name placeholder, and every register_query rule, naming the query); sync.storage.hook_signature (22023). Owner-only.$$;

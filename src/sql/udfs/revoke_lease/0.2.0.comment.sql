@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular.revoke_lease(text, text) IS
+'Revokes one auth lease (SPEC §7.3.4): partition and the leaseId of the LEASE frame. Durable: the client''s next round that would be lease-authorized (resolver outage) fails with sync.auth_lease_revoked (HTTP 401), and authorized rounds neither slide it nor issue a new one until clear_lease removes it; local data is not purged. Returns true when a live lease was revoked, NULL when none matched (unknown or already revoked). Owner only.';

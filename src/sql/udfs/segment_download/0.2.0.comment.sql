@@ -1,0 +1,15 @@
+COMMENT ON FUNCTION syncular.segment_download(text, text, text, jsonb, text, text, text) IS
+'GET <mount>/segments/{segmentId} as one row (SPEC §5.5, docs/segments.md). segment_id: the path parameter; '
+'partition, actor_id: what the host authenticated; requested_scopes: the X-Syncular-Scopes header parsed as JSON '
+'(the owning subscription''s requested scope map); if_none_match, accept_encoding: the request headers (NULL when '
+'absent); client_id: passed to the scope resolver (NULL = ''''). Re-authorizes on every call: resolves the actor''s '
+'scopes, computes the effective scopes and their digest for the segment''s table, and requires an unexpired '
+'publication of the segment in this partition and live log epoch with that digest. Answers: 200 with the bytes '
+'(Content-Encoding zstd or gzip per accept_encoding, zstd preferred, identity otherwise), 304 (empty body) when '
+'if_none_match names the ETag, 404 sync.not_found (unknown, forgotten, another partition or log epoch), 404 '
+'sync.segment_expired (TTL passed, the schema version moved, or an RFC 0007 checkpoint of the partition has a '
+'schema version above the segment''s), 403 sync.forbidden (resolver failure, revoked scopes, digest mismatch), '
+'400 sync.invalid_request / sync.invalid_subscription (bad requested_scopes), 503 sync.schema_not_ready (no schema, '
+'or a hot standby: the store is not readable there). headers: a JSON object {Content-Type, ETag, Cache-Control, '
+'Vary, Content-Encoding?}; error bodies are the catalogue JSON {code, category, retryable, recommendedAction, '
+'message}. SECURITY DEFINER like syncular.handle.';

@@ -1,0 +1,15 @@
+COMMENT ON FUNCTION syncular.serve_gate(text, jsonb, integer) IS
+'RFC 0007 §4 readServeGate + serveGateRefusal. partition: the request''s partition; checkpoints: the caller''s '
+'declarations, a JSON array of {partition, name, schemaVersion} (NULL/[] = none; matched on partition + name '
+'only); running_version: the served schema version, default sync_settings.compiled->>''version''. Reads in ONE '
+'SELECT the stored schema version (0 without a marker), the partition''s log epoch (null without a registry row) '
+'and every pending checkpoint (schema_version = running, state <> activated, ALL partitions, ordered by '
+'(partition, name) COLLATE "C"). Returns {ready, storedSchemaVersion, runningSchemaVersion, logEpoch, pending: '
+'[{partition, name}], refusal}; refusal is null or {kind: "schema" | "checkpoint", code: "sync.schema_not_ready", '
+'message: "server schema is not ready for this request", details}, details being '
+'{"storedSchemaVersion": n, "runningSchemaVersion": n} (stored > running, checked first) or '
+'{"partition": p, "projection": name} (first uncovered pending checkpoint). Never raises for a not-ready state. '
+'Errors: sync.storage.invalid_checkpoints (22023) for bad declarations; sync.storage.schema_not_registered (55000) '
+'when no running version is given and no compiled schema is registered. STABLE: reads the calling statement''s '
+'snapshot. The epoch kind (a token that changed between two reads) is evaluated by the engine, see '
+'_serve_gate_check.';

@@ -1,0 +1,5 @@
+COMMENT ON FUNCTION syncular.set_authenticator(regprocedure) IS
+$$Registers the request authenticator (SPEC §1.1 host authentication), or unregisters it when fn is NULL.
+fn must be a plain function (method text, path text, headers jsonb, query jsonb) RETURNS jsonb. It is called with the HTTP method ('POST' for /sync, 'GET' for the realtime upgrade), the request path, the request headers as a JSON object (lower-case names, string values) and the query arguments as a JSON object (string values), and answers {"actorId": text, "partition": text} for an authenticated caller or NULL to refuse (HTTP 401 sync.auth_required). It runs as the extension owner inside the round's transaction (SECURITY DEFINER callers): write it with a fixed search_path and qualified names.
+Stored in syncular.sync_settings.authenticator (the singleton row is created when absent). Owner-only.
+Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a set-returning or variadic function.$$;

@@ -1,0 +1,5 @@
+COMMENT ON FUNCTION syncular.set_commit_validator(regprocedure) IS
+$$Registers the §6.8 whole-commit validator (push-and-pull.md §2.7; barrier-rfc0007.md §8.2; docs/hooks.md), or unregisters it when fn is NULL.
+fn must be a plain function (operations jsonb, client_id text, client_commit_id text, actor_id text, partition text) RETURNS void (argument names are free). The engine calls it once per new commit, after every operation and the reference pass, before the append, in the push transaction; operations is the ordered evidence [{opIndex, op, table, rowId, row, stored, storedServerVersion, nextServerVersion}] (docs/hooks.md). It rejects with RAISE ... USING ERRCODE = 'SY001', DETAIL = '{"code": ..., "opIndex": n}' (see syncular._validator_rejection).
+Stored in syncular.sync_settings.commit_validator (the singleton row is created when absent). Owner-only.
+Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a window, set-returning or variadic function.$$;

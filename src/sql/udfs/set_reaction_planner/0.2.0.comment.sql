@@ -1,0 +1,5 @@
+COMMENT ON FUNCTION syncular.set_reaction_planner(regprocedure) IS
+$$Registers the §6.9 reaction planner (SPEC §6.9; docs/hooks.md), or unregisters it when fn is NULL.
+fn must be a plain function (operations jsonb, client_id text, client_commit_id text, actor_id text, partition text) RETURNS jsonb (argument names are free), called like the commit validator but only for a new commit that passed every validator; it returns a JSON array of reaction records [{key, type, version, payload, maxAttempts?}] (or NULL / [] for none), which the engine hands to syncular._enqueue_reactions in the same transaction. Any error it raises, or an invalid record, aborts the commit as a server failure (sync.internal_error, nothing persisted).
+Stored in syncular.sync_settings.reaction_planner (the singleton row is created when absent). Owner-only.
+Errors: sync.storage.hook_signature (SQLSTATE 22023; details {hook, function, expected}) for any other signature, a procedure, an aggregate, a window, set-returning or variadic function.$$;
