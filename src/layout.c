@@ -19,6 +19,8 @@
 #include "fmgr.h"
 #include "utils/builtins.h"
 
+#include "schema_compile.h"
+
 PG_FUNCTION_INFO_V1(syncular_payload_append_nulls);
 PG_FUNCTION_INFO_V1(syncular_fnv1a64_hex);
 
@@ -72,20 +74,26 @@ syncular_payload_append_nulls(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(out);
 }
 
+/* The FNV-1a-64 of len bytes as 16 lowercase, zero-padded hex digits and a NUL into hex[17]. */
+void
+sync_fnv1a64_hex(const char *p, int len, char *hex)
+{
+	uint64		h = UINT64CONST(0xcbf29ce484222325);
+
+	for (int i = 0; i < len; i++)
+	{
+		h ^= (uint64) (uint8) p[i];
+		h *= UINT64CONST(0x100000001b3);
+	}
+	snprintf(hex, 17, "%016" INT64_MODIFIER "x", h);
+}
+
 Datum
 syncular_fnv1a64_hex(PG_FUNCTION_ARGS)
 {
 	text	   *in = PG_GETARG_TEXT_PP(0);
-	const uint8 *p = (const uint8 *) VARDATA_ANY(in);
-	int			len = VARSIZE_ANY_EXHDR(in);
-	uint64		h = UINT64CONST(0xcbf29ce484222325);
 	char		buf[17];
 
-	for (int i = 0; i < len; i++)
-	{
-		h ^= (uint64) p[i];
-		h *= UINT64CONST(0x100000001b3);
-	}
-	snprintf(buf, sizeof(buf), "%016" INT64_MODIFIER "x", h);
+	sync_fnv1a64_hex(VARDATA_ANY(in), VARSIZE_ANY_EXHDR(in), buf);
 	PG_RETURN_TEXT_P(cstring_to_text(buf));
 }

@@ -27,6 +27,8 @@ typedef enum SyncJsonText
 	SYNC_JSON_TEXT_COMPACT		/* compact ({"a":1}) */
 } SyncJsonText;
 
+/* jsonb_typeof of a value read from a container (scalar or jbvBinary); "value" for any other. */
+extern const char *sync_jsonb_type_label(const JsonbValue *jv);
 /* Append the compact JSON text of a jsonb value (scalar or jbvBinary container). */
 extern void sync_jsonb_append_compact(StringInfo out, JsonbValue *jv);
 

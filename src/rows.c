@@ -207,8 +207,9 @@ sync_jsonb_append_compact(StringInfo out, JsonbValue *jv)
 
 /* ---------------------------------------------------------------- JSON value -> codec value */
 
-static const char *
-jsonb_type_label(JsonbValue *jv)
+/* jsonb_typeof of a value read from a container (a scalar or jbvBinary); "value" for any other. */
+const char *
+sync_jsonb_type_label(const JsonbValue *jv)
 {
 	if (jv->type == jbvBinary)
 		return JsonContainerIsArray(jv->val.binary.data) ? "array" : "object";
@@ -361,7 +362,7 @@ sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
 			if (jv->type != jbvString)
 				sync_raise_column("sync.invalid_request", table, cname,
 								  "column \"%s\" of table \"%s\" is a string column, got a JSON %s",
-								  cname, table, jsonb_type_label(jv));
+								  cname, table, sync_jsonb_type_label(jv));
 			out->str.ptr = pnstrdup(jv->val.string.val, jv->val.string.len);
 			out->str.len = (uint32) jv->val.string.len;
 			break;
@@ -373,7 +374,7 @@ sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
 				if (jv->type != jbvNumeric)
 					sync_raise_column("sync.invalid_request", table, cname,
 									  "column \"%s\" of table \"%s\" is an integer column, got a JSON %s",
-									  cname, table, jsonb_type_label(jv));
+									  cname, table, sync_jsonb_type_label(jv));
 				if (!sync_numeric_text_to_int53(sync_jsonb_number_text(jv), &v))
 					sync_raise_column("sync.invalid_request", table, cname,
 									  "column \"%s\" of table \"%s\" needs an integer within +-(2^53-1)",
@@ -391,7 +392,7 @@ sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
 				if (jv->type != jbvNumeric)
 					sync_raise_column("sync.invalid_request", table, cname,
 									  "column \"%s\" of table \"%s\" is a float column, got a JSON %s",
-									  cname, table, jsonb_type_label(jv));
+									  cname, table, sync_jsonb_type_label(jv));
 				txt = sync_jsonb_number_text(jv);
 				errno = 0;
 				d = strtod(txt, &end);
@@ -407,7 +408,7 @@ sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
 			if (jv->type != jbvBool)
 				sync_raise_column("sync.invalid_request", table, cname,
 								  "column \"%s\" of table \"%s\" is a boolean column, got a JSON %s",
-								  cname, table, jsonb_type_label(jv));
+								  cname, table, sync_jsonb_type_label(jv));
 			out->b = jv->val.boolean;
 			break;
 
@@ -427,7 +428,7 @@ sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
 				if (jv->type != jbvBinary || !JsonContainerIsObject(jv->val.binary.data))
 					sync_raise_column("sync.invalid_request", table, cname,
 									  "column \"%s\" of table \"%s\" is a blob_ref column, got a JSON %s",
-									  cname, table, jsonb_type_label(jv));
+									  cname, table, sync_jsonb_type_label(jv));
 				out->str.ptr = blob_ref_text(jv->val.binary.data, &len);
 				out->str.len = len;
 				if (!ssp_blob_ref_valid(out->str.ptr, len))
@@ -446,7 +447,7 @@ sync_json_to_value(const char *table, const SspColumn *col, JsonbValue *jv,
 				if (jv->type != jbvString)
 					sync_raise_column("sync.invalid_request", table, cname,
 									  "column \"%s\" of table \"%s\" holds bytes as a base64 string, got a JSON %s",
-									  cname, table, jsonb_type_label(jv));
+									  cname, table, sync_jsonb_type_label(jv));
 				n = sync_base64_decode(jv->val.string.val, jv->val.string.len, &dst);
 				if (n < 0)
 					sync_raise_column("sync.invalid_request", table, cname,

@@ -9,3 +9,9 @@
 DROP FUNCTION syncular._reaction_text(integer, jsonb, text, integer);
 DROP FUNCTION syncular._reaction_int(jsonb, bigint, bigint);
 DROP FUNCTION syncular._invalid_reaction(integer, text, text, jsonb);
+
+-- The schema compiler and ensure_schema in C (src/schema_compile.c, src/schema_ensure.c).
+--#include-or-replace udfs/_compile_schema/0.6.0.sql
+--#include-or-replace udfs/_ensure_schema/0.6.0.sql
+DROP FUNCTION syncular._check_identifier(text, text, text, jsonb);
+DROP FUNCTION syncular._schema_invalid(text, text, text, text, jsonb);

@@ -21,13 +21,6 @@
 --#include udfs/_jstr/0.1.0.sql
 --#include udfs/_jstr/0.1.0.comment.sql
 
--- Raises sync.storage.schema_invalid with details {table?, column?, <extra>..., rule}.
---#include udfs/_schema_invalid/0.4.0.sql
---#include udfs/_schema_invalid/0.4.0.comment.sql
-
---#include udfs/_check_identifier/0.1.0.sql
---#include udfs/_check_identifier/0.1.0.comment.sql
-
 --#include udfs/_payload_append_nulls/0.1.0.sql
 --#include udfs/_payload_append_nulls/0.1.0.comment.sql
 
@@ -43,7 +36,7 @@
 -- ---------------------------------------------------------------------------------------------
 -- compile: IR -> compiled schema (docs/compiled-schema.md)
 
---#include udfs/_compile_schema/0.2.0.sql
+--#include udfs/_compile_schema/0.6.0.sql
 
 --#include udfs/_index_plan/0.1.0.sql
 --#include udfs/_index_plan/0.1.0.comment.sql
@@ -103,7 +96,7 @@
 -- ---------------------------------------------------------------------------------------------
 -- ensure_schema
 
---#include udfs/_ensure_schema/0.5.0.sql
+--#include udfs/_ensure_schema/0.6.0.sql
 --#include udfs/_ensure_schema/0.1.0.comment.sql
 
 --#include udfs/ensure_schema/0.1.0.sql
