@@ -148,6 +148,14 @@ extern void sync_http_put_answer(FunctionCallInfo fcinfo, int status, const char
  * SQLSTATE): its entry and raw details text; NULL for any other error. */
 extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);
 
+/* entry.c: an entry point's work run in an internal subtransaction; NULL when it returned, else
+ * its error (subtransaction rolled back; cancel and shutdown re-thrown), the caller's memory
+ * context and resource owner current either way.  sync_entry_http_error: that error as an HTTP
+ * status and JSON body (catalogue error, else logged and 500 sync.internal_error); frees edata. */
+typedef void (*SyncEntryWork) (void *arg);
+extern ErrorData *sync_entry_run(SyncEntryWork work, void *arg);
+extern bytea *sync_entry_http_error(ErrorData *edata, const char *what, int *status);
+
 /* ---------------------------------------------------------------- settings (syncular.c) */
 
 extern int	sync_max_operations_per_request;	/* GUC syncular.max_operations_per_request */

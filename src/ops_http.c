@@ -151,7 +151,8 @@ ops_error_response(const SyncErrorInfo *e, const char *message, const char *watc
 /*
  * The answer to an operation that raised (after its subtransaction was rolled back): a
  * catalogue error as its encoded failure; anything else is operation code or infrastructure
- * (§7), whose cause goes to the server log only.  Cancellation and shutdown are re-raised.
+ * (§7), whose cause goes to the server log only (sync_entry_run re-raised cancellation and
+ * shutdown already).  Frees edata.
  */
 bytea *
 ops_failure_response(ErrorData *edata, const char *watch_id)
@@ -160,8 +161,6 @@ ops_failure_response(ErrorData *edata, const char *watch_id)
 	char	   *details;
 	bytea	   *body;
 
-	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED || edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-		ReThrowError(edata);
 	e = sync_catalogue_error(edata, &details);
 	if (e != NULL)
 		body = ops_error_response(e, edata->message, watch_id);
@@ -208,20 +207,31 @@ serve(FunctionCallInfo fcinfo)
 	return ops_encode_response(&out);
 }
 
+/* operations_http's work (sync_entry_run): the operation, its body in *body. */
+typedef struct OpsHttp
+{
+	FunctionCallInfo fcinfo;
+	bytea	   *body;
+} OpsHttp;
+
+static void
+ops_http_work(void *arg)
+{
+	OpsHttp    *h = (OpsHttp *) arg;
+
+	h->body = serve(h->fcinfo);
+}
+
 PG_FUNCTION_INFO_V1(syncular_operations_http);
 
 Datum
 syncular_operations_http(PG_FUNCTION_ARGS)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile int status = 200;
-	const char *volatile ctype = OPS_CONTENT_TYPE;
-	bytea	   *volatile body = NULL;
+	int			status = 200;
+	const char *ctype = OPS_CONTENT_TYPE;
+	bytea	   *body;
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(caller);
-
 	if (!sync_http_content_type_is(fcinfo, 3, OPS_CONTENT_TYPE))
 	{
 		status = 415;
@@ -230,18 +240,10 @@ syncular_operations_http(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(caller);
-		PG_TRY();
-		{
-			body = serve(fcinfo);
-			sync_subxact_release(caller, owner);
-		}
-		PG_CATCH();
-		{
-			body = ops_failure_response(sync_subxact_rollback(caller, owner), NULL);
-		}
-		PG_END_TRY();
+		OpsHttp		h = {fcinfo, NULL};
+		ErrorData  *edata = sync_entry_run(ops_http_work, &h);
+
+		body = edata ? ops_failure_response(edata, NULL) : h.body;
 	}
 
 	sync_http_put_answer(fcinfo, status, ctype, body);

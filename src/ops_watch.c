@@ -329,40 +329,46 @@ snapshot_message(const char *watch_id, const char *operation_id, const SspOpValu
 	return ops_encode_response(&v);
 }
 
+/* One rerun's work (sync_entry_run) and what it hands back. */
+typedef struct Rerun
+{
+	const WatchIn *in;
+	const char *partition;
+	Snapshot	snap;
+	int64	   *max_seq;
+	bytea	   *body;
+} Rerun;
+
+static void
+rerun_work(void *arg)
+{
+	Rerun	   *r = (Rerun *) arg;
+	const WatchIn *in = r->in;
+	SspOpValue	out;
+	const SspOpValue *seq;
+
+	if (!in->valid)
+		sync_raise("operation.invalid_request", in->error, NULL);
+	if (in->seq < 0)
+		ops_check_client(r->partition, in->actor_id, in->req.client_id);
+	ops_query_run(&in->req, r->partition, in->actor_id, r->snap, &out);
+	seq = ssp_op_member(&out, "maxCommitSeq");
+	if (seq && seq->kind == SSP_OP_NUMBER)
+		*r->max_seq = (int64) seq->num;
+	r->body = snapshot_message(in->watch_id, in->req.operation_id, &out);
+}
+
 /* One rerun in its own subtransaction: the snapshot message, or its watch_error. */
 static bytea *
 rerun(const WatchIn *in, const char *partition, Snapshot snap, int64 *max_seq, bool *failed)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	bytea	   *volatile body = NULL;
+	Rerun		r = {in, partition, snap, max_seq, NULL};
+	ErrorData  *edata = sync_entry_run(rerun_work, &r);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		SspOpValue	out;
-		const SspOpValue *seq;
-
-		if (!in->valid)
-			sync_raise("operation.invalid_request", in->error, NULL);
-		if (in->seq < 0)
-			ops_check_client(partition, in->actor_id, in->req.client_id);
-		ops_query_run(&in->req, partition, in->actor_id, snap, &out);
-		seq = ssp_op_member(&out, "maxCommitSeq");
-		if (seq && seq->kind == SSP_OP_NUMBER)
-			*max_seq = (int64) seq->num;
-		body = snapshot_message(in->watch_id, in->req.operation_id, &out);
-		sync_subxact_release(cxt, owner);
-	}
-	PG_CATCH();
-	{
-		body = ops_failure_response(sync_subxact_rollback(cxt, owner),
-									in->watch_id ? in->watch_id : "");
-		*failed = true;
-	}
-	PG_END_TRY();
-	return body;
+	if (edata == NULL)
+		return r.body;
+	*failed = true;
+	return ops_failure_response(edata, in->watch_id ? in->watch_id : "");
 }
 
 static void

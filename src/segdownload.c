@@ -452,6 +452,22 @@ serve_url(FunctionCallInfo fcinfo, DownloadReply *r)
 }
 
 
+/* A download's work (sync_entry_run): serve fills the reply. */
+typedef struct Download
+{
+	FunctionCallInfo fcinfo;
+	void		(*serve) (FunctionCallInfo, DownloadReply *);
+	DownloadReply *r;
+} Download;
+
+static void
+download_work(void *arg)
+{
+	Download   *d = (Download *) arg;
+
+	d->serve(d->fcinfo, d->r);
+}
+
 /*
  * One HTTP answer as a row: `serve` runs in a subtransaction; a catalogue error becomes its
  * status and JSON body, anything else 500 sync.internal_error (the cause goes to the server log),
@@ -461,55 +477,24 @@ static Datum
 answer(FunctionCallInfo fcinfo, void (*serve) (FunctionCallInfo, DownloadReply *))
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	DownloadReply *volatile r = palloc0(sizeof(DownloadReply));
+	DownloadReply *r = palloc0(sizeof(DownloadReply));
+	Download	d = {fcinfo, serve, r};
+	ErrorData  *edata;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(caller);
 	initStringInfo(&r->headers);
 	appendStringInfoChar(&r->headers, '{');
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(caller);
-	PG_TRY();
+	edata = sync_entry_run(download_work, &d);
+	if (edata != NULL)
 	{
-		serve(fcinfo, r);
-		sync_subxact_release(caller, owner);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata = sync_subxact_rollback(caller, owner);
-		const SyncErrorInfo *e;
-		char	   *details;
-
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-			ReThrowError(edata);
-		e = sync_catalogue_error(edata, &details);
 		resetStringInfo(&r->headers);
 		appendStringInfoChar(&r->headers, '{');
 		header(r, "Content-Type", "application/json");
-		if (e != NULL)
-		{
-			r->status = e->http_status;
-			r->body = (bytea *) cstring_to_text(sync_http_error_body(e, edata->message, details));
-		}
-		else
-		{
-			ereport(LOG,
-					(errmsg("syncular: segment download failed: %s", edata->message),
-					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-					 errcode(edata->sqlerrcode)));
-			r->status = 500;
-			r->body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.internal_error"),
-													  "internal server error", NULL));
-		}
-		FreeErrorData(edata);
+		r->body = sync_entry_http_error(edata, "segment download", &r->status);
 	}
-	PG_END_TRY();
 
 	appendStringInfoChar(&r->headers, '}');
 	values[0] = Int32GetDatum(r->status);

@@ -171,20 +171,34 @@ sync_http_put_answer(FunctionCallInfo fcinfo, int status, const char *ctype, byt
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
+/* handle_http's work (sync_entry_run): the round, its body in *body. */
+typedef struct HttpRound
+{
+	FunctionCallInfo fcinfo;
+	bytea	   *body;
+} HttpRound;
+
+static void
+http_round(void *arg)
+{
+	HttpRound  *h = (HttpRound *) arg;
+	FunctionCallInfo fcinfo = h->fcinfo;
+
+	args_or_raise(fcinfo);
+	h->body = serve(PG_GETARG_BYTEA_PP(0), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+					text_to_cstring(PG_GETARG_TEXT_PP(2)), false);
+}
+
 PG_FUNCTION_INFO_V1(syncular_handle_http);
 
 Datum
 syncular_handle_http(PG_FUNCTION_ARGS)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile int status = 200;	/* volatile: set in PG_CATCH */
-	const char *volatile ctype = SYNC_CONTENT_TYPE;
-	bytea	   *body = NULL;
+	int			status = 200;
+	const char *ctype = SYNC_CONTENT_TYPE;
+	bytea	   *body;
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(caller);
-
 	if (!sync_http_content_type_is(fcinfo, 3, SYNC_CONTENT_TYPE))
 	{
 		status = 415;
@@ -193,47 +207,15 @@ syncular_handle_http(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(caller);
-		PG_TRY();
-		{
-			args_or_raise(fcinfo);
-			body = serve(PG_GETARG_BYTEA_PP(0),
-									text_to_cstring(PG_GETARG_TEXT_PP(1)),
-									text_to_cstring(PG_GETARG_TEXT_PP(2)),
-									false);
-			sync_subxact_release(caller, owner);
-		}
-		PG_CATCH();
-		{
-			ErrorData  *edata;
-			const SyncErrorInfo *e;
-			char	   *details;
+		HttpRound	h = {fcinfo, NULL};
+		ErrorData  *edata = sync_entry_run(http_round, &h);
 
-			edata = sync_subxact_rollback(caller, owner);
-			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-				ReThrowError(edata);
-			e = sync_catalogue_error(edata, &details);
+		body = h.body;
+		if (edata != NULL)
+		{
 			ctype = "application/json";
-			if (e != NULL)
-			{
-				status = e->http_status;
-				body = (bytea *) cstring_to_text(sync_http_error_body(e, edata->message, details));
-			}
-			else
-			{
-				ereport(LOG,
-						(errmsg("syncular: sync round failed: %s", edata->message),
-						 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-						 errcode(edata->sqlerrcode)));
-				status = 500;
-				body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.internal_error"),
-											 "internal server error", NULL));
-			}
-			FreeErrorData(edata);
+			body = sync_entry_http_error(edata, "sync round", &status);
 		}
-		PG_END_TRY();
 	}
 
 	sync_http_put_answer(fcinfo, status, ctype, body);
