@@ -205,6 +205,23 @@ typedef struct SyncCommitRow
 extern void sync_storage_commit_append(const SyncCommitRow *c, int nchanges,
 									   const SyncChangeRow *changes);
 
+/* the blob store (storage_blobs.c; SPEC §5.9) */
+extern int64 sync_blob_store_next_upload_id(void);
+extern bool sync_blob_store_exists(const char *partition, const char *blob_id, bool lock);
+extern void sync_blob_store_chunk_insert(int64 upload_id, int32 seq, bytea *chunk);
+extern void sync_blob_store_staged(int64 upload_id, int32 *nchunks, int64 *bytes);
+extern bool sync_blob_store_insert(const char *partition, const char *blob_id, int64 byte_length,
+								   const char *uploader, int64 created_at_ms, int64 upload_id);
+extern void sync_blob_store_chunks_delete(int64 upload_id);
+extern bool sync_blob_store_get(const char *partition, const char *blob_id, int64 *byte_length,
+								int64 *upload_id);
+extern bool sync_blob_store_refs_any(const char *partition, const char *blob_id,
+									 bool (*fn) (const char *tbl, const char *row_id, void *arg),
+									 void *arg);
+extern int64 sync_blob_store_chunks_each(int64 upload_id, void (*fn) (bytea *chunk, void *arg),
+										 void *arg);
+extern int	sync_blob_store_partitions(const char *blob_id, char ***partitions);
+
 /*
  * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and
  * get the error (copied into cxt); either way cxt and owner are current again.  What to
