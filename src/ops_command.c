@@ -58,19 +58,9 @@ append_js_string(StringInfo b, const char *s)
 static void
 load_command(const char *operation_id, Oid *authorize, Oid *command)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	bool		isnull;
-
-	args[0] = CStringGetTextDatum(operation_id);
-	if (SPI_execute_with_args("SELECT authorize::oid, command::oid FROM syncular.sync_operation_commands "
-							  "WHERE operation_id = $1", 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the command registration failed");
-	if (SPI_processed != 1)
+	if (!sync_storage_ops_command(operation_id, authorize, command))
 		sync_raise("operation.unknown", "no command is registered under this operation id",
 				   ops_details_id(operation_id));
-	*authorize = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*command = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 }
 
 static Datum

@@ -50,50 +50,22 @@ jb_bool_default(JsonbContainer *c, const char *key, bool dflt)
 static QueryReg *
 load_query(const char *operation_id)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	bool		isnull;
-	HeapTuple	tup;
-	TupleDesc	desc;
 	QueryReg   *q = palloc0(sizeof(QueryReg));
+	SyncOpsQueryRow row;
 	Jsonb	   *params;
 	Jsonb	   *cols;
 
-	static SPIPlanPtr plan = NULL;
-
-	if (plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare("SELECT bound_sql, params, columns, mode = 'privileged', "
-									"authorize::oid, max_rows, coverage, syql "
-									"FROM syncular.sync_operation_queries WHERE operation_id = $1",
-									1, argtypes);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the query registration read failed");
-		plan = p;
-	}
-	args[0] = CStringGetTextDatum(operation_id);
-	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the query registration failed");
-	if (SPI_processed != 1)
+	if (!sync_storage_ops_query(operation_id, &row))
 		sync_raise("operation.unknown", "no query is registered under this operation id",
 				   ops_details_id(operation_id));
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	q->bound_sql = TextDatumGetCString(SPI_getbinval(tup, desc, 1, &isnull));
-	params = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 2, &isnull));
-	cols = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 3, &isnull));
-	q->privileged = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-	q->authorize = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
-	if (isnull)
-		q->authorize = InvalidOid;
-	q->max_rows = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
-	q->coverage = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 7, &isnull));
-	{
-		Datum		d = SPI_getbinval(tup, desc, 8, &isnull);
-
-		q->syql = isnull ? NULL : DatumGetJsonbPCopy(d);
-	}
+	q->bound_sql = row.bound_sql;
+	params = row.params;
+	cols = row.columns;
+	q->privileged = row.privileged;
+	q->authorize = row.authorize;
+	q->max_rows = row.max_rows;
+	q->coverage = row.coverage;
+	q->syql = row.syql;
 
 	q->nparams = JsonContainerSize(&params->root);
 	q->pnames = palloc0(sizeof(char *) * Max(q->nparams, 1));

@@ -43,6 +43,7 @@
 
 #include "operations.h"
 #include "storage.h"
+#include "storage_log.h"
 
 /* changes of one window examined one by one; past this every watch of the window reruns */
 #define WATCH_WINDOW_CHANGES 10000
@@ -81,41 +82,18 @@ typedef struct Window
 static WatchReg *
 watch_reg(WatchReg **cache, const char *operation_id)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
 	WatchReg   *r;
+	Jsonb	   *tables;
+	Jsonb	   *cov;
 
 	for (r = *cache; r; r = r->next)
 		if (strcmp(r->operation_id, operation_id) == 0)
 			return r;
-	if (plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare("SELECT mode = 'privileged', to_jsonb(tables), coverage "
-									"FROM syncular.sync_operation_queries WHERE operation_id = $1",
-									1, argtypes);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the watch registration read failed");
-		plan = p;
-	}
 	r = palloc0(sizeof(WatchReg));
 	r->operation_id = pstrdup(operation_id);
-	args[0] = CStringGetTextDatum(operation_id);
-	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the watch registration failed");
-	if (SPI_processed == 1)
+	if (sync_storage_ops_watch(operation_id, &r->privileged, &tables, &cov))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		Jsonb	   *tables;
-		Jsonb	   *cov;
-
 		r->found = true;
-		r->privileged = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
-		tables = DatumGetJsonbP(SPI_getbinval(tup, desc, 2, &isnull));
-		cov = DatumGetJsonbP(SPI_getbinval(tup, desc, 3, &isnull));
 		r->ntables = JsonContainerSize(&tables->root);
 		r->tables = palloc0(sizeof(char *) * Max(r->ntables, 1));
 		for (int i = 0; i < r->ntables; i++)
@@ -146,42 +124,22 @@ watch_reg(WatchReg **cache, const char *operation_id)
 static void
 read_window(const char *partition, Window *win)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
-	Datum		args[4];
+	SyncStoredChange *ch;
+	uint64		n = sync_log_read_change_scopes(partition, win->lo, win->hi,
+												WATCH_WINDOW_CHANGES, &ch);
 
-	if (plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare("SELECT ch.commit_seq, ch.tbl, ch.scopes FROM syncular.sync_changes ch "
-									"WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3 "
-									"LIMIT $4", 4, argtypes);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the watch window read failed");
-		plan = p;
-	}
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = Int64GetDatum(win->lo);
-	args[2] = Int64GetDatum(win->hi);
-	args[3] = Int64GetDatum(WATCH_WINDOW_CHANGES + 1);
-	if (SPI_execute_plan(plan, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the watch window failed");
-	if (SPI_processed > WATCH_WINDOW_CHANGES)
+	if (n > WATCH_WINDOW_CHANGES)
 	{
 		win->overflow = true;
 		return;
 	}
-	win->n = (int) SPI_processed;
+	win->n = (int) n;
 	win->changes = palloc0(sizeof(Change) * Max(win->n, 1));
 	for (int i = 0; i < win->n; i++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		win->changes[i].seq = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		win->changes[i].tbl = TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull));
-		win->changes[i].scopes = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 3, &isnull));
+		win->changes[i].seq = ch[i].seq;
+		win->changes[i].tbl = ch[i].table;
+		win->changes[i].scopes = ch[i].scopes;
 	}
 }
 

@@ -205,6 +205,24 @@ typedef struct SyncCommitRow
 extern void sync_storage_commit_append(const SyncCommitRow *c, int nchanges,
 									   const SyncChangeRow *changes);
 
+/* remote-operation registrations (storage_ops.c; REMOTE.md §2, §3, §5) */
+typedef struct SyncOpsQueryRow
+{
+	char	   *bound_sql;
+	Jsonb	   *params;			/* [{name, type}] */
+	Jsonb	   *columns;		/* [{name, type, nullable}] */
+	bool		privileged;
+	Oid			authorize;		/* InvalidOid: none */
+	int32		max_rows;
+	Jsonb	   *coverage;
+	Jsonb	   *syql;			/* NULL: one statement */
+} SyncOpsQueryRow;
+
+extern bool sync_storage_ops_command(const char *operation_id, Oid *authorize, Oid *command);
+extern bool sync_storage_ops_query(const char *operation_id, SyncOpsQueryRow *row);
+extern bool sync_storage_ops_watch(const char *operation_id, bool *privileged, Jsonb **tables,
+								   Jsonb **coverage);
+
 /* the blob store (storage_blobs.c; SPEC §5.9) */
 extern int64 sync_blob_store_next_upload_id(void);
 extern bool sync_blob_store_exists(const char *partition, const char *blob_id, bool lock);
