@@ -205,6 +205,25 @@ typedef struct SyncCommitRow
 extern void sync_storage_commit_append(const SyncCommitRow *c, int nchanges,
 									   const SyncChangeRow *changes);
 
+/* the commit log of SQL writes (storage_capture.c; capture_log.c runs them) */
+typedef enum SyncCaptureEvent
+{
+	SYNC_EV_INSERT,
+	SYNC_EV_UPDATE,
+	SYNC_EV_DELETE,
+	SYNC_EV_TRUNCATE,
+	SYNC_EV_COUNT
+} SyncCaptureEvent;
+
+extern int	sync_storage_capture_partitions(SyncCaptureEvent ev, const char *qualified,
+											char ***partitions);
+extern int64 sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent ev,
+										 const char *partition, int64 commit_seq,
+										 int32 first_idx);
+
+/* storage_meta.c: the partition's writer fence (RFC 0007); true with *required when fenced */
+extern bool sync_storage_writer_fence_read(Datum partition, int32 *required);
+
 /* remote-operation registrations (storage_ops.c; REMOTE.md §2, §3, §5) */
 typedef struct SyncOpsQueryRow
 {

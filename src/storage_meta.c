@@ -2,14 +2,18 @@
  * storage_meta.c — the engine's reads and writes of registration state in the sync_* tables:
  * the serve gate's read (sync_schema_meta, sync_partition_registry, sync_backfill_checkpoints;
  * SPEC §4.2), the compiled schema row (sync_settings), registered functions
- * (sync_crdt_mergers, sync_row_validators) and auth leases (sync_leases, SPEC §7.3).  What they
+ * (sync_crdt_mergers, sync_row_validators), auth leases (sync_leases, SPEC §7.3) and the writer
+ * fence (sync_writer_fence, RFC 0007).  What they
  * mean is decided by the callers (gate.c, schema.c, crdt.c, hooks.c, leases.c).  Every
  * function needs an SPI connection and restores the caller's memory context, where its
  * results are allocated.
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -17,6 +21,7 @@
 #include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -347,4 +352,56 @@ sync_storage_lease_get(const char *partition, const char *client_id, SyncStoredL
 	lease->expires_at_ms = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
 	lease->revoked = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
 	return true;
+}
+
+/* ---------------------------------------------------------------- the writer fence (RFC 0007) */
+
+/*
+ * The fence of `partition` (a text datum): true with *required when the partition is fenced.
+ * One probe of sync_writer_fence's primary key in a fresh snapshot (what a statement of a
+ * volatile function would see); the writer-fence trigger of sync_commits (fence.c) runs it for
+ * every appended commit.  Needs no SPI connection.
+ */
+bool
+sync_storage_writer_fence_read(Datum partition, int32 *required)
+{
+	Oid			relid = get_relname_relid("sync_writer_fence",
+										  get_namespace_oid("syncular", false));
+	Relation	rel;
+	Relation	pk;
+	Oid			pk_oid;
+	ScanKeyData key;
+	Snapshot	snap;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "syncular: table syncular.sync_writer_fence is missing");
+	rel = table_open(relid, AccessShareLock);
+	pk_oid = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pk_oid))
+		elog(ERROR, "syncular: syncular.sync_writer_fence has no primary key");
+	/* the key's collation is the index column's: the probe descends the index in its order */
+	pk = index_open(pk_oid, AccessShareLock);
+	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   pk->rd_indcollation[0], F_TEXTEQ, partition);
+	index_close(pk, AccessShareLock);
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	scan = systable_beginscan(rel, pk_oid, true, snap, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		isnull;
+		Datum		d = heap_getattr(tup, SPI_fnumber(desc, "required_writer_version"), desc,
+									 &isnull);
+
+		found = !isnull;
+		*required = isnull ? 0 : DatumGetInt32(d);
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snap);
+	table_close(rel, AccessShareLock);
+	return found;
 }
