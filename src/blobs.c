@@ -645,7 +645,6 @@ Datum
 syncular_blob_get(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext cxt = CurrentMemoryContext;
 	char	   *partition = sync_required_text_arg(fcinfo, 0, "blobs", "partition");
 	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
 	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
@@ -654,7 +653,6 @@ syncular_blob_get(PG_FUNCTION_ARGS)
 	int64		upload_id;
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(cxt);
 	connect_spi();
 	if (!blob_id_valid(blob_id) || !sync_blob_store_get(partition, blob_id, &length, &upload_id))
 	{
@@ -754,7 +752,6 @@ Datum
 syncular_blob_url_get(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext cxt = CurrentMemoryContext;
 	char	   *blob_id = sync_required_text_arg(fcinfo, 0, "blobs", "blob_id");
 	char	   *token = sync_required_text_arg(fcinfo, 1, "blobs", "token");
 	char	   *partition;
@@ -763,7 +760,6 @@ syncular_blob_url_get(PG_FUNCTION_ARGS)
 	int64		upload_id;
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(cxt);
 	connect_spi();
 	partition = blob_url_verify("get", blob_id, token, NULL, NULL, &message);
 	if (partition == NULL)

@@ -274,7 +274,6 @@ validate_removed_rows(SyncSchema *schema, int ti, const char *src)
 			sync_raise_codec_error(&err);
 		sync_validate_captured_row(schema, ti, true, SPI_getvalue(tt->vals[i], tt->tupdesc, 2),
 								   NULL, stored, actor, SPI_getvalue(tt->vals[i], tt->tupdesc, 1));
-		MemoryContextSwitchTo(cxt);
 	}
 	SPI_freetuptable(tt);
 }
@@ -323,7 +322,6 @@ Datum
 syncular_capture_log(PG_FUNCTION_ARGS)
 {
 	TriggerData *td = (TriggerData *) fcinfo->context;
-	MemoryContext cxt = CurrentMemoryContext;
 	SyncSchema *schema;
 	int			ti;
 	SyncCaptureEvent ev;
@@ -346,7 +344,6 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 		ev = SYNC_EV_TRUNCATE;
 
 	schema = sync_capture_schema(GetUserId());	/* SECURITY DEFINER: the owner already */
-	MemoryContextSwitchTo(cxt);
 	ti = schema ? sync_schema_table_index(schema, td->tg_trigger->tgargs[0]) : -1;
 	if (ti < 0)
 		sync_raise("sync.storage.schema_not_registered",
@@ -360,10 +357,7 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 
 	if (sync_capture_validators && (ev == SYNC_EV_DELETE || ev == SYNC_EV_TRUNCATE) &&
 		sync_has_row_validator(schema, ti))
-	{
 		validate_removed_rows(schema, ti, ev == SYNC_EV_DELETE ? "sync_old" : t->qualified);
-		MemoryContextSwitchTo(cxt);
-	}
 
 	/* the statement's partitions, in byte order: the lock order */
 	nparts = sync_storage_capture_partitions(ev, t->qualified, &parts);
@@ -378,8 +372,7 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 			sync_raise("sync.invalid_request", "a commit holds at most 2^31-1 changes", NULL);
 		c->next_idx += (int32) n;
 	}
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* the caller's context is current again */
 	return PointerGetDatum(NULL);
 }
 

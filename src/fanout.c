@@ -710,7 +710,6 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 		elog(ERROR, "syncular realtime: SPI_connect failed");
 	cxt = CurrentMemoryContext;
 	f.schema = sync_schema_get();
-	MemoryContextSwitchTo(cxt);
 	if (f.schema == NULL)
 		sync_raise_no_schema();
 
@@ -722,11 +721,9 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 
 	/* the partition's state, once, in this statement's snapshot */
 	f.epoch = sync_storage_partition_epoch(f.partition, 0, false, &touched);
-	MemoryContextSwitchTo(cxt);
 	if (f.epoch != NULL)
 	{
 		sync_storage_read_seqs(f.partition, &max_seq, &horizon);
-		MemoryContextSwitchTo(cxt);
 		if (nconns > 0)
 			gate = gate_refusal(&f);
 	}

@@ -539,7 +539,6 @@ sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
 	args[3] = text_arg(round->actor_id);
 	args[4] = text_arg(round->partition);
 	records = call_hook(fn, 5, args, nulls, &isnull);
-	MemoryContextSwitchTo(cxt);
 	if (isnull)
 		return;					/* SQL NULL: nothing to enqueue */
 

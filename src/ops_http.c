@@ -101,13 +101,11 @@ ops_check_client(const char *partition, const char *actor_id, const char *client
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
 	known = sync_storage_client_get(partition, client_id, &rec);
-	MemoryContextSwitchTo(cxt);
 	if (known && strcmp(rec.actor_id, actor_id) != 0)
 		sync_raise("sync.invalid_client_id", "the clientId is bound to another actor", NULL);
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* cxt, current at SPI_connect, is current again */
 }
 
 bytea *

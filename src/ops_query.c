@@ -289,9 +289,8 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
 	q = load_query(req->operation_id);
-	MemoryContextSwitchTo(cxt);
 	if (q->syql != NULL)
 	{
 		/* SYQL inputs: optional ones may be absent; the covered ones are looked up by name */
@@ -310,7 +309,6 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	round->actor_id = actor_id;
 	round->client_id = req->client_id;
 	round->now_ms = sync_now_ms();
-	MemoryContextSwitchTo(cxt);
 
 	if (q->syql != NULL)
 	{
@@ -349,7 +347,6 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 		authorize_privileged(q, partition, actor_id, req->params);
 	else
 		authorize_scoped(q, by_pos, round);
-	MemoryContextSwitchTo(cxt);
 
 	/* the statement run: the registered one, or the chosen SYQL variant (bound_plan's key) */
 	q->bound_sql = exec_sql;
@@ -358,7 +355,6 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	/* the rows and maxCommitSeq in one snapshot (§2) */
 	PushActiveSnapshot(snap ? snap : GetTransactionSnapshot());
 	tt = execute_bound(q, values, nulls, types, &nrows);
-	MemoryContextSwitchTo(cxt);
 	if (nrows > (uint64) q->max_rows)
 	{
 		PopActiveSnapshot();
@@ -367,7 +363,6 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	}
 	sync_storage_read_seqs(partition, &max_seq, &horizon);
 	PopActiveSnapshot();
-	MemoryContextSwitchTo(cxt);
 
 	rows = palloc0(sizeof(SspOpValue) * Max(nrows, 1));
 	for (uint64 r = 0; r < nrows; r++)
@@ -411,6 +406,5 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 		v->num = (double) max_seq;
 	}
 	ops_obj_done(&res, out);
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* cxt, current at SPI_connect, is current again */
 }

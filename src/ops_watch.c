@@ -371,7 +371,6 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 	Snapshot	snap;
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(caller);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		sync_raise("operation.invalid_request", "partition and watches must not be NULL", NULL);
 	partition = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -391,12 +390,10 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 	PushActiveSnapshot(snap);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(caller);
+	MemoryContextSwitchTo(caller);	/* SPI_connect leaves its procedure context current */
 	sync_storage_read_seqs(partition, &win.hi, &horizon);
-	MemoryContextSwitchTo(caller);
 	if (win.lo < win.hi)
 		read_window(partition, &win);
-	MemoryContextSwitchTo(caller);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -411,7 +408,6 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 		{
 			WatchReg   *r = watch_reg(&cache, in->req.operation_id);
 
-			MemoryContextSwitchTo(caller);
 			run = !r->found || window_touches(&win, r, r->found ? covered_values(r, in->req.params) : NULL,
 											  in->seq);
 		}
@@ -431,8 +427,7 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 		values[1] = Int64GetDatum(max_seq);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	SPI_finish();
-	MemoryContextSwitchTo(caller);
+	SPI_finish();				/* the caller's context is current again */
 	PopActiveSnapshot();
 	UnregisterSnapshot(snap);
 	return (Datum) 0;
