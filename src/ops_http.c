@@ -205,19 +205,11 @@ serve(FunctionCallInfo fcinfo)
 	return ops_encode_response(&out);
 }
 
-/* operations_http's work (sync_entry_run): the operation, its body in *body. */
-typedef struct OpsHttp
+/* operations_http's answer to a caught error: the encoded failure, status 200 (REMOTE.md §7). */
+static bytea *
+ops_http_error(ErrorData *edata, int *status, const char **ctype)
 {
-	FunctionCallInfo fcinfo;
-	bytea	   *body;
-} OpsHttp;
-
-static void
-ops_http_work(void *arg)
-{
-	OpsHttp    *h = (OpsHttp *) arg;
-
-	h->body = serve(h->fcinfo);
+	return ops_failure_response(edata, NULL);
 }
 
 PG_FUNCTION_INFO_V1(syncular_operations_http);
@@ -225,25 +217,6 @@ PG_FUNCTION_INFO_V1(syncular_operations_http);
 Datum
 syncular_operations_http(PG_FUNCTION_ARGS)
 {
-	int			status = 200;
-	const char *ctype = OPS_CONTENT_TYPE;
-	bytea	   *body;
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (!sync_http_content_type_is(fcinfo, 3, OPS_CONTENT_TYPE))
-	{
-		status = 415;
-		ctype = "application/json";
-		body = sync_http_unsupported_type_body();
-	}
-	else
-	{
-		OpsHttp		h = {fcinfo, NULL};
-		ErrorData  *edata = sync_entry_run(ops_http_work, &h);
-
-		body = edata ? ops_failure_response(edata, NULL) : h.body;
-	}
-
-	sync_http_put_answer(fcinfo, status, ctype, body);
+	sync_entry_http(fcinfo, OPS_CONTENT_TYPE, serve, ops_http_error);
 	return (Datum) 0;
 }
