@@ -1,7 +1,9 @@
 /*
  * storage.h — the engine's reads and writes of sync_* tables (storage.c: partitions, clients,
- * idempotency, the commit log's writes; storage_meta.c: registration state) and of synced rows
- * and declared references (storage_rows.c).  The pull's index-scan readers are in storage_log.h.
+ * idempotency, the commit log's writes; storage_meta.c: registration state and the writer
+ * fence; storage_blobs.c: the blob store; storage_ops.c: remote-operation registrations;
+ * storage_capture.c: the SQL-write capture's log statement) and of synced rows and declared
+ * references (storage_rows.c).  The pull's index-scan readers are in storage_log.h.
  * Every function needs an SPI connection; results are allocated in CurrentMemoryContext.
  */
 #ifndef SYNCULAR_STORAGE_H
