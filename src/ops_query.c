@@ -196,6 +196,7 @@ static int	plan_next;
 static SPIPlanPtr
 bound_plan(const QueryReg *q, Oid *types)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	StringInfoData key;
 	PlanSlot   *slot;
 	SPIPlanPtr	plan;
@@ -210,6 +211,7 @@ bound_plan(const QueryReg *q, Oid *types)
 		if (plan_cache[i].sql != NULL && strcmp(plan_cache[i].sql, key.data) == 0)
 			return plan_cache[i].plan;
 	plan = SPI_prepare(q->bound_sql, q->nparams + 1, types);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	if (SPI_keepplan(plan) != 0)
