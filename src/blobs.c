@@ -88,91 +88,7 @@ sync_blobs_define_gucs(void)
 							NULL, NULL, NULL);
 }
 
-/* ---------------------------------------------------------------- SPI plans */
-
-typedef enum
-{
-	P_EXISTS_LOCK,
-	P_EXISTS,
-	P_NEXT_ID,
-	P_CHUNK_INSERT,
-	P_STAGED,
-	P_BLOB_INSERT,
-	P_CHUNKS_DELETE,
-	P_BLOB_GET,
-	P_REFS,
-	P_CHUNKS,
-	P_PARTITIONS,
-	P_COUNT
-} BlobPlan;
-
-static const struct
-{
-	const char *sql;
-	int			nargs;
-	Oid			types[4];
-}			plan_defs[P_COUNT] = {
-	[P_EXISTS_LOCK] = {"SELECT 1 FROM syncular.sync_blobs WHERE partition = $1 AND blob_id = $2 "
-	"FOR KEY SHARE", 2, {TEXTOID, TEXTOID}},
-	[P_EXISTS] = {"SELECT 1 FROM syncular.sync_blobs WHERE partition = $1 AND blob_id = $2",
-	2, {TEXTOID, TEXTOID}},
-	[P_NEXT_ID] = {"SELECT nextval('syncular.sync_blob_upload_seq')", 0, {0}},
-	[P_CHUNK_INSERT] = {"INSERT INTO syncular.sync_blob_chunks (upload_id, seq, data) "
-	"VALUES ($1, $2, $3)", 3, {INT8OID, INT4OID, BYTEAOID}},
-	[P_STAGED] = {"SELECT count(*)::int4, coalesce(sum(length(data)), 0)::int8 "
-	"FROM syncular.sync_blob_chunks WHERE upload_id = $1", 1, {INT8OID}},
-	[P_BLOB_INSERT] = {"INSERT INTO syncular.sync_blobs "
-		"(partition, blob_id, byte_length, uploader, created_at_ms, upload_id) "
-		"VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (partition, blob_id) DO NOTHING",
-	6, {TEXTOID, TEXTOID, INT8OID, TEXTOID}},
-	[P_CHUNKS_DELETE] = {"DELETE FROM syncular.sync_blob_chunks WHERE upload_id = $1",
-	1, {INT8OID}},
-	[P_BLOB_GET] = {"SELECT byte_length, upload_id FROM syncular.sync_blobs "
-	"WHERE partition = $1 AND blob_id = $2", 2, {TEXTOID, TEXTOID}},
-	[P_REFS] = {"SELECT tbl, row_id FROM syncular.sync_blob_refs "
-	"WHERE partition = $1 AND blob_id = $2 ORDER BY tbl, row_id", 2, {TEXTOID, TEXTOID}},
-	[P_CHUNKS] = {"SELECT data FROM syncular.sync_blob_chunks WHERE upload_id = $1 ORDER BY seq",
-	1, {INT8OID}},
-	[P_PARTITIONS] = {"SELECT partition FROM syncular.sync_blobs WHERE blob_id = $1",
-	1, {TEXTOID}},
-};
-
-static SPIPlanPtr plans[P_COUNT];
-
-static SPIPlanPtr
-plan(BlobPlan p)
-{
-	if (plans[p] == NULL)
-	{
-		Oid			types[6];
-		SPIPlanPtr	sp;
-
-		memcpy(types, plan_defs[p].types, sizeof(plan_defs[p].types));
-		if (p == P_BLOB_INSERT)
-		{
-			types[4] = INT8OID;
-			types[5] = INT8OID;
-		}
-		sp = SPI_prepare(plan_defs[p].sql, plan_defs[p].nargs, types);
-		if (sp == NULL || SPI_keepplan(sp) != 0)
-			elog(ERROR, "syncular blobs: could not prepare a statement");
-		plans[p] = sp;
-	}
-	return plans[p];
-}
-
-/* Run a kept plan; the caller's memory context is current again afterwards. */
-static int
-run(BlobPlan p, Datum *args, bool read_only, long count)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	int			rc = SPI_execute_plan(plan(p), args, NULL, read_only, count);
-
-	MemoryContextSwitchTo(cxt);
-	if (rc < 0)
-		elog(ERROR, "syncular blobs: statement failed (%d)", rc);
-	return rc;
-}
+/* ---------------------------------------------------------------- SPI */
 
 static void
 connect_spi(void)
@@ -291,8 +207,6 @@ upload_begin(const char *partition, const char *actor_id, const char *blob_id, i
 	MemoryContext old;
 	ResourceOwner owner = CurrentResourceOwner;
 	BlobUpload *u;
-	Datum		args[2];
-	bool		isnull;
 
 	if (!blob_id_valid(blob_id))
 		sync_raise("sync.invalid_request", "blobs: blobId is not \"sha256:\" + 64 lowercase hex",
@@ -316,12 +230,8 @@ upload_begin(const char *partition, const char *actor_id, const char *blob_id, i
 	u->subid = GetCurrentSubTransactionId();
 	MemoryContextSwitchTo(old);
 
-	run(P_NEXT_ID, NULL, false, 1);
-	u->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = CStringGetTextDatum(blob_id);
-	run(P_EXISTS, args, true, 1);
-	u->present = SPI_processed > 0;
+	u->id = sync_blob_store_next_upload_id();
+	u->present = sync_blob_store_exists(partition, blob_id, false);
 
 	/* the transaction's owner, not the statement's: the state spans statements */
 	CurrentResourceOwner = TopTransactionResourceOwner;
@@ -349,14 +259,10 @@ upload_append(BlobUpload *u, const uint8 *data, size_t len)
 	{
 		size_t		n = Min(len, (size_t) BLOB_CHUNK_BYTES);
 		bytea	   *chunk = palloc(VARHDRSZ + n);
-		Datum		args[3];
 
 		SET_VARSIZE(chunk, VARHDRSZ + n);
 		memcpy(VARDATA(chunk), data, n);
-		args[0] = Int64GetDatum(u->id);
-		args[1] = Int32GetDatum(u->nchunks);
-		args[2] = PointerGetDatum(chunk);
-		run(P_CHUNK_INSERT, args, false, 0);
+		sync_blob_store_chunk_insert(u->id, u->nchunks, chunk);
 		pfree(chunk);
 		u->nchunks++;
 		data += n;
@@ -371,8 +277,8 @@ upload_finish(BlobUpload *u)
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 	char		id[BLOB_ID_LEN + 1];
 	bool		stored = false;
-	Datum		args[6];
-	bool		isnull;
+	int32		staged_chunks;
+	int64		staged_bytes;
 	StringInfoData b;
 
 	if (pg_cryptohash_final(u->hash, digest, sizeof(digest)) < 0)
@@ -390,26 +296,17 @@ upload_finish(BlobUpload *u)
 	if (!u->present)
 	{
 		/* an append rolled back by a savepoint would leave a hole: refuse rather than store it */
-		args[0] = Int64GetDatum(u->id);
-		run(P_STAGED, args, false, 1);	/* read-write: sees this call's own inserts */
-		if (DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) != u->nchunks ||
-			DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) != u->received)
+		sync_blob_store_staged(u->id, &staged_chunks, &staged_bytes);
+		if (staged_chunks != u->nchunks || staged_bytes != u->received)
 			sync_raise("sync.invalid_request",
 					   "blobs: the upload's stored chunks differ from the bytes received "
 					   "(an append was rolled back); roll back and upload again", NULL);
-		args[0] = CStringGetTextDatum(u->partition);
-		args[1] = CStringGetTextDatum(u->blob_id);
-		args[2] = Int64GetDatum(u->received);
-		args[3] = CStringGetTextDatum(u->actor_id);
-		args[4] = Int64GetDatum(sync_now_ms());
-		args[5] = Int64GetDatum(u->id);
-		run(P_BLOB_INSERT, args, false, 0);
-		stored = SPI_processed > 0;
+		stored = sync_blob_store_insert(u->partition, u->blob_id, u->received, u->actor_id,
+										sync_now_ms(), u->id);
 		if (!stored)
 		{
 			/* a concurrent upload of the same bytes committed first: keep its copy */
-			args[0] = Int64GetDatum(u->id);
-			run(P_CHUNKS_DELETE, args, false, 0);
+			sync_blob_store_chunks_delete(u->id);
 		}
 	}
 	initStringInfo(&b);
@@ -504,79 +401,56 @@ syncular_put_blob(PG_FUNCTION_ARGS)
 
 /* ---------------------------------------------------------------- download (§5.9.5) */
 
+/* What blob_authorized's walk of the referencing rows checks each row against. */
+typedef struct RefCheck
+{
+	SyncSchema *schema;
+	const char *partition;
+	SyncAllowed *allowed;
+} RefCheck;
+
+/* One referencing row: does it pass the §3.4 stored-row check under the actor's grant? */
+static bool
+ref_authorized(const char *tbl, const char *row_id, void *arg)
+{
+	RefCheck   *c = (RefCheck *) arg;
+	int			ti = sync_schema_table_index(c->schema, tbl);
+	SyncStoredRow stored;
+	SyncRowScopes rs;
+
+	if (ti < 0 || !sync_storage_row_get(c->schema, ti, c->partition, row_id, &stored))
+		return false;
+	sync_row_scopes_from_jsonb(stored.scopes, &rs);
+	return sync_scopes_authorize_write(c->allowed, &c->schema->tables[ti], &rs);
+}
+
 /*
  * May the actor download the blob?  At least one referencing row of the partition passes the
- * §3.4 stored-row check under the actor's grant (resolved once).  Refs are read through a
- * cursor, a page at a time, and the first row that passes ends the walk.
+ * §3.4 stored-row check under the actor's grant (resolved once).  Refs are read a page at a
+ * time, and the first row that passes ends the walk.
  */
 static bool
 blob_authorized(const char *partition, const char *actor, const char *client,
 				const char *blob_id)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	MemoryContext per_row;
-	SyncSchema *schema = sync_schema_get();
 	SyncRound	round;
-	SyncAllowed *allowed;
-	Portal		portal;
-	Datum		args[2];
-	bool		ok = false;
+	RefCheck	c;
 
-	MemoryContextSwitchTo(cxt);
-	if (schema == NULL)
+	c.schema = sync_schema_get();
+	if (c.schema == NULL)
 		return false;
 	memset(&round, 0, sizeof(round));
-	round.schema = schema;
+	round.schema = c.schema;
 	round.partition = partition;
 	round.actor_id = actor;
 	round.client_id = client;
 	round.wire_version = 3;
 	round.now_ms = sync_now_ms();
-	allowed = sync_scopes_resolve(&round);
-	MemoryContextSwitchTo(cxt);
-	if (allowed == NULL || allowed->failed)
+	c.allowed = sync_scopes_resolve(&round);
+	if (c.allowed == NULL || c.allowed->failed)
 		return false;
-
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = CStringGetTextDatum(blob_id);
-	portal = SPI_cursor_open(NULL, plan(P_REFS), args, NULL, true);
-	MemoryContextSwitchTo(cxt);
-	per_row = AllocSetContextCreate(cxt, "syncular blob authorization", ALLOCSET_DEFAULT_SIZES);
-	while (!ok)
-	{
-		SPITupleTable *tt;
-		uint64		n;
-
-		SPI_cursor_fetch(portal, true, 100);
-		MemoryContextSwitchTo(cxt);
-		tt = SPI_tuptable;
-		n = SPI_processed;
-		if (n == 0)
-			break;
-		for (uint64 i = 0; i < n && !ok; i++)
-		{
-			MemoryContext old = MemoryContextSwitchTo(per_row);
-			char	   *tbl = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
-			char	   *row_id = SPI_getvalue(tt->vals[i], tt->tupdesc, 2);
-			int			ti = sync_schema_table_index(schema, tbl);
-			SyncStoredRow stored;
-
-			if (ti >= 0 && sync_storage_row_get(schema, ti, partition, row_id, &stored))
-			{
-				SyncRowScopes rs;
-
-				sync_row_scopes_from_jsonb(stored.scopes, &rs);
-				ok = sync_scopes_authorize_write(allowed, &schema->tables[ti], &rs);
-			}
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(per_row);
-		}
-		SPI_freetuptable(tt);
-	}
-	SPI_cursor_close(portal);
-	MemoryContextSwitchTo(cxt);
-	MemoryContextDelete(per_row);
-	return ok;
+	c.partition = partition;
+	return sync_blob_store_refs_any(partition, blob_id, ref_authorized, &c);
 }
 
 static void
@@ -606,36 +480,28 @@ put_error(ReturnSetInfo *rsinfo, const char *code, const char *message)
 	put_row(rsinfo, e->http_status, "application/json", false, 0, PointerGetDatum(b));
 }
 
+/* put_chunks' row of one chunk. */
+typedef struct ChunkRows
+{
+	ReturnSetInfo *rsinfo;
+	int64		length;
+} ChunkRows;
+
+static void
+put_chunk(bytea *chunk, void *arg)
+{
+	ChunkRows  *c = (ChunkRows *) arg;
+
+	put_row(c->rsinfo, 200, "application/octet-stream", true, c->length, PointerGetDatum(chunk));
+}
+
 /* The stored bytes as 200 rows, one chunk detoasted at a time (the result store spills). */
 static void
 put_chunks(ReturnSetInfo *rsinfo, int64 upload_id, int64 length)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	Datum		arg = Int64GetDatum(upload_id);
-	Portal		portal = SPI_cursor_open(NULL, plan(P_CHUNKS), &arg, NULL, true);
-	bool		any = false;
-	bool		isnull;
+	ChunkRows	c = {rsinfo, length};
 
-	MemoryContextSwitchTo(cxt);
-	for (;;)
-	{
-		Datum		d;
-		struct varlena *chunk;
-
-		SPI_cursor_fetch(portal, true, 1);
-		MemoryContextSwitchTo(cxt);
-		if (SPI_processed == 0)
-			break;
-		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		chunk = PG_DETOAST_DATUM(d);
-		put_row(rsinfo, 200, "application/octet-stream", true, length, PointerGetDatum(chunk));
-		any = true;
-		if ((Pointer) chunk != DatumGetPointer(d))
-			pfree(chunk);
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
-	if (!any)
+	if (sync_blob_store_chunks_each(upload_id, put_chunk, &c) == 0)
 	{
 		bytea	   *empty = palloc(VARHDRSZ);
 
@@ -757,16 +623,12 @@ blob_url_verify(const char *op, const char *blob_id, const char *token, char **a
 	else
 	{
 		/* the partitions that store this blob; aud selects one */
-		Datum		arg = CStringGetTextDatum(blob_id);
-		SPITupleTable *tt;
-		uint64		n;
+		char	  **partitions;
+		int			n = sync_blob_store_partitions(blob_id, &partitions);
 
-		run(P_PARTITIONS, &arg, true, 0);
-		tt = SPI_tuptable;
-		n = SPI_processed;
-		for (uint64 i = 0; i < n; i++)
+		for (int i = 0; i < n; i++)
 		{
-			char	   *partition = SPI_getvalue(tt->vals[i], tt->tupdesc, 1);
+			char	   *partition = partitions[i];
 			char	   *aud_p = sync_url_token_audience(partition);
 
 			if (aud_p != NULL && strcmp(aud_p, aud) == 0)
@@ -783,30 +645,21 @@ Datum
 syncular_blob_get(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext cxt = CurrentMemoryContext;
 	char	   *partition = sync_required_text_arg(fcinfo, 0, "blobs", "partition");
 	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
 	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
 	char	   *client = PG_ARGISNULL(3) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(3));
-	Datum		args[2];
-	bool		isnull;
 	int64		length;
 	int64		upload_id;
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(cxt);
 	connect_spi();
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = CStringGetTextDatum(blob_id);
-	if (!blob_id_valid(blob_id) || run(P_BLOB_GET, args, true, 1) != SPI_OK_SELECT ||
-		SPI_processed == 0)
+	if (!blob_id_valid(blob_id) || !sync_blob_store_get(partition, blob_id, &length, &upload_id))
 	{
 		put_error(rsinfo, "blob.not_found", "blob not found");
 		SPI_finish();
 		return (Datum) 0;
 	}
-	length = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	upload_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	if (!blob_authorized(partition, actor, client, blob_id))
 	{
 		put_error(rsinfo, "blob.forbidden", "blob access forbidden");
@@ -840,7 +693,6 @@ syncular_blob_upload_grant(PG_FUNCTION_ARGS)
 	char	   *actor = sync_required_text_arg(fcinfo, 1, "blobs", "actor_id");
 	char	   *blob_id = sync_required_text_arg(fcinfo, 2, "blobs", "blob_id");
 	int64		len;
-	Datum		args[2];
 	char	   *url;
 	char	   *json;
 
@@ -856,10 +708,7 @@ syncular_blob_upload_grant(PG_FUNCTION_ARGS)
 	if (sync_blob_url_base[0] == '\0')
 		PG_RETURN_NULL();
 	connect_spi();
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = CStringGetTextDatum(blob_id);
-	run(P_EXISTS, args, true, 1);
-	if (SPI_processed > 0)
+	if (sync_blob_store_exists(partition, blob_id, false))
 		json = "{\"present\": true}";
 	else if ((url = blob_url(partition, actor, blob_id, "put", len)) != NULL)
 		json = url_json(url);
@@ -903,30 +752,23 @@ Datum
 syncular_blob_url_get(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext cxt = CurrentMemoryContext;
 	char	   *blob_id = sync_required_text_arg(fcinfo, 0, "blobs", "blob_id");
 	char	   *token = sync_required_text_arg(fcinfo, 1, "blobs", "token");
 	char	   *partition;
 	const char *message;
-	Datum		args[2];
-	bool		isnull;
+	int64		length;
+	int64		upload_id;
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(cxt);
 	connect_spi();
 	partition = blob_url_verify("get", blob_id, token, NULL, NULL, &message);
-	args[0] = partition ? CStringGetTextDatum(partition) : (Datum) 0;
-	args[1] = CStringGetTextDatum(blob_id);
 	if (partition == NULL)
 		put_error(rsinfo, strcmp(message, "blob not found") == 0 ? "blob.not_found" : "blob.forbidden",
 				  message);
-	else if (run(P_BLOB_GET, args, true, 1) != SPI_OK_SELECT || SPI_processed == 0)
+	else if (!sync_blob_store_get(partition, blob_id, &length, &upload_id))
 		put_error(rsinfo, "blob.not_found", "blob not found");
 	else
 	{
-		int64		length = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		int64		upload_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-
 		/* authorized at issuance (§5.9.5): the token is a short-TTL grant to these bytes */
 		put_chunks(rsinfo, upload_id, length);
 	}
@@ -961,20 +803,13 @@ sync_blobs_check_row(const char *partition, const SyncTable *t, const SspValue *
 	for (int i = 0; i < t->ncolumns; i++)
 	{
 		char	   *id;
-		Datum		args[2];
 		StringInfoData d;
 
 		if (t->columns[i].type != SSP_COL_BLOB_REF || !row[i].present || row[i].is_null)
 			continue;
 		id = blob_ref_id(&row[i]);
-		if (id != NULL)
-		{
-			args[0] = CStringGetTextDatum(partition);
-			args[1] = CStringGetTextDatum(id);
-			run(P_EXISTS_LOCK, args, false, 1);
-			if (SPI_processed > 0)
-				continue;
-		}
+		if (id != NULL && sync_blob_store_exists(partition, id, true))
+			continue;
 		initStringInfo(&d);
 		appendStringInfoString(&d, "{\"fieldPaths\":[");
 		escape_json(&d, t->columns[i].name);

@@ -80,21 +80,6 @@ static CaptureCommit *commits = NULL;
 static int	ncommits = 0;
 static int	maxcommits = 0;
 
-enum
-{
-	EV_INSERT,
-	EV_UPDATE,
-	EV_DELETE,
-	EV_TRUNCATE,
-	EV_COUNT
-};
-
-/* kept plans: the partitions of a statement, and its log statement per table */
-static SPIPlanPtr part_plans[EV_COUNT];
-static SPIPlanPtr *log_plans = NULL;	/* [table * EV_COUNT + ev] */
-static int	nlog_plans = 0;
-static uint64 log_generation = 0;
-
 /* the compiled schema of the running statement (read once per statement, not per row) */
 static SyncSchema *stmt_schema = NULL;
 static LocalTransactionId stmt_lxid = InvalidLocalTransactionId;
@@ -238,172 +223,6 @@ sync_capture_init(void)
 	RegisterSubXactCallback(capture_subxact_callback, NULL);
 }
 
-/* ---------------------------------------------------------------- statements */
-
-static SPIPlanPtr
-keep(const char *sql, int nargs, Oid *types)
-{
-	SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
-
-	if (p == NULL)
-		elog(ERROR, "syncular: capture statement failed to prepare: %s",
-			 SPI_result_code_string(SPI_result));
-	SPI_keepplan(p);
-	return p;
-}
-
-static SPIPlanPtr
-partitions_plan(int ev, const SyncTable *t)
-{
-	if (ev == EV_TRUNCATE)
-		return NULL;			/* per table: not kept (TRUNCATE is rare) */
-	if (part_plans[ev] == NULL)
-		part_plans[ev] = keep(ev == EV_INSERT
-							  ? "SELECT DISTINCT _sync_partition COLLATE \"C\" FROM sync_new ORDER BY 1"
-							  : ev == EV_DELETE
-							  ? "SELECT DISTINCT _sync_partition COLLATE \"C\" FROM sync_old ORDER BY 1"
-							  : "SELECT DISTINCT p COLLATE \"C\" FROM (SELECT _sync_partition AS p "
-							  "FROM sync_new UNION ALL SELECT _sync_partition FROM sync_old) x ORDER BY 1",
-							  0, NULL);
-	return part_plans[ev];
-}
-
-/* ARRAY[blobId of each blob_ref column] of a materialized row (NULL for a NULL column) */
-static void
-append_blob_ids(StringInfo sql, const SyncTable *t)
-{
-	bool		first = true;
-
-	appendStringInfoString(sql, ", ARRAY[");
-	for (int c = 0; c < t->ncolumns; c++)
-		if (t->columns[c].type == SSP_COL_BLOB_REF)
-		{
-			appendStringInfo(sql, "%s(%s::jsonb ->> 'blobId')", first ? "" : ", ",
-							 quote_identifier(t->columns[c].name));
-			first = false;
-		}
-	appendStringInfoString(sql, "]::text[] AS b");
-}
-
-static bool
-has_blob_refs(const SyncTable *t)
-{
-	if (!t->materialize)
-		return false;
-	for (int c = 0; c < t->ncolumns; c++)
-		if (t->columns[c].type == SSP_COL_BLOB_REF)
-			return true;
-	return false;
-}
-
-/*
- * The log statement of one table and event: $1 partition, $2 table name, $3 commit_seq,
- * $4 first change index; answers the number of changes appended.  n = rows written (from the
- * NEW transition table), o = rows before (OLD transition table, or the table itself for
- * TRUNCATE).
- */
-static char *
-log_sql(const SyncTable *t, int ev)
-{
-	StringInfoData s;
-	bool		blobs = has_blob_refs(t);
-
-	initStringInfo(&s);
-	appendStringInfoString(&s, "WITH n AS MATERIALIZED (");
-	if (ev == EV_INSERT || ev == EV_UPDATE)
-	{
-		appendStringInfoString(&s, "SELECT _sync_row_id AS r, _sync_server_version AS v, "
-							   "_sync_scopes AS s, _sync_payload AS pl");
-		if (blobs)
-			append_blob_ids(&s, t);
-		appendStringInfoString(&s, " FROM sync_new WHERE _sync_partition = $1), ");
-	}
-	else
-		appendStringInfo(&s, "SELECT NULL::text AS r, NULL::int8 AS v, NULL::jsonb AS s, "
-						 "NULL::bytea AS pl%s WHERE false), ", blobs ? ", NULL::text[] AS b" : "");
-	appendStringInfoString(&s, "o AS MATERIALIZED (");
-	if (ev == EV_INSERT)
-		appendStringInfoString(&s, "SELECT NULL::text AS r, NULL::jsonb AS s WHERE false), ");
-	else
-		appendStringInfo(&s, "SELECT _sync_row_id AS r, _sync_scopes AS s FROM %s "
-						 "WHERE _sync_partition = $1), ",
-						 ev == EV_TRUNCATE ? t->qualified : "sync_old");
-	appendStringInfoString(&s,
-						   "d AS MATERIALIZED (SELECT o.r, o.s, n.r IS NULL AS gone FROM o "
-						   " LEFT JOIN n ON n.r = o.r WHERE n.r IS NULL OR n.s <> o.s), "
-						   "u AS MATERIALIZED (SELECT n.*, o.r IS NULL AS fresh, "
-						   " (o.r IS NULL OR o.s <> n.s) AS moved FROM n LEFT JOIN o ON o.r = n.r), "
-						   "x AS MATERIALIZED (SELECT ($4 + row_number() OVER (ORDER BY y.k, "
-						   " y.r COLLATE \"C\") - 1)::int4 AS idx, y.r, y.op, y.v, y.s, y.pl FROM "
-						   " (SELECT 0 AS k, d.r, 2::int2 AS op, NULL::int8 AS v, d.s, NULL::bytea AS pl "
-						   "  FROM d UNION ALL SELECT 1, u.r, 1::int2, u.v, u.s, u.pl FROM u) y), "
-						   "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, "
-						   " row_id, op, row_version, scopes, payload) "
-						   " SELECT $1, $3, x.idx, $2, x.r, x.op, x.v, x.s, x.pl FROM x), "
-						   "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
-						   " commit_seq) SELECT $1, $2, e.var, e.value, $3 FROM (SELECT DISTINCT "
-						   " k.key AS var, k.value FROM x, pg_catalog.jsonb_each_text(x.s) k) e "
-						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
-						   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.var "
-						   "  AND z.value = e.value AND z.commit_seq = $3 OFFSET 0)), "
-						   "tb AS (INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, "
-						   " commit_seq) SELECT $1, $2, d.r, $3 FROM d WHERE d.gone "
-						   " ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq), "
-						   "tc AS (DELETE FROM syncular.sync_tombstones t WHERE t.ctid = ANY (ARRAY("
-						   " SELECT z.ctid FROM u, LATERAL (SELECT y.ctid FROM syncular.sync_tombstones y "
-						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = u.r OFFSET 0) z "
-						   " WHERE u.fresh))), "
-						   "rd AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.ctid = ANY (ARRAY("
-						   " SELECT z.ctid FROM d, LATERAL (SELECT y.ctid, y.var, y.value "
-						   "  FROM syncular.sync_row_scopes y WHERE y.partition = $1 AND y.tbl = $2 "
-						   "  AND y.row_id = d.r OFFSET 0) z "
-						   " WHERE NOT EXISTS (SELECT 1 FROM u, pg_catalog.jsonb_each_text(u.s) k "
-						   "  WHERE u.r = d.r AND k.key = z.var AND k.value = z.value)))), "
-						   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
-						   " SELECT $1, $2, k.key, k.value, u.r FROM u, pg_catalog.jsonb_each_text(u.s) k "
-						   " WHERE u.moved AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
-						   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = k.key AND z.value = k.value "
-						   "  AND z.row_id = u.r COLLATE \"C\" OFFSET 0) "
-						   " ORDER BY k.key, k.value, u.r COLLATE \"C\"), "
-						   "br AS (DELETE FROM syncular.sync_blob_refs b WHERE b.ctid = ANY (ARRAY("
-						   " SELECT z.ctid FROM d, LATERAL (SELECT y.ctid FROM syncular.sync_blob_refs y "
-						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = d.r OFFSET 0) z "
-						   " WHERE d.gone))) ");
-	if (blobs)
-		appendStringInfoString(&s,
-							   ", bd AS (DELETE FROM syncular.sync_blob_refs b WHERE b.ctid = ANY (ARRAY("
-							   " SELECT z.ctid FROM u, LATERAL (SELECT y.ctid, y.blob_id FROM "
-							   "  syncular.sync_blob_refs y WHERE y.partition = $1 AND y.tbl = $2 "
-							   "  AND y.row_id = u.r OFFSET 0) z WHERE NOT (z.blob_id = ANY (u.b))))), "
-							   "bi AS (INSERT INTO syncular.sync_blob_refs (partition, tbl, row_id, blob_id) "
-							   " SELECT DISTINCT $1, $2, u.r, i FROM u, pg_catalog.unnest(u.b) i "
-							   " WHERE i IS NOT NULL ON CONFLICT DO NOTHING) ");
-	appendStringInfoString(&s, "SELECT count(*) FROM x");
-	return s.data;
-}
-
-static SPIPlanPtr
-log_plan(const SyncSchema *schema, int ti, int ev)
-{
-	if (log_plans == NULL || log_generation != schema->generation)
-	{
-		if (log_plans != NULL)
-		{
-			for (int i = 0; i < nlog_plans; i++)
-				if (log_plans[i])
-					SPI_freeplan(log_plans[i]);
-			pfree(log_plans);
-		}
-		nlog_plans = Max(schema->ntables, 1) * EV_COUNT;
-		log_plans = MemoryContextAllocZero(TopMemoryContext, sizeof(SPIPlanPtr) * nlog_plans);
-		log_generation = schema->generation;
-	}
-	if (log_plans[ti * EV_COUNT + ev] == NULL)
-		log_plans[ti * EV_COUNT + ev] = keep(log_sql(&schema->tables[ti], ev), 4,
-											 (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID});
-	return log_plans[ti * EV_COUNT + ev];
-}
-
 /* ---------------------------------------------------------------- commits */
 
 static CaptureCommit *
@@ -455,7 +274,6 @@ validate_removed_rows(SyncSchema *schema, int ti, const char *src)
 			sync_raise_codec_error(&err);
 		sync_validate_captured_row(schema, ti, true, SPI_getvalue(tt->vals[i], tt->tupdesc, 2),
 								   NULL, stored, actor, SPI_getvalue(tt->vals[i], tt->tupdesc, 1));
-		MemoryContextSwitchTo(cxt);
 	}
 	SPI_freetuptable(tt);
 }
@@ -504,10 +322,9 @@ Datum
 syncular_capture_log(PG_FUNCTION_ARGS)
 {
 	TriggerData *td = (TriggerData *) fcinfo->context;
-	MemoryContext cxt = CurrentMemoryContext;
 	SyncSchema *schema;
 	int			ti;
-	int			ev;
+	SyncCaptureEvent ev;
 	int			nparts;
 	char	  **parts;
 	const SyncTable *t;
@@ -518,16 +335,15 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 	if (sync_capture_bypassed())
 		return PointerGetDatum(NULL);
 	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
-		ev = EV_INSERT;
+		ev = SYNC_EV_INSERT;
 	else if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
-		ev = EV_UPDATE;
+		ev = SYNC_EV_UPDATE;
 	else if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
-		ev = EV_DELETE;
+		ev = SYNC_EV_DELETE;
 	else
-		ev = EV_TRUNCATE;
+		ev = SYNC_EV_TRUNCATE;
 
 	schema = sync_capture_schema(GetUserId());	/* SECURITY DEFINER: the owner already */
-	MemoryContextSwitchTo(cxt);
 	ti = schema ? sync_schema_table_index(schema, td->tg_trigger->tgargs[0]) : -1;
 	if (ti < 0)
 		sync_raise("sync.storage.schema_not_registered",
@@ -536,63 +352,27 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	if (ev != EV_TRUNCATE && SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
+	if (ev != SYNC_EV_TRUNCATE && SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
 		elog(ERROR, "syncular: transition tables could not be registered");
 
-	if (sync_capture_validators && (ev == EV_DELETE || ev == EV_TRUNCATE) &&
+	if (sync_capture_validators && (ev == SYNC_EV_DELETE || ev == SYNC_EV_TRUNCATE) &&
 		sync_has_row_validator(schema, ti))
-	{
-		validate_removed_rows(schema, ti, ev == EV_DELETE ? "sync_old" : t->qualified);
-		MemoryContextSwitchTo(cxt);
-	}
+		validate_removed_rows(schema, ti, ev == SYNC_EV_DELETE ? "sync_old" : t->qualified);
 
 	/* the statement's partitions, in byte order: the lock order */
-	{
-		SPIPlanPtr	pp = partitions_plan(ev, t);
-		int			rc;
-
-		if (pp)
-			rc = SPI_execute_plan(pp, NULL, NULL, true, 0);
-		else
-			rc = SPI_execute(psprintf("SELECT DISTINCT _sync_partition COLLATE \"C\" FROM %s ORDER BY 1",
-									  t->qualified), true, 0);
-		if (rc != SPI_OK_SELECT)
-			elog(ERROR, "syncular: reading the statement's partitions failed");
-		MemoryContextSwitchTo(cxt);
-		nparts = (int) SPI_processed;
-		parts = palloc(sizeof(char *) * Max(nparts, 1));
-		for (int i = 0; i < nparts; i++)
-			parts[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		SPI_freetuptable(SPI_tuptable);
-	}
-
+	nparts = sync_storage_capture_partitions(ev, t->qualified, &parts);
 	for (int i = 0; i < nparts; i++)
-	{
-		MemoryContextSwitchTo(cxt);
 		(void) commit_for(parts[i], schema);
-	}
 	for (int i = 0; i < nparts; i++)
 	{
 		CaptureCommit *c = find_commit(parts[i]);
-		Datum		args[4];
-		bool		isnull;
-		int64		n;
+		int64		n = sync_storage_capture_append(schema, ti, ev, parts[i], c->seq, c->next_idx);
 
-		args[0] = CStringGetTextDatum(parts[i]);
-		args[1] = CStringGetTextDatum(t->name);
-		args[2] = Int64GetDatum(c->seq);
-		args[3] = Int32GetDatum(c->next_idx);
-		if (SPI_execute_plan(log_plan(schema, ti, ev), args, NULL, false, 0) != SPI_OK_SELECT ||
-			SPI_processed != 1)
-			elog(ERROR, "syncular: appending captured changes failed");
-		n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		SPI_freetuptable(SPI_tuptable);
 		if (n > PG_INT32_MAX - c->next_idx)
 			sync_raise("sync.invalid_request", "a commit holds at most 2^31-1 changes", NULL);
 		c->next_idx += (int32) n;
 	}
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* the caller's context is current again */
 	return PointerGetDatum(NULL);
 }
 

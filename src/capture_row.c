@@ -317,7 +317,6 @@ static void
 validate_row(Oid owner, SyncSchema *schema, int ti, const char *row_id, const SspValue *vals,
 			 const SspValue *old_vals, const char *partition)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	const char *actor = sync_capture_actor();	/* the session's role, before the switch */
 	Oid			save_uid;
 	int			save_ctx;
@@ -329,14 +328,13 @@ validate_row(Oid owner, SyncSchema *schema, int ti, const char *row_id, const Ss
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "syncular: SPI_connect failed");
 		sync_validate_captured_row(schema, ti, false, row_id, vals, old_vals, actor, partition);
-		SPI_finish();
+		SPI_finish();			/* the caller's context is current again */
 	}
 	PG_FINALLY();
 	{
 		SetUserIdAndSecContext(save_uid, save_ctx);
 	}
 	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
 }
 
 Datum

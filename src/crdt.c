@@ -51,14 +51,12 @@ typedef enum MergeOutcome
 static Oid
 registered_merger(const char *crdt_type, bool *registered)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	Oid			fn;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
 	fn = sync_storage_crdt_merger(crdt_type, registered);
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* the caller's context is current again */
 	return fn;
 }
 
@@ -127,19 +125,20 @@ call_merger(Oid fn, bytea *stored, bytea *incoming, char **reason)
 static bytea *
 builtin_yjs(const bytea *stored, const bytea *incoming, char **reason)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	MemoryContext work = AllocSetContextCreate(cxt, "syncular yjs merge", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "syncular yjs merge",
+											   ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old;
 	SspBuf		out;
 	SspError	err;
 	bytea	   *result = NULL;
 	bool		ok;
 
-	MemoryContextSwitchTo(work);
+	old = MemoryContextSwitchTo(work);
 	ssp_buf_init(&out);
 	ok = yjs_merge(stored ? (const uint8 *) VARDATA_ANY(stored) : NULL,
 				   stored ? VARSIZE_ANY_EXHDR(stored) : 0,
 				   (const uint8 *) VARDATA_ANY(incoming), VARSIZE_ANY_EXHDR(incoming), &out, &err);
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(old);
 	if (ok)
 	{
 		if (out.len > MaxAllocSize - VARHDRSZ)

@@ -137,9 +137,9 @@ extern char *sync_required_text_arg(FunctionCallInfo fcinfo, int n, const char *
  * (bytea *) cstring_to_text(...), text and bytea sharing the varlena layout. */
 extern char *sync_http_error_body(const SyncErrorInfo *e, const char *message,
 								  const char *details_json);
-/* sql_api.c: whether text argument argno is the media type `expected` (parameters ignored). */
+/* entry.c: whether text argument argno is the media type `expected` (parameters ignored). */
 extern bool sync_http_content_type_is(FunctionCallInfo fcinfo, int argno, const char *expected);
-/* sql_api.c: the 415 body (sync.invalid_request "unsupported content type"), and the one
+/* entry.c: the 415 body (sync.invalid_request "unsupported content type"), and the one
  * (status, content_type, body) row of an HTTP entry point's materialized result. */
 extern bytea *sync_http_unsupported_type_body(void);
 extern void sync_http_put_answer(FunctionCallInfo fcinfo, int status, const char *ctype,
@@ -147,6 +147,20 @@ extern void sync_http_put_answer(FunctionCallInfo fcinfo, int status, const char
 /* A raised catalogue error (DETAIL exactly sync_error_detail_json's text, the catalogue's
  * SQLSTATE): its entry and raw details text; NULL for any other error. */
 extern const SyncErrorInfo *sync_catalogue_error(const ErrorData *edata, char **details);
+
+/* entry.c: an entry point's work run in an internal subtransaction; NULL when it returned, else
+ * its error (subtransaction rolled back; cancel and shutdown re-thrown), the caller's memory
+ * context and resource owner current either way.  sync_entry_http_error: that error as an HTTP
+ * status and JSON body (catalogue error, else logged and 500 sync.internal_error); frees edata. */
+typedef void (*SyncEntryWork) (void *arg);
+extern ErrorData *sync_entry_run(SyncEntryWork work, void *arg);
+extern bytea *sync_entry_http_error(ErrorData *edata, const char *what, int *status);
+/* entry.c: an HTTP entry point's whole answer (415 for another content type in argument 3, else
+ * work under sync_entry_run; on_error turns a caught error into the body, status and type). */
+typedef bytea *(*SyncHttpWork) (FunctionCallInfo fcinfo);
+typedef bytea *(*SyncHttpError) (ErrorData *edata, int *status, const char **ctype);
+extern void sync_entry_http(FunctionCallInfo fcinfo, const char *content_type, SyncHttpWork work,
+							SyncHttpError on_error);
 
 /* ---------------------------------------------------------------- settings (syncular.c) */
 

@@ -264,18 +264,21 @@ parse_conn(Fanout *f, JsonbValue *el, int index, RtConn *c)
 static char *
 gate_refusal(Fanout *f)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	Oid			types[2] = {TEXTOID, INT4OID};
 	Datum		args[2];
 	bool		isnull;
 	Datum		d;
+	int			rc;
 
 	args[0] = CStringGetTextDatum(f->partition);
 	args[1] = Int32GetDatum(f->schema->version);
-	if (SPI_execute_with_args(
+	rc = SPI_execute_with_args(
 		"SELECT g ->> 'ready', g -> 'refusal' ->> 'kind' FROM syncular.serve_gate($1, "
 		"coalesce(nullif(btrim(current_setting('syncular.checkpoints', true)), '')::jsonb, "
-		"'[]'::jsonb), $2) g", 2, types, args, NULL, true, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
+		"'[]'::jsonb), $2) g", 2, types, args, NULL, true, 1);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "syncular realtime: serve gate read failed");
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	if (!isnull && strcmp(TextDatumGetCString(d), "true") == 0)
@@ -710,7 +713,6 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 		elog(ERROR, "syncular realtime: SPI_connect failed");
 	cxt = CurrentMemoryContext;
 	f.schema = sync_schema_get();
-	MemoryContextSwitchTo(cxt);
 	if (f.schema == NULL)
 		sync_raise_no_schema();
 
@@ -722,11 +724,9 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 
 	/* the partition's state, once, in this statement's snapshot */
 	f.epoch = sync_storage_partition_epoch(f.partition, 0, false, &touched);
-	MemoryContextSwitchTo(cxt);
 	if (f.epoch != NULL)
 	{
 		sync_storage_read_seqs(f.partition, &max_seq, &horizon);
-		MemoryContextSwitchTo(cxt);
 		if (nconns > 0)
 			gate = gate_refusal(&f);
 	}

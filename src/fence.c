@@ -5,7 +5,8 @@
  *
  * It refuses a commit whose writer_version is NULL or below the partition's
  * sync_writer_fence.required_writer_version.  Every appended commit fires it, so it reads the
- * fence row with one probe of the table's primary key in a fresh snapshot (what a statement of
+ * fence row (sync_storage_writer_fence_read, storage_meta.c) with one probe of the table's
+ * primary key in a fresh snapshot (what a statement of
  * a volatile function would see) instead of running a PL/pgSQL body and an SQL statement.  The
  * refusal is the catalogue form: SQLSTATE P0001, message = the code, DETAIL
  * {"code": "sync.storage.writer_fence_rejected", "details": {"partition", "writerVersion",
@@ -13,68 +14,18 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/stratnum.h"
-#include "access/table.h"
-#include "catalog/namespace.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
-#include "utils/fmgroids.h"
 #include "utils/json.h"
-#include "utils/lsyscache.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
+
+#include "storage.h"
 
 PG_FUNCTION_INFO_V1(syncular_writer_fence);
-
-/* The fence of `partition` (a text datum): true with *required when the partition is fenced. */
-static bool
-fence_read(Datum partition, int32 *required)
-{
-	Oid			relid = get_relname_relid("sync_writer_fence",
-										  get_namespace_oid("syncular", false));
-	Relation	rel;
-	Relation	pk;
-	Oid			pk_oid;
-	ScanKeyData key;
-	Snapshot	snap;
-	SysScanDesc scan;
-	HeapTuple	tup;
-	bool		found = false;
-
-	if (!OidIsValid(relid))
-		elog(ERROR, "syncular: table syncular.sync_writer_fence is missing");
-	rel = table_open(relid, AccessShareLock);
-	pk_oid = RelationGetPrimaryKeyIndex(rel);
-	if (!OidIsValid(pk_oid))
-		elog(ERROR, "syncular: syncular.sync_writer_fence has no primary key");
-	/* the key's collation is the index column's: the probe descends the index in its order */
-	pk = index_open(pk_oid, AccessShareLock);
-	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   pk->rd_indcollation[0], F_TEXTEQ, partition);
-	index_close(pk, AccessShareLock);
-	snap = RegisterSnapshot(GetTransactionSnapshot());
-	scan = systable_beginscan(rel, pk_oid, true, snap, 1, &key);
-	tup = systable_getnext(scan);
-	if (HeapTupleIsValid(tup))
-	{
-		TupleDesc	desc = RelationGetDescr(rel);
-		bool		isnull;
-		Datum		d = heap_getattr(tup, SPI_fnumber(desc, "required_writer_version"), desc,
-									 &isnull);
-
-		found = !isnull;
-		*required = isnull ? 0 : DatumGetInt32(d);
-	}
-	systable_endscan(scan);
-	UnregisterSnapshot(snap);
-	table_close(rel, AccessShareLock);
-	return found;
-}
 
 Datum
 syncular_writer_fence(PG_FUNCTION_ARGS)
@@ -95,7 +46,7 @@ syncular_writer_fence(PG_FUNCTION_ARGS)
 							 &partition_null);
 	writer = heap_getattr(td->tg_trigtuple, SPI_fnumber(desc, "writer_version"), desc,
 						  &writer_null);
-	if (!partition_null && fence_read(partition, &required) &&
+	if (!partition_null && sync_storage_writer_fence_read(partition, &required) &&
 		(writer_null || DatumGetInt64(writer) < (int64) required))
 	{
 		StringInfoData d;

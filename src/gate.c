@@ -85,8 +85,10 @@ static GateDecls decls_cached;
 static SPIPlanPtr
 keep(const char *sql, int nargs, Oid *types)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, types, CURSOR_OPT_GENERIC_PLAN);
 
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 	if (p == NULL || SPI_keepplan(p) != 0)
 		elog(ERROR, "syncular: could not prepare the serve gate: %s",
 			 SPI_result_code_string(SPI_result));
@@ -172,12 +174,15 @@ decls_from_jsonb(Datum checkpoints, bool isnull, GateDecls *d, MemoryContext cxt
 {
 	MemoryContext caller = CurrentMemoryContext;
 	char		nulls[1] = {isnull ? 'n' : ' '};
+	int			rc;
 
 	memset(d, 0, sizeof(*d));
 	if (decl_plan == NULL)
 		decl_plan = keep("SELECT d.partition, d.name FROM syncular._checkpoint_declarations($1) d",
 						 1, (Oid[]) {JSONBOID});
-	if (SPI_execute_plan(decl_plan, &checkpoints, nulls, true, 0) != SPI_OK_SELECT)
+	rc = SPI_execute_plan(decl_plan, &checkpoints, nulls, true, 0);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
+	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "syncular: reading checkpoint declarations failed");
 	d->n = (int) SPI_processed;
 	d->partition = MemoryContextAlloc(cxt, sizeof(char *) * Max(d->n, 1));
@@ -190,7 +195,6 @@ decls_from_jsonb(Datum checkpoints, bool isnull, GateDecls *d, MemoryContext cxt
 														   SPI_tuptable->tupdesc, 2));
 	}
 	SPI_freetuptable(SPI_tuptable);
-	MemoryContextSwitchTo(caller);
 }
 
 /*
@@ -201,7 +205,6 @@ decls_from_jsonb(Datum checkpoints, bool isnull, GateDecls *d, MemoryContext cxt
 static const GateDecls *
 session_decls(void)
 {
-	MemoryContext caller = CurrentMemoryContext;
 	const char *raw = sync_declared_checkpoints ? sync_declared_checkpoints : "";
 	JsonLexContext *lex;
 	GateDecls	d;
@@ -224,7 +227,6 @@ session_decls(void)
 					   "{\"reason\": \"not_json\"}");
 		decls_from_jsonb(DirectFunctionCall1(jsonb_in, CStringGetDatum(trimmed)), false, &d,
 						 TopMemoryContext);
-		MemoryContextSwitchTo(caller);
 	}
 	if (decls_setting != NULL)
 	{
@@ -255,14 +257,12 @@ session_decls(void)
 void
 sync_gate_check_entry(SyncRound *round)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	GateToken	t = {0};
 	GateRead	g;
 
 	t.has_epoch = true;
 	t.epoch = round->log_epoch;
 	gate_check(round->partition, round->schema->version, session_decls(), &t, false, &g);
-	MemoryContextSwitchTo(cxt);
 	round->gate_stored = g.stored;
 	round->gate_epoch = g.epoch;
 }
@@ -289,13 +289,11 @@ round_token(const SyncRound *round, GateToken *t)
 void
 sync_gate_check_push(SyncRound *round)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	GateToken	t;
 	GateRead	g;
 
 	round_token(round, &t);
 	gate_check(round->partition, round->schema->version, session_decls(), &t, false, &g);
-	MemoryContextSwitchTo(cxt);
 }
 
 /*
@@ -306,13 +304,11 @@ sync_gate_check_push(SyncRound *round)
 void
 sync_gate_check_pull(SyncRound *round)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	GateToken	t;
 	GateRead	g;
 
 	round_token(round, &t);
 	gate_check(round->partition, round->schema->version, session_decls(), &t, true, &g);
-	MemoryContextSwitchTo(cxt);
 }
 
 /*
@@ -324,11 +320,9 @@ sync_gate_check_pull(SyncRound *round)
 void
 sync_gate_check_write(const char *partition, int32 schema_version)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	GateRead	g;
 
 	gate_check(partition, schema_version, session_decls(), NULL, false, &g);
-	MemoryContextSwitchTo(cxt);
 }
 
 /* ---------------------------------------------------------------- SQL functions */
@@ -376,10 +370,10 @@ syncular_serve_gate(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
+	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
 	decls_from_jsonb(PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1), PG_ARGISNULL(1), &d, cxt);
 	running = running_version(fcinfo, 2);
 	sync_storage_gate_read(partition, running, true, &g);
-	MemoryContextSwitchTo(cxt);
 	kind = gate_refusal(running, &g, &d, &details);
 
 	initStringInfo(&b);
@@ -455,12 +449,11 @@ syncular_serve_gate_check(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
+	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
 	d = session_decls();
-	MemoryContextSwitchTo(cxt);
 	running = running_version(fcinfo, 1);
 	token_from_jsonb(PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2), &t);
 	gate_check(partition, running, d, &t, true, &g);
-	MemoryContextSwitchTo(cxt);
 	initStringInfo(&b);
 	appendStringInfo(&b, "{\"storedSchemaVersion\": " INT64_FORMAT ", \"logEpoch\": ", g.stored);
 	if (g.epoch != NULL)

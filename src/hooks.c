@@ -496,7 +496,6 @@ void
 sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
 {
 	SyncSchema *schema = round->schema;
-	MemoryContext cxt = CurrentMemoryContext;
 	Oid			fn = schema->reaction_planner;
 	Datum		args[6];
 	bool		nulls[6] = {false, false, false, false, false, false};
@@ -511,7 +510,6 @@ sync_plan_reactions(SyncRound *round, SyncCommitState *state, int64 commit_seq)
 	args[3] = text_arg(round->actor_id);
 	args[4] = text_arg(round->partition);
 	records = call_hook(fn, 5, args, nulls, &isnull);
-	MemoryContextSwitchTo(cxt);
 	if (isnull)
 		return;					/* SQL NULL: nothing to enqueue */
 

@@ -58,19 +58,9 @@ append_js_string(StringInfo b, const char *s)
 static void
 load_command(const char *operation_id, Oid *authorize, Oid *command)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	bool		isnull;
-
-	args[0] = CStringGetTextDatum(operation_id);
-	if (SPI_execute_with_args("SELECT authorize::oid, command::oid FROM syncular.sync_operation_commands "
-							  "WHERE operation_id = $1", 1, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the command registration failed");
-	if (SPI_processed != 1)
+	if (!sync_storage_ops_command(operation_id, authorize, command))
 		sync_raise("operation.unknown", "no command is registered under this operation id",
 				   ops_details_id(operation_id));
-	*authorize = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	*command = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 }
 
 static Datum
@@ -313,9 +303,8 @@ ops_command_run(const OpsRequest *req, const char *partition, const char *actor_
 				   "{\"hotStandby\": true}");
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
 	load_command(req->operation_id, &authorize, &command);
-	MemoryContextSwitchTo(cxt);
 
 	/* the tuple identity (REMOTE.md §3), exactly as JSON.stringify writes it */
 	initStringInfo(&cid);
@@ -345,27 +334,21 @@ ops_command_run(const OpsRequest *req, const char *partition, const char *actor_
 	round->out = palloc0(sizeof(SspBuf));
 	ssp_buf_init(round->out);
 	round->log_epoch = sync_storage_partition_epoch(partition, round->now_ms, true, &touched);
-	MemoryContextSwitchTo(cxt);
 	sync_gate_check_entry(round);
-	MemoryContextSwitchTo(cxt);
 
 	params = ops_value_to_jsonb(req->params ? req->params : &(SspOpValue) {.kind = SSP_OP_NULL});
 	if (params == NULL)
 		sync_raise("operation.invalid_request", "params cannot be given to the command (U+0000)", NULL);
 	ok = call3(authorize, actor_id, partition, params, &isnull);
-	MemoryContextSwitchTo(cxt);
 	if (isnull || !DatumGetBool(ok))
 		sync_raise("operation.forbidden", "the authorize function denied the command", NULL);
 	round->allowed = sync_scopes_resolve(round);
-	MemoryContextSwitchTo(cxt);
 	if (round->allowed == NULL || round->allowed->failed)
 		sync_raise("operation.forbidden", "scope resolution failed; the command is refused", NULL);
 
 	/* the partition lock, then the serialized idempotency check */
 	sync_storage_lock_partition(partition);
-	MemoryContextSwitchTo(cxt);
 	stored = sync_storage_push_result_get(partition, cid.data, ccid.data);
-	MemoryContextSwitchTo(cxt);
 	if (stored != NULL)
 		cached = true;
 	else
@@ -373,20 +356,17 @@ ops_command_run(const OpsRequest *req, const char *partition, const char *actor_
 		SspPushCommit commit;
 		Jsonb	   *plan = run_command(command, round, params);
 
-		MemoryContextSwitchTo(cxt);
 		memset(&commit, 0, sizeof(commit));
 		plan_commit(round->schema, plan, ccid.data, &commit);
 		sync_push_commit(round, &commit);
-		MemoryContextSwitchTo(cxt);
+		MemoryContextSwitchTo(cxt);	/* push.c may leave another context current */
 		stored = sync_storage_push_result_get(partition, cid.data, ccid.data);
-		MemoryContextSwitchTo(cxt);
 	}
 	if (stored == NULL || !push_outcome_from_json(stored, &outcome, &identity))
 		sync_raise("sync.idempotency_cache_miss", "the stored command outcome cannot be read", NULL);
 	command_response(req, outcome.status == SSP_PUSH_REJECTED ? "rejected" : cached ? "cached" : "applied",
 					 &outcome, out);
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* cxt, current at SPI_connect, is current again */
 }
 
 /*
@@ -421,7 +401,6 @@ syncular_operation_get_row(PG_FUNCTION_ARGS)
 	MemoryContextSwitchTo(cxt);		/* the row outlives SPI_finish */
 	found = sync_storage_row_get(reads->schema, ti, reads->partition,
 								 text_to_cstring(PG_GETARG_TEXT_PP(1)), &row);
-	MemoryContextSwitchTo(cxt);
 	if (found && row.found)
 	{
 		sync_row_scopes_from_jsonb(row.scopes, &scopes);
@@ -435,7 +414,6 @@ syncular_operation_get_row(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	}
 	SPI_finish();
-	MemoryContextSwitchTo(cxt);
 	PG_RETURN_DATUM(DirectFunctionCall2(syncular_decode_row, CStringGetTextDatum(table),
 										PointerGetDatum(row.payload)));
 }

@@ -101,13 +101,11 @@ ops_check_client(const char *partition, const char *actor_id, const char *client
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
 	known = sync_storage_client_get(partition, client_id, &rec);
-	MemoryContextSwitchTo(cxt);
 	if (known && strcmp(rec.actor_id, actor_id) != 0)
 		sync_raise("sync.invalid_client_id", "the clientId is bound to another actor", NULL);
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* cxt, current at SPI_connect, is current again */
 }
 
 bytea *
@@ -151,7 +149,8 @@ ops_error_response(const SyncErrorInfo *e, const char *message, const char *watc
 /*
  * The answer to an operation that raised (after its subtransaction was rolled back): a
  * catalogue error as its encoded failure; anything else is operation code or infrastructure
- * (§7), whose cause goes to the server log only.  Cancellation and shutdown are re-raised.
+ * (§7), whose cause goes to the server log only (sync_entry_run re-raised cancellation and
+ * shutdown already).  Frees edata.
  */
 bytea *
 ops_failure_response(ErrorData *edata, const char *watch_id)
@@ -160,8 +159,6 @@ ops_failure_response(ErrorData *edata, const char *watch_id)
 	char	   *details;
 	bytea	   *body;
 
-	if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED || edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-		ReThrowError(edata);
 	e = sync_catalogue_error(edata, &details);
 	if (e != NULL)
 		body = ops_error_response(e, edata->message, watch_id);
@@ -208,42 +205,18 @@ serve(FunctionCallInfo fcinfo)
 	return ops_encode_response(&out);
 }
 
+/* operations_http's answer to a caught error: the encoded failure, status 200 (REMOTE.md §7). */
+static bytea *
+ops_http_error(ErrorData *edata, int *status, const char **ctype)
+{
+	return ops_failure_response(edata, NULL);
+}
+
 PG_FUNCTION_INFO_V1(syncular_operations_http);
 
 Datum
 syncular_operations_http(PG_FUNCTION_ARGS)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile int status = 200;
-	const char *volatile ctype = OPS_CONTENT_TYPE;
-	bytea	   *volatile body = NULL;
-
-	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(caller);
-
-	if (!sync_http_content_type_is(fcinfo, 3, OPS_CONTENT_TYPE))
-	{
-		status = 415;
-		ctype = "application/json";
-		body = sync_http_unsupported_type_body();
-	}
-	else
-	{
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(caller);
-		PG_TRY();
-		{
-			body = serve(fcinfo);
-			sync_subxact_release(caller, owner);
-		}
-		PG_CATCH();
-		{
-			body = ops_failure_response(sync_subxact_rollback(caller, owner), NULL);
-		}
-		PG_END_TRY();
-	}
-
-	sync_http_put_answer(fcinfo, status, ctype, body);
+	sync_entry_http(fcinfo, OPS_CONTENT_TYPE, serve, ops_http_error);
 	return (Datum) 0;
 }

@@ -50,50 +50,22 @@ jb_bool_default(JsonbContainer *c, const char *key, bool dflt)
 static QueryReg *
 load_query(const char *operation_id)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
-	bool		isnull;
-	HeapTuple	tup;
-	TupleDesc	desc;
 	QueryReg   *q = palloc0(sizeof(QueryReg));
+	SyncOpsQueryRow row;
 	Jsonb	   *params;
 	Jsonb	   *cols;
 
-	static SPIPlanPtr plan = NULL;
-
-	if (plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare("SELECT bound_sql, params, columns, mode = 'privileged', "
-									"authorize::oid, max_rows, coverage, syql "
-									"FROM syncular.sync_operation_queries WHERE operation_id = $1",
-									1, argtypes);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the query registration read failed");
-		plan = p;
-	}
-	args[0] = CStringGetTextDatum(operation_id);
-	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the query registration failed");
-	if (SPI_processed != 1)
+	if (!sync_storage_ops_query(operation_id, &row))
 		sync_raise("operation.unknown", "no query is registered under this operation id",
 				   ops_details_id(operation_id));
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	q->bound_sql = TextDatumGetCString(SPI_getbinval(tup, desc, 1, &isnull));
-	params = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 2, &isnull));
-	cols = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 3, &isnull));
-	q->privileged = DatumGetBool(SPI_getbinval(tup, desc, 4, &isnull));
-	q->authorize = DatumGetObjectId(SPI_getbinval(tup, desc, 5, &isnull));
-	if (isnull)
-		q->authorize = InvalidOid;
-	q->max_rows = DatumGetInt32(SPI_getbinval(tup, desc, 6, &isnull));
-	q->coverage = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 7, &isnull));
-	{
-		Datum		d = SPI_getbinval(tup, desc, 8, &isnull);
-
-		q->syql = isnull ? NULL : DatumGetJsonbPCopy(d);
-	}
+	q->bound_sql = row.bound_sql;
+	params = row.params;
+	cols = row.columns;
+	q->privileged = row.privileged;
+	q->authorize = row.authorize;
+	q->max_rows = row.max_rows;
+	q->coverage = row.coverage;
+	q->syql = row.syql;
 
 	q->nparams = JsonContainerSize(&params->root);
 	q->pnames = palloc0(sizeof(char *) * Max(q->nparams, 1));
@@ -224,6 +196,7 @@ static int	plan_next;
 static SPIPlanPtr
 bound_plan(const QueryReg *q, Oid *types)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	StringInfoData key;
 	PlanSlot   *slot;
 	SPIPlanPtr	plan;
@@ -238,6 +211,7 @@ bound_plan(const QueryReg *q, Oid *types)
 		if (plan_cache[i].sql != NULL && strcmp(plan_cache[i].sql, key.data) == 0)
 			return plan_cache[i].plan;
 	plan = SPI_prepare(q->bound_sql, q->nparams + 1, types);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	if (SPI_keepplan(plan) != 0)
@@ -317,9 +291,8 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
 	q = load_query(req->operation_id);
-	MemoryContextSwitchTo(cxt);
 	if (q->syql != NULL)
 	{
 		/* SYQL inputs: optional ones may be absent; the covered ones are looked up by name */
@@ -338,7 +311,6 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	round->actor_id = actor_id;
 	round->client_id = req->client_id;
 	round->now_ms = sync_now_ms();
-	MemoryContextSwitchTo(cxt);
 
 	if (q->syql != NULL)
 	{
@@ -377,7 +349,6 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 		authorize_privileged(q, partition, actor_id, req->params);
 	else
 		authorize_scoped(q, by_pos, round);
-	MemoryContextSwitchTo(cxt);
 
 	/* the statement run: the registered one, or the chosen SYQL variant (bound_plan's key) */
 	q->bound_sql = exec_sql;
@@ -386,7 +357,6 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	/* the rows and maxCommitSeq in one snapshot (§2) */
 	PushActiveSnapshot(snap ? snap : GetTransactionSnapshot());
 	tt = execute_bound(q, values, nulls, types, &nrows);
-	MemoryContextSwitchTo(cxt);
 	if (nrows > (uint64) q->max_rows)
 	{
 		PopActiveSnapshot();
@@ -395,7 +365,6 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	}
 	sync_storage_read_seqs(partition, &max_seq, &horizon);
 	PopActiveSnapshot();
-	MemoryContextSwitchTo(cxt);
 
 	rows = palloc0(sizeof(SspOpValue) * Max(nrows, 1));
 	for (uint64 r = 0; r < nrows; r++)
@@ -439,6 +408,5 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 		v->num = (double) max_seq;
 	}
 	ops_obj_done(&res, out);
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* cxt, current at SPI_connect, is current again */
 }

@@ -43,6 +43,7 @@
 
 #include "operations.h"
 #include "storage.h"
+#include "storage_log.h"
 
 /* changes of one window examined one by one; past this every watch of the window reruns */
 #define WATCH_WINDOW_CHANGES 10000
@@ -81,41 +82,18 @@ typedef struct Window
 static WatchReg *
 watch_reg(WatchReg **cache, const char *operation_id)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		args[1];
 	WatchReg   *r;
+	Jsonb	   *tables;
+	Jsonb	   *cov;
 
 	for (r = *cache; r; r = r->next)
 		if (strcmp(r->operation_id, operation_id) == 0)
 			return r;
-	if (plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare("SELECT mode = 'privileged', to_jsonb(tables), coverage "
-									"FROM syncular.sync_operation_queries WHERE operation_id = $1",
-									1, argtypes);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the watch registration read failed");
-		plan = p;
-	}
 	r = palloc0(sizeof(WatchReg));
 	r->operation_id = pstrdup(operation_id);
-	args[0] = CStringGetTextDatum(operation_id);
-	if (SPI_execute_plan(plan, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the watch registration failed");
-	if (SPI_processed == 1)
+	if (sync_storage_ops_watch(operation_id, &r->privileged, &tables, &cov))
 	{
-		HeapTuple	tup = SPI_tuptable->vals[0];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-		Jsonb	   *tables;
-		Jsonb	   *cov;
-
 		r->found = true;
-		r->privileged = DatumGetBool(SPI_getbinval(tup, desc, 1, &isnull));
-		tables = DatumGetJsonbP(SPI_getbinval(tup, desc, 2, &isnull));
-		cov = DatumGetJsonbP(SPI_getbinval(tup, desc, 3, &isnull));
 		r->ntables = JsonContainerSize(&tables->root);
 		r->tables = palloc0(sizeof(char *) * Max(r->ntables, 1));
 		for (int i = 0; i < r->ntables; i++)
@@ -146,42 +124,22 @@ watch_reg(WatchReg **cache, const char *operation_id)
 static void
 read_window(const char *partition, Window *win)
 {
-	static SPIPlanPtr plan = NULL;
-	Oid			argtypes[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
-	Datum		args[4];
+	SyncStoredChange *ch;
+	uint64		n = sync_log_read_change_scopes(partition, win->lo, win->hi,
+												WATCH_WINDOW_CHANGES, &ch);
 
-	if (plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare("SELECT ch.commit_seq, ch.tbl, ch.scopes FROM syncular.sync_changes ch "
-									"WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3 "
-									"LIMIT $4", 4, argtypes);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the watch window read failed");
-		plan = p;
-	}
-	args[0] = CStringGetTextDatum(partition);
-	args[1] = Int64GetDatum(win->lo);
-	args[2] = Int64GetDatum(win->hi);
-	args[3] = Int64GetDatum(WATCH_WINDOW_CHANGES + 1);
-	if (SPI_execute_plan(plan, args, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "syncular: reading the watch window failed");
-	if (SPI_processed > WATCH_WINDOW_CHANGES)
+	if (n > WATCH_WINDOW_CHANGES)
 	{
 		win->overflow = true;
 		return;
 	}
-	win->n = (int) SPI_processed;
+	win->n = (int) n;
 	win->changes = palloc0(sizeof(Change) * Max(win->n, 1));
 	for (int i = 0; i < win->n; i++)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		win->changes[i].seq = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-		win->changes[i].tbl = TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull));
-		win->changes[i].scopes = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 3, &isnull));
+		win->changes[i].seq = ch[i].seq;
+		win->changes[i].tbl = ch[i].table;
+		win->changes[i].scopes = ch[i].scopes;
 	}
 }
 
@@ -329,40 +287,46 @@ snapshot_message(const char *watch_id, const char *operation_id, const SspOpValu
 	return ops_encode_response(&v);
 }
 
+/* One rerun's work (sync_entry_run) and what it hands back. */
+typedef struct Rerun
+{
+	const WatchIn *in;
+	const char *partition;
+	Snapshot	snap;
+	int64	   *max_seq;
+	bytea	   *body;
+} Rerun;
+
+static void
+rerun_work(void *arg)
+{
+	Rerun	   *r = (Rerun *) arg;
+	const WatchIn *in = r->in;
+	SspOpValue	out;
+	const SspOpValue *seq;
+
+	if (!in->valid)
+		sync_raise("operation.invalid_request", in->error, NULL);
+	if (in->seq < 0)
+		ops_check_client(r->partition, in->actor_id, in->req.client_id);
+	ops_query_run(&in->req, r->partition, in->actor_id, r->snap, &out);
+	seq = ssp_op_member(&out, "maxCommitSeq");
+	if (seq && seq->kind == SSP_OP_NUMBER)
+		*r->max_seq = (int64) seq->num;
+	r->body = snapshot_message(in->watch_id, in->req.operation_id, &out);
+}
+
 /* One rerun in its own subtransaction: the snapshot message, or its watch_error. */
 static bytea *
 rerun(const WatchIn *in, const char *partition, Snapshot snap, int64 *max_seq, bool *failed)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	bytea	   *volatile body = NULL;
+	Rerun		r = {in, partition, snap, max_seq, NULL};
+	ErrorData  *edata = sync_entry_run(rerun_work, &r);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		SspOpValue	out;
-		const SspOpValue *seq;
-
-		if (!in->valid)
-			sync_raise("operation.invalid_request", in->error, NULL);
-		if (in->seq < 0)
-			ops_check_client(partition, in->actor_id, in->req.client_id);
-		ops_query_run(&in->req, partition, in->actor_id, snap, &out);
-		seq = ssp_op_member(&out, "maxCommitSeq");
-		if (seq && seq->kind == SSP_OP_NUMBER)
-			*max_seq = (int64) seq->num;
-		body = snapshot_message(in->watch_id, in->req.operation_id, &out);
-		sync_subxact_release(cxt, owner);
-	}
-	PG_CATCH();
-	{
-		body = ops_failure_response(sync_subxact_rollback(cxt, owner),
-									in->watch_id ? in->watch_id : "");
-		*failed = true;
-	}
-	PG_END_TRY();
-	return body;
+	if (edata == NULL)
+		return r.body;
+	*failed = true;
+	return ops_failure_response(edata, in->watch_id ? in->watch_id : "");
 }
 
 static void
@@ -407,7 +371,6 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 	Snapshot	snap;
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(caller);
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		sync_raise("operation.invalid_request", "partition and watches must not be NULL", NULL);
 	partition = text_to_cstring(PG_GETARG_TEXT_PP(0));
@@ -427,12 +390,10 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 	PushActiveSnapshot(snap);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(caller);
+	MemoryContextSwitchTo(caller);	/* SPI_connect leaves its procedure context current */
 	sync_storage_read_seqs(partition, &win.hi, &horizon);
-	MemoryContextSwitchTo(caller);
 	if (win.lo < win.hi)
 		read_window(partition, &win);
-	MemoryContextSwitchTo(caller);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -447,7 +408,6 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 		{
 			WatchReg   *r = watch_reg(&cache, in->req.operation_id);
 
-			MemoryContextSwitchTo(caller);
 			run = !r->found || window_touches(&win, r, r->found ? covered_values(r, in->req.params) : NULL,
 											  in->seq);
 		}
@@ -467,8 +427,7 @@ syncular_operations_watch_rerun(PG_FUNCTION_ARGS)
 		values[1] = Int64GetDatum(max_seq);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	SPI_finish();
-	MemoryContextSwitchTo(caller);
+	SPI_finish();				/* the caller's context is current again */
 	PopActiveSnapshot();
 	UnregisterSnapshot(snap);
 	return (Datum) 0;

@@ -205,7 +205,6 @@ register_subscription(Registration *r, SyncRound *round, JsonbContainer *sub, in
 	SspScopeMap requested;
 	SyncTable  *t;
 	SyncEffective *e;
-	MemoryContext cxt = CurrentMemoryContext;
 
 	if (!JsonContainerIsObject(sub) ||
 		getKeyJsonValueFromContainer(sub, "id", 2, &id) == NULL || id.type != jbvString ||
@@ -219,7 +218,6 @@ register_subscription(Registration *r, SyncRound *round, JsonbContainer *sub, in
 		return false;
 	/* the grant is resolved once per registration (memoized in round->allowed) */
 	sync_scopes_resolve(round);
-	MemoryContextSwitchTo(cxt);
 	e = sync_scopes_effective(round->allowed, t, &requested);
 	if (e->revoked || e->nvars == 0)
 		return false;
@@ -246,7 +244,6 @@ static void
 registration_build(const char *partition, const char *actor, const char *client,
 				   Registration *r)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	SyncRound	round;
 	SyncClientRecord rec;
 	bool		have;
@@ -257,18 +254,14 @@ registration_build(const char *partition, const char *actor, const char *client,
 
 	memset(r, 0, sizeof(*r));
 	r->schema = sync_schema_get();
-	MemoryContextSwitchTo(cxt);
 	if (r->schema == NULL)
 		sync_raise_no_schema();
 	if (strncmp(client, SYNC_RESERVED_CLIENT_PREFIX, strlen(SYNC_RESERVED_CLIENT_PREFIX)) == 0)
 		sync_raise("sync.invalid_client_id", "this clientId namespace is reserved", NULL);
 	r->epoch = sync_storage_partition_epoch(partition, sync_now_ms(), !RecoveryInProgress(),
 											&touched);
-	MemoryContextSwitchTo(cxt);
 	sync_storage_read_seqs(partition, &r->latest, &horizon);
-	MemoryContextSwitchTo(cxt);
-
-	have = sync_storage_client_get(partition, client, &rec);	/* restores cxt */
+	have = sync_storage_client_get(partition, client, &rec);
 
 	r->cursor = -1;
 	r->wire_version = 3;
@@ -298,7 +291,6 @@ registration_build(const char *partition, const char *actor, const char *client,
 				if (v == NULL || v->type != jbvBinary ||
 					!register_subscription(r, &round, v->val.binary.data, &cap))
 					r->requires_sync = true;	/* revoked now: the pull will say so */
-				MemoryContextSwitchTo(cxt);
 			}
 		}
 	}

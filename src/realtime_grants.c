@@ -123,7 +123,7 @@ SyncAllowed *
 sync_realtime_grant(SyncSchema *schema, const char *partition, const char *actor,
 					const char *client, int64 now_ms)
 {
-	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext old;
 	SyncAllowed *allowed;
 	char	   *key = NULL;
 	uint64		hash = 0;
@@ -143,18 +143,17 @@ sync_realtime_grant(SyncSchema *schema, const char *partition, const char *actor
 	}
 
 	allowed = resolve_or_fail(schema, partition, actor, client);
-	MemoryContextSwitchTo(cxt);
 	if (sync_realtime_grant_cache_ms <= 0)
 		return allowed;
 
 	if (hash_get_num_entries(grant_cache) >= GRANT_CACHE_MAX_ENTRIES)
 		cache_reset();
 	e = hash_search(grant_cache, &hash, HASH_ENTER, &found);
-	MemoryContextSwitchTo(grant_cxt);
+	old = MemoryContextSwitchTo(grant_cxt);
 	e->key = pstrdup(key);
 	e->generation = schema->generation;
 	e->at_ms = now_ms;
 	e->allowed = copy_allowed(allowed);
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(old);
 	return e->allowed;
 }

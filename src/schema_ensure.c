@@ -34,6 +34,7 @@
 
 #include "engine.h"
 #include "schema_compile.h"
+#include "storage.h"
 
 /* A growable list of names, in the order they are added. */
 typedef struct Names
@@ -303,17 +304,9 @@ set_app_schema(Ensure *e)
 static void
 read_state(Ensure *e, const char *app_schema, const char *caller)
 {
-	char	   *registered = NULL;
+	char	   *registered = sync_storage_settings_app_schema();
 
-	if (run("SELECT s.app_schema FROM syncular.sync_settings s WHERE s.id = 1", 0, NULL, NULL) > 0)
-		registered = got_text(0, 1);
-	if (run("SELECT m.schema_version, m.layouts FROM syncular.sync_schema_meta m WHERE m.id = 1",
-			0, NULL, NULL) > 0 && got_text(0, 1) != NULL)
-	{
-		e->has_stored = true;
-		e->stored_ver = pg_strtoint64(got_text(0, 1));
-		e->stored_txt = got_text(0, 2);
-	}
+	e->has_stored = sync_storage_schema_meta_read(&e->stored_ver, &e->stored_txt);
 	resolve_target(e, app_schema, registered, caller);
 	set_app_schema(e);
 }
@@ -355,25 +348,14 @@ refuse_existing(const Ensure *e, const char *tname)
 static void
 write_settings(const Ensure *e)
 {
-	Oid			types[2] = {TEXTOID, JSONBOID};
-	Datum		v[2] = {CStringGetTextDatum(e->target), JsonbPGetDatum(e->compiled)};
-
-	run("INSERT INTO syncular.sync_settings AS s (id, app_schema, compiled) VALUES (1, $1, $2) "
-		"ON CONFLICT (id) DO UPDATE SET app_schema = EXCLUDED.app_schema, compiled = EXCLUDED.compiled",
-		2, types, v);
+	sync_storage_settings_write(e->target, e->compiled);
 }
 
 /* The marker, then the RFC 0007 declarations (checkpoints, writer fence). */
 static void
 write_marker(const Ensure *e)
 {
-	Oid			types[2] = {INT4OID, JSONBOID};
-	Datum		v[2] = {Int32GetDatum(e->version), JsonbPGetDatum(e->compiled)};
-
-	run("INSERT INTO syncular.sync_schema_meta AS m (id, schema_version, layouts) "
-		"VALUES (1, $1, syncular._layouts_text($2)) "
-		"ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version, layouts = EXCLUDED.layouts",
-		2, types, v);
+	sync_storage_schema_meta_write(e->version, e->compiled);
 	call_checkpoints("_install_checkpoints", e);
 }
 
@@ -486,13 +468,9 @@ drop_retired(Ensure *e, Bump *b)
 		names_add(&keys, got_text(r, 1));
 	for (int i = 0; i < keys.n; i++)
 	{
-		Oid			tt[1] = {TEXTOID};
-		Datum		k[1] = {CStringGetTextDatum(keys.v[i])};
-
 		if (names_has(&e->names, keys.v[i]))
 			continue;
-		run("DELETE FROM syncular.sync_row_scopes WHERE tbl = $1", 1, tt, k);
-		run("DELETE FROM syncular.sync_blob_refs WHERE tbl = $1", 1, tt, k);
+		sync_storage_forget_table(keys.v[i]);
 		run(psprintf("DROP TABLE IF EXISTS %s.%s", quote_identifier(e->target), quote_identifier(keys.v[i])),
 			0, NULL, NULL);
 		names_add(&b->dropped, keys.v[i]);
@@ -711,7 +689,7 @@ ensure(Ensure *e, const char *app_schema, const char *caller)
 	 * cannot write either: it only verifies the replicated marker; a create or bump there fails on
 	 * its first write as a read-only transaction) */
 	if (!RecoveryInProgress())
-		run("LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE", 0, NULL, NULL);
+		sync_storage_schema_lock();
 	call_checkpoints("_checkpoint_barrier", e);
 	read_state(e, app_schema, caller);
 	if (e->has_stored && e->stored_ver > e->version)

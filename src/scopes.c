@@ -283,7 +283,6 @@ sync_scopes_resolve(SyncRound *round)
 		if (!ok)
 			log_resolver_failure(round, fn, reason, failure);
 		result = sync_leases_outage(round);
-		MemoryContextSwitchTo(caller);
 		a->leased = true;
 		ok = true;
 	}

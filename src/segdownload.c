@@ -329,8 +329,10 @@ authorize(SyncRound *round, const char *segment_id, Jsonb *requested)
 
 /* Common start: the schema, an SPI connection, the round's clock; not on a hot standby. */
 static void
-begin(SyncRound *round, MemoryContext cxt)
+begin(SyncRound *round)
 {
+	MemoryContext caller = CurrentMemoryContext;
+
 	if (RecoveryInProgress())
 		sync_raise("sync.schema_not_ready", "server schema is not ready for this request",
 				   "{\"hotStandby\": true}");
@@ -340,12 +342,12 @@ begin(SyncRound *round, MemoryContext cxt)
 		sync_raise_no_schema();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(cxt);
+	MemoryContextSwitchTo(caller);	/* SPI_connect leaves its procedure context current */
 }
 
-/* After authorization: 304, or 200 with the bytes in the negotiated encoding (§5.5, §5.8). */
+/* After authorization (begin's SPI connection is finished here): 304, or 200 with the bytes in the negotiated encoding (§5.5, §5.8). */
 static void
-respond(DownloadReply *r, MemoryContext cxt, const char *segment_id, const char *if_none_match,
+respond(DownloadReply *r, const char *segment_id, const char *if_none_match,
 		const char *accept_encoding)
 {
 	char	   *etag = psprintf("\"%s\"", segment_id);
@@ -362,8 +364,7 @@ respond(DownloadReply *r, MemoryContext cxt, const char *segment_id, const char 
 		return;
 	}
 	bytes = sync_segment_bytes(segment_id);
-	SPI_finish();
-	MemoryContextSwitchTo(cxt);
+	SPI_finish();				/* the context current at begin's SPI_connect is current again */
 	if (bytes == NULL)
 		sync_raise("sync.not_found", "segment not found", NULL);
 
@@ -395,7 +396,6 @@ opt_text(FunctionCallInfo fcinfo, int i)
 static void
 serve_direct(FunctionCallInfo fcinfo, DownloadReply *r)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	SyncRound	round;
 	int64		touched;		/* the registry's last touch: unused here */
 	char	   *segment_id;
@@ -410,21 +410,18 @@ serve_direct(FunctionCallInfo fcinfo, DownloadReply *r)
 	round.partition = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	round.actor_id = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	round.client_id = PG_ARGISNULL(6) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(6));
-	begin(&round, cxt);
+	begin(&round);
 	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false, &touched);
-	MemoryContextSwitchTo(cxt);
 	if (round.log_epoch == NULL)
 		sync_raise("sync.not_found", "segment not found", NULL);
 	authorize(&round, segment_id, PG_GETARG_JSONB_P(3));
-	MemoryContextSwitchTo(cxt);
-	respond(r, cxt, segment_id, opt_text(fcinfo, 4), opt_text(fcinfo, 5));
+	respond(r, segment_id, opt_text(fcinfo, 4), opt_text(fcinfo, 5));
 }
 
 /* segment_url_download(segment_id, st, inm, ae): the bare-URL fetch, the token is the grant */
 static void
 serve_url(FunctionCallInfo fcinfo, DownloadReply *r)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	SyncRound	round;
 	int64		touched;		/* the registry's last touch: unused here */
 	char	   *segment_id;
@@ -436,21 +433,33 @@ serve_url(FunctionCallInfo fcinfo, DownloadReply *r)
 		sync_raise("sync.forbidden", "the signed URL is not valid", NULL);
 	memset(&round, 0, sizeof(round));
 	segment_id = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	begin(&round, cxt);
+	begin(&round);
 	round.partition = sync_segment_url_check(segment_id, text_to_cstring(PG_GETARG_TEXT_PP(1)),
 											 round.now_ms, &sd);
-	MemoryContextSwitchTo(cxt);
 	round.log_epoch = sync_storage_partition_epoch(round.partition, round.now_ms, false, &touched);
-	MemoryContextSwitchTo(cxt);
 	npubs = round.log_epoch ? sync_segment_publications(segment_id, round.partition, round.log_epoch, &pubs) : 0;
-	MemoryContextSwitchTo(cxt);
 	if (npubs == 0)
 		sync_raise("sync.not_found", "segment not found", NULL);
 	select_publication(&round, pubs, npubs, sd, NULL);
-	MemoryContextSwitchTo(cxt);
-	respond(r, cxt, segment_id, opt_text(fcinfo, 2), opt_text(fcinfo, 3));
+	respond(r, segment_id, opt_text(fcinfo, 2), opt_text(fcinfo, 3));
 }
 
+
+/* A download's work (sync_entry_run): serve fills the reply. */
+typedef struct Download
+{
+	FunctionCallInfo fcinfo;
+	void		(*serve) (FunctionCallInfo, DownloadReply *);
+	DownloadReply *r;
+} Download;
+
+static void
+download_work(void *arg)
+{
+	Download   *d = (Download *) arg;
+
+	d->serve(d->fcinfo, d->r);
+}
 
 /*
  * One HTTP answer as a row: `serve` runs in a subtransaction; a catalogue error becomes its
@@ -461,55 +470,24 @@ static Datum
 answer(FunctionCallInfo fcinfo, void (*serve) (FunctionCallInfo, DownloadReply *))
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	DownloadReply *volatile r = palloc0(sizeof(DownloadReply));
+	DownloadReply *r = palloc0(sizeof(DownloadReply));
+	Download	d = {fcinfo, serve, r};
+	ErrorData  *edata;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 
 	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(caller);
 	initStringInfo(&r->headers);
 	appendStringInfoChar(&r->headers, '{');
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(caller);
-	PG_TRY();
+	edata = sync_entry_run(download_work, &d);
+	if (edata != NULL)
 	{
-		serve(fcinfo, r);
-		sync_subxact_release(caller, owner);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata = sync_subxact_rollback(caller, owner);
-		const SyncErrorInfo *e;
-		char	   *details;
-
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-			ReThrowError(edata);
-		e = sync_catalogue_error(edata, &details);
 		resetStringInfo(&r->headers);
 		appendStringInfoChar(&r->headers, '{');
 		header(r, "Content-Type", "application/json");
-		if (e != NULL)
-		{
-			r->status = e->http_status;
-			r->body = (bytea *) cstring_to_text(sync_http_error_body(e, edata->message, details));
-		}
-		else
-		{
-			ereport(LOG,
-					(errmsg("syncular: segment download failed: %s", edata->message),
-					 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-					 errcode(edata->sqlerrcode)));
-			r->status = 500;
-			r->body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.internal_error"),
-													  "internal server error", NULL));
-		}
-		FreeErrorData(edata);
+		r->body = sync_entry_http_error(edata, "segment download", &r->status);
 	}
-	PG_END_TRY();
 
 	appendStringInfoChar(&r->headers, '}');
 	values[0] = Int32GetDatum(r->status);

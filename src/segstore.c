@@ -99,8 +99,10 @@ keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *types)
 {
 	if (*slot == NULL)
 	{
+		MemoryContext caller = CurrentMemoryContext;
 		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
 
+		MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 		if (p == NULL || SPI_keepplan(p) != 0)
 			elog(ERROR, "syncular segments: preparing a statement failed: %s",
 				 SPI_result_code_string(SPI_result));
@@ -314,7 +316,6 @@ sync_segment_secret_read(void)
 	bytea	   *key = NULL;
 
 	keep_plan(&plan, "SELECT s.key FROM syncular.sync_segment_secret s WHERE s.id = 1", 0, NULL);
-	MemoryContextSwitchTo(caller);
 	rc = SPI_execute_plan(plan, NULL, NULL, true, 1);
 	MemoryContextSwitchTo(caller);
 	if (rc != SPI_OK_SELECT)
@@ -393,6 +394,7 @@ int
 sync_segment_publications(const char *segment_id, const char *partition, const char *epoch,
 						  SyncSegPublication **out)
 {
+	MemoryContext caller = CurrentMemoryContext;
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		v[3];
 	int			rc;
@@ -402,6 +404,7 @@ sync_segment_publications(const char *segment_id, const char *partition, const c
 	v[1] = CStringGetTextDatum(partition);
 	v[2] = CStringGetTextDatum(epoch);
 	rc = SPI_execute_with_args(PUBS_SQL, 3, types, v, NULL, true, 0);
+	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "syncular segments: publication read failed: %s", SPI_result_code_string(rc));
 	p = palloc0(sizeof(SyncSegPublication) * Max(SPI_processed, 1));

@@ -122,53 +122,21 @@ syncular_sync(PG_FUNCTION_ARGS)
 /* ---------------------------------------------------------------- handle_http */
 
 
-/*
- * Whether text argument `argno` is the media type `expected` (case-insensitive, parameters after
- * ';' and surrounding blanks ignored); false for a missing or NULL argument.
- */
-bool
-sync_http_content_type_is(FunctionCallInfo fcinfo, int argno, const char *expected)
+/* handle_http's work (sync_entry_http): args, then the round. */
+static bytea *
+http_round(FunctionCallInfo fcinfo)
 {
-	char	   *ct;
-	char	   *semi;
-	char	   *start;
-	char	   *end;
-
-	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
-		return false;
-	ct = text_to_cstring(PG_GETARG_TEXT_PP(argno));
-	semi = strchr(ct, ';');
-	if (semi)
-		*semi = '\0';
-	start = ct;
-	while (*start == ' ' || *start == '\t')
-		start++;
-	end = start + strlen(start);
-	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
-		*--end = '\0';
-	return pg_strcasecmp(start, expected) == 0;
+	args_or_raise(fcinfo);
+	return serve(PG_GETARG_BYTEA_PP(0), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+				 text_to_cstring(PG_GETARG_TEXT_PP(2)), false);
 }
 
-/* The 415 answer's body of an HTTP entry point given another content type (JSON). */
-bytea *
-sync_http_unsupported_type_body(void)
+/* handle_http's answer to a caught error: JSON, the catalogue's status or 500. */
+static bytea *
+http_round_error(ErrorData *edata, int *status, const char **ctype)
 {
-	return (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.invalid_request"),
-														  "unsupported content type", NULL));
-}
-
-/* The one (status, content_type, body) row an HTTP entry point answers. */
-void
-sync_http_put_answer(FunctionCallInfo fcinfo, int status, const char *ctype, bytea *body)
-{
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
-
-	values[0] = Int32GetDatum(status);
-	values[1] = CStringGetTextDatum(ctype);
-	values[2] = PointerGetDatum(body);
-	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	*ctype = "application/json";
+	return sync_entry_http_error(edata, "sync round", status);
 }
 
 PG_FUNCTION_INFO_V1(syncular_handle_http);
@@ -176,66 +144,6 @@ PG_FUNCTION_INFO_V1(syncular_handle_http);
 Datum
 syncular_handle_http(PG_FUNCTION_ARGS)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile int status = 200;	/* volatile: set in PG_CATCH */
-	const char *volatile ctype = SYNC_CONTENT_TYPE;
-	bytea	   *body = NULL;
-
-	InitMaterializedSRF(fcinfo, 0);
-	MemoryContextSwitchTo(caller);
-
-	if (!sync_http_content_type_is(fcinfo, 3, SYNC_CONTENT_TYPE))
-	{
-		status = 415;
-		ctype = "application/json";
-		body = sync_http_unsupported_type_body();
-	}
-	else
-	{
-		BeginInternalSubTransaction(NULL);
-		MemoryContextSwitchTo(caller);
-		PG_TRY();
-		{
-			args_or_raise(fcinfo);
-			body = serve(PG_GETARG_BYTEA_PP(0),
-									text_to_cstring(PG_GETARG_TEXT_PP(1)),
-									text_to_cstring(PG_GETARG_TEXT_PP(2)),
-									false);
-			sync_subxact_release(caller, owner);
-		}
-		PG_CATCH();
-		{
-			ErrorData  *edata;
-			const SyncErrorInfo *e;
-			char	   *details;
-
-			edata = sync_subxact_rollback(caller, owner);
-			if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-				edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN)
-				ReThrowError(edata);
-			e = sync_catalogue_error(edata, &details);
-			ctype = "application/json";
-			if (e != NULL)
-			{
-				status = e->http_status;
-				body = (bytea *) cstring_to_text(sync_http_error_body(e, edata->message, details));
-			}
-			else
-			{
-				ereport(LOG,
-						(errmsg("syncular: sync round failed: %s", edata->message),
-						 edata->detail ? errdetail_internal("%s", edata->detail) : 0,
-						 errcode(edata->sqlerrcode)));
-				status = 500;
-				body = (bytea *) cstring_to_text(sync_http_error_body(sync_error_info("sync.internal_error"),
-											 "internal server error", NULL));
-			}
-			FreeErrorData(edata);
-		}
-		PG_END_TRY();
-	}
-
-	sync_http_put_answer(fcinfo, status, ctype, body);
+	sync_entry_http(fcinfo, SYNC_CONTENT_TYPE, http_round, http_round_error);
 	return (Datum) 0;
 }

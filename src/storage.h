@@ -1,7 +1,10 @@
 /*
  * storage.h — the engine's reads and writes of sync_* tables (storage.c: partitions, clients,
- * idempotency, the commit log's writes; storage_meta.c: registration state; storage_reactions.c: enqueued reactions) and of synced rows
- * and declared references (storage_rows.c).  The pull's index-scan readers are in storage_log.h.
+ * idempotency, the commit log's writes; storage_meta.c: registration state and the writer
+ * fence; storage_blobs.c: the blob store; storage_ops.c: remote-operation registrations;
+ * storage_capture.c: the SQL-write capture's log statement; storage_reactions.c: enqueued
+ * reactions) and of synced rows and declared
+ * references (storage_rows.c).  The pull's index-scan readers are in storage_log.h.
  * Every function needs an SPI connection; results are allocated in CurrentMemoryContext.
  */
 #ifndef SYNCULAR_STORAGE_H
@@ -219,6 +222,68 @@ typedef struct SyncReactionRecord
 extern int64 sync_storage_reactions_insert(const char *partition, const char *client_id,
 										   const char *client_commit_id, int64 commit_seq,
 										   int64 now_ms, int n, const SyncReactionRecord *recs);
+
+/* the commit log of SQL writes (storage_capture.c; capture_log.c runs them) */
+typedef enum SyncCaptureEvent
+{
+	SYNC_EV_INSERT,
+	SYNC_EV_UPDATE,
+	SYNC_EV_DELETE,
+	SYNC_EV_TRUNCATE,
+	SYNC_EV_COUNT
+} SyncCaptureEvent;
+
+extern int	sync_storage_capture_partitions(SyncCaptureEvent ev, const char *qualified,
+											char ***partitions);
+extern int64 sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent ev,
+										 const char *partition, int64 commit_seq,
+										 int32 first_idx);
+
+/* storage_meta.c: ensure_schema's registration state (schema_ensure.c; SPEC §4, RFC 0007) */
+extern void sync_storage_schema_lock(void);
+extern char *sync_storage_settings_app_schema(void);
+extern bool sync_storage_schema_meta_read(int64 *version, char **layouts);
+extern void sync_storage_settings_write(const char *app_schema, Jsonb *compiled);
+extern void sync_storage_schema_meta_write(int32 version, Jsonb *compiled);
+extern void sync_storage_forget_table(const char *tbl);
+
+/* storage_meta.c: the partition's writer fence (RFC 0007); true with *required when fenced */
+extern bool sync_storage_writer_fence_read(Datum partition, int32 *required);
+
+/* remote-operation registrations (storage_ops.c; REMOTE.md §2, §3, §5) */
+typedef struct SyncOpsQueryRow
+{
+	char	   *bound_sql;
+	Jsonb	   *params;			/* [{name, type}] */
+	Jsonb	   *columns;		/* [{name, type, nullable}] */
+	bool		privileged;
+	Oid			authorize;		/* InvalidOid: none */
+	int32		max_rows;
+	Jsonb	   *coverage;
+	Jsonb	   *syql;			/* NULL: one statement */
+} SyncOpsQueryRow;
+
+extern bool sync_storage_ops_command(const char *operation_id, Oid *authorize, Oid *command);
+extern bool sync_storage_ops_query(const char *operation_id, SyncOpsQueryRow *row);
+extern bool sync_storage_ops_watch(const char *operation_id, bool *privileged, Jsonb **tables,
+								   Jsonb **coverage);
+
+/* the blob store (storage_blobs.c; SPEC §5.9) */
+extern int64 sync_blob_store_next_upload_id(void);
+extern bool sync_blob_store_exists(const char *partition, const char *blob_id, bool lock);
+extern void sync_blob_store_chunk_insert(int64 upload_id, int32 seq, bytea *chunk);
+extern void sync_blob_store_staged(int64 upload_id, int32 *nchunks, int64 *bytes);
+extern bool sync_blob_store_insert(const char *partition, const char *blob_id, int64 byte_length,
+								   const char *uploader, int64 created_at_ms, int64 upload_id);
+extern void sync_blob_store_chunks_delete(int64 upload_id);
+extern bool sync_blob_store_get(const char *partition, const char *blob_id, int64 *byte_length,
+								int64 *upload_id);
+extern bool sync_blob_store_refs_any(const char *partition, const char *blob_id,
+									 bool (*fn) (const char *tbl, const char *row_id, void *arg),
+									 void *arg);
+extern int64 sync_blob_store_chunks_each(int64 upload_id, void (*fn) (bytea *chunk, void *arg),
+										 void *arg);
+extern int	sync_blob_store_partitions(const char *blob_id, char ***partitions);
 
 /*
  * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and

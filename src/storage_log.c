@@ -518,3 +518,59 @@ sync_log_read_commits(const char *partition, int64 lo, int64 hi, SyncStoredCommi
 	*out = cm;
 	return n;
 }
+
+/*
+ * The (commit_seq, tbl, scopes) of the changes of lo < commit_seq <= hi, in no order, as a
+ * watch rerun's filter reads them (REMOTE.md §5), in the active snapshot.  Reads at most max + 1
+ * rows; a count above max means the window is too large and nothing was copied (*out NULL).
+ * table and scopes are copies in the caller's context.
+ */
+uint64
+sync_log_read_change_scopes(const char *partition, int64 lo, int64 hi, int max,
+							SyncStoredChange **out)
+{
+	static SPIPlanPtr plan = NULL;
+	MemoryContext caller = CurrentMemoryContext;
+	Datum		args[4];
+	int			rc;
+	uint64		n;
+	SyncStoredChange *ch;
+
+	if (plan == NULL)
+	{
+		Oid			argtypes[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
+		SPIPlanPtr	p = SPI_prepare("SELECT ch.commit_seq, ch.tbl, ch.scopes FROM syncular.sync_changes ch "
+									"WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3 "
+									"LIMIT $4", 4, argtypes);
+
+		MemoryContextSwitchTo(caller);
+		if (p == NULL || SPI_keepplan(p) != 0)
+			elog(ERROR, "syncular: preparing the watch window read failed");
+		plan = p;
+	}
+	args[0] = CStringGetTextDatum(partition);
+	args[1] = Int64GetDatum(lo);
+	args[2] = Int64GetDatum(hi);
+	args[3] = Int64GetDatum((int64) max + 1);
+	rc = SPI_execute_plan(plan, args, NULL, true, 0);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "syncular: reading the watch window failed");
+	n = SPI_processed;
+	*out = NULL;
+	if (n > (uint64) max)
+		return n;
+	ch = palloc0(sizeof(SyncStoredChange) * Max(n, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		ch[i].seq = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		ch[i].table = TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull));
+		ch[i].scopes = DatumGetJsonbPCopy(SPI_getbinval(tup, desc, 3, &isnull));
+	}
+	*out = ch;
+	return n;
+}

@@ -121,5 +121,9 @@ extern uint64 sync_log_read_changes(const char *partition, int64 lo, int64 hi, i
 /* The commit rows of lo < commit_seq <= hi, oldest first. */
 extern uint64 sync_log_read_commits(const char *partition, int64 lo, int64 hi,
 									SyncStoredCommit **out);
+/* A watch rerun's window: (seq, table, scopes) of lo < commit_seq <= hi, unordered; above max
+ * rows the count only (*out NULL). */
+extern uint64 sync_log_read_change_scopes(const char *partition, int64 lo, int64 hi, int max,
+										  SyncStoredChange **out);
 
 #endif							/* SYNCULAR_STORAGE_LOG_H */

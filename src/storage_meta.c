@@ -2,14 +2,18 @@
  * storage_meta.c — the engine's reads and writes of registration state in the sync_* tables:
  * the serve gate's read (sync_schema_meta, sync_partition_registry, sync_backfill_checkpoints;
  * SPEC §4.2), the compiled schema row (sync_settings), registered functions
- * (sync_crdt_mergers, sync_row_validators) and auth leases (sync_leases, SPEC §7.3).  What they
+ * (sync_crdt_mergers, sync_row_validators), auth leases (sync_leases, SPEC §7.3) and the writer
+ * fence (sync_writer_fence, RFC 0007).  What they
  * mean is decided by the callers (gate.c, schema.c, crdt.c, hooks.c, leases.c).  Every
  * function needs an SPI connection and restores the caller's memory context, where its
  * results are allocated.
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/stratnum.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -17,6 +21,7 @@
 #include "storage/bufmgr.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -347,4 +352,147 @@ sync_storage_lease_get(const char *partition, const char *client_id, SyncStoredL
 	lease->expires_at_ms = DatumGetInt64(SPI_getbinval(tup, td, 3, &isnull));
 	lease->revoked = DatumGetBool(SPI_getbinval(tup, td, 4, &isnull));
 	return true;
+}
+
+/* ---------------------------------------------------------------- the writer fence (RFC 0007) */
+
+/*
+ * The fence of `partition` (a text datum): true with *required when the partition is fenced.
+ * One probe of sync_writer_fence's primary key in a fresh snapshot (what a statement of a
+ * volatile function would see); the writer-fence trigger of sync_commits (fence.c) runs it for
+ * every appended commit.  Needs no SPI connection.
+ */
+bool
+sync_storage_writer_fence_read(Datum partition, int32 *required)
+{
+	Oid			relid = get_relname_relid("sync_writer_fence",
+										  get_namespace_oid("syncular", false));
+	Relation	rel;
+	Relation	pk;
+	Oid			pk_oid;
+	ScanKeyData key;
+	Snapshot	snap;
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "syncular: table syncular.sync_writer_fence is missing");
+	rel = table_open(relid, AccessShareLock);
+	pk_oid = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(pk_oid))
+		elog(ERROR, "syncular: syncular.sync_writer_fence has no primary key");
+	/* the key's collation is the index column's: the probe descends the index in its order */
+	pk = index_open(pk_oid, AccessShareLock);
+	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   pk->rd_indcollation[0], F_TEXTEQ, partition);
+	index_close(pk, AccessShareLock);
+	snap = RegisterSnapshot(GetTransactionSnapshot());
+	scan = systable_beginscan(rel, pk_oid, true, snap, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+		bool		isnull;
+		Datum		d = heap_getattr(tup, SPI_fnumber(desc, "required_writer_version"), desc,
+									 &isnull);
+
+		found = !isnull;
+		*required = isnull ? 0 : DatumGetInt32(d);
+	}
+	systable_endscan(scan);
+	UnregisterSnapshot(snap);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/* ---------------------------------------------------------------- ensure_schema (schema_ensure.c) */
+
+/* Execute sql once (ensure_schema runs rarely: no kept plan); the caller's context is current. */
+static uint64
+once(const char *sql, int n, Oid *types, Datum *values, int expect)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	int			rc = SPI_execute_with_args(sql, n, types, values, NULL, false, 0);
+
+	MemoryContextSwitchTo(caller);
+	if (rc != expect)
+		elog(ERROR, "syncular: ensure_schema statement failed: %s", SPI_result_code_string(rc));
+	return SPI_processed;
+}
+
+/* Column col (1-based) of the first row of the last result as text in the caller's context. */
+static char *
+first_text(int col)
+{
+	char	   *v = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col);
+
+	return v ? pstrdup(v) : NULL;
+}
+
+/* The migration lock: ensure_schema and unregister_schema serialize on sync_partitions. */
+void
+sync_storage_schema_lock(void)
+{
+	once("LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE", 0, NULL, NULL, SPI_OK_UTILITY);
+}
+
+/* The registered app schema (sync_settings.app_schema), or NULL when none is registered. */
+char *
+sync_storage_settings_app_schema(void)
+{
+	if (once("SELECT s.app_schema FROM syncular.sync_settings s WHERE s.id = 1", 0, NULL, NULL,
+			 SPI_OK_SELECT) == 0)
+		return NULL;
+	return first_text(1);
+}
+
+/* The schema marker (sync_schema_meta): false when absent; else its version and layouts text. */
+bool
+sync_storage_schema_meta_read(int64 *version, char **layouts)
+{
+	char	   *v;
+
+	if (once("SELECT m.schema_version, m.layouts FROM syncular.sync_schema_meta m WHERE m.id = 1",
+			 0, NULL, NULL, SPI_OK_SELECT) == 0 || (v = first_text(1)) == NULL)
+		return false;
+	*version = pg_strtoint64(v);
+	*layouts = first_text(2);
+	return true;
+}
+
+/* Register app_schema and its compiled schema (the settings singleton). */
+void
+sync_storage_settings_write(const char *app_schema, Jsonb *compiled)
+{
+	Oid			types[2] = {TEXTOID, JSONBOID};
+	Datum		v[2] = {CStringGetTextDatum(app_schema), JsonbPGetDatum(compiled)};
+
+	once("INSERT INTO syncular.sync_settings AS s (id, app_schema, compiled) VALUES (1, $1, $2) "
+		 "ON CONFLICT (id) DO UPDATE SET app_schema = EXCLUDED.app_schema, compiled = EXCLUDED.compiled",
+		 2, types, v, SPI_OK_INSERT);
+}
+
+/* Write the schema marker: version and the layouts of compiled (syncular._layouts_text). */
+void
+sync_storage_schema_meta_write(int32 version, Jsonb *compiled)
+{
+	Oid			types[2] = {INT4OID, JSONBOID};
+	Datum		v[2] = {Int32GetDatum(version), JsonbPGetDatum(compiled)};
+
+	once("INSERT INTO syncular.sync_schema_meta AS m (id, schema_version, layouts) "
+		 "VALUES (1, $1, syncular._layouts_text($2)) "
+		 "ON CONFLICT (id) DO UPDATE SET schema_version = EXCLUDED.schema_version, layouts = EXCLUDED.layouts",
+		 2, types, v, SPI_OK_INSERT);
+}
+
+/* Forget a dropped synced table: its scope index rows and blob references, in every partition. */
+void
+sync_storage_forget_table(const char *tbl)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		k[1] = {CStringGetTextDatum(tbl)};
+
+	once("DELETE FROM syncular.sync_row_scopes WHERE tbl = $1", 1, types, k, SPI_OK_DELETE);
+	once("DELETE FROM syncular.sync_blob_refs WHERE tbl = $1", 1, types, k, SPI_OK_DELETE);
 }
