@@ -68,6 +68,9 @@ static PgConn *conns;
 static int     nconns;
 static GwJob  *qhead, *qtail;
 static int     qlen;
+/* background jobs (the realtime ack writes, acks.c): sent only when no round, fanout or other
+ * job waits, so bookkeeping never delays a round or a delta (SPEC §8.2) */
+static GwJob  *bhead, *btail;
 static GwNotifyFn notify_fn;
 static GwCommitFn commit_fn;
 static GwListenUpFn listen_up_fn;
@@ -81,6 +84,7 @@ static void pc_connecting(PgConn *pc);
 static void listen_start(PgConn *pc);
 static void pc_close(PgConn *pc);
 static void pc_dispatch(void);
+static void pc_dispatch_main(void);
 
 /* ---- libpq's socket in the event loop ---- */
 
@@ -138,6 +142,14 @@ fail_queue_without_db(void)
 		gw_job_finish(j, NULL, "no database connection");
 	}
 	qtail = NULL;
+	while (bhead)
+	{
+		GwJob *j = bhead;
+
+		bhead = j->next;
+		gw_job_finish(j, NULL, "no database connection");
+	}
+	btail = NULL;
 }
 
 static void
@@ -269,8 +281,18 @@ pc_send(PgConn *pc, GwJob *j)
 	return true;
 }
 
+static void pc_dispatch_background(void);
+
 static void
 pc_dispatch(void)
+{
+	pc_dispatch_main();
+	if (!qhead)
+		pc_dispatch_background();
+}
+
+static void
+pc_dispatch_main(void)
 {
 	for (int i = 0; i < nconns && qhead; i++)
 	{
@@ -303,6 +325,45 @@ pc_dispatch(void)
 			return;
 		}
 	}
+}
+
+/* the first ready round connection takes the first background job */
+static void
+pc_dispatch_background(void)
+{
+	for (int i = 0; i < nconns && bhead; i++)
+	{
+		PgConn *pc = &conns[i];
+		GwJob *j;
+
+		if (pc->listener || pc->st != PC_READY)
+			continue;
+		j = bhead;
+		if (!(bhead = j->next))
+			btail = NULL;
+		j->next = NULL;
+		if (!pc_send(pc, j))
+		{
+			j->next = bhead;
+			bhead = j;
+			if (!btail)
+				btail = j;
+			pc_fail(pc, NULL);
+			return;
+		}
+	}
+}
+
+void
+gw_pool_submit_background(GwJob *job)
+{
+	job->next = NULL;
+	if (btail)
+		btail->next = job;
+	else
+		bhead = job;
+	btail = job;
+	pc_dispatch();
 }
 
 bool
@@ -532,6 +593,14 @@ gw_pool_shutdown(void)
 	}
 	qtail = NULL;
 	qlen = 0;
+	while (bhead)
+	{
+		GwJob *j = bhead;
+
+		bhead = j->next;
+		gw_job_finish(j, NULL, "gateway shutting down");
+	}
+	btail = NULL;
 }
 
 int
