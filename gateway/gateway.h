@@ -113,7 +113,8 @@ char *gw_error_json(const char *code, const char *message, int status_override, 
 /* ---------------- gzip.c ---------------- */
 /* 0 ok (out malloc'd), -1 bad gzip stream, -2 inflated size above limit, -3 no memory */
 int gw_gunzip(const uint8_t *in, size_t inlen, size_t limit, uint8_t **out, size_t *outlen);
-int gw_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen);
+/* level: zlib's 1 (fastest) .. 9 */
+int gw_gzip(const uint8_t *in, size_t inlen, int level, uint8_t **out, size_t *outlen);
 
 /* ---------------- job.c (the statements pool.c runs) ---------------- */
 typedef struct GwJob GwJob;

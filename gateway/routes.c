@@ -148,12 +148,15 @@ round_done(GwJob *job, PGresult *res, const char *err)
 	memcpy(body, PQgetvalue(res, 0, 2), (size_t) blen);
 	free(s->ctype);
 	s->ctype = strndup(ct, (size_t) ctlen);     /* the response type outlives res */
-	if (status == 200 && s->gzip_ok)
+	/* SPEC §1.3 lets a server answer gzip; it runs on the event loop, so a small body (where
+	 * it saves little) is sent as it is and a large one at a cheap level (--gzip-min,
+	 * --gzip-level): a bootstrap page must not stall every other socket */
+	if (status == 200 && s->gzip_ok && (size_t) blen >= gw_cfg.gzip_min)
 	{
 		uint8_t *z;
 		size_t zlen;
 
-		if (gw_gzip(body, (size_t) blen, &z, &zlen) == 0)
+		if (gw_gzip(body, (size_t) blen, gw_cfg.gzip_level, &z, &zlen) == 0)
 		{
 			free(body);
 			respond(s, status, s->ctype, z, zlen, true);

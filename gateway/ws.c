@@ -778,6 +778,8 @@ ws_on_closed(Sock *s)
 	ws_watch_closed(s);         /* every watch of the socket goes */
 	presence_on_close(s);
 	fanout_leave(s);
+	if (s->ack_listed)
+		gw_acks_flush_now();    /* a closed socket's last ack is written now, not later */
 	s->st = WS_GONE;
 	s->io = NULL;
 	nsocks--;
