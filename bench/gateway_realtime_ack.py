@@ -5,15 +5,18 @@ N sockets on one partition, each its own client (clientId lat<i>, registered by 
 bench/rtclient.c, which acks every delta at once ({"type":"ack","cursor":n}).  50 commits 50 ms
 apart; per socket and commit the delta's arrival is measured from the push response (the commit
 is durable and notified before the response is sent).  Prints p50 / p95 / p99 in ms and the
-number of statements calling syncular.realtime_ack per commit (pg_stat_statements: run with
-shared_preload_libraries=pg_stat_statements,syncular, else "-").  Never fails on a time.
+number of statements calling syncular.realtime_ack per commit with their execution time per
+commit (pg_stat_statements: run with shared_preload_libraries=pg_stat_statements,syncular, else
+"-").  Never fails on a time.
 
 Usage (inside scripts/pgenv.sh or pg_virtualenv):
   gateway_realtime_ack.py SOCKETS [RUNS] [gateway flags...]
   GW_BIN=path/to/syncular-gateway selects the gateway binary (default gateway/syncular-gateway);
   BENCH_NO_ACK=1: the sockets do not ack (the comparison).
 """
-import http.client, os, resource, signal, socket, subprocess, sys, tempfile, time
+import http.client, os, resource, signal, subprocess, sys, tempfile, time
+
+from gwbench import start_gateway
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200
@@ -54,21 +57,9 @@ def one_run(exe):
              "FROM generate_series(0, %d) i" % (N - 1))
     pushes = [bytes.fromhex(psql("SELECT encode(gwtest.push('p1', 'writer', 'c%d', 'r%d', 'x'), 'hex')" % (i, i)))
               for i in range(COMMITS)]
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-    conninfo = " ".join("%s=%s" % (k, os.environ[v]) for k, v in (("host", "PGHOST"), ("port", "PGPORT"),
-                        ("user", "PGUSER")) if os.environ.get(v)) + " dbname=" + DB
-    gw = subprocess.Popen([GW, "--db", conninfo, "--listen", "127.0.0.1:%d" % port, "--auth-headers",
-                           "x-api-key", "--ws-max-sockets", str(4 * N)] + FLAGS,
-                          stderr=open(os.environ.get("GW_BENCH_LOG", os.devnull), "w"))
+    gw, port = start_gateway(GW, DB, ["--auth-headers", "x-api-key", "--ws-max-sockets", str(4 * N)] + FLAGS,
+                             stderr=open(os.environ.get("GW_BENCH_LOG", os.devnull), "w"))
     try:
-        for _ in range(100):
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/sync-api/readyz")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            time.sleep(0.1)
         head = int(psql("SELECT coalesce(max(commit_seq), 0) FROM syncular.sync_commits WHERE partition = 'p1'"))
         path = "/sync-api/realtime?clientId=lat%%d&apiKey=%s" % KEY
         ack = [] if os.environ.get("BENCH_NO_ACK") else [str(head)]
@@ -90,8 +81,9 @@ def one_run(exe):
         time.sleep(0.5)
         calls = "-"
         if pss:
-            calls = "%.1f" % (int(psql("SELECT coalesce(sum(calls), 0) FROM pg_stat_statements "
-                                       "WHERE query LIKE '%realtime_ack%'")) / COMMITS)
+            n, ms = psql("SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements "
+                         "WHERE query LIKE '%realtime_ack%'").split("|")
+            calls = "%.1f (%.1f ms)" % (int(n) / COMMITS, float(ms) / COMMITS)
         stored = psql("SELECT count(*) FROM syncular.sync_clients WHERE partition = 'p1' AND client_id LIKE 'lat%%' "
                       "AND cursor = %d" % (head + COMMITS))
     finally:
@@ -103,8 +95,8 @@ def one_run(exe):
 
 exe = os.path.join(TMPD, "rtclient")
 subprocess.run(["cc", "-O2", "-o", exe, os.path.join(root, "bench/rtclient.c")], check=True)
-print("%-8s %-4s %8s %8s %8s %16s %14s" % ("sockets", "run", "p50 ms", "p95 ms", "p99 ms", "ack stmts/commit",
+print("%-8s %-4s %8s %8s %8s %22s %14s" % ("sockets", "run", "p50 ms", "p95 ms", "p99 ms", "ack stmts/commit (ms)",
                                             "cursors stored"))
 for r in range(RUNS):
     p50, p95, p99, calls, stored = one_run(exe)
-    print("%-8d %-4d %8.1f %8.1f %8.1f %16s %14s" % (N, r + 1, p50, p95, p99, calls, stored), flush=True)
+    print("%-8d %-4d %8.1f %8.1f %8.1f %22s %14s" % (N, r + 1, p50, p95, p99, calls, stored), flush=True)
