@@ -12,7 +12,8 @@ commit (pg_stat_statements: run with shared_preload_libraries=pg_stat_statements
 Usage (inside scripts/pgenv.sh or pg_virtualenv):
   gateway_realtime_ack.py SOCKETS [RUNS] [gateway flags...]
   GW_BIN=path/to/syncular-gateway selects the gateway binary (default gateway/syncular-gateway);
-  BENCH_NO_ACK=1: the sockets do not ack (the comparison).
+  BENCH_NO_ACK=1: the sockets do not ack (the comparison); BENCH_ONE_CLIENT=1: every socket is
+  client "lat" (one registration, one scope resolver call per fanout: the older bench's setup).
 """
 import http.client, os, resource, signal, subprocess, sys, tempfile, time
 
@@ -52,16 +53,17 @@ def one_run(exe):
         "pg_stat_statements" in psql("SHOW shared_preload_libraries")
     if pss:
         psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    one = bool(os.environ.get("BENCH_ONE_CLIENT"))
     for _ in range(2):       # the epoch, then the registering pull of every client
-        psql("SELECT count(syncular.handle(gwtest.pull('p1', 'lat' || i), 'p1', 'u1')) "
-             "FROM generate_series(0, %d) i" % (N - 1))
+        psql("SELECT count(syncular.handle(gwtest.pull('p1', 'lat' || %s), 'p1', 'u1')) "
+             "FROM generate_series(0, %d) i" % ("''" if one else "i", 0 if one else N - 1))
     pushes = [bytes.fromhex(psql("SELECT encode(gwtest.push('p1', 'writer', 'c%d', 'r%d', 'x'), 'hex')" % (i, i)))
               for i in range(COMMITS)]
     gw, port = start_gateway(GW, DB, ["--auth-headers", "x-api-key", "--ws-max-sockets", str(4 * N)] + FLAGS,
                              stderr=open(os.environ.get("GW_BENCH_LOG", os.devnull), "w"))
     try:
         head = int(psql("SELECT coalesce(max(commit_seq), 0) FROM syncular.sync_commits WHERE partition = 'p1'"))
-        path = "/sync-api/realtime?clientId=lat%%d&apiKey=%s" % KEY
+        path = "/sync-api/realtime?clientId=lat%s&apiKey=%s" % ("" if one else "%d", KEY)
         ack = [] if os.environ.get("BENCH_NO_ACK") else [str(head)]
         cl = subprocess.Popen([exe, "127.0.0.1", str(port), path, str(N), str(COMMITS)] + ack,
                               stdout=subprocess.PIPE, text=True)
