@@ -7,9 +7,9 @@ binary (GW_BIN, default gateway/syncular-gateway; extra arguments are gateway fl
     gateway and of its pool sessions, found by application_name), for: push 1 op, pull 100
     changes (cursor 100 commits behind), bootstrap page of 10,000 rows; 4 client processes,
     keep-alive, Accept-Encoding: gzip (what an SDK sends);
-  * the p50 / p99 of a small round (1-op push) sent one at a time while 16 client processes
-    bootstrap 10,000-row pages (gzip accepted) through the same gateway, and the same small round
-    alone.
+  * the p50 / p99 of a small round (1-op push) sent one at a time, and of GET healthz (no
+    database: the event loop's own delay), alone and while 16 client processes bootstrap
+    10,000-row pages (gzip accepted) through the same gateway.
 Prints rows; never fails on a time.  Usage: gateway_gzip.py [seconds per case] [gateway flags...]
 """
 import http.client, multiprocessing as mp, os, signal, subprocess, sys, time
@@ -80,14 +80,18 @@ def loop_client(port, bodies, stop_at, out):
     out.put(n)
 
 
-def timed_client(port, bodies, stop_at, out):
+def timed_client(port, bodies, secs, out):
+    """latencies (ms) of rounds sent one at a time, 10 ms apart, for secs from its own start;
+    bodies None: GET healthz (no database: the event loop's own delay)"""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    lat = []
-    for b in bodies:
-        if time.time() >= stop_at:
-            break
+    lat, k, stop_at = [], 0, time.time() + secs
+    while time.time() < stop_at:
         t0 = time.perf_counter()
-        c.request("POST", "/sync-api/sync", b, HDRS)
+        if bodies is None:
+            c.request("GET", "/sync-api/healthz")
+        else:
+            c.request("POST", "/sync-api/sync", bodies[k], HDRS)
+            k += 1
         r = c.getresponse(); r.read()
         assert r.status == 200, r.status
         lat.append((time.perf_counter() - t0) * 1000)
@@ -135,27 +139,32 @@ def main():
                              ("pull 100 changes", [[inc]] * 4), ("bootstrap page 10k rows", [[boot]] * 4)):
             tps, gms, dms = run_case(port, gw.pid, bodies, SECS)
             print("%-34s %10.1f %14.3f %14.3f %8.2f" % (name, tps, gms, dms, gms / dms if dms else 0), flush=True)
-        # small rounds alone, then beside 16 bootstrapping clients
-        q = mp.Queue()
+        # small rounds (and healthz) alone, then beside 16 bootstrapping clients
         small = pushes[4 * quarter:]
-        stop_at = time.time() + SECS
-        t = mp.Process(target=timed_client, args=(port, small[:len(small) // 2], stop_at, q)); t.start()
-        alone = q.get(); t.join()
-        stop_at = time.time() + SECS
+        half = len(small) // 2
+
+        def timed(bodies_a, bodies_b):
+            qa, qb = mp.Queue(), mp.Queue()
+            ta = mp.Process(target=timed_client, args=(port, bodies_a, SECS, qa))
+            tb = mp.Process(target=timed_client, args=(port, None, SECS, qb))
+            ta.start(); tb.start()
+            a, b = qa.get(), qb.get()
+            ta.join(); tb.join()
+            return a, b
+        alone, halone = timed(small[:half], None)
         bq = mp.Queue()
-        ps = [mp.Process(target=loop_client, args=(port, [boot], stop_at + 1, bq)) for _ in range(16)]
+        ps = [mp.Process(target=loop_client, args=(port, [boot], time.time() + SECS + 6, bq)) for _ in range(16)]
         for p in ps:
             p.start()
-        time.sleep(1)
-        t = mp.Process(target=timed_client, args=(port, small[len(small) // 2:], stop_at + 1, q)); t.start()
-        busy = q.get(); t.join()
+        time.sleep(2)
+        busy, hbusy = timed(small[half:], None)
         pages = sum(bq.get() for _ in ps)
         for p in ps:
             p.join()
-        print("%-50s %8.1f %8.1f  (%d rounds)" % ("small round alone, ms p50 / p99", pct(alone, 0.5), pct(alone, 0.99),
-                                                  len(alone)))
-        print("%-50s %8.1f %8.1f  (%d rounds, %d pages)" % ("small round beside 16 bootstraps, ms p50 / p99",
-                                                           pct(busy, 0.5), pct(busy, 0.99), len(busy), pages))
+        for name, xs in (("small round (push 1 op) alone", alone), ("  healthz alone", halone),
+                         ("small round beside 16 bootstraps", busy), ("  healthz beside 16 bootstraps", hbusy)):
+            print("%-50s %8.1f %8.1f  (%d)" % (name + ", ms p50 / p99", pct(xs, 0.5), pct(xs, 0.99), len(xs)))
+        print("%-50s %8d" % ("bootstrap pages served meanwhile", pages), flush=True)
     finally:
         gw.send_signal(signal.SIGTERM); gw.wait()
 
