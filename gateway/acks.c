@@ -51,7 +51,6 @@ arm(void)
 void
 acks_note(Sock *s, int64_t cursor)
 {
-	gw_metrics_ack_received();
 	if (s->ack_listed)
 	{
 		/* an ack sent under an older registration (a log epoch rotated since) is not mixed
@@ -168,7 +167,10 @@ write_pending(void)
 	if (!pending || writing)
 		return;
 	if (!(v = malloc(sizeof(Sock *) * (size_t) npending)))
-		return;                 /* the next tick tries again */
+	{
+		arm();                  /* the next tick tries again */
+		return;
+	}
 	for (Sock *s = pending; s; s = s->ack_next)
 		v[n++] = s;
 	pending = NULL;

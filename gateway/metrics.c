@@ -476,7 +476,7 @@ render_gateway(Buf *b)
 	family(b, "syncular_gateway_deltas_sent_total", "counter", "commit deltas queued to realtime sockets");
 	buf_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
 	family(b, "syncular_gateway_acks_received_total", "counter",
-		   "ack messages received on realtime sockets (SPEC 8.2)");
+		   "ack messages received on open realtime sockets (SPEC 8.2)");
 	buf_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
 	family(b, "syncular_gateway_ack_writes_total", "counter",
 		   "statements writing realtime acks (one syncular.realtime_ack call per socket with a new ack)");

@@ -308,6 +308,7 @@ on_ack(Sock *s, int64_t n)
 {
 	if (s->st != WS_OPEN)
 		return;
+	gw_metrics_ack_received();
 	if (n > s->cursor)
 		s->cursor = n;
 	if (n >= s->last_delta_cursor)
