@@ -32,6 +32,7 @@ struct GwRouteReq
 	bool        too_large;
 	int         gzip_in;
 	bool        gzip_ok;        /* client accepts gzip */
+	bool        gzip_always;    /* client refuses identity: compress below --gzip-min too */
 	bool        metrics_wait;   /* waiting for the statistics scrape */
 	GwIdentity  id;
 	char       *ctype;
@@ -151,7 +152,7 @@ round_done(GwJob *job, PGresult *res, const char *err)
 	/* SPEC §1.3 lets a server answer gzip; it runs on the event loop, so a small body (where
 	 * it saves little) is sent as it is and a large one at a cheap level (--gzip-min,
 	 * --gzip-level): a bootstrap page must not stall every other socket */
-	if (status == 200 && s->gzip_ok && (size_t) blen >= gw_cfg.gzip_min)
+	if (status == 200 && s->gzip_ok && ((size_t) blen >= gw_cfg.gzip_min || s->gzip_always))
 	{
 		uint8_t *z;
 		size_t zlen;
@@ -334,6 +335,7 @@ on_sync(RouteReq *s)
 	}
 	ae = hdr_dup(s, "Accept-Encoding");
 	s->gzip_ok = gw_accepts_gzip(ae);
+	s->gzip_always = gw_refuses_identity(ae);
 	free(ae);
 	/* the declared length is checked and held before a byte is read */
 	if ((rc = gw_budget_admit_body(gw_req_header(s->r, "Content-Length"), &s->held)) != 0)

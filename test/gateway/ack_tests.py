@@ -161,6 +161,12 @@ def t_gzip_thresholds():
         st, hd, body = g.request("POST", "/sync-api/sync", raw, dict(gz, **{"Content-Type": CT}))
         assert st == 200 and "content-encoding" not in hd and len(body) < 1024, (hd, len(body))
         assert frames(body, "PUSH_RESULT")[0]["status"] == "applied", body
+        # identity refused (RFC 9110 §12.5.3): gzip whatever the size
+        raw = req_bytes("gwtest.push('p1', 'c-gzw', 'gzs2', 'gzs2', 'small')")
+        st, hd, body = g.request("POST", "/sync-api/sync", raw, dict(gz, **{"Content-Type": CT,
+                                                                             "Accept-Encoding": "gzip, identity;q=0"}))
+        assert st == 200 and hd.get("content-encoding") == "gzip", hd
+        assert frames(gzip.decompress(body), "PUSH_RESULT")[0]["status"] == "applied"
         for i in range(4):
             st, _, body = g.sync(req_bytes("gwtest.push('p1', 'c-gzw', 'gz%d', 'gzr%d', repeat('y', 3000))"
                                            % (i, i)), {"x-api-key": KEY})
