@@ -80,7 +80,7 @@ static const Opt opts[] = {
 	 "highest ack, all in one statement, sent after every waiting round and fanout call (0-10000; 0: at "
 	 "the next turn of the loop)"},
 	{"gzip-min", "SYNCULAR_GATEWAY_GZIP_MIN", T_SIZE, &gw_cfg.gzip_min, "1024",
-	 "bytes: /sync answers smaller than this are sent uncompressed even when the client accepts gzip"},
+	 "bytes: /sync answers smaller than this are sent uncompressed even when the client accepts gzip (unless it refuses identity)"},
 	{"gzip-level", "SYNCULAR_GATEWAY_GZIP_LEVEL", T_INT, &gw_cfg.gzip_level, "1",
 	 "zlib level (1-9) of gzip /sync answers: 1 is the cheapest (the event loop compresses)"},
 	{"heartbeat", "SYNCULAR_GATEWAY_HEARTBEAT", T_INT, &gw_cfg.heartbeat_s, "30",
