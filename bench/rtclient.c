@@ -4,7 +4,12 @@
  * one URL, one epoll loop, no per-message work beyond reading the frame header, so that the
  * measured latency is the server's and not the client's.
  *
- *   rtclient HOST PORT PATH N ROUNDS
+ *   rtclient HOST PORT PATH N ROUNDS [ACKBASE]
+ *
+ * PATH may hold one %d, replaced by the socket's index (one clientId per socket).  With ACKBASE
+ * every socket acks every delta as the SDK does (SPEC §8.2): on the k-th binary message it
+ * receives (k = 1, 2, ...) it sends {"type":"ack","cursor":ACKBASE+k} at once (the bench pushes
+ * one commit per round, so ACKBASE is the partition's head before the first push).
  *
  * Opens N sockets (upgrade request, 101, then each socket's first text message: the hello),
  * prints "READY" and then, for each of ROUNDS rounds, waits until every socket received one
@@ -33,6 +38,7 @@ typedef struct Conn
 	uint8_t  buf[1 << 16];
 	int      msg_op;        /* opcode of the message being received (continuations) */
 	int      got;           /* binary messages received this round */
+	long long total;        /* binary messages received since the hello */
 	long long at;           /* arrival of this round's message */
 } Conn;
 
@@ -50,6 +56,24 @@ die(const char *m)
 {
 	fprintf(stderr, "rtclient: %s (%s)\n", m, strerror(errno));
 	exit(1);
+}
+
+static long long ackbase = -1;
+
+/* a masked text frame (RFC 6455 §5.3: a client masks; key 0 leaves the bytes as they are) */
+static void
+send_ack(Conn *c)
+{
+	char body[64];
+	uint8_t f[80];
+	int n = snprintf(body, sizeof(body), "{\"type\":\"ack\",\"cursor\":%lld}", ackbase + c->total);
+
+	f[0] = 0x81;
+	f[1] = 0x80 | (uint8_t) n;
+	memset(f + 2, 0, 4);
+	memcpy(f + 6, body, (size_t) n);
+	if (write(c->fd, f, (size_t) n + 6) != n + 6)
+		die("ack write");
 }
 
 /* consume complete frames from c->buf; returns number of binary messages that started */
@@ -99,6 +123,9 @@ frames(Conn *c, long long t)
 				started++;
 				if (c->got++ == 0)
 					c->at = t;
+				c->total++;
+				if (ackbase >= 0)
+					send_ack(c);
 			}
 			else if (c->state == 1)
 				c->state = 2;       /* the hello */
@@ -119,12 +146,14 @@ main(int argc, char **argv)
 	struct sockaddr_in sa;
 	struct epoll_event ev, evs[256];
 
-	if (argc != 6)
+	if (argc != 6 && argc != 7)
 	{
-		fprintf(stderr, "usage: rtclient HOST PORT PATH N ROUNDS\n");
+		fprintf(stderr, "usage: rtclient HOST PORT PATH N ROUNDS [ACKBASE]\n");
 		return 2;
 	}
 	host = argv[1], port = atoi(argv[2]), path = argv[3], n = atoi(argv[4]), rounds = atoi(argv[5]);
+	if (argc == 7)
+		ackbase = atoll(argv[6]);
 	if (!(cs = calloc((size_t) n, sizeof(Conn))) || (ep = epoll_create1(0)) < 0)
 		die("setup");
 	memset(&sa, 0, sizeof(sa));
@@ -133,16 +162,17 @@ main(int argc, char **argv)
 	inet_pton(AF_INET, host, &sa.sin_addr);
 	for (int i = 0; i < n; i++)
 	{
-		char req[2048];
+		char req[2048], target[1024];
 		int one = 1, len;
 
 		if ((cs[i].fd = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
 			connect(cs[i].fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
 			die("connect");
 		setsockopt(cs[i].fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		snprintf(target, sizeof(target), path, i);     /* a PATH without %d is used as is */
 		len = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n"
 					   "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-					   "Sec-WebSocket-Version: 13\r\n\r\n", path, host, port);
+					   "Sec-WebSocket-Version: 13\r\n\r\n", target, host, port);
 		if (write(cs[i].fd, req, (size_t) len) != len)
 			die("write");
 		ev.events = EPOLLIN;

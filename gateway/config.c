@@ -75,6 +75,14 @@ static const Opt opts[] = {
 	 "live query watches on one <mount>/operations/realtime socket; beyond, watch_error operation.invalid_request"},
 	{"watch-batch", "SYNCULAR_GATEWAY_WATCH_BATCH", T_INT, &gw_cfg.watch_batch, "1000",
 	 "watches of one partition in one syncular.operations_watch_rerun call (more: follow-up calls)"},
+	{"ack-flush-ms", "SYNCULAR_GATEWAY_ACK_FLUSH_MS", T_INT, &gw_cfg.ack_flush_ms, "5",
+	 "milliseconds between two writes of the realtime acks received meanwhile (SPEC 8.2): each socket's "
+	 "highest ack, all in one statement, sent after every waiting round and fanout call (0-10000; 0: at "
+	 "the next turn of the loop)"},
+	{"gzip-min", "SYNCULAR_GATEWAY_GZIP_MIN", T_SIZE, &gw_cfg.gzip_min, "1024",
+	 "bytes: /sync answers smaller than this are sent uncompressed even when the client accepts gzip (unless it refuses identity)"},
+	{"gzip-level", "SYNCULAR_GATEWAY_GZIP_LEVEL", T_INT, &gw_cfg.gzip_level, "1",
+	 "zlib level (1-9) of gzip /sync answers: 1 is the cheapest (the event loop compresses)"},
 	{"heartbeat", "SYNCULAR_GATEWAY_HEARTBEAT", T_INT, &gw_cfg.heartbeat_s, "30",
 	 "seconds between heartbeat control events (SPEC 8.5)"},
 	{"idle-timeout", "SYNCULAR_GATEWAY_IDLE_TIMEOUT", T_INT, &gw_cfg.idle_timeout_s, "90",
@@ -217,7 +225,8 @@ check(void)
 	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.max_inflight_bytes < 65536 || gw_cfg.ws_max_unacked < 1 ||
 		gw_cfg.ws_max_watches < 1 || gw_cfg.watch_batch < 1 || gw_cfg.watch_batch > 100000 ||
 		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s || gw_cfg.shard_refresh_s < 1 ||
-		gw_cfg.shard_refresh_s > 86400)
+		gw_cfg.shard_refresh_s > 86400 || gw_cfg.ack_flush_ms < 0 || gw_cfg.ack_flush_ms > 10000 ||
+		gw_cfg.gzip_level < 1 || gw_cfg.gzip_level > 9)
 	{
 		fprintf(stderr, "syncular-gateway: limits out of range (see --help)\n");
 		return 2;

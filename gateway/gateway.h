@@ -20,6 +20,7 @@
  *   ws.c       the realtime channel (SPEC §8): upgrade, authentication, control, socket rounds
  *   wswatch.c  the <mount>/operations/realtime socket: ws.c's upgrade handed to watches.c
  *   wsio.c     WebSocket framing of upgraded sockets (wslay): reads, the outbound queue, closes
+ *   acks.c     realtime acks coalesced per socket, written in one background statement
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   log.c      gw_log (a leaf)
  *   main.c     startup checks, signals, the event loop, drain
@@ -86,6 +87,9 @@ typedef struct GwConfig
 	int         ws_max_sockets;
 	int         ws_max_watches;   /* live query watches on one operations socket (REMOTE.md 6) */
 	int         watch_batch;      /* watches in one syncular.operations_watch_rerun call */
+	int         ack_flush_ms;     /* milliseconds between two realtime ack writes (acks.c) */
+	size_t      gzip_min;         /* bytes: smaller /sync answers are not compressed */
+	int         gzip_level;       /* zlib level of gzip /sync answers */
 	int         heartbeat_s;
 	int         idle_timeout_s;
 	size_t      presence_max;     /* bytes of one presence payload */
@@ -109,7 +113,8 @@ char *gw_error_json(const char *code, const char *message, int status_override, 
 /* ---------------- gzip.c ---------------- */
 /* 0 ok (out malloc'd), -1 bad gzip stream, -2 inflated size above limit, -3 no memory */
 int gw_gunzip(const uint8_t *in, size_t inlen, size_t limit, uint8_t **out, size_t *outlen);
-int gw_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen);
+/* level: zlib's 1 (fastest) .. 9 */
+int gw_gzip(const uint8_t *in, size_t inlen, int level, uint8_t **out, size_t *outlen);
 
 /* ---------------- job.c (the statements pool.c runs) ---------------- */
 typedef struct GwJob GwJob;
@@ -153,6 +158,8 @@ int    gw_budget_admit_body(const char *content_length, size_t *held);
 /* ---------------- pool.c ---------------- */
 /* false when the queue is full (caller answers 429) */
 bool   gw_pool_submit(GwJob *job);
+/* a bookkeeping job (realtime acks): sent only when no other job waits; never refused */
+void   gw_pool_submit_background(GwJob *job);
 /* pinned transactions: see pool.c; false when the pinned connection is gone (job freed) */
 bool   gw_pool_submit_pinned(int conn, GwJob *job);
 void   gw_pool_release(int conn, void *user);
@@ -260,6 +267,9 @@ void gw_ws_abandon(void *sock);      /* an upgrade whose answer was never sent *
 void gw_ws_shutdown(void);
 void gw_ws_drain(void);
 int  gw_ws_count(void);
+/* acks.c: realtime acks pending or being written (the drain waits for them); write them now */
+bool gw_acks_busy(void);
+void gw_acks_flush_now(void);
 
 /* ---------------- limits.c ---------------- */
 /* --max-body, when not given, follows syncular.max_request_bytes: read now (conn is a

@@ -79,14 +79,14 @@ bad:
 }
 
 int
-gw_gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
+gw_gzip(const uint8_t *in, size_t inlen, int level, uint8_t **out, size_t *outlen)
 {
 	z_stream    z;
 	uLong       cap;
 	uint8_t    *buf;
 
 	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -3;
 	cap = deflateBound(&z, (uLong) inlen);
 	if (!(buf = malloc(cap)))

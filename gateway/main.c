@@ -138,8 +138,11 @@ serve(void)
 			drain_deadline = time(NULL) + gw_cfg.drain_s;
 			gw_log("draining: %d request(s) in flight, %d socket(s)", gw_http_inflight(), gw_ws_count());
 			gw_ws_drain();
+			gw_acks_flush_now();
 		}
-		if (gw_draining && ((gw_http_inflight() == 0 && gw_ws_count() == 0) || time(NULL) >= drain_deadline))
+		/* the acks of closed sockets are written before the pool closes (SPEC §8.2) */
+		if (gw_draining && ((gw_http_inflight() == 0 && gw_ws_count() == 0 && !gw_acks_busy()) ||
+							time(NULL) >= drain_deadline))
 			break;
 	}
 }

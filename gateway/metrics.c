@@ -39,6 +39,7 @@ static int      n_wake;
 static GwGaugeFn sockets_fn;         /* the open realtime sockets (ws.c registers it) */
 static GwGaugeFn watches_fn;         /* the live query watches (ws.c registers watches.c's count) */
 static uint64_t watch_calls;
+static uint64_t acks_received, ack_writes, acks_written;
 
 /* commit-to-delta latency, seconds (upper bounds, inclusive), then +Inf */
 static const double lat_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -62,6 +63,19 @@ void
 gw_metrics_watch_call(void)
 {
 	watch_calls++;
+}
+
+void
+gw_metrics_ack_received(void)
+{
+	acks_received++;
+}
+
+void
+gw_metrics_ack_write(int n)
+{
+	ack_writes++;
+	acks_written += (uint64_t) n;
 }
 
 int64_t
@@ -461,6 +475,15 @@ render_gateway(Buf *b)
 	buf_printf(b, "syncular_gateway_operation_watch_calls_total %llu\n", (unsigned long long) watch_calls);
 	family(b, "syncular_gateway_deltas_sent_total", "counter", "commit deltas queued to realtime sockets");
 	buf_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
+	family(b, "syncular_gateway_acks_received_total", "counter",
+		   "ack messages received on open realtime sockets (SPEC 8.2)");
+	buf_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
+	family(b, "syncular_gateway_ack_writes_total", "counter",
+		   "statements writing realtime acks (one syncular.realtime_ack call per socket with a new ack)");
+	buf_printf(b, "syncular_gateway_ack_writes_total %llu\n", (unsigned long long) ack_writes);
+	family(b, "syncular_gateway_acks_written_total", "counter",
+		   "socket acks written by those statements (each socket's highest ack since the previous write)");
+	buf_printf(b, "syncular_gateway_acks_written_total %llu\n", (unsigned long long) acks_written);
 	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",
 		   "times the commit wake-up ring moved past this gateway's position (every partition resynchronized)");
 	buf_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", (unsigned long long) wakeups_lost);

@@ -35,6 +35,9 @@ void gw_metrics_notify(int64_t at[2], bool busy);
 void gw_metrics_notify_next(int64_t at[2]);
 /* a delta was queued to a socket; notify_us: arrival of the wake-up it answers (0: unknown) */
 void gw_metrics_delta(int64_t notify_us);
+/* an ack message arrived on a realtime socket; a statement writing n coalesced acks was sent */
+void gw_metrics_ack_received(void);
+void gw_metrics_ack_write(int n);
 /* the commit wake-up ring reported wake-ups lost (pool.c) */
 void gw_metrics_wakeups_lost(void);
 /* a sync wake-up was queued to a socket (SPEC §8.3), with its reason */

@@ -73,15 +73,15 @@ qvalue(const char *params, size_t n)
 	return 1.0;
 }
 
-bool
-gw_accepts_gzip(const char *ae)
+/* the q-values Accept-Encoding gives gzip (or x-gzip), identity and *: -1 when not listed, else
+ * 1 for q > 0 and 0 for q = 0 */
+static void
+encodings(const char *ae, int *gzip, int *identity, int *star)
 {
 	const char *p = ae;
-	int gzip = -1, star = -1;
 
-	if (!ae)
-		return false;
-	while (*p)
+	*gzip = *identity = *star = -1;
+	while (p && *p)
 	{
 		const char *comma = strchr(p, ',');
 		size_t n = comma ? (size_t) (comma - p) : strlen(p);
@@ -90,14 +90,37 @@ gw_accepts_gzip(const char *ae)
 		int ok = qvalue(p, n) > 0.0;
 
 		if (token_is(p, tn, "gzip") || token_is(p, tn, "x-gzip"))
-			gzip = ok;
+			*gzip = ok;
+		else if (token_is(p, tn, "identity"))
+			*identity = ok;
 		else if (token_is(p, tn, "*"))
-			star = ok;
+			*star = ok;
 		if (!comma)
 			break;
 		p = comma + 1;
 	}
+}
+
+bool
+gw_accepts_gzip(const char *ae)
+{
+	int gzip, identity, star;
+
+	if (!ae)
+		return false;
+	encodings(ae, &gzip, &identity, &star);
 	return gzip == 1 || (gzip == -1 && star == 1);
+}
+
+bool
+gw_refuses_identity(const char *ae)
+{
+	int gzip, identity, star;
+
+	if (!ae)
+		return false;
+	encodings(ae, &gzip, &identity, &star);
+	return identity == 0 || (identity == -1 && star == 0);
 }
 
 int

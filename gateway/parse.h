@@ -12,6 +12,8 @@
 bool gw_content_type_ok(const char *ct);
 /* SPEC §1.3: 1 when Accept-Encoding allows gzip (gzip or * with q > 0) */
 bool gw_accepts_gzip(const char *ae);
+/* RFC 9110 §12.5.3: identity;q=0, or *;q=0 without identity listed */
+bool gw_refuses_identity(const char *ae);
 /* Content-Encoding of a request body: 0 identity, 1 gzip, -1 unsupported */
 int  gw_content_encoding(const char *ce);
 

@@ -66,8 +66,18 @@ typedef struct PgConn
 
 static PgConn *conns;
 static int     nconns;
-static GwJob  *qhead, *qtail;
-static int     qlen;
+/* A job queue: rounds and the other jobs, or the background jobs (sent only when the first is
+ * empty).  orphans: drop a job whose requester went away while it waited. */
+typedef struct JobQueue
+{
+	GwJob      *head, *tail;
+	int         len;
+	bool        orphans;
+} JobQueue;
+static JobQueue jobs = {.orphans = true};
+/* background jobs (the realtime ack writes, acks.c): sent only when no round, fanout or other
+ * job waits, so bookkeeping never delays a round or a delta (SPEC §8.2) */
+static JobQueue background;
 static GwNotifyFn notify_fn;
 static GwCommitFn commit_fn;
 static GwListenUpFn listen_up_fn;
@@ -121,6 +131,33 @@ retry_cb(GwTimer *t)
 		pc_connect(pc);
 }
 
+static void
+queue_push(JobQueue *q, GwJob *job)
+{
+	job->next = NULL;
+	if (q->tail)
+		q->tail->next = job;
+	else
+		q->head = job;
+	q->tail = job;
+	q->len++;
+}
+
+/* every waiting job is answered without a database (err says why) */
+static void
+queue_fail(JobQueue *q, const char *err)
+{
+	while (q->head)
+	{
+		GwJob *j = q->head;
+
+		q->head = j->next;
+		gw_job_finish(j, NULL, err);
+	}
+	q->tail = NULL;
+	q->len = 0;
+}
+
 /* no round connection is up or coming up: answer the waiting jobs now instead of letting
  * clients wait for a database that is gone (they retry; SPEC §10 retryable internal_error) */
 static void
@@ -129,15 +166,8 @@ fail_queue_without_db(void)
 	for (int i = 0; i < nconns; i++)
 		if (!conns[i].listener && conns[i].st != PC_DOWN)
 			return;
-	while (qhead)
-	{
-		GwJob *j = qhead;
-
-		qhead = j->next;
-		qlen--;
-		gw_job_finish(j, NULL, "no database connection");
-	}
-	qtail = NULL;
+	queue_fail(&jobs, "no database connection");
+	queue_fail(&background, "no database connection");
 }
 
 static void
@@ -270,22 +300,21 @@ pc_send(PgConn *pc, GwJob *j)
 }
 
 static void
-pc_dispatch(void)
+queue_send(JobQueue *q)
 {
-	for (int i = 0; i < nconns && qhead; i++)
+	for (int i = 0; i < nconns && q->head; i++)
 	{
 		PgConn *pc = &conns[i];
 		GwJob *j;
 
 		if (pc->listener || pc->st != PC_READY)
 			continue;
-		j = qhead;
-		qhead = j->next;
-		if (!qhead)
-			qtail = NULL;
-		qlen--;
+		j = q->head;
+		if (!(q->head = j->next))
+			q->tail = NULL;
+		q->len--;
 		j->next = NULL;
-		if (!j->user && j->done)
+		if (q->orphans && !j->user && j->done)
 		{
 			gw_job_free(j);        /* the requester went away while it waited */
 			i--;
@@ -294,32 +323,40 @@ pc_dispatch(void)
 		if (!pc_send(pc, j))
 		{
 			/* the connection is unusable; put the job back first */
-			j->next = qhead;
-			qhead = j;
-			if (!qtail)
-				qtail = j;
-			qlen++;
+			if (!(j->next = q->head))
+				q->tail = j;
+			q->head = j;
+			q->len++;
 			pc_fail(pc, NULL);
 			return;
 		}
 	}
 }
 
+static void
+pc_dispatch(void)
+{
+	queue_send(&jobs);
+	if (!jobs.head)
+		queue_send(&background);
+}
+
+void
+gw_pool_submit_background(GwJob *job)
+{
+	queue_push(&background, job);
+	pc_dispatch();
+}
+
 bool
 gw_pool_submit(GwJob *job)
 {
-	if (qlen >= gw_cfg.max_queue)
+	if (jobs.len >= gw_cfg.max_queue)
 	{
 		gw_job_free(job);
 		return false;
 	}
-	job->next = NULL;
-	if (qtail)
-		qtail->next = job;
-	else
-		qhead = job;
-	qtail = job;
-	qlen++;
+	queue_push(&jobs, job);
 	pc_dispatch();
 	return true;
 }
@@ -523,15 +560,8 @@ gw_pool_shutdown(void)
 		if (conns[i].conn)
 			pc_fail(&conns[i], NULL);
 	}
-	while (qhead)
-	{
-		GwJob *j = qhead;
-
-		qhead = j->next;
-		gw_job_finish(j, NULL, "gateway shutting down");
-	}
-	qtail = NULL;
-	qlen = 0;
+	queue_fail(&jobs, "gateway shutting down");
+	queue_fail(&background, "gateway shutting down");
 }
 
 int
@@ -547,7 +577,7 @@ gw_pool_live(void)
 int
 gw_pool_busy(void)
 {
-	int n = qlen;
+	int n = jobs.len;
 
 	for (int i = 0; i < gw_cfg.pool; i++)
 		n += (conns[i].st == PC_BUSY || conns[i].st == PC_PINNED);

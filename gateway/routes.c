@@ -32,6 +32,7 @@ struct GwRouteReq
 	bool        too_large;
 	int         gzip_in;
 	bool        gzip_ok;        /* client accepts gzip */
+	bool        gzip_always;    /* client refuses identity: compress below --gzip-min too */
 	bool        metrics_wait;   /* waiting for the statistics scrape */
 	GwIdentity  id;
 	char       *ctype;
@@ -148,12 +149,15 @@ round_done(GwJob *job, PGresult *res, const char *err)
 	memcpy(body, PQgetvalue(res, 0, 2), (size_t) blen);
 	free(s->ctype);
 	s->ctype = strndup(ct, (size_t) ctlen);     /* the response type outlives res */
-	if (status == 200 && s->gzip_ok)
+	/* SPEC §1.3 lets a server answer gzip; it runs on the event loop, so a small body (where
+	 * it saves little) is sent as it is and a large one at a cheap level (--gzip-min,
+	 * --gzip-level): a bootstrap page must not stall every other socket */
+	if (status == 200 && s->gzip_ok && ((size_t) blen >= gw_cfg.gzip_min || s->gzip_always))
 	{
 		uint8_t *z;
 		size_t zlen;
 
-		if (gw_gzip(body, (size_t) blen, &z, &zlen) == 0)
+		if (gw_gzip(body, (size_t) blen, gw_cfg.gzip_level, &z, &zlen) == 0)
 		{
 			free(body);
 			respond(s, status, s->ctype, z, zlen, true);
@@ -331,6 +335,7 @@ on_sync(RouteReq *s)
 	}
 	ae = hdr_dup(s, "Accept-Encoding");
 	s->gzip_ok = gw_accepts_gzip(ae);
+	s->gzip_always = gw_refuses_identity(ae);
 	free(ae);
 	/* the declared length is checked and held before a byte is read */
 	if ((rc = gw_budget_admit_body(gw_req_header(s->r, "Content-Length"), &s->held)) != 0)

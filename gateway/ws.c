@@ -301,43 +301,21 @@ start_auth(Sock *s)
 
 /* ---------------------------------------------------------------- acks (§8.2) */
 
-static void
-ack_done(GwJob *job, PGresult *res, const char *err)
-{
-	Sock *s = job->user;
-
-	(void) err;
-	if (res && PQresultStatus(res) != PGRES_TUPLES_OK && s->st != WS_GONE)
-		gw_log("realtime_ack for %s failed: %s", s->client, PQresultErrorMessage(res));
-	ws_release(s);
-}
-
+/* the socket's delivered cursor moves at once (flow control, §8.2); the client record's cursor
+ * is written with the other pending acks, in the background (acks.c) */
 static void
 on_ack(Sock *s, int64_t n)
 {
-	GwJob *j;
-	char cur[32];
-
 	if (s->st != WS_OPEN)
 		return;
+	gw_metrics_ack_received();
 	if (n > s->cursor)
 		s->cursor = n;
 	if (n >= s->last_delta_cursor)
 		s->unacked = 0;
-	if (n < 0)
+	if (n < 0 || !s->log_epoch[0])
 		return;                 /* nothing to record */
-	j = gw_job_new("SELECT syncular.realtime_ack($1, $2, $3, $4::bigint, $5)", ack_done, s);
-	if (!j)
-		return;
-	snprintf(cur, sizeof(cur), "%lld", (long long) n);
-	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
-	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);
-	gw_job_param(j, s->client, (int) strlen(s->client), 0, true);
-	gw_job_param(j, cur, (int) strlen(cur), 0, true);
-	gw_job_param(j, s->log_epoch, (int) strlen(s->log_epoch), 0, true);
-	ws_hold(s);
-	if (!gw_pool_submit(j))
-		ws_release(s);
+	acks_note(s, n);
 }
 
 /* ---------------------------------------------------------------- socket rounds (§8.7) */
@@ -801,6 +779,8 @@ ws_on_closed(Sock *s)
 	ws_watch_closed(s);         /* every watch of the socket goes */
 	presence_on_close(s);
 	fanout_leave(s);
+	if (s->ack_listed)
+		gw_acks_flush_now();    /* a closed socket's last ack is written now, not later */
 	s->st = WS_GONE;
 	s->io = NULL;
 	nsocks--;

@@ -44,6 +44,11 @@ typedef struct Sock
 	int64_t     head_needed;    /* §8.2: behind while cursor < this (raised by hello, wake-ups) */
 	int64_t     last_delta_cursor;  /* next_cursor of the last delta sent */
 	int         unacked;        /* deltas sent since the last covering ack */
+	/* acks.c: the highest ack not yet written, while the socket is on the pending list */
+	int64_t     ack_pending;
+	char        ack_epoch[128]; /* the log epoch of the registration ack_pending was sent under */
+	bool        ack_listed;
+	struct Sock *ack_next;
 	/* inbound message assembly */
 	uint8_t    *rx;
 	size_t      rx_len, rx_cap;
@@ -119,6 +124,9 @@ void    fanout_leave(Sock *s);
 void    fanout_on_notify(const char *channel, const char *payload);
 void    fanout_on_commit(const char *partition, int64_t seq);  /* NULL: wake-ups lost */
 WsPart *fanout_parts(void);
+
+/* acks.c (SPEC §8.2): acks are coalesced per socket and written together, in the background */
+void acks_note(Sock *s, int64_t cursor);   /* a valid ack (0 .. 2^53-1) of an open socket */
 
 /* presence.c */
 void presence_init(void);

@@ -18,6 +18,8 @@
 #include "loop.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,9 +198,10 @@ static ssize_t
 io_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *user)
 {
 	WsIo *io = user;
-	ssize_t n = send(io->fd, data, len, MSG_NOSIGNAL);
+	/* wslay hands a frame's header and its payload in two calls, the header with
+	 * WSLAY_MSG_MORE: MSG_MORE makes them one segment (see TCP_NODELAY at the upgrade) */
+	ssize_t n = send(io->fd, data, len, MSG_NOSIGNAL | ((flags & WSLAY_MSG_MORE) ? MSG_MORE : 0));
 
-	(void) flags;
 	if (n >= 0)
 		return n;
 	wslay_event_set_error(ctx, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
@@ -454,6 +457,14 @@ gw_ws_upgraded(void *sock, int fd, const char *extra, size_t extra_len, void *ur
 	io->s = s;
 	io->fd = fd;
 	io->urh = urh;
+	/* Nagle would hold a delta's bytes until the client's TCP ack of the previous segment, which
+	 * a client that just sent an ack frame (SPEC §8.2) delays by up to 40 ms (delayed ACK);
+	 * frames are whole messages already, so nothing is gained by waiting */
+	{
+		int one = 1;
+
+		(void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	io->last_rx_us = gw_loop_now_us();
 	io->next = ios;
 	if (ios)

@@ -35,6 +35,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 1:
 			(void) gw_accepts_gzip(s);
+			(void) gw_refuses_identity(s);
 			break;
 		case 2:
 			(void) gw_route(s, "/sync-api");

@@ -39,6 +39,9 @@ def main():
         try:
             import realtime_tests
             mods.append(realtime_tests)
+            if suites == "all":
+                import ack_tests
+                mods.append(ack_tests)
             if suites == "all":     # not in the ring-mode run: its time budget is spent
                 import watch_tests
                 mods.append(watch_tests)

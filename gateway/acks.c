@@ -1,0 +1,230 @@
+/*
+ * acks.c — realtime acks (SPEC §8.2; docs/realtime.md §3) written in batches, in the background.
+ *
+ * An SDK acks every delta, so N sockets send N acks per commit.  One statement per ack put N
+ * statements in front of the next fanout call and the next rounds.  Instead each socket keeps
+ * only its highest ack not yet written (syncular.realtime_ack keeps the maximum anyway:
+ * cursor = GREATEST(cursor, n), so the highest of several acks is all that is left of them),
+ * and every --ack-flush-ms the pending acks of the whole gateway go to the database in ONE
+ * statement calling syncular.realtime_ack once per socket.  That statement is a background job
+ * of the pool (pool.c): it is sent only when no round or fanout call waits for a connection.
+ * At most one write is in flight; acks that arrive meanwhile wait for the next one.
+ *
+ * A socket on the pending list is held (ws_hold), so its ack is written after it closed, and
+ * the drain (main.c) waits until nothing is pending: no ack a client sent is lost by a close
+ * or a SIGTERM.  Rows are sorted by (partition, clientId), so two gateways writing acks of the
+ * same clients lock their records in the same order.
+ */
+#include "gateway.h"
+#include "metrics.h"
+#include "ws.h"
+
+#include <libpq-fe.h>
+#include "loop.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* every row is checked by realtime_ack itself (epoch, actor, range); the count is what it
+ * recorded, for the log only */
+#define ACK_SQL \
+	"SELECT count(*) FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) " \
+	"AS a(partition, actor_id, client_id, cursor, log_epoch) " \
+	"WHERE syncular.realtime_ack(a.partition, a.actor_id, a.client_id, a.cursor, a.log_epoch)"
+
+static Sock   *pending;         /* sockets with an ack not yet written */
+static int     npending;
+static bool    writing;         /* a write is in flight */
+static bool    warned;          /* a failed write was logged (until one succeeds) */
+static GwTimer flush_timer;
+
+static void flush_cb(GwTimer *t);
+
+static void
+arm(void)
+{
+	if (!flush_timer.armed && !writing && pending)
+		gw_timer_after(&flush_timer, flush_cb, (int64_t) gw_cfg.ack_flush_ms * 1000);
+}
+
+void
+acks_note(Sock *s, int64_t cursor)
+{
+	if (s->ack_listed)
+	{
+		/* an ack sent under an older registration (a log epoch rotated since) is not mixed
+		 * with this one: realtime_ack refuses acks of another epoch, so only the new one counts */
+		if (strcmp(s->ack_epoch, s->log_epoch) != 0)
+		{
+			snprintf(s->ack_epoch, sizeof(s->ack_epoch), "%s", s->log_epoch);
+			s->ack_pending = cursor;
+		}
+		else if (cursor > s->ack_pending)
+			s->ack_pending = cursor;
+		return;
+	}
+	s->ack_pending = cursor;
+	snprintf(s->ack_epoch, sizeof(s->ack_epoch), "%s", s->log_epoch);
+	s->ack_listed = true;
+	s->ack_next = pending;
+	pending = s;
+	npending++;
+	ws_hold(s);
+	arm();
+}
+
+bool
+gw_acks_busy(void)
+{
+	return pending != NULL || writing;
+}
+
+/* ---------------------------------------------------------------- array literals */
+
+typedef struct Lit
+{
+	char   *p;
+	size_t  len, cap;
+	bool    oom;
+} Lit;
+
+static void
+lit_put(Lit *l, const char *s, size_t n)
+{
+	if (l->oom)
+		return;
+	if (l->len + n + 1 > l->cap)
+	{
+		size_t cap = (l->len + n + 1) * 2;
+		char *p = realloc(l->p, cap);
+
+		if (!p)
+		{
+			l->oom = true;
+			return;
+		}
+		l->p = p;
+		l->cap = cap;
+	}
+	memcpy(l->p + l->len, s, n);
+	l->len += n;
+	l->p[l->len] = '\0';
+}
+
+/* one element of a text[] literal, always double-quoted with " and \ escaped: client bytes
+ * travel as a parameter's value, never as SQL */
+static void
+lit_elem(Lit *l, const char *v)
+{
+	lit_put(l, l->len > 1 ? ",\"" : "\"", l->len > 1 ? 2 : 1);
+	for (const char *c = v; *c; c++)
+	{
+		if (*c == '"' || *c == '\\')
+			lit_put(l, "\\", 1);
+		lit_put(l, c, 1);
+	}
+	lit_put(l, "\"", 1);
+}
+
+/* ---------------------------------------------------------------- the write */
+
+static int
+by_partition_client(const void *a, const void *b)
+{
+	const Sock *x = *(Sock *const *) a, *y = *(Sock *const *) b;
+	int c = strcmp(x->who.partition, y->who.partition);
+
+	return c ? c : strcmp(x->client, y->client);
+}
+
+static void
+write_done(GwJob *job, PGresult *res, const char *err)
+{
+	(void) job;
+	writing = false;
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		if (!warned && !gw_draining)
+			gw_log("writing realtime acks failed (logged once until a write succeeds): %s",
+				   res ? PQresultErrorMessage(res) : (err ? err : "no connection"));
+		warned = true;
+	}
+	else
+		warned = false;
+	arm();
+}
+
+/* the pending acks as five array parameters of one statement; the sockets are released */
+static void
+write_pending(void)
+{
+	Sock **v;
+	Lit cols[5] = {{0}};
+	GwJob *j;
+	int n = 0;
+
+	if (!pending || writing)
+		return;
+	if (!(v = malloc(sizeof(Sock *) * (size_t) npending)))
+	{
+		arm();                  /* the next tick tries again */
+		return;
+	}
+	for (Sock *s = pending; s; s = s->ack_next)
+		v[n++] = s;
+	pending = NULL;
+	npending = 0;
+	qsort(v, (size_t) n, sizeof(Sock *), by_partition_client);
+	for (int c = 0; c < 5; c++)
+		lit_put(&cols[c], "{", 1);
+	for (int i = 0; i < n; i++)
+	{
+		Sock *s = v[i];
+		char cur[24];
+
+		snprintf(cur, sizeof(cur), "%lld", (long long) s->ack_pending);
+		lit_elem(&cols[0], s->who.partition);
+		lit_elem(&cols[1], s->who.actor);
+		lit_elem(&cols[2], s->client);
+		lit_elem(&cols[3], cur);
+		lit_elem(&cols[4], s->ack_epoch);
+		s->ack_listed = false;
+		s->ack_next = NULL;
+		ws_release(s);
+	}
+	free(v);
+	for (int c = 0; c < 5; c++)
+		lit_put(&cols[c], "}", 1);
+	j = gw_job_new(ACK_SQL, write_done, NULL);
+	for (int c = 0; c < 5; c++)
+		if (cols[c].oom || !j)
+		{
+			for (int k = 0; k < 5; k++)
+				free(cols[k].p);
+			if (j)
+				gw_job_free(j);
+			gw_log("writing realtime acks: out of memory, %d ack(s) dropped", n);
+			return;
+		}
+	j->result_format = 0;
+	for (int c = 0; c < 5; c++)
+		gw_job_param_take(j, cols[c].p, (int) cols[c].len, 0, 0);
+	writing = true;
+	gw_metrics_ack_write(n);
+	gw_pool_submit_background(j);
+}
+
+static void
+flush_cb(GwTimer *t)
+{
+	(void) t;
+	write_pending();
+}
+
+void
+gw_acks_flush_now(void)
+{
+	gw_timer_cancel(&flush_timer);
+	write_pending();
+}

@@ -1,0 +1,195 @@
+"""Realtime acks (SPEC §8.2; docs/gateway.md "--ack-flush-ms"): coalesced per socket and written
+in one background statement, flushed on close and on SIGTERM, never in front of a fanout call;
+and the gzip thresholds of /sync answers (--gzip-min, --gzip-level)."""
+import asyncio, gzip, json, os, signal, subprocess, time
+
+import websockets
+
+from gwlib import Gateway, frames, psql, req_bytes
+from realtime_tests import KEY, arun, delta_with, hello, pull_http, push_http, url
+
+
+def metric(g, name):
+    st, _, body = g.request("GET", g.mount + "/metrics")
+    assert st == 200, body
+    for line in body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError("no %s in /metrics" % name)
+
+
+def stored_cursor(client):
+    return int(psql("SELECT cursor FROM syncular.sync_clients WHERE partition = 'p1' AND client_id = '%s'"
+                    % client))
+
+
+def wait_cursor(client, want, timeout=5.0):
+    end = time.time() + timeout
+    while time.time() < end and stored_cursor(client) != want:
+        time.sleep(0.05)
+    return stored_cursor(client)
+
+
+def t_ack_coalesced():
+    """Many acks on one socket, in any order: the stored cursor is the highest, written by far
+    fewer statements than acks (the gateway's counters)."""
+    g = Gateway(env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "300"})
+    try:
+        pull_http(g, "akW")
+        pull_http(g, "akC")
+
+        async def go():
+            async with websockets.connect(url(g, "akC")) as ws:
+                await hello(ws)
+                seqs = [push_http(g, "akW", "ak%d" % i, "ar%d" % i, "t%d" % i) for i in range(3)]
+                await delta_with(ws, seqs[-1])
+                # the highest first, then lower ones: the record keeps the maximum
+                acks = [seqs[-1]] + [seqs[i % 2] for i in range(199)]
+                for c in acks:
+                    await ws.send(json.dumps({"type": "ack", "cursor": c}))
+                assert wait_cursor("akC", seqs[-1]) == seqs[-1]
+                time.sleep(0.5)        # every ack of the burst was received and written
+                received = metric(g, "syncular_gateway_acks_received_total")
+                writes = metric(g, "syncular_gateway_ack_writes_total")
+                assert received == len(acks), received
+                assert 1 <= writes <= 5, writes
+                assert stored_cursor("akC") == seqs[-1]
+        arun(go())
+    finally:
+        g.stop()
+
+
+def t_ack_flushed_on_close():
+    """An ack followed at once by a close is written at the close, not --ack-flush-ms later."""
+    g = Gateway("--ack-flush-ms", "10000")
+    try:
+        pull_http(g, "akW2")
+        pull_http(g, "akClose")
+
+        async def go():
+            async with websockets.connect(url(g, "akClose")) as ws:
+                await hello(ws)
+                seq = push_http(g, "akW2", "akc1", "arc1", "close")
+                await delta_with(ws, seq)
+                await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+            return seq
+        seq = arun(go())
+        assert wait_cursor("akClose", seq, timeout=3.0) == seq
+    finally:
+        g.stop()
+
+
+def t_ack_flushed_on_sigterm():
+    """SIGTERM's drain writes the pending acks before the process exits."""
+    g = Gateway("--ack-flush-ms", "10000")
+    pull_http(g, "akW3")
+    pull_http(g, "akTerm")
+
+    async def go():
+        async with websockets.connect(url(g, "akTerm")) as ws:
+            await hello(ws)
+            seq = push_http(g, "akW3", "akt1", "art1", "term")
+            await delta_with(ws, seq)
+            await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+            await asyncio.sleep(0.3)           # received (and pending for 10 s)
+            assert stored_cursor("akTerm") != seq
+            os.kill(g.proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(ws.recv(), 5)
+            except (websockets.ConnectionClosed, asyncio.TimeoutError):
+                pass
+        return seq
+    seq = arun(go())
+    assert g.proc.wait(15) == 0
+    assert stored_cursor("akTerm") == seq
+
+
+def t_ack_never_delays_delta():
+    """Acks whose write is stuck (the client record locked by another session) hold at most one
+    connection: with --pool 2 the fanout still runs and another socket gets its delta at once."""
+    # the variable, not the flag: a gateway without --ack-flush-ms starts too, and fails here
+    g = Gateway("--pool", "2", env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "1"})
+    locker = None
+    try:
+        pull_http(g, "akW4")        # the partition's log epoch
+        seq0 = push_http(g, "akW4", "akn0", "arn0", "first")
+        pull_http(g, "akStuck")     # registered at the head: deltas, not catch-up wake-ups
+        pull_http(g, "akRecv")
+
+        async def go():
+            nonlocal locker
+            async with websockets.connect(url(g, "akStuck")) as a, websockets.connect(url(g, "akRecv")) as b:
+                await hello(a)
+                await hello(b)
+                env = dict(os.environ, PGDATABASE="gwtest")
+                locker = subprocess.Popen(
+                    ["psql", "-XAtq", "-c", "BEGIN", "-c",
+                     "SELECT 1 FROM syncular.sync_clients WHERE partition = 'p1' AND client_id = 'akStuck' FOR UPDATE",
+                     "-c", "SELECT pg_sleep(6)", "-c", "COMMIT"], env=env, stdout=subprocess.DEVNULL)
+                for _ in range(100):
+                    if psql("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(6)'") == "1":
+                        break
+                    time.sleep(0.05)
+                # acks spread over time: each becomes its own write attempt where acks are not coalesced
+                for _ in range(6):
+                    await a.send(json.dumps({"type": "ack", "cursor": seq0}))
+                    await asyncio.sleep(0.1)
+                # a commit from another session (not through the pool): the fanout needs a connection
+                psql("SELECT length(syncular.handle(gwtest.push('p1', 'akW4', 'akn1', 'arn1', 'second'), 'p1', 'u1'))")
+                seq = int(psql("SELECT max(commit_seq) FROM syncular.sync_commits WHERE partition = 'p1'"))
+                t0 = time.time()
+                await delta_with(b, seq, timeout=2.0)
+                assert time.time() - t0 < 2.0
+        arun(go())
+        locker.wait(15)
+        assert wait_cursor("akStuck", seq0) == seq0     # written once the lock is gone
+    finally:
+        if locker and locker.poll() is None:
+            locker.kill()
+        g.stop()
+
+
+def t_gzip_thresholds():
+    """A small /sync answer goes uncompressed even to a client accepting gzip; a large one is
+    gzip (at --gzip-level) and decodes to the same bytes an identity answer carries."""
+    g = Gateway()
+    try:
+        gz = {"x-api-key": KEY, "Accept-Encoding": "gzip"}
+        pull_http(g, "c-gzw")          # the partition's log epoch
+        # a push's answer (a PUSH_RESULT) is small whatever the partition holds
+        raw = req_bytes("gwtest.push('p1', 'c-gzw', 'gzs', 'gzs', 'small')")
+        st, hd, body = g.request("POST", "/sync-api/sync", raw, dict(gz, **{"Content-Type": CT}))
+        assert st == 200 and "content-encoding" not in hd and len(body) < 1024, (hd, len(body))
+        assert frames(body, "PUSH_RESULT")[0]["status"] == "applied", body
+        # identity refused (RFC 9110 §12.5.3): gzip whatever the size
+        raw = req_bytes("gwtest.push('p1', 'c-gzw', 'gzs2', 'gzs2', 'small')")
+        st, hd, body = g.request("POST", "/sync-api/sync", raw, dict(gz, **{"Content-Type": CT,
+                                                                             "Accept-Encoding": "gzip, identity;q=0"}))
+        assert st == 200 and hd.get("content-encoding") == "gzip", hd
+        assert frames(gzip.decompress(body), "PUSH_RESULT")[0]["status"] == "applied"
+        for i in range(4):
+            st, _, body = g.sync(req_bytes("gwtest.push('p1', 'c-gzw', 'gz%d', 'gzr%d', repeat('y', 3000))"
+                                           % (i, i)), {"x-api-key": KEY})
+            assert st == 200 and frames(body, "PUSH_RESULT")[0]["status"] == "applied", body
+        big = req_bytes("gwtest.pull('p1', 'c-gzbig')")
+        st, hd, zbody = g.request("POST", "/sync-api/sync", big, dict(gz, **{"Content-Type": CT}))
+        assert st == 200 and hd.get("content-encoding") == "gzip", hd
+        st, hd2, plain = g.request("POST", "/sync-api/sync", big, {"x-api-key": KEY, "Content-Type": CT})
+        assert "content-encoding" not in hd2 and len(plain) > 12000, (hd2, len(plain))
+        assert len(zbody) < len(plain) // 4, (len(zbody), len(plain))
+        inflated = gzip.decompress(zbody)
+        assert [f["type"] for f in frames(inflated)] == [f["type"] for f in frames(plain)]
+    finally:
+        g.stop()
+
+
+CT = "application/vnd.syncular.sync.v2"
+TESTS = [t_ack_coalesced, t_ack_flushed_on_close, t_ack_flushed_on_sigterm, t_ack_never_delays_delta,
+         t_gzip_thresholds]
+
+
+def run(tap):
+    only = os.environ.get("GW_ONLY")
+    for t in TESTS:
+        if not only or only in t.__name__:
+            tap.run(t)
