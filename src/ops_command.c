@@ -359,7 +359,6 @@ ops_command_run(const OpsRequest *req, const char *partition, const char *actor_
 		memset(&commit, 0, sizeof(commit));
 		plan_commit(round->schema, plan, ccid.data, &commit);
 		sync_push_commit(round, &commit);
-		MemoryContextSwitchTo(cxt);	/* push.c may leave another context current */
 		stored = sync_storage_push_result_get(partition, cid.data, ccid.data);
 	}
 	if (stored == NULL || !push_outcome_from_json(stored, &outcome, &identity))
