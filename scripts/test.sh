@@ -112,6 +112,9 @@ if grep -q 'skipping codec_vectors$' results/codec_vectors.out 2>/dev/null; then
 fi
 suite isolation pgenv bash -c "$(declare -f isolation); isolation"
 
+# the golden pull and push response corpora (md5 per response, recorded from 0.5.0)
+suite corpus pgenv bash test/corpus/check.sh
+
 suite pgtap pgenv bash -c 'createdb syncular_tap && PGDATABASE=syncular_tap pg_prove -v --ext .sql -r test/pgtap'
 
 # The yjs-doc merger is also checked against the Yjs library (npm `yjs`, test/crdt/package.json)
