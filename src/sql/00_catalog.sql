@@ -21,16 +21,18 @@ CREATE TABLE syncular.sync_partition_registry (
   last_authenticated_at_ms  BIGINT NOT NULL
 );
 
--- inverted index over current rows
+-- inverted index over current rows.  Departs from the reference layout (docs/storage.md, "Commit
+-- log layout"): row_id is COLLATE "C", so the primary key itself walks a scope value's row ids in
+-- the byte order of bootstrap pages, and there is no by-row index: a row's entries are addressed
+-- through the primary key from the scopes stored with the row (_sync_scopes), which they equal.
 CREATE TABLE syncular.sync_row_scopes (
   partition  TEXT NOT NULL,
   tbl        TEXT NOT NULL,
   var        TEXT NOT NULL,
   value      TEXT NOT NULL,
-  row_id     TEXT NOT NULL,
+  row_id     TEXT COLLATE "C" NOT NULL,
   PRIMARY KEY (partition, tbl, var, value, row_id)
 );
-CREATE INDEX sync_row_scopes_by_row ON syncular.sync_row_scopes (partition, tbl, row_id);
 
 CREATE TABLE syncular.sync_commits (
   partition         TEXT NOT NULL,
@@ -56,7 +58,9 @@ CREATE TABLE syncular.sync_changes (
   payload      BYTEA,
   PRIMARY KEY (partition, commit_seq, idx)
 );
-CREATE INDEX sync_changes_by_table ON syncular.sync_changes (partition, commit_seq, tbl, idx);
+-- no (partition, commit_seq, tbl, idx) index (a departure from the reference layout,
+-- docs/storage.md): a pull reads a commit's changes through the primary key and skips other
+-- tables' changes by the heap tuple's tbl.
 
 -- inverted index over the log
 CREATE TABLE syncular.sync_change_scopes (
@@ -223,11 +227,6 @@ SELECT pg_catalog.pg_extension_config_dump('syncular.sync_row_validators', '');
 -- App roles get EXECUTE on the SQL surface, never raw writes to the catalog.
 REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 
--- Bootstrap pages walk row ids in byte order (COLLATE "C", a project decision); this index
--- serves that order whatever the database's default collation.
-CREATE INDEX sync_row_scopes_paging ON syncular.sync_row_scopes
-  (partition, tbl, var, value, row_id COLLATE "C");
-
 -- ---------------------------------------------------------------------------------------------
 -- What each catalog table holds (psql \dt+ syncular.*).  Writers are the engine and the SQL
 -- surface; app roles never write them (90_grants.sql).
@@ -236,7 +235,7 @@ COMMENT ON TABLE syncular.sync_partitions IS
 COMMENT ON TABLE syncular.sync_partition_registry IS
 'The log epoch of each partition (SPEC §2.1): a client whose logEpoch differs is told to reset. Written on first use of a partition and by syncular.rotate_log_epoch; last_authenticated_at_ms = the last authenticated round, to within a second (a round rewrites it only when it is at least 1 s old).';
 COMMENT ON TABLE syncular.sync_row_scopes IS
-'Inverted index over the current synced rows: one row per (partition, table, scope variable, value, row id); bootstrap pages and scope checks read it. Kept in step with the synced tables by the engine.';
+'Inverted index over the current synced rows: one row per (partition, table, scope variable, value, row id); bootstrap pages walk its primary key (row_id COLLATE "C": row ids in byte order). Kept in step with the synced tables by the engine: the entries of a row are exactly its stored _sync_scopes, and writers find a row''s entries from those.';
 COMMENT ON TABLE syncular.sync_commits IS
 'The commit log (SPEC §2.1): one row per applied commit, (partition, commit_seq) with the client, clientCommitId, actor and time; writer_version is the RFC 0007 writer fence value (trigger sync_commits_writer_fence). Pruned by syncular.prune.';
 COMMENT ON TABLE syncular.sync_changes IS

@@ -92,7 +92,7 @@ COMMENT ON COLUMN syncular.sync_row_scopes.partition IS 'Partition (tenant) of t
 COMMENT ON COLUMN syncular.sync_row_scopes.tbl IS 'Synced table name, as in the registered schema.';
 COMMENT ON COLUMN syncular.sync_row_scopes.var IS 'Scope variable name (the {var} of a scope pattern).';
 COMMENT ON COLUMN syncular.sync_row_scopes.value IS 'Scope value of that variable.';
-COMMENT ON COLUMN syncular.sync_row_scopes.row_id IS 'Primary key of the current row carrying this scope value (inverted index for bootstrap).';
+COMMENT ON COLUMN syncular.sync_row_scopes.row_id IS 'Primary key of the current row carrying this scope value (inverted index for bootstrap); COLLATE "C", so the primary key orders a value''s row ids in the byte order of bootstrap pages.';
 COMMENT ON COLUMN syncular.sync_row_validators.tbl IS 'Synced table the validator guards.';
 COMMENT ON COLUMN syncular.sync_row_validators.fn IS 'Row validator (op, tbl, row_id, new_row, stored_row, actor_id, partition) RETURNS void.';
 COMMENT ON COLUMN syncular.sync_schema_meta.id IS 'Singleton key: always 1.';
