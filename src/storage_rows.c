@@ -156,9 +156,11 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	 * scopes (o: the row before the statement, every CTE reads the same snapshot), so only the
 	 * entries of a changed scope value are touched, each by its primary key (there is no by-row
 	 * index: docs/storage.md): the old value's entry deleted, the new one inserted unless it is
-	 * there (a full-key probe, OFFSET 0 keeps it one; the partition lock excludes a concurrent
-	 * writer of the same entry, and a plain insert logs no speculative-insertion confirm).  A
-	 * row whose scopes stay reads and writes no entry.
+	 * there: a full-key probe (OFFSET 0 keeps it one), made only for a value not among the old
+	 * scopes (the OFFSET 0 subquery filters first; as one WHERE, the planner ran the probe
+	 * first).  The partition lock excludes a concurrent writer of the same entry, and a plain
+	 * insert logs no speculative-insertion confirm.  A row whose scopes stay reads and writes
+	 * no entry.
 	 */
 	types = one_row_types(t, &nargs);
 	resetStringInfo(&sql);
@@ -186,9 +188,10 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, $2 "
-						   " FROM pg_catalog.jsonb_each_text($4::jsonb) e "
-						   " WHERE NOT EXISTS (SELECT 1 FROM o WHERE (o.s ->> e.key) = e.value) "
-						   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   " FROM (SELECT e.key, e.value FROM pg_catalog.jsonb_each_text($4::jsonb) e "
+						   "  WHERE NOT EXISTS (SELECT 1 FROM o WHERE (o.s ->> e.key) = e.value) "
+						   "  OFFSET 0) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
 						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
 						   "  AND z.value = e.value AND z.row_id = $2 OFFSET 0)) "
 						   "SELECT count(*) FROM up");
@@ -571,7 +574,8 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
  * the synced table per row, before the statement's writes); only the entries of a changed
  * scope value are touched, each read a probe of the row-scope primary key whatever the generic
  * plan estimates (OFFSET 0: as a join, a generic plan scanned the partition's entries on every
- * commit).  Stale entries are found by those probes and deleted by ctid; with none found, the
+ * commit) and made only for a changed value (the test inside the probe's subquery is its
+ * one-time filter).  Stale entries are found by those probes and deleted by ctid; with none found, the
  * delete reads nothing (a one-time filter), whatever plan it has.  New entries are inserted in
  * key order unless present (see the one-row statement).
  */
@@ -625,21 +629,21 @@ build_upsert_many(const SyncTable *t)
 						   "stale AS MATERIALIZED (SELECT ARRAY("
 						   " SELECT s.ctid FROM o, pg_catalog.jsonb_each_text(o.os) e "
 						   " CROSS JOIN LATERAL (SELECT s.ctid FROM syncular.sync_row_scopes s "
-						   "  WHERE s.partition = $1 AND s.tbl = $7 AND s.var = e.key "
-						   "  AND s.value = e.value AND s.row_id = o.row_id OFFSET 0) s "
-						   " WHERE (o.ns ->> e.key) IS DISTINCT FROM e.value) AS ids), "
+						   "  WHERE (o.ns ->> e.key) IS DISTINCT FROM e.value "
+						   "  AND s.partition = $1 AND s.tbl = $7 AND s.var = e.key "
+						   "  AND s.value = e.value AND s.row_id = o.row_id OFFSET 0) s) AS ids), "
 						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.partition = $1 "
 						   " AND rs.tbl = $7 AND rs.ctid = ANY ((SELECT stale.ids FROM stale)::pg_catalog.tid[]) "
 						   " AND (SELECT pg_catalog.cardinality(stale.ids) FROM stale) > 0), "
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
-						   " SELECT $1, $7, e.key, e.value, o.row_id "
-						   " FROM o, pg_catalog.jsonb_each_text(o.ns) e "
-						   " WHERE (o.os ->> e.key) IS DISTINCT FROM e.value "
-						   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   " SELECT $1, $7, e.key, e.value, e.row_id "
+						   " FROM (SELECT o.row_id, e.key, e.value FROM o, pg_catalog.jsonb_each_text(o.ns) e "
+						   "  WHERE (o.os ->> e.key) IS DISTINCT FROM e.value OFFSET 0) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
 						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
-						   "  AND z.value = e.value AND z.row_id = o.row_id OFFSET 0) "
-						   " ORDER BY e.key, e.value, o.row_id) "
+						   "  AND z.value = e.value AND z.row_id = e.row_id OFFSET 0) "
+						   " ORDER BY e.key, e.value, e.row_id) "
 						   "SELECT count(*) FROM up");
 	return prepare(sql.data, nargs, types);
 }
