@@ -155,7 +155,9 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	 * upsert + row-scope index sync, one statement.  The row's entries are exactly its stored
 	 * scopes (o: the row before the statement, every CTE reads the same snapshot), so only the
 	 * entries of a changed scope value are touched, each by its primary key (there is no by-row
-	 * index: docs/storage.md): the old value's entry deleted, the new one inserted unless it is
+	 * index: docs/storage.md): the old value's entry found by a key probe (a LATERAL OFFSET 0
+	 * subquery: as a join, a generic plan made on a never-analyzed table could scan the
+	 * partition's entries instead) and deleted by ctid; the new one inserted unless it is
 	 * there: a full-key probe (OFFSET 0 keeps it one), made only for a value not among the old
 	 * scopes (the OFFSET 0 subquery filters first; as one WHERE, the planner ran the probe
 	 * first).  The partition lock excludes a concurrent writer of the same entry, and a plain
@@ -180,11 +182,11 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	appendStringInfoString(&sql, ", $3, $4::jsonb, $5, $6) ");
 	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
-						   "del AS (DELETE FROM syncular.sync_row_scopes rs USING o, "
-						   " pg_catalog.jsonb_each_text(o.s) e "
-						   " WHERE ($4::jsonb ->> e.key) IS DISTINCT FROM e.value "
-						   " AND rs.partition = $1 AND rs.tbl = $7 AND rs.var = e.key "
-						   " AND rs.value = e.value AND rs.row_id = $2), "
+						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.ctid = ANY (ARRAY("
+						   " SELECT z.ctid FROM o, pg_catalog.jsonb_each_text(o.s) e, LATERAL (SELECT y.ctid "
+						   "  FROM syncular.sync_row_scopes y WHERE ($4::jsonb ->> e.key) IS DISTINCT FROM e.value "
+						   "  AND y.partition = $1 AND y.tbl = $7 AND y.var = e.key AND y.value = e.value "
+						   "  AND y.row_id = $2 OFFSET 0) z))), "
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, $2 "
@@ -198,16 +200,18 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	tp->upsert = prepare(sql.data, nargs, types);
 
 	/*
-	 * delete the row with its row-scope entries (by primary key, from the scopes the deleted row
-	 * carried) and blob-ref entries, one statement
+	 * delete the row with its row-scope entries (key probes from the scopes the deleted row
+	 * carried, deleted by ctid as in the upsert) and blob-ref entries, one statement
 	 */
 	resetStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "WITH d AS (DELETE FROM %s WHERE _sync_partition = $1 AND _sync_row_id = $2 "
 					 "RETURNING _sync_scopes), "
-					 "rs AS (DELETE FROM syncular.sync_row_scopes r USING d, "
-					 " pg_catalog.jsonb_each_text(d._sync_scopes) e WHERE r.partition = $1 "
-					 " AND r.tbl = $3 AND r.var = e.key AND r.value = e.value AND r.row_id = $2), "
+					 "rs AS (DELETE FROM syncular.sync_row_scopes r WHERE r.ctid = ANY (ARRAY("
+					 " SELECT z.ctid FROM d, pg_catalog.jsonb_each_text(d._sync_scopes) e, LATERAL ("
+					 "  SELECT y.ctid FROM syncular.sync_row_scopes y WHERE y.partition = $1 "
+					 "  AND y.tbl = $3 AND y.var = e.key AND y.value = e.value AND y.row_id = $2 "
+					 "  OFFSET 0) z))), "
 					 "br AS (DELETE FROM syncular.sync_blob_refs WHERE partition = $1 "
 					 " AND tbl = $3 AND row_id = $2) "
 					 "SELECT count(*) FROM d",
