@@ -10,7 +10,9 @@
  * of the pool (pool.c): it is sent only when no round or fanout call waits for a connection.
  * At most one write is in flight; acks that arrive meanwhile wait for the next one.
  *
- * A socket on the pending list is held (ws_hold), so its ack is written after it closed, and
+ * A socket on the pending list is held (the caller of acks_note holds it when it is listed; this
+ * file gives it back through the release callback ws.c sets: no call up), so its ack is written
+ * after it closed, and
  * the drain (main.c) waits until nothing is pending: no ack a client sent is lost by a close
  * or a SIGTERM.  Rows are sorted by (partition, clientId), so two gateways writing acks of the
  * same clients lock their records in the same order.
@@ -39,7 +41,15 @@ static bool    writing;         /* a write is in flight */
 static bool    warned;          /* a failed write was logged (until one succeeds) */
 static GwTimer flush_timer;
 
+static void (*release_sock)(Sock *s);	/* ws.c's ws_release */
+
 static void flush_cb(GwTimer *t);
+
+void
+acks_init(void (*release)(Sock *s))
+{
+	release_sock = release;
+}
 
 static void
 arm(void)
@@ -48,7 +58,7 @@ arm(void)
 		gw_timer_after(&flush_timer, flush_cb, (int64_t) gw_cfg.ack_flush_ms * 1000);
 }
 
-void
+bool
 acks_note(Sock *s, int64_t cursor)
 {
 	if (s->ack_listed)
@@ -62,7 +72,7 @@ acks_note(Sock *s, int64_t cursor)
 		}
 		else if (cursor > s->ack_pending)
 			s->ack_pending = cursor;
-		return;
+		return false;
 	}
 	s->ack_pending = cursor;
 	snprintf(s->ack_epoch, sizeof(s->ack_epoch), "%s", s->log_epoch);
@@ -70,8 +80,8 @@ acks_note(Sock *s, int64_t cursor)
 	s->ack_next = pending;
 	pending = s;
 	npending++;
-	ws_hold(s);
 	arm();
+	return true;
 }
 
 bool
@@ -191,7 +201,7 @@ write_pending(void)
 		lit_elem(&cols[4], s->ack_epoch);
 		s->ack_listed = false;
 		s->ack_next = NULL;
-		ws_release(s);
+		release_sock(s);
 	}
 	free(v);
 	for (int c = 0; c < 5; c++)

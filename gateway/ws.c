@@ -315,7 +315,8 @@ on_ack(Sock *s, int64_t n)
 		s->unacked = 0;
 	if (n < 0 || !s->log_epoch[0])
 		return;                 /* nothing to record */
-	acks_note(s, n);
+	if (acks_note(s, n))
+		ws_hold(s);
 }
 
 /* ---------------------------------------------------------------- socket rounds (§8.7) */
@@ -824,6 +825,7 @@ gw_ws_init(void)
 	};
 
 	ws_io_init(&io);
+	acks_init(ws_release);
 	gw_metrics_set_sockets(gw_ws_count);
 	gw_metrics_set_watches(gw_watch_count);
 	gw_pool_set_notify(on_notify);

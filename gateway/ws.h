@@ -126,7 +126,10 @@ void    fanout_on_commit(const char *partition, int64_t seq);  /* NULL: wake-ups
 WsPart *fanout_parts(void);
 
 /* acks.c (SPEC §8.2): acks are coalesced per socket and written together, in the background */
-void acks_note(Sock *s, int64_t cursor);   /* a valid ack (0 .. 2^53-1) of an open socket */
+/* a valid ack (0 .. 2^53-1) of an open socket; true when the socket was listed (the caller then
+ * holds it: acks.c gives it back through the callback of acks_init once its ack is written) */
+bool acks_note(Sock *s, int64_t cursor);
+void acks_init(void (*release)(Sock *s));
 
 /* presence.c */
 void presence_init(void);

@@ -170,8 +170,11 @@ SELECT count(*) AS applied_commits FROM (SELECT pg_temp.round('p3', 'u1', 'C', j
 SELECT a.what, a.v IS NOT DISTINCT FROM b.v AS same, a.v IS NOT NULL AS present
   FROM pg_temp.state('p2') a JOIN pg_temp.state('p3') b USING (what);
 
--- 7b. a stale row-scope entry (the row deleted behind the engine's back) is replaced when a
--- batched commit writes the row again with other scopes
+-- 7b. a row deleted behind the engine's back (the superuser-only capture bypass) keeps its
+-- row-scope entry: writers address a row's entries by primary key from the scopes stored with
+-- the row (docs/storage.md, "Commit log layout"), and here none is stored.  A batched commit
+-- writing the row again with other scopes adds the new entry and leaves the stale one (l1),
+-- which a bootstrap skips: each candidate row is checked against its stored scopes.
 INSERT INTO public.grants VALUES ('u1', 'list_id', 'l2');
 -- (behind the capture triggers too: the bypass the engine's own rewrites use)
 BEGIN;

@@ -20,10 +20,11 @@
  * What a statement appends, set-based from its transition tables (one statement per partition;
  * rows of the catalog tables to delete are found by a LATERAL key probe per row of the
  * statement, then deleted by ctid: a plan made without statistics never scans a partition's
- * whole row-scope index for a one-row statement; new row-scope entries are probed on the
- * byte-order paging index and inserted in its order, which measured faster than ON CONFLICT
- * DO NOTHING in arbitrary order for a 100,000-row COPY; the partition lock excludes a
- * concurrent writer of the same entries):
+ * whole row-scope index for a one-row statement, and a row's row-scope entries are probed by
+ * primary key from the scopes the row had (the OLD transition table), which they equal; new
+ * row-scope entries are probed on that key (row_id COLLATE "C") and inserted in its order,
+ * which measured faster than ON CONFLICT DO NOTHING in arbitrary order for a 100,000-row COPY;
+ * the partition lock excludes a concurrent writer of the same entries):
  * a delete change (old scopes) for every row that left (deleted, its key changed, or moved
  * out of its scopes: SPEC §3.3 clients of the old scopes lose it) with its tombstone when the
  * row is gone, then an upsert change (new scopes, full payload, row version) for every row

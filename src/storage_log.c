@@ -3,8 +3,9 @@
  * index scans in the pull's snapshot (no executor, no plan): the candidate commits from
  * sync_change_scopes_pkey (partition, tbl, var, value, commit_seq), one scan per value of the
  * first effective variable merged in commit order (a commit under two values once); per
- * candidate, its commit row from sync_commits_pkey (gone: pruned) and its changes of this table
- * in idx order from sync_changes_by_table.  The caller stops reading as soon as its look-ahead
+ * candidate, its commit row from sync_commits_pkey (gone: pruned) and its changes in idx order
+ * from sync_changes_pkey (partition, commit_seq, idx), other tables' changes skipped by the heap
+ * tuple's tbl (there is no by-table index: docs/storage.md, "Commit log layout").  The caller stops reading as soon as its look-ahead
  * is reached, so a round reads the commits it delivers plus one, whatever the window's length;
  * every scan is bounded above by the current range of commit_seq (next_range), so a btree page
  * read stops there too.  Which changes match and which commits are delivered is the caller's
@@ -88,6 +89,7 @@ struct SyncLogWindow
 	const char *tbl;			/* the window's table, compared with the index tuple's */
 	int			tbl_len;
 	TupleTableSlot *ch_slot;
+	AttrNumber	ch_tbl;
 	AttrNumber	ch_row_id;
 	AttrNumber	ch_op;
 	AttrNumber	ch_row_version;
@@ -271,11 +273,12 @@ sync_log_window_open(const char *partition, const char *table, const char *var, 
 	wr->cm_actor = sync_scan_attnum(wr->cm_heap, "actor_id");
 
 	wr->ch_heap = table_open(sync_scan_catalog_relid("sync_changes"), AccessShareLock);
-	wr->ch_idx = index_open(sync_scan_catalog_relid("sync_changes_by_table"), AccessShareLock);
+	wr->ch_idx = index_open(sync_scan_catalog_relid("sync_changes_pkey"), AccessShareLock);
 	wr->ch_slot = table_slot_create(wr->ch_heap, NULL);
 	walker_open(wr, &wr->ch, wr->ch_heap, wr->ch_idx, part);
 	wr->tbl = pstrdup(table);
 	wr->tbl_len = (int) strlen(table);
+	wr->ch_tbl = sync_scan_attnum(wr->ch_heap, "tbl");
 	wr->ch_row_id = sync_scan_attnum(wr->ch_heap, "row_id");
 	wr->ch_op = sync_scan_attnum(wr->ch_heap, "op");
 	wr->ch_row_version = sync_scan_attnum(wr->ch_heap, "row_version");
@@ -382,10 +385,15 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 {
 	SeqWalker  *w = &wr->ch;
 
-	/* the index is (partition, commit_seq, tbl, idx): this table's changes are one run */
+	/*
+	 * The index is (partition, commit_seq, idx): the commit's changes in idx order, this table's
+	 * picked by the visible heap tuple's tbl (a commit's changes are appended together, so the
+	 * other tables' tuples are mostly on the same heap pages).
+	 */
 	for (;;)
 	{
 		text	   *t;
+		bool		isnull;
 
 		if (wr->ch_pending)
 			walker_step(wr, w);	/* past the entry looked at last */
@@ -395,10 +403,11 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 			return false;
 		}
 		wr->ch_pending = true;
-		t = DatumGetTextPP(w->vals[2]);
+		if (!walker_fetch(wr, w, wr->ch_slot))
+			continue;
+		t = DatumGetTextPP(slot_getattr(wr->ch_slot, wr->ch_tbl, &isnull));
 		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
-			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0 &&
-			walker_fetch(wr, w, wr->ch_slot))
+			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0)
 		{
 			*scopes = change_scopes(wr);
 			return true;

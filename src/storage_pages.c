@@ -1,8 +1,8 @@
 /*
  * storage_pages.c — bootstrap pages (SPEC §3.7, §5) read from storage: a page's row ids and
  * each id's synced row, in the pull's snapshot (the active snapshot round.c pushed), no
- * executor.  The ids come from ordered index scans of sync_row_scopes_paging (partition, tbl,
- * var, value, row_id COLLATE "C"), one per value of the first effective variable, started
+ * executor.  The ids come from ordered index scans of sync_row_scopes_pkey (partition, tbl,
+ * var, value, row_id; the column is COLLATE "C"), one per value of the first effective variable, started
  * after the cursor and merged in byte order (duplicates, a row under two values, once); each id
  * is then looked up in the synced table's primary key (_sync_partition, _sync_row_id), whose
  * stored payload and version the caller copies into its segment as stored.  With more than
@@ -151,7 +151,7 @@ page_ids(Datum *args, char *nulls, int64 limit, Datum *ids, int *nids, StringInf
 }
 
 
-/* One value's ordered scan of the paging index (index-only where the visibility map allows). */
+/* One value's ordered scan of the primary key (index-only where the visibility map allows). */
 typedef struct ValueScan
 {
 	IndexScanDesc scan;
@@ -258,7 +258,7 @@ values_array(int n, char *const *values)
 	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
-/* One ordered scan of the paging index per value (or ID_SQL's arguments, above the limit). */
+/* One ordered scan of the primary key per value (or ID_SQL's arguments, above the limit). */
 static void
 open_ids(SyncRowPager *rr, const char *partition, const char *table, const char *var,
 		 int nvalues, char *const *values)
@@ -274,7 +274,7 @@ open_ids(SyncRowPager *rr, const char *partition, const char *table, const char 
 		return;
 	}
 	rr->scope_heap = table_open(sync_scan_catalog_relid("sync_row_scopes"), AccessShareLock);
-	rr->scope_idx = index_open(sync_scan_catalog_relid("sync_row_scopes_paging"), AccessShareLock);
+	rr->scope_idx = index_open(sync_scan_catalog_relid("sync_row_scopes_pkey"), AccessShareLock);
 	rr->scope_slot = table_slot_create(rr->scope_heap, NULL);
 	rr->vmbuf = InvalidBuffer;
 	rr->vs = palloc0(sizeof(ValueScan) * Max(rr->nvalues, 1));

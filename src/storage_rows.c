@@ -152,14 +152,24 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	tp->prefetch = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
 
 	/*
-	 * upsert + row-scope index sync, one statement.  New row-scope entries are inserted with ON
-	 * CONFLICT DO NOTHING: its arbiter is the primary key whatever the statistics say, while a
-	 * NOT EXISTS probe let a generic plan made on a never-analyzed table pick the paging index
-	 * and filter the partition's entries by row id (measured: 1.3 ms per write at 4,700 rows).
+	 * upsert + row-scope index sync, one statement.  The row's entries are exactly its stored
+	 * scopes (o: the row before the statement, every CTE reads the same snapshot), so only the
+	 * entries of a changed scope value are touched, each by its primary key (there is no by-row
+	 * index: docs/storage.md): the old value's entry found by a key probe (a LATERAL OFFSET 0
+	 * subquery: as a join, a generic plan made on a never-analyzed table could scan the
+	 * partition's entries instead) and deleted by ctid; the new one inserted unless it is
+	 * there: a full-key probe (OFFSET 0 keeps it one), made only for a value not among the old
+	 * scopes (the OFFSET 0 subquery filters first; as one WHERE, the planner ran the probe
+	 * first).  The partition lock excludes a concurrent writer of the same entry, and a plain
+	 * insert logs no speculative-insertion confirm.  A row whose scopes stay reads and writes
+	 * no entry.
 	 */
 	types = one_row_types(t, &nargs);
 	resetStringInfo(&sql);
-	appendStringInfo(&sql, "WITH up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
+	appendStringInfo(&sql, "WITH o AS MATERIALIZED (SELECT x._sync_scopes AS s FROM %s x "
+					 " WHERE x._sync_partition = $1 AND x._sync_row_id = $2), ",
+					 t->qualified);
+	appendStringInfo(&sql, "up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
 					 t->qualified);
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
@@ -172,25 +182,36 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	appendStringInfoString(&sql, ", $3, $4::jsonb, $5, $6) ");
 	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
-						   "del AS (DELETE FROM syncular.sync_row_scopes rs "
-						   " WHERE rs.partition = $1 AND rs.tbl = $7 AND rs.row_id = $2 "
-						   " AND NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text($4::jsonb) e "
-						   "  WHERE e.key = rs.var AND e.value = rs.value)), "
+						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.ctid = ANY (ARRAY("
+						   " SELECT z.ctid FROM o, pg_catalog.jsonb_each_text(o.s) e, LATERAL (SELECT y.ctid "
+						   "  FROM syncular.sync_row_scopes y WHERE ($4::jsonb ->> e.key) IS DISTINCT FROM e.value "
+						   "  AND y.partition = $1 AND y.tbl = $7 AND y.var = e.key AND y.value = e.value "
+						   "  AND y.row_id = $2 OFFSET 0) z))), "
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, $2 "
-						   " FROM pg_catalog.jsonb_each_text($4::jsonb) e "
-						   " ON CONFLICT (partition, tbl, var, value, row_id) DO NOTHING) "
+						   " FROM (SELECT e.key, e.value FROM pg_catalog.jsonb_each_text($4::jsonb) e "
+						   "  WHERE NOT EXISTS (SELECT 1 FROM o WHERE (o.s ->> e.key) = e.value) "
+						   "  OFFSET 0) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
+						   "  AND z.value = e.value AND z.row_id = $2 OFFSET 0)) "
 						   "SELECT count(*) FROM up");
 	tp->upsert = prepare(sql.data, nargs, types);
 
-	/* delete the row with its row-scope and blob-ref entries, one statement */
+	/*
+	 * delete the row with its row-scope entries (key probes from the scopes the deleted row
+	 * carried, deleted by ctid as in the upsert) and blob-ref entries, one statement
+	 */
 	resetStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "WITH d AS (DELETE FROM %s WHERE _sync_partition = $1 AND _sync_row_id = $2 "
-					 "RETURNING 1), "
-					 "rs AS (DELETE FROM syncular.sync_row_scopes WHERE partition = $1 "
-					 " AND tbl = $3 AND row_id = $2), "
+					 "RETURNING _sync_scopes), "
+					 "rs AS (DELETE FROM syncular.sync_row_scopes r WHERE r.ctid = ANY (ARRAY("
+					 " SELECT z.ctid FROM d, pg_catalog.jsonb_each_text(d._sync_scopes) e, LATERAL ("
+					 "  SELECT y.ctid FROM syncular.sync_row_scopes y WHERE y.partition = $1 "
+					 "  AND y.tbl = $3 AND y.var = e.key AND y.value = e.value AND y.row_id = $2 "
+					 "  OFFSET 0) z))), "
 					 "br AS (DELETE FROM syncular.sync_blob_refs WHERE partition = $1 "
 					 " AND tbl = $3 AND row_id = $2) "
 					 "SELECT count(*) FROM d",
@@ -553,13 +574,14 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
  * single-row statement of build_table_plans over parallel arrays ($2 row ids, $3 versions, $4
  * scopes, $5 payloads, $6 column versions, $8.. the materialized columns), rows in array order.
  * The caller guarantees each row id at most once (ON CONFLICT DO UPDATE cannot touch a row
- * twice in one statement).  Each row-scope read is a key probe whatever the generic plan
- * estimates (OFFSET 0 keeps each row's read a probe of the by-row index; as a join, the
- * generic plan scanned the table's whole row-scope index in the partition on every commit).
- * Stale entries (only when the row-scope index disagrees with a row's scopes: scope columns
- * never change on update) are found by those probes and deleted by ctid; with none found, the
- * delete reads nothing (a one-time filter), whatever plan it has.  New entries are inserted
- * with ON CONFLICT DO NOTHING on the primary key (see the one-row statement).
+ * twice in one statement).  o pairs each row's new scopes with its stored ones (a key probe of
+ * the synced table per row, before the statement's writes); only the entries of a changed
+ * scope value are touched, each read a probe of the row-scope primary key whatever the generic
+ * plan estimates (OFFSET 0: as a join, a generic plan scanned the partition's entries on every
+ * commit) and made only for a changed value (the test inside the probe's subquery is its
+ * one-time filter).  Stale entries are found by those probes and deleted by ctid; with none found, the
+ * delete reads nothing (a one-time filter), whatever plan it has.  New entries are inserted in
+ * key order unless present (see the one-row statement).
  */
 static SPIPlanPtr
 build_upsert_many(const SyncTable *t)
@@ -591,7 +613,11 @@ build_upsert_many(const SyncTable *t)
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
 			appendStringInfo(&sql, ", c%d", i);
-	appendStringInfo(&sql, ")), up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
+	appendStringInfo(&sql, ")), o AS MATERIALIZED (SELECT x.row_id, x.scopes AS ns, r.s AS os "
+					 " FROM x LEFT JOIN LATERAL (SELECT y._sync_scopes AS s FROM %s y "
+					 "  WHERE y._sync_partition = $1 AND y._sync_row_id = x.row_id OFFSET 0) r ON true), ",
+					 t->qualified);
+	appendStringInfo(&sql, "up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
 					 t->qualified);
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
@@ -605,19 +631,23 @@ build_upsert_many(const SyncTable *t)
 	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
 						   "stale AS MATERIALIZED (SELECT ARRAY("
-						   " SELECT s.ctid FROM x CROSS JOIN LATERAL (SELECT s.ctid, s.var, s.value "
-						   "  FROM syncular.sync_row_scopes s WHERE s.partition = $1 AND s.tbl = $7 "
-						   "  AND s.row_id = x.row_id OFFSET 0) s "
-						   " WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.jsonb_each_text(x.scopes) e "
-						   "  WHERE e.key = s.var AND e.value = s.value)) AS ids), "
+						   " SELECT s.ctid FROM o, pg_catalog.jsonb_each_text(o.os) e "
+						   " CROSS JOIN LATERAL (SELECT s.ctid FROM syncular.sync_row_scopes s "
+						   "  WHERE (o.ns ->> e.key) IS DISTINCT FROM e.value "
+						   "  AND s.partition = $1 AND s.tbl = $7 AND s.var = e.key "
+						   "  AND s.value = e.value AND s.row_id = o.row_id OFFSET 0) s) AS ids), "
 						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.partition = $1 "
 						   " AND rs.tbl = $7 AND rs.ctid = ANY ((SELECT stale.ids FROM stale)::pg_catalog.tid[]) "
 						   " AND (SELECT pg_catalog.cardinality(stale.ids) FROM stale) > 0), "
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
-						   " SELECT $1, $7, e.key, e.value, x.row_id "
-						   " FROM x, pg_catalog.jsonb_each_text(x.scopes) e "
-						   " ON CONFLICT (partition, tbl, var, value, row_id) DO NOTHING) "
+						   " SELECT $1, $7, e.key, e.value, e.row_id "
+						   " FROM (SELECT o.row_id, e.key, e.value FROM o, pg_catalog.jsonb_each_text(o.ns) e "
+						   "  WHERE (o.os ->> e.key) IS DISTINCT FROM e.value OFFSET 0) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
+						   "  AND z.value = e.value AND z.row_id = e.row_id OFFSET 0) "
+						   " ORDER BY e.key, e.value, e.row_id) "
 						   "SELECT count(*) FROM up");
 	return prepare(sql.data, nargs, types);
 }

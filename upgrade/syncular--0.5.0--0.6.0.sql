@@ -15,3 +15,17 @@ DROP FUNCTION syncular._invalid_reaction(integer, text, text, jsonb);
 --#include-or-replace udfs/_ensure_schema/0.6.0.sql
 DROP FUNCTION syncular._check_identifier(text, text, text, jsonb);
 DROP FUNCTION syncular._schema_invalid(text, text, text, text, jsonb);
+
+-- The commit log layout of 0.6.0 (docs/storage.md, "Commit log layout"): fewer index entries per
+-- change and per row-scope entry, the stored rows kept.
+-- sync_changes: a pull reads a commit's changes through the primary key (partition, commit_seq,
+-- idx) and skips other tables' changes by the row's tbl.
+DROP INDEX syncular.sync_changes_by_table;
+-- sync_row_scopes: row_id COLLATE "C", so the primary key (rebuilt by the ALTER, the rows stay)
+-- serves the byte-order walk of bootstrap pages; a row's entries are addressed through that key
+-- from the scopes stored with the row.
+DROP INDEX syncular.sync_row_scopes_paging;
+DROP INDEX syncular.sync_row_scopes_by_row;
+ALTER TABLE syncular.sync_row_scopes ALTER COLUMN row_id TYPE text COLLATE "C";
+--#include comments/sync_row_scopes/0.6.0.sql
+--#include comments/sync_row_scopes.columns/0.6.0.sql

@@ -9,14 +9,26 @@
 
 --#include tables/sync_partition_registry/0.1.0.sql
 
---#include tables/sync_row_scopes/0.1.0.sql
---#include indexes/sync_row_scopes_by_row/0.1.0.sql
+-- inverted index over current rows.  Departs from the reference layout (docs/storage.md, "Commit
+-- log layout"): row_id is COLLATE "C", so the primary key itself walks a scope value's row ids in
+-- the byte order of bootstrap pages, and there is no by-row index: a row's entries are addressed
+-- through the primary key from the scopes stored with the row (_sync_scopes), which they equal.
+CREATE TABLE syncular.sync_row_scopes (
+  partition  TEXT NOT NULL,
+  tbl        TEXT NOT NULL,
+  var        TEXT NOT NULL,
+  value      TEXT NOT NULL,
+  row_id     TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY (partition, tbl, var, value, row_id)
+);
 
 --#include tables/sync_commits/0.1.0.sql
 --#include indexes/sync_commits_by_time/0.1.0.sql
 
 --#include tables/sync_changes/0.1.0.sql
---#include indexes/sync_changes_by_table/0.1.0.sql
+-- no (partition, commit_seq, tbl, idx) index (a departure from the reference layout,
+-- docs/storage.md): a pull reads a commit's changes through the primary key and skips other
+-- tables' changes by the heap tuple's tbl.
 
 --#include tables/sync_change_scopes/0.1.0.sql
 
@@ -65,11 +77,9 @@
 -- App roles get EXECUTE on the SQL surface, never raw writes to the catalog.
 REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 
---#include indexes/sync_row_scopes_paging/0.1.0.sql
-
 --#include comments/sync_partitions/0.2.0.sql
 --#include comments/sync_partition_registry/0.2.0.sql
---#include comments/sync_row_scopes/0.2.0.sql
+--#include comments/sync_row_scopes/0.6.0.sql
 --#include comments/sync_commits/0.2.0.sql
 --#include comments/sync_changes/0.2.0.sql
 --#include comments/sync_change_scopes/0.2.0.sql

@@ -15,7 +15,7 @@
 --#include comments/sync_partitions.columns/0.4.0.sql
 --#include comments/sync_push_results.columns/0.4.0.sql
 --#include comments/sync_reactions.columns/0.4.0.sql
---#include comments/sync_row_scopes.columns/0.4.0.sql
+--#include comments/sync_row_scopes.columns/0.6.0.sql
 --#include comments/sync_row_validators.columns/0.4.0.sql
 --#include comments/sync_schema_meta.columns/0.4.0.sql
 --#include comments/sync_segment_publications.columns/0.4.0.sql

@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(227);
+SELECT plan(229);
 SELECT has_table('syncular', 'sync_partitions', 'sync_partitions exists');
 SELECT columns_are('syncular', 'sync_partitions', ARRAY['partition', 'max_commit_seq', 'horizon_seq'], 'sync_partitions: exact reference columns');
 SELECT col_type_is('syncular', 'sync_partitions', 'partition', 'text', 'sync_partitions.partition is text');
@@ -210,9 +210,15 @@ SELECT col_not_null('syncular', 'sync_schema_meta', 'schema_version', 'sync_sche
 SELECT col_type_is('syncular', 'sync_schema_meta', 'layouts', 'text', 'sync_schema_meta.layouts is text');
 SELECT col_not_null('syncular', 'sync_schema_meta', 'layouts', 'sync_schema_meta.layouts NOT NULL');
 SELECT col_is_pk('syncular', 'sync_schema_meta', ARRAY['id'], 'sync_schema_meta primary key');
-SELECT has_index('syncular', 'sync_row_scopes', 'sync_row_scopes_by_row', ARRAY['partition', 'tbl', 'row_id'], 'sync_row_scopes_by_row on (partition, tbl, row_id)');
+-- the 0.6.0 commit log layout (docs/storage.md): the primary keys serve the by-row, paging and
+-- by-table reads
+SELECT hasnt_index('syncular', 'sync_row_scopes', 'sync_row_scopes_by_row', 'no sync_row_scopes_by_row (entries addressed by primary key from the stored scopes)');
+SELECT hasnt_index('syncular', 'sync_row_scopes', 'sync_row_scopes_paging', 'no sync_row_scopes_paging (the primary key is in byte order)');
+SELECT is((SELECT l.collname::text FROM pg_attribute a JOIN pg_collation l ON l.oid = a.attcollation
+            WHERE a.attrelid = 'syncular.sync_row_scopes'::regclass AND a.attname = 'row_id'),
+          'C', 'sync_row_scopes.row_id is COLLATE "C" (bootstrap pages walk the primary key in byte order)');
 SELECT has_index('syncular', 'sync_commits', 'sync_commits_by_time', ARRAY['partition', 'created_at_ms'], 'sync_commits_by_time on (partition, created_at_ms)');
-SELECT has_index('syncular', 'sync_changes', 'sync_changes_by_table', ARRAY['partition', 'commit_seq', 'tbl', 'idx'], 'sync_changes_by_table on (partition, commit_seq, tbl, idx)');
+SELECT hasnt_index('syncular', 'sync_changes', 'sync_changes_by_table', 'no sync_changes_by_table (pulls read a commit''s changes by primary key)');
 SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_due', ARRAY['partition', 'status', 'available_at_ms', 'created_at_ms', 'idempotency_key'], 'sync_reactions_due on (partition, status, available_at_ms, created_at_ms, idempotency_key)');
 SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_lease', ARRAY['partition', 'status', 'lease_expires_at_ms'], 'sync_reactions_lease on (partition, status, lease_expires_at_ms)');
 SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_completed', ARRAY['partition', 'status', 'completed_at_ms', 'idempotency_key'], 'sync_reactions_completed on (partition, status, completed_at_ms, idempotency_key)');
