@@ -5,7 +5,8 @@ calls of syncular.handle_http by pgbench, 2 clients
 each, fresh commits every round (the applied path).  Prints one row: gateway tps, direct tps and
 their ratio (the issue's target: the gateway costs at most 15%, ratio >= 0.85), and the gateway
 process's own CPU per round."""
-import base64, hashlib, hmac, http.client, os, signal, socket, subprocess, sys, tempfile, threading, time
+import base64, hashlib, hmac, http.client, os, signal, subprocess, sys, tempfile, threading, time
+from gwbench import start_gateway
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 secs = float(sys.argv[1]) if len(sys.argv) > 1 else 10
@@ -39,20 +40,9 @@ used = int(psql("SELECT last_value FROM gwtest.seq"))
 assert used < N, "not enough prepared requests (%d)" % used
 
 # gateway: the same rounds over HTTP keep-alive connections
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-conninfo = " ".join("%s=%s" % (k, os.environ[v]) for k, v in (("host", "PGHOST"), ("port", "PGPORT"),
-                    ("user", "PGUSER")) if os.environ.get(v)) + " dbname=" + DB
-gw = subprocess.Popen([os.path.join(root, "gateway/syncular-gateway"), "--db", conninfo, "--listen",
-                       "127.0.0.1:%d" % port, "--pool", str(CLIENTS), "--jwt-secret", "bench", "--partition", "p1"],
-                      stderr=subprocess.DEVNULL)
+gw, port = start_gateway(os.path.join(root, "gateway/syncular-gateway"), DB,
+                         ["--pool", str(CLIENTS), "--jwt-secret", "bench", "--partition", "p1"])
 bodies = [bytes.fromhex(x) for x in psql("SELECT encode(body, 'hex') FROM gwtest.reqs WHERE id > %d ORDER BY id" % N).split()]
-for _ in range(100):
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/sync-api/readyz")
-        if c.getresponse().status == 200:
-            break
-    except OSError:
-        time.sleep(0.1)
 b64 = lambda x: base64.urlsafe_b64encode(x).rstrip(b"=").decode()  # noqa: E731
 head, claims = b64(b'{"alg":"HS256","typ":"JWT"}'), b64(b'{"sub":"u1"}')
 token = "%s.%s.%s" % (head, claims, b64(hmac.new(b"bench", ("%s.%s" % (head, claims)).encode(), hashlib.sha256).digest()))

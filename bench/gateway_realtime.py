@@ -9,11 +9,12 @@
   * reconnect storm: all N sockets close and reconnect at once; every one gets its hello and the
     next commit's delta (they converge).
 Prints rows; never fails on a time.  Usage: gateway_realtime.py [sockets]"""
-import asyncio, http.client, os, re, resource, signal, socket, subprocess, sys, time
+import asyncio, http.client, os, re, resource, signal, subprocess, sys, time
 
 import tempfile
 
 import websockets
+from gwbench import start_gateway
 
 TMPD = tempfile.mkdtemp(prefix="gwbench-")
 
@@ -32,12 +33,9 @@ def psql(q):
 subprocess.run(["createdb", DB], check=True)
 subprocess.run(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-d", DB, "-f",
                 os.path.join(root, "test/gateway/fixture.sql")], check=True, capture_output=True)
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-conninfo = " ".join("%s=%s" % (k, os.environ[v]) for k, v in (("host", "PGHOST"), ("port", "PGPORT"),
-                    ("user", "PGUSER")) if os.environ.get(v)) + " dbname=" + DB
-gw = subprocess.Popen([os.path.join(root, "gateway/syncular-gateway"), "--db", conninfo, "--listen",
-                       "127.0.0.1:%d" % port, "--auth-headers", "x-api-key", "--ws-max-sockets", str(4 * N)] + sys.argv[2:],
-                      stderr=open(os.environ.get("GW_BENCH_LOG", os.devnull), "w"))
+gw, port = start_gateway(os.path.join(root, "gateway/syncular-gateway"), DB,
+                         ["--auth-headers", "x-api-key", "--ws-max-sockets", str(4 * N)] + sys.argv[2:],
+                         stderr=open(os.environ.get("GW_BENCH_LOG", os.devnull), "w"))
 
 
 def post(body):
@@ -57,13 +55,6 @@ def rss_kb():
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
 
 
-for _ in range(100):
-    try:
-        c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/sync-api/readyz")
-        if c.getresponse().status == 200:
-            break
-    except OSError:
-        time.sleep(0.1)
 for _ in range(2):                                   # epoch, then the registering pull
     post(req("gwtest.pull('p1', 'lat')"))
 pushes = [req("gwtest.push('p1', 'writer', 'c%d', 'r%d', 'x')" % (i, i)) for i in range(110)]

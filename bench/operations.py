@@ -7,7 +7,8 @@ three ways, 2 clients each for `secs` seconds, on the cluster of PGHOST/PGPORT:
   gateway  POST /sync-api/operations through syncular-gateway (JWT HS256), HTTP keep-alive.
 Prints operations/s of each and the ratios to sql.  Run: bash scripts/pgenv.sh -- python3
 bench/operations.py [secs]."""
-import base64, hashlib, hmac, http.client, json, os, socket, subprocess, sys, tempfile, threading, time
+import base64, hashlib, hmac, http.client, json, os, subprocess, sys, tempfile, threading, time
+from gwbench import start_gateway
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 secs = float(sys.argv[1]) if len(sys.argv) > 1 else 10
@@ -49,21 +50,9 @@ assert '"t":"array"' in psql("SELECT convert_from(body, 'UTF8') FROM syncular.op
 sql = pgbench("SELECT id, title FROM public.tasks WHERE _sync_partition = 'p1' AND list_id = 'l1' ORDER BY id;")
 indb = pgbench("SELECT status FROM syncular.operations_http(convert_to('%s', 'UTF8'), 'p1', 'u1');" % BODY)
 
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-conninfo = " ".join("%s=%s" % (k, os.environ[v]) for k, v in (("host", "PGHOST"), ("port", "PGPORT"),
-                    ("user", "PGUSER")) if os.environ.get(v)) + " dbname=" + DB
-gw = subprocess.Popen([os.path.join(root, "gateway/syncular-gateway"), "--db", conninfo, "--listen",
-                       "127.0.0.1:%d" % port, "--pool", str(CLIENTS), "--jwt-secret", "bench", "--partition", "p1"],
-                      stderr=subprocess.DEVNULL)
+gw, port = start_gateway(os.path.join(root, "gateway/syncular-gateway"), DB,
+                         ["--pool", str(CLIENTS), "--jwt-secret", "bench", "--partition", "p1"])
 try:
-    for _ in range(100):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/sync-api/readyz")
-            if c.getresponse().status == 200:
-                break
-        except OSError:
-            pass
-        time.sleep(0.1)
     b64 = lambda x: base64.urlsafe_b64encode(x).rstrip(b"=").decode()  # noqa: E731
     head, claims = b64(b'{"alg":"HS256","typ":"JWT"}'), b64(b'{"sub":"u1"}')
     token = "%s.%s.%s" % (head, claims, b64(hmac.new(b"bench", ("%s.%s" % (head, claims)).encode(), hashlib.sha256).digest()))

@@ -8,7 +8,8 @@ in the committing statement (the commit itself is included).  Prints p50/p99 per
 the last of the 10, the rerun calls per commit (gateway metrics) and the snapshots the 990 other
 watches received (0: the scope filter reruns nothing else).  Never fails on a time.  Run:
 bash scripts/pgenv.sh -- /usr/bin/python3 bench/operations_watch.py [commits]."""
-import asyncio, base64, hashlib, hmac, http.client, json, os, re, socket, subprocess, sys, time
+import asyncio, base64, hashlib, hmac, http.client, json, os, re, subprocess, sys, time
+from gwbench import start_gateway
 
 import websockets
 
@@ -62,12 +63,8 @@ psql("""CREATE OR REPLACE FUNCTION gwtest.resolve(actor text, part text, client 
           coverage => '[{"table": "tasks", "variable": "list_id", "param": "listId"}]', max_rows => 100);
         ANALYZE""")
 
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-conninfo = " ".join("%s=%s" % (k, os.environ[v]) for k, v in (("host", "PGHOST"), ("port", "PGPORT"),
-                    ("user", "PGUSER")) if os.environ.get(v)) + " dbname=" + DB
-gw = subprocess.Popen([os.path.join(root, "gateway/syncular-gateway"), "--db", conninfo, "--listen",
-                       "127.0.0.1:%d" % port, "--pool", "2", "--jwt-secret", "bench", "--partition", "p1"],
-                      stderr=subprocess.DEVNULL)
+gw, port = start_gateway(os.path.join(root, "gateway/syncular-gateway"), DB,
+                         ["--pool", "2", "--jwt-secret", "bench", "--partition", "p1"])
 
 
 def metric(name):
@@ -136,14 +133,6 @@ async def main():
 
 
 try:
-    for _ in range(100):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/sync-api/readyz")
-            if c.getresponse().status == 200:
-                break
-        except OSError:
-            pass
-        time.sleep(0.1)
     asyncio.run(main())
 finally:
     gw.terminate()
