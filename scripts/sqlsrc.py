@@ -26,12 +26,16 @@ directives with scripts/sql-include.awk (line by line; no python needed to build
 splits scripts into statements, adds versions and checks the layout:
 
   sqlsrc.py build ROOT SKELETON...   expand the directives of the skeletons, in order, to stdout
-  sqlsrc.py new-version NAME [--router] [--version V]
+  sqlsrc.py new-version NAME [--comment] [--router] [--version V]
                                      start a new version V (default: the Makefile's EXTVERSION)
                                      of object NAME (a directory under the root, e.g. udfs/push or
-                                     push): copy its newest file to NAME/V.sql, point the install
-                                     skeleton at it, append `--#include-or-replace` of it to the
-                                     delta skeleton <previous>--V (edit the copy afterwards)
+                                     push; an overloaded function is NAME-<number of arguments>,
+                                     e.g. _raise-3): copy its newest file (--comment: its newest
+                                     .comment.sql) to NAME/V.sql, point the install skeleton at
+                                     it, append `--#include-or-replace` of it to the delta
+                                     skeleton <previous>--V (edit the copy afterwards; a changed
+                                     signature or result type also needs a DROP FUNCTION line
+                                     before that directive in the delta)
   sqlsrc.py check                    TAP: every released built script is byte-identical to its
                                      recorded sha256 (upgrade/released.sha256); every source file
                                      an install skeleton includes that is newer than the last
@@ -687,6 +691,8 @@ def main(argv):
     elif cmd == "convert":
         for ext in EXTS:
             convert(ext)
+    elif cmd in ("-h", "--help", "help"):
+        print(__doc__)
     else:
         sys.exit(__doc__)
     return 0
