@@ -85,14 +85,7 @@ static GateDecls decls_cached;
 static SPIPlanPtr
 keep(const char *sql, int nargs, Oid *types)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, types, CURSOR_OPT_GENERIC_PLAN);
-
-	MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
-	if (p == NULL || SPI_keepplan(p) != 0)
-		elog(ERROR, "syncular: could not prepare the serve gate: %s",
-			 SPI_result_code_string(SPI_result));
-	return p;
+	return sync_storage_keep_plan(sql, nargs, types, CURSOR_OPT_GENERIC_PLAN);
 }
 
 /*

@@ -26,6 +26,7 @@
 #include "utils/memutils.h"
 
 #include "segments.h"
+#include "storage.h"
 
 int			sync_segment_ttl_s = 24 * 60 * 60;
 int			sync_inline_segment_max_bytes = 256 * 1024;
@@ -98,16 +99,7 @@ static SPIPlanPtr
 keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *types)
 {
 	if (*slot == NULL)
-	{
-		MemoryContext caller = CurrentMemoryContext;
-		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
-
-		MemoryContextSwitchTo(caller);	/* SPI returns in its procedure context */
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular segments: preparing a statement failed: %s",
-				 SPI_result_code_string(SPI_result));
-		*slot = p;
-	}
+		*slot = sync_storage_keep_plan(sql, nargs, types, 0);
 	return *slot;
 }
 

@@ -11,6 +11,7 @@
 #define SYNCULAR_STORAGE_H
 
 #include "engine.h"
+#include "executor/spi.h"
 #include "storage/itemptr.h"
 #include "utils/resowner.h"
 
@@ -145,6 +146,9 @@ typedef struct SyncChangeRow
 
 extern void sync_storage_changes_insert(const char *partition, int64 commit_seq,
 										int32 first_idx, int n, const SyncChangeRow *changes);
+
+/* storage_plan.c: prepare and keep a statement (cursor_opts 0 or CURSOR_OPT_GENERIC_PLAN) */
+extern SPIPlanPtr sync_storage_keep_plan(const char *sql, int nargs, Oid *types, int cursor_opts);
 
 /* registration state (storage_meta.c) */
 

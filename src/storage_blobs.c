@@ -70,16 +70,8 @@ static SPIPlanPtr
 plan(BlobPlan p)
 {
 	if (plans[p] == NULL)
-	{
-		MemoryContext caller = CurrentMemoryContext;
-		SPIPlanPtr	sp = SPI_prepare(plan_defs[p].sql, plan_defs[p].nargs,
-									 (Oid *) plan_defs[p].types);
-
-		MemoryContextSwitchTo(caller);
-		if (sp == NULL || SPI_keepplan(sp) != 0)
-			elog(ERROR, "syncular blobs: could not prepare a statement");
-		plans[p] = sp;
-	}
+		plans[p] = sync_storage_keep_plan(plan_defs[p].sql, plan_defs[p].nargs,
+										  (Oid *) plan_defs[p].types, 0);
 	return plans[p];
 }
 

@@ -28,15 +28,7 @@ static uint64 log_generation = 0;
 static SPIPlanPtr
 keep(const char *sql, int nargs, Oid *types)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
-
-	MemoryContextSwitchTo(caller);
-	if (p == NULL)
-		elog(ERROR, "syncular: capture statement failed to prepare: %s",
-			 SPI_result_code_string(SPI_result));
-	SPI_keepplan(p);
-	return p;
+	return sync_storage_keep_plan(sql, nargs, types, 0);
 }
 
 /*

@@ -74,16 +74,7 @@ plan_cache_entry(PlanCache *c, const SyncSchema *schema, int table_index)
 static inline SPIPlanPtr
 prepare(const char *sql, int nargs, Oid *types)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, types, CURSOR_OPT_GENERIC_PLAN);
-
-	MemoryContextSwitchTo(caller);
-	if (p == NULL)
-		elog(ERROR, "syncular: SPI_prepare failed (%s): %s",
-			 SPI_result_code_string(SPI_result), sql);
-	if (SPI_keepplan(p) != 0)
-		elog(ERROR, "syncular: SPI_keepplan failed");
-	return p;
+	return sync_storage_keep_plan(sql, nargs, types, CURSOR_OPT_GENERIC_PLAN);
 }
 
 

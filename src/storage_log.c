@@ -28,6 +28,7 @@
 #include "utils/snapmgr.h"
 
 #include "ssp.h"
+#include "storage.h"
 #include "storage_log.h"
 #include "storage_scan.h"
 
@@ -548,14 +549,10 @@ sync_log_read_change_scopes(const char *partition, int64 lo, int64 hi, int max,
 	if (plan == NULL)
 	{
 		Oid			argtypes[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
-		SPIPlanPtr	p = SPI_prepare("SELECT ch.commit_seq, ch.tbl, ch.scopes FROM syncular.sync_changes ch "
-									"WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3 "
-									"LIMIT $4", 4, argtypes);
 
-		MemoryContextSwitchTo(caller);
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the watch window read failed");
-		plan = p;
+		plan = sync_storage_keep_plan("SELECT ch.commit_seq, ch.tbl, ch.scopes FROM syncular.sync_changes ch "
+									  "WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3 "
+									  "LIMIT $4", 4, argtypes, 0);
 	}
 	args[0] = CStringGetTextDatum(partition);
 	args[1] = Int64GetDatum(lo);

@@ -34,14 +34,7 @@
 static SPIPlanPtr
 keep(const char *sql, int nargs, Oid *types, bool generic)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	p = SPI_prepare_cursor(sql, nargs, types, generic ? CURSOR_OPT_GENERIC_PLAN : 0);
-
-	MemoryContextSwitchTo(caller);
-	if (p == NULL || SPI_keepplan(p) != 0)
-		elog(ERROR, "syncular: could not prepare a statement: %s",
-			 SPI_result_code_string(SPI_result));
-	return p;
+	return sync_storage_keep_plan(sql, nargs, types, generic ? CURSOR_OPT_GENERIC_PLAN : 0);
 }
 
 /* Execute plan; the caller's context is current again afterwards; raises on other than expect. */

@@ -22,17 +22,10 @@
 static SPIPlanPtr
 keep_plan(SPIPlanPtr *plan, const char *sql, const char *what)
 {
-	if (*plan == NULL)
-	{
-		MemoryContext caller = CurrentMemoryContext;
-		Oid			argtypes[1] = {TEXTOID};
-		SPIPlanPtr	p = SPI_prepare(sql, 1, argtypes);
+	Oid			argtypes[1] = {TEXTOID};
 
-		MemoryContextSwitchTo(caller);
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: preparing the %s read failed", what);
-		*plan = p;
-	}
+	if (*plan == NULL)
+		*plan = sync_storage_keep_plan(sql, 1, argtypes, 0);
 	return *plan;
 }
 

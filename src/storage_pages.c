@@ -33,6 +33,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "storage.h"
 #include "storage_log.h"
 #include "storage_scan.h"
 
@@ -54,17 +55,11 @@ get_plan(const char *sql, int nargs, Oid *argtypes)
 {
 	KeptPlan   *k;
 	SPIPlanPtr	plan;
-	MemoryContext caller = CurrentMemoryContext;
 
 	for (k = kept_plans; k; k = k->next)
 		if (strcmp(k->sql, sql) == 0)
 			return k->plan;
-	plan = SPI_prepare(sql, nargs, argtypes);
-	MemoryContextSwitchTo(caller);
-	if (plan == NULL)
-		elog(ERROR, "syncular pull: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "syncular pull: SPI_keepplan failed");
+	plan = sync_storage_keep_plan(sql, nargs, argtypes, 0);
 	k = MemoryContextAlloc(TopMemoryContext, sizeof(KeptPlan));
 	k->sql = MemoryContextStrdup(TopMemoryContext, sql);
 	k->plan = plan;

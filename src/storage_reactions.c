@@ -32,20 +32,14 @@ sync_storage_reactions_insert(const char *partition, const char *client_id,
 	{
 		Oid			types[10] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, JSONBOID, TEXTOID, TEXTOID,
 		INT8OID, INT8OID, INT4OID};
-		SPIPlanPtr	p = SPI_prepare(
+		plan = sync_storage_keep_plan(
 								"INSERT INTO syncular.sync_reactions AS r"
 								" (partition, idempotency_key, type, version, payload, source_client_id,"
 								"  source_client_commit_id, source_commit_seq, created_at_ms,"
 								"  available_at_ms, status, attempts, max_attempts)"
 								" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, 'pending', 0, $10)"
 								" ON CONFLICT ON CONSTRAINT sync_reactions_pkey DO NOTHING",
-								10, types);
-
-		MemoryContextSwitchTo(caller);
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "syncular: could not prepare the reaction insert: %s",
-				 SPI_result_code_string(SPI_result));
-		plan = p;
+								10, types, 0);
 	}
 	for (int i = 0; i < n; i++)
 	{
