@@ -75,6 +75,10 @@ all: router-all
 install: router-install
 clean: router-clean
 .PHONY: router-all router-install router-clean
+# The router's wrappers are generated from this extension's install script: it is built here,
+# before the recursion, so that a parallel make (-jN, as pg_buildext runs it) never has two makes
+# writing it at once.
+router-all router-install: $(EXTENSION)--$(EXTVERSION).sql
 router-all:
 	$(MAKE) -C router PG_CONFIG=$(PG_CONFIG)
 router-install:
