@@ -44,7 +44,7 @@ SELECT client_id, actor_id, wire_version, cursor, subscriptions FROM syncular.sy
 -- idempotency records
 SELECT client_id, client_commit_id, result - 'recordedAtMs' - 'cacheIdentity' AS result,
        (result ->> 'cacheIdentity') ~ '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' AS uuid_identity
-  FROM syncular.sync_push_results ORDER BY client_commit_id;
+  FROM syncular.push_results ORDER BY client_commit_id;
 
 -- B.2 offline FIFO replay: three commits in one request, each on the previous
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(

@@ -36,13 +36,18 @@ enum
 	P_RESULT_GET,
 	P_RESULT_LOOKUP,
 	P_RESULT_INSERT,
-	P_RESULT_INSERT_NEW,
 	P_TOMBSTONE_GET,
 	P_TOMBSTONE_CLEAR,
 	P_BLOBS_REPLACE,
 	P_COMMIT_INSERT,
 	P_CHANGES_INSERT,
 	P_COMMIT_APPEND_ONE,
+	/* the same, for a catalog from before 0.6.0 (no sync_commits.result), see log_before_06 */
+	P_RESULT_GET_05,
+	P_RESULT_LOOKUP_05,
+	P_COMMIT_INSERT_05,
+	P_RESULT_INSERT_NEW_05,
+	P_COMMIT_APPEND_ONE_05,
 	P_COUNT
 };
 
@@ -160,8 +165,14 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WHERE c.partition = $1 AND c.client_id = $2 AND c.actor_id = $3",
 	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
 	[P_RESULT_GET] = {
-		"SELECT r.result FROM syncular.sync_push_results r "
-		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
+		/*
+		 * An applied commit's result is in its commit row (sync_commits_by_client_commit); a
+		 * rejected or pruned commit's in sync_push_results (docs/storage.md).
+		 */
+		"SELECT COALESCE((SELECT c.result FROM syncular.sync_commits c WHERE c.partition = $1 "
+		" AND c.client_id = $2 AND c.client_commit_id = $3 AND c.result IS NOT NULL), "
+		" (SELECT r.result FROM syncular.sync_push_results r "
+		"  WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3))",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_LOOKUP] = {
 		/*
@@ -172,22 +183,15 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WITH f AS (DELETE FROM syncular.sync_faults f "
 		" WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = 'idempotency_cache_miss' "
 		" RETURNING 1) "
-		"SELECT EXISTS (SELECT 1 FROM f), (SELECT r.result FROM syncular.sync_push_results r "
-		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3)",
+		"SELECT EXISTS (SELECT 1 FROM f), COALESCE((SELECT c.result FROM syncular.sync_commits c "
+		" WHERE c.partition = $1 AND c.client_id = $2 AND c.client_commit_id = $3 "
+		" AND c.result IS NOT NULL), (SELECT r.result FROM syncular.sync_push_results r "
+		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3))",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_INSERT] = {
 		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
 		"VALUES ($1, $2, $3, $4::jsonb) "
 		"ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING",
-	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
-	[P_RESULT_INSERT_NEW] = {
-		/*
-		 * An applied commit's record: the caller holds the partition lock and found no record
-		 * after taking it, so none can exist.  A plain insert: no speculative insertion (its
-		 * extra index probe and HEAP_CONFIRM WAL record) for a conflict that cannot happen.
-		 */
-		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
-		"VALUES ($1, $2, $3, $4::jsonb)",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
 	[P_TOMBSTONE_GET] = {
 		"SELECT t.commit_seq, "
@@ -208,9 +212,15 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"ON CONFLICT DO NOTHING",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID}},
 	[P_COMMIT_INSERT] = {
+		/*
+		 * $8: a pushed commit's applied result, its idempotency record (NULL for a commit of SQL
+		 * writes).  The caller holds the partition lock and found no record after taking it, so
+		 * sync_commits_by_client_commit cannot conflict: a plain insert.
+		 */
 		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
-		"actor_id, created_at_ms, writer_version) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-	7, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID}},
+		"actor_id, created_at_ms, writer_version, result) "
+		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)",
+	8, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID}},
 	[P_CHANGES_INSERT] = {
 		/*
 		 * A commit's changes (parallel arrays, one element per change): their sync_changes rows,
@@ -248,13 +258,43 @@ static const StaticPlan static_sql[P_COUNT] = {
 	[P_COMMIT_APPEND_ONE] = {
 		/*
 		 * A pushed commit of one upsert (the common realtime write), whole in one statement:
-		 * its sync_commits row, its change, the change's scope index entries and its applied
-		 * result.  The same rows as sync_storage_commit_insert + P_CHANGES_INSERT +
-		 * P_RESULT_INSERT_NEW, without their three executor starts and the general
-		 * statement's unnest / DISTINCT / NOT EXISTS / tombstone machinery: one object's
-		 * scope keys are distinct, the commit_seq is new (see P_CHANGES_INSERT), and an upsert
-		 * writes no tombstone.
+		 * its sync_commits row with its applied result, its change and the change's scope index
+		 * entries.  The same rows as the P_COMMIT_INSERT + P_CHANGES_INSERT pair, without a
+		 * second executor start and the general statement's unnest / DISTINCT / NOT EXISTS /
+		 * tombstone machinery: one object's scope keys are distinct, the commit_seq is new (see
+		 * P_CHANGES_INSERT), and an upsert writes no tombstone.
 		 */
+		"WITH c AS (INSERT INTO syncular.sync_changes "
+		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
+		" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), "
+		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
+		" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
+		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
+		" actor_id, created_at_ms, writer_version, result) "
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb)",
+	14, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID}},
+	[P_RESULT_GET_05] = {
+		"SELECT r.result FROM syncular.sync_push_results r "
+		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
+	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_RESULT_LOOKUP_05] = {
+		"WITH f AS (DELETE FROM syncular.sync_faults f "
+		" WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = 'idempotency_cache_miss' "
+		" RETURNING 1) "
+		"SELECT EXISTS (SELECT 1 FROM f), (SELECT r.result FROM syncular.sync_push_results r "
+		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3)",
+	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_COMMIT_INSERT_05] = {
+		/* $8 (the result) goes to sync_push_results: P_RESULT_INSERT_NEW_05 */
+		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
+		"actor_id, created_at_ms, writer_version) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	8, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID}},
+	[P_RESULT_INSERT_NEW_05] = {
+		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
+		"VALUES ($1, $2, $3, $4::jsonb)",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
+	[P_COMMIT_APPEND_ONE_05] = {
 		"WITH k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
 		" client_commit_id, actor_id, created_at_ms, writer_version) "
 		" VALUES ($1, $2, $3, $4, $5, $6, $7)), "
@@ -556,6 +596,22 @@ sync_storage_client_upsert(const char *partition, const char *client_id, const c
 	return run(static_plan(P_CLIENT_UPSERT), v, n, false, 0) == 1;
 }
 
+/*
+ * A catalog from before 0.6.0 (library updated, ALTER EXTENSION pending) keeps every stored
+ * result in sync_push_results: its sync_commits has no result column.  Checked per call (two
+ * syscache probes): the update can run in this session between two rounds.  A result an old
+ * statement stored in sync_push_results is still found after the update (the 0.6.0 reads look in
+ * both places).
+ */
+static bool
+log_before_06(void)
+{
+	Oid			nsp = get_namespace_oid("syncular", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("sync_commits", nsp) : InvalidOid;
+
+	return !OidIsValid(rel) || get_attnum(rel, "result") == InvalidAttrNumber;
+}
+
 /* A catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table. */
 static bool
 faults_table_exists(void)
@@ -578,7 +634,7 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
-	if (!run_row(static_plan(P_RESULT_GET), v, false))
+	if (!run_row(static_plan(log_before_06() ? P_RESULT_GET_05 : P_RESULT_GET), v, false))
 		return NULL;
 	j = get_varlena(0, 1, &isnull);
 	done();
@@ -606,7 +662,7 @@ sync_storage_push_result_lookup(const char *partition, const char *client_id,
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
-	if (!run_row(static_plan(P_RESULT_LOOKUP), v, false))
+	if (!run_row(static_plan(log_before_06() ? P_RESULT_LOOKUP_05 : P_RESULT_LOOKUP), v, false))
 		elog(ERROR, "syncular: the idempotency lookup returned no row");
 	*fault = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	j = get_varlena(0, 2, &isnull);
@@ -625,20 +681,6 @@ sync_storage_push_result_insert(const char *partition, const char *client_id,
 	v[2] = text_datum(client_commit_id);
 	v[3] = text_datum(result_json);
 	return run(static_plan(P_RESULT_INSERT), v, NULL, false, 0) == 1;
-}
-
-/* The record of a commit applied under the partition lock (none can exist yet). */
-void
-sync_storage_push_result_insert_new(const char *partition, const char *client_id,
-									const char *client_commit_id, const char *result_json)
-{
-	Datum		v[4];
-
-	v[0] = text_datum(partition);
-	v[1] = text_datum(client_id);
-	v[2] = text_datum(client_commit_id);
-	v[3] = text_datum(result_json);
-	run(static_plan(P_RESULT_INSERT_NEW), v, NULL, false, 0);
 }
 
 bool
@@ -688,12 +730,14 @@ sync_storage_blob_refs_replace(const char *table, const char *partition, const c
 
 /* ---------------------------------------------------------------- the commit log */
 
-void
-sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *client_id,
-						   const char *client_commit_id, const char *actor_id,
-						   int64 created_at_ms, int64 writer_version)
+/* A commit row; result_json: a pushed commit's applied result, NULL for other commits. */
+static void
+commit_insert(const char *partition, int64 commit_seq, const char *client_id,
+			  const char *client_commit_id, const char *actor_id, int64 created_at_ms,
+			  int64 writer_version, const char *result_json)
 {
-	Datum		v[7];
+	Datum		v[8];
+	char		n[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	v[0] = text_datum(partition);
 	v[1] = Int64GetDatum(commit_seq);
@@ -702,7 +746,35 @@ sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *
 	v[4] = text_datum(actor_id);
 	v[5] = Int64GetDatum(created_at_ms);
 	v[6] = Int64GetDatum(writer_version);
-	run(static_plan(P_COMMIT_INSERT), v, NULL, false, 0);
+	if (result_json != NULL)
+		v[7] = text_datum(result_json);
+	else
+	{
+		v[7] = (Datum) 0;
+		n[7] = 'n';
+	}
+	if (!log_before_06())
+	{
+		run(static_plan(P_COMMIT_INSERT), v, n, false, 0);
+		return;
+	}
+	run(static_plan(P_COMMIT_INSERT_05), v, n, false, 0);
+	if (result_json != NULL)
+	{
+		Datum		r[4] = {v[0], v[2], v[3], v[7]};
+
+		run(static_plan(P_RESULT_INSERT_NEW_05), r, NULL, false, 0);
+	}
+}
+
+/* A commit row without a stored result (a commit of SQL writes, src/capture_log.c). */
+void
+sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *client_id,
+						   const char *client_commit_id, const char *actor_id,
+						   int64 created_at_ms, int64 writer_version)
+{
+	commit_insert(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,
+				  writer_version, NULL);
 }
 
 /*
@@ -759,10 +831,10 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 }
 
 /*
- * Append an applied pushed commit: its sync_commits row, its changes (numbered from 0, with
- * their scope index entries and the tombstones of deletes) and its stored result.  One
- * statement for a commit of one upsert; otherwise the commit row, one statement per
- * SYNC_CHANGES_PER_STATEMENT changes and the result.
+ * Append an applied pushed commit: its sync_commits row with its stored result (the
+ * idempotency record, docs/storage.md "Commit log layout") and its changes (numbered from 0,
+ * with their scope index entries and the tombstones of deletes).  One statement for a commit of
+ * one upsert; otherwise the commit row and one statement per SYNC_CHANGES_PER_STATEMENT changes.
  */
 void
 sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChangeRow *changes)
@@ -797,15 +869,14 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 			n[12] = 'n';
 		}
 		v[13] = text_datum(c->result_json);
-		run(static_plan(P_COMMIT_APPEND_ONE), v, n, false, 0);
+		run(static_plan(log_before_06() ? P_COMMIT_APPEND_ONE_05 : P_COMMIT_APPEND_ONE), v, n,
+			false, 0);
 		return;
 	}
-	sync_storage_commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id,
-							   c->actor_id, c->created_at_ms, c->writer_version);
+	commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id, c->actor_id,
+				  c->created_at_ms, c->writer_version, c->result_json);
 	for (int first = 0; first < nchanges; first += SYNC_CHANGES_PER_STATEMENT)
 		sync_storage_changes_insert(c->partition, c->commit_seq, first,
 									Min(nchanges - first, SYNC_CHANGES_PER_STATEMENT),
 									changes + first);
-	sync_storage_push_result_insert_new(c->partition, c->client_id, c->client_commit_id,
-										c->result_json);
 }

@@ -22,8 +22,11 @@ CREATE TABLE syncular.sync_row_scopes (
   PRIMARY KEY (partition, tbl, var, value, row_id)
 );
 
---#include tables/sync_commits/0.1.0.sql
---#include indexes/sync_commits_by_time/0.1.0.sql
+--#include tables/sync_commits/0.6.0.sql
+-- a pushed commit's stored result is in its row (no sync_push_results row), found by this index;
+-- no (partition, created_at_ms) index: prune by age walks the primary key (departures from the
+-- reference layout, docs/storage.md "Commit log layout")
+--#include indexes/sync_commits_by_client_commit/0.6.0.sql
 
 --#include tables/sync_changes/0.1.0.sql
 -- no (partition, commit_seq, tbl, idx) index (a departure from the reference layout,
@@ -80,10 +83,10 @@ REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 --#include comments/sync_partitions/0.2.0.sql
 --#include comments/sync_partition_registry/0.2.0.sql
 --#include comments/sync_row_scopes/0.6.0.sql
---#include comments/sync_commits/0.2.0.sql
+--#include comments/sync_commits/0.6.0.sql
 --#include comments/sync_changes/0.2.0.sql
 --#include comments/sync_change_scopes/0.2.0.sql
---#include comments/sync_push_results/0.2.0.sql
+--#include comments/sync_push_results/0.6.0.sql
 --#include comments/sync_reactions/0.2.0.sql
 --#include comments/sync_clients/0.2.0.sql
 --#include comments/sync_blob_refs/0.2.0.sql
