@@ -42,6 +42,7 @@ enum
 	P_COMMIT_INSERT,
 	P_CHANGES_INSERT,
 	P_COMMIT_APPEND_ONE,
+	P_COMMIT_APPEND_ONE_SCOPES,
 	/* the same, for a catalog from before 0.6.0 (no sync_commits.result), see log_before_06 */
 	P_RESULT_GET_05,
 	P_RESULT_LOOKUP_05,
@@ -55,7 +56,7 @@ typedef struct StaticPlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			types[14];
+	Oid			types[16];
 } StaticPlan;
 
 static const StaticPlan static_sql[P_COUNT] = {
@@ -257,12 +258,28 @@ static const StaticPlan static_sql[P_COUNT] = {
 	JSONBARRAYOID, BYTEAARRAYOID}},
 	[P_COMMIT_APPEND_ONE] = {
 		/*
-		 * A pushed commit of one upsert (the common realtime write), whole in one statement:
-		 * its sync_commits row with its applied result, its change and the change's scope index
-		 * entries.  The same rows as the P_COMMIT_INSERT + P_CHANGES_INSERT pair, without a
-		 * second executor start and the general statement's unnest / DISTINCT / NOT EXISTS /
-		 * tombstone machinery: one object's scope keys are distinct, the commit_seq is new (see
-		 * P_CHANGES_INSERT), and an upsert writes no tombstone.
+		 * A pushed commit of one upsert (the common realtime write) whose scopes are one
+		 * (variable, value) pair $15 / $16, whole in one statement: its sync_commits row with
+		 * its applied result and its change, which carries the commit's scope index entry
+		 * (sync_changes_by_scope, docs/storage.md "Commit log layout": one index entry instead
+		 * of a sync_change_scopes row and its key).  The same rows as the P_COMMIT_INSERT +
+		 * P_CHANGES_INSERT pair otherwise, without a second executor start and the general
+		 * statement's unnest / DISTINCT / NOT EXISTS / tombstone machinery.
+		 */
+		"WITH c AS (INSERT INTO syncular.sync_changes "
+		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload, scope_var, "
+		" scope_value) VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13, $15, $16)) "
+		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
+		" actor_id, created_at_ms, writer_version, result) "
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb)",
+	16, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}},
+	[P_COMMIT_APPEND_ONE_SCOPES] = {
+		/*
+		 * P_COMMIT_APPEND_ONE for any other scopes (none, several pairs, a value that is not a
+		 * string): the change's scope index entries are sync_change_scopes rows.  One object's
+		 * scope keys are distinct, the commit_seq is new (see P_CHANGES_INSERT), and an upsert
+		 * writes no tombstone.
 		 */
 		"WITH c AS (INSERT INTO syncular.sync_changes "
 		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
@@ -272,8 +289,8 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
 		" actor_id, created_at_ms, writer_version, result) "
 		" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb)",
-	14, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID}},
+	16, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_GET_05] = {
 		"SELECT r.result FROM syncular.sync_push_results r "
 		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
@@ -305,8 +322,8 @@ static const StaticPlan static_sql[P_COUNT] = {
 		" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
 		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
 		"VALUES ($1, $3, $4, $14::jsonb)",
-	14, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID}},
+	16, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
+	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}},
 };
 
 static SPIPlanPtr plans[P_COUNT];
@@ -831,6 +848,29 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 }
 
 /*
+ * true when scopes is one pair {"var": "value"} (a string value): *var and *value get them as
+ * text, as jsonb_each_text gives them.
+ */
+static bool
+one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+
+	if (!JB_ROOT_IS_OBJECT(scopes) || JB_ROOT_COUNT(scopes) != 1)
+		return false;
+	it = JsonbIteratorInit(&scopes->root);
+	if (JsonbIteratorNext(&it, &v, false) != WJB_BEGIN_OBJECT ||
+		JsonbIteratorNext(&it, &v, false) != WJB_KEY)
+		return false;
+	*var = PointerGetDatum(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
+	if (JsonbIteratorNext(&it, &v, true) != WJB_VALUE || v.type != jbvString)
+		return false;
+	*value = PointerGetDatum(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
+	return true;
+}
+
+/*
  * Append an applied pushed commit: its sync_commits row with its stored result (the
  * idempotency record, docs/storage.md "Commit log layout") and its changes (numbered from 0,
  * with their scope index entries and the tombstones of deletes).  One statement for a commit of
@@ -842,8 +882,9 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 	if (nchanges == 1 && changes[0].op != 2)
 	{
 		const SyncChangeRow *ch = &changes[0];
-		Datum		v[14];
-		char		n[14];
+		Datum		v[16];
+		char		n[16];
+		int			which;
 
 		memset(n, ' ', sizeof(n));
 		v[0] = text_datum(c->partition);
@@ -869,8 +910,18 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 			n[12] = 'n';
 		}
 		v[13] = text_datum(c->result_json);
-		run(static_plan(log_before_06() ? P_COMMIT_APPEND_ONE_05 : P_COMMIT_APPEND_ONE), v, n,
-			false, 0);
+		if (log_before_06())
+			which = P_COMMIT_APPEND_ONE_05;
+		else if (one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
+			which = P_COMMIT_APPEND_ONE;
+		else
+			which = P_COMMIT_APPEND_ONE_SCOPES;
+		if (which != P_COMMIT_APPEND_ONE)
+		{
+			v[14] = v[15] = (Datum) 0;
+			n[14] = n[15] = 'n';
+		}
+		run(static_plan(which), v, n, false, 0);
 		return;
 	}
 	commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id, c->actor_id,

@@ -52,6 +52,14 @@ DROP INDEX syncular.sync_commits_by_time;
 --#include views/push_results/0.6.0.sql
 --#include comments/push_results/0.6.0.sql
 REVOKE ALL ON syncular.push_results FROM PUBLIC;
+-- sync_changes: a commit of one change whose scopes are one (variable, value) pair keeps its scope
+-- index entry in the change row (one index entry instead of a sync_change_scopes row and its
+-- key).  Pulls read both places, so the entries of existing commits stay where they are (moving
+-- them would rewrite every such change row with its payload); they go with the log's pruning.
+ALTER TABLE syncular.sync_changes ADD COLUMN scope_var text, ADD COLUMN scope_value text;
+--#include indexes/sync_changes_by_scope/0.6.0.sql
+--#include comments/sync_change_scopes/0.6.0.sql
+--#include comments/sync_changes.columns/0.6.0.sql
 
 --#include-or-replace udfs/prune/0.6.0.sql
 

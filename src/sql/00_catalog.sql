@@ -28,10 +28,13 @@ CREATE TABLE syncular.sync_row_scopes (
 -- reference layout, docs/storage.md "Commit log layout")
 --#include indexes/sync_commits_by_client_commit/0.6.0.sql
 
---#include tables/sync_changes/0.1.0.sql
+--#include tables/sync_changes/0.6.0.sql
 -- no (partition, commit_seq, tbl, idx) index (a departure from the reference layout,
 -- docs/storage.md): a pull reads a commit's changes through the primary key and skips other
--- tables' changes by the heap tuple's tbl.
+-- tables' changes by the heap tuple's tbl.  A one-change commit whose scopes are one (variable,
+-- value) pair keeps its scope index entry in the change row (scope_var, scope_value), indexed
+-- here, instead of a sync_change_scopes row and its key.
+--#include indexes/sync_changes_by_scope/0.6.0.sql
 
 --#include tables/sync_change_scopes/0.1.0.sql
 
@@ -85,7 +88,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 --#include comments/sync_row_scopes/0.6.0.sql
 --#include comments/sync_commits/0.6.0.sql
 --#include comments/sync_changes/0.2.0.sql
---#include comments/sync_change_scopes/0.2.0.sql
+--#include comments/sync_change_scopes/0.6.0.sql
 --#include comments/sync_push_results/0.6.0.sql
 --#include comments/sync_reactions/0.2.0.sql
 --#include comments/sync_clients/0.2.0.sql
