@@ -59,6 +59,26 @@ typedef struct StaticPlan
 	Oid			types[16];
 } StaticPlan;
 
+/*
+ * The parts the one-upsert commit appends share (P_COMMIT_APPEND_ONE*): parameters $1 partition,
+ * $2 commit_seq, $3 client_id, $4 client_commit_id, $5 actor_id, $6 created_at_ms,
+ * $7 writer_version, $8 .. $13 the change (tbl, row_id, op, row_version, scopes, payload), $14
+ * the result, $15 / $16 the change's one scope pair.
+ */
+#define APPEND_ONE_TYPES \
+	{TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID, \
+	 INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}
+#define APPEND_ONE_CHANGE_AND_SCOPES \
+	"c AS (INSERT INTO syncular.sync_changes " \
+	" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) " \
+	" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), " \
+	"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) " \
+	" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
+#define APPEND_ONE_COMMIT \
+	"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, " \
+	" actor_id, created_at_ms, writer_version, result) " \
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb)"
+
 static const StaticPlan static_sql[P_COUNT] = {
 	[P_EPOCH_INSERT] = {
 		"INSERT INTO syncular.sync_partition_registry AS r "
@@ -269,11 +289,8 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WITH c AS (INSERT INTO syncular.sync_changes "
 		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload, scope_var, "
 		" scope_value) VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13, $15, $16)) "
-		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
-		" actor_id, created_at_ms, writer_version, result) "
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb)",
-	16, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}},
+		APPEND_ONE_COMMIT,
+	16, APPEND_ONE_TYPES},
 	[P_COMMIT_APPEND_ONE_SCOPES] = {
 		/*
 		 * P_COMMIT_APPEND_ONE for any other scopes (none, several pairs, a value that is not a
@@ -281,16 +298,9 @@ static const StaticPlan static_sql[P_COUNT] = {
 		 * scope keys are distinct, the commit_seq is new (see P_CHANGES_INSERT), and an upsert
 		 * writes no tombstone.
 		 */
-		"WITH c AS (INSERT INTO syncular.sync_changes "
-		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
-		" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), "
-		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-		" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
-		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
-		" actor_id, created_at_ms, writer_version, result) "
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb)",
-	16, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}},
+		"WITH " APPEND_ONE_CHANGE_AND_SCOPES
+		APPEND_ONE_COMMIT,
+	16, APPEND_ONE_TYPES},
 	[P_RESULT_GET_05] = {
 		"SELECT r.result FROM syncular.sync_push_results r "
 		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
@@ -315,15 +325,10 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WITH k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
 		" client_commit_id, actor_id, created_at_ms, writer_version) "
 		" VALUES ($1, $2, $3, $4, $5, $6, $7)), "
-		"c AS (INSERT INTO syncular.sync_changes "
-		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
-		" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), "
-		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-		" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
+		APPEND_ONE_CHANGE_AND_SCOPES
 		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
 		"VALUES ($1, $3, $4, $14::jsonb)",
-	16, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}},
+	16, APPEND_ONE_TYPES},
 };
 
 static SPIPlanPtr plans[P_COUNT];
