@@ -1,6 +1,7 @@
 -- syncular install script, part 00: the catalog.
 -- The core tables keep the reference PostgreSQL layout (shared/reference/data-model-and-storage.md,
--- "PostgreSQL core tables"): names, columns, types, keys and indexes.  They live in the extension
+-- "PostgreSQL core tables"): names, columns, types, keys and indexes, except where
+-- docs/storage.md ("Commit log layout") says otherwise and why.  They live in the extension
 -- schema `syncular`; synced app tables live in the app schema recorded in sync_settings.
 
 \echo Use "CREATE EXTENSION syncular" to load this file. \quit
