@@ -50,6 +50,8 @@ struct GwReq
 	char       *type;
 	uint8_t    *body;
 	size_t      len;
+	void        (*body_free) (void *);  /* NULL: body is malloc'd */
+	void       *body_free_cls;
 	char      **hdrs;               /* name, value pairs, NULL-terminated */
 	GwReadFn    read;
 	void       *rcls;
@@ -168,7 +170,11 @@ static void
 answer_clear(GwReq *r)
 {
 	free(r->type);
-	free(r->body);
+	if (r->body_free)
+		r->body_free(r->body_free_cls);
+	else
+		free(r->body);
+	r->body_free = NULL;
 	if (r->hdrs)
 		for (char **h = r->hdrs; *h; h++)
 			free(*h);
@@ -200,6 +206,19 @@ gw_req_answer(GwReq *r, int status, const char *type, uint8_t *body, size_t len,
 	answer_set(r, status, type, hdrs);
 	r->body = body;
 	r->len = body ? len : 0;
+	r->read = NULL;
+	gw_req_wake(r);
+}
+
+void
+gw_req_answer_owned(GwReq *r, int status, const char *type, const uint8_t *body, size_t len,
+					const char *const *hdrs, void (*free_fn) (void *), void *free_cls)
+{
+	answer_set(r, status, type, hdrs);
+	r->body = (uint8_t *) body;
+	r->len = len;
+	r->body_free = free_fn;
+	r->body_free_cls = free_cls;
 	r->read = NULL;
 	gw_req_wake(r);
 }
@@ -285,11 +304,18 @@ make_response(GwReq *r)
 		resp = MHD_create_response_from_callback(r->total, STREAM_BLOCK, stream_read, r, NULL);
 	else
 	{
-		resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+		/* the response frees the body once sent: with free(), or with the owner's function (a
+		 * PGresult the body points into: not copied out) */
+		if (r->body_free)
+			resp = MHD_create_response_from_buffer_with_free_callback_cls(r->len, r->body, r->body_free,
+																		  r->body_free_cls);
+		else
+			resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
 		if (resp)
 		{
 			gw_metrics_bytes(GW_M_HTTP, false, r->len);
-			r->body = NULL;     /* the response frees it */
+			r->body = NULL;
+			r->body_free = NULL;
 		}
 	}
 	if (!resp)
