@@ -61,6 +61,7 @@ struct GwReq
 };
 
 static struct MHD_Daemon *daemon_;
+static bool stopping;           /* gw_http_stop: nothing is suspended again */
 static const GwHttpHandlers *hd;
 static GwReq *live;
 static int inflight;
@@ -128,7 +129,7 @@ gw_req_args(GwReq *r, GwKvFn fn, void *cls)
 static void
 suspend(GwReq *r)
 {
-	if (!r->suspended)
+	if (!r->suspended && !stopping)
 	{
 		MHD_suspend_connection(r->c);
 		r->suspended = true;
@@ -558,6 +559,8 @@ on_access(void *cls, struct MHD_Connection *c, const char *url, const char *meth
 	(void) cls, (void) version;
 	if (!r && !(r = *con_cls = req_new(c)))
 		return MHD_NO;
+	if (stopping && !r->has_answer)
+		return MHD_NO;          /* past the drain: the connection closes unanswered */
 	r->c = c;
 	if (!r->started)
 		return on_head(r, url, method);
@@ -664,13 +667,14 @@ gw_http_run(void)
 		MHD_run(daemon_);
 }
 
-/* the library may not stop with suspended connections: resume them (their routes are freed
- * with them) */
+/* the library may not stop with suspended connections: resume them, unanswered ones close
+ * (their routes are freed with them) */
 void
 gw_http_stop(void)
 {
 	if (!daemon_)
 		return;
+	stopping = true;
 	for (GwReq *r = live; r; r = r->next)
 		if (r->suspended)
 		{
