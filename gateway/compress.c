@@ -217,6 +217,9 @@ gw_gzip_init(void)
 void
 gw_gzip_shutdown(void)
 {
+	if (stats.cancelled)
+		gw_log("gzip: %llu queued answer(s) dropped: their requests ended first",
+			   (unsigned long long) stats.cancelled);
 	pthread_mutex_lock(&mu);
 	stopping = true;
 	pthread_cond_broadcast(&cv);
