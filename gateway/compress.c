@@ -57,6 +57,9 @@ static pthread_t threads[MAX_THREADS];
 static int nthreads;
 static int efd = -1;
 static GwGzipStats stats;
+static struct libdeflate_compressor *loop_c;   /* the loop thread's (answers under the threshold) */
+static uint8_t *loop_scratch;
+static size_t loop_cap;
 
 /* the monotonic clock (vDSO, no system call): compression does not block, so its wall time on
  * a thread is its CPU time unless the thread is preempted */
@@ -248,6 +251,12 @@ gw_gzip_shutdown(void)
 		close(efd);
 		efd = -1;
 	}
+	if (loop_c)
+		libdeflate_free_compressor(loop_c);
+	free(loop_scratch);
+	loop_c = NULL;
+	loop_scratch = NULL;
+	loop_cap = 0;
 }
 
 /* on the loop (an answer under --gzip-thread-min, or --gzip-threads 0): the same compression,
@@ -256,14 +265,11 @@ static GwZJob *
 on_loop(const uint8_t *in, size_t inlen, void (*release) (void *), void *release_cls, GwZDone done,
 		void *owner)
 {
-	static struct libdeflate_compressor *c;
-	static uint8_t *scratch;
-	static size_t cap;
 	GwZJob j = {in, inlen, release, release_cls, done, owner, NULL, 0, 0, false, NULL};
 
-	if (!c)
-		c = libdeflate_alloc_compressor(gw_cfg.gzip_level);
-	compress_job(c, &scratch, &cap, &j);
+	if (!loop_c)
+		loop_c = libdeflate_alloc_compressor(gw_cfg.gzip_level);
+	compress_job(loop_c, &loop_scratch, &loop_cap, &j);
 	stats.loop_answers++;
 	stats.loop_in_bytes += inlen;
 	stats.loop_out_bytes += j.outlen;
