@@ -29,3 +29,9 @@ DROP INDEX syncular.sync_row_scopes_by_row;
 ALTER TABLE syncular.sync_row_scopes ALTER COLUMN row_id TYPE text COLLATE "C";
 --#include comments/sync_row_scopes/0.6.0.sql
 --#include comments/sync_row_scopes.columns/0.6.0.sql
+
+-- Realtime acks of many sockets in one statement (src/realtime_ack.c, src/storage_acks.c): the
+-- gateway writes its pending acks with one call per partition instead of one per socket.
+--#include udfs/realtime_ack_many/0.6.0.sql
+--#include udfs/realtime_ack_many/0.6.0.comment.sql
+REVOKE EXECUTE ON FUNCTION syncular.realtime_ack_many(text, text[], text[], bigint[], text[]) FROM PUBLIC;
