@@ -167,6 +167,20 @@ member_container(JsonbContainer *obj, const char *key, bool array, int index, co
 	return v.val.binary.data;
 }
 
+/*
+ * A string built in a StringInfo (1 KiB at least) as a chunk of its own length: what parsing
+ * keeps per connection for the whole call stays small, so a call over many connections does
+ * not grow its memory (and fault in fresh pages) by a kilobyte per string.
+ */
+static char *
+exact_copy(char *s)
+{
+	char	   *c = pstrdup(s);
+
+	pfree(s);
+	return c;
+}
+
 /* the registered effective scopes as the engine's struct */
 static SyncEffective *
 effective_from_map(const SspScopeMap *m)
@@ -210,7 +224,7 @@ parse_sub(Fanout *f, JsonbContainer *obj, int index, RtSub *s)
 										"registration.subscriptions.effective");
 	if (!sync_realtime_scope_map(s->effective_obj, &eff) || eff.n == 0)
 		malformed(index, "registration.subscriptions.effective");
-	s->effective_json = sync_effective_json(effective_from_map(&eff));
+	s->effective_json = exact_copy(sync_effective_json(effective_from_map(&eff)));
 	s->group_key = psprintf("%s\x1f%s", s->table->name, s->effective_json);
 }
 
@@ -519,7 +533,7 @@ resolve_grants(Fanout *f, RtConn *conns, int nconns)
 		}
 		list[i]->allowed = sync_realtime_grant(f->schema, f->partition, list[i]->actor,
 											   list[i]->client, now_ms);
-		list[i]->grant_key = grant_key(list[i]->allowed);
+		list[i]->grant_key = exact_copy(grant_key(list[i]->allowed));
 	}
 }
 
