@@ -11,13 +11,15 @@
  * effective scopes recomputed by sync_scopes_effective, then the final match of its candidate
  * changes against those.  A delta is sent only when the live grant still yields exactly the
  * registered effective scopes; otherwise the connection is woken (catchup-required), so no
- * delta ever carries a row outside the live grant.
+ * delta ever carries a row outside the live grant.  Connections equal in everything steps 7-9
+ * read (the grant's content included) share one computed outcome ("shared outcomes").
  *
  * Frames are the pull's (SUB_START / COMMIT / SUB_END through ssp_write_frame, scopes maps from
  * pull.c), one COMMIT per commit, changes in commit order, commits never split.  Memory: the
  * window holds at most syncular.realtime_max_window_changes changes (plus one commit when a
- * single commit is larger), each delta at most syncular.realtime_max_delta_bytes; per-connection
- * work lives in a context reset after its row is emitted.
+ * single commit is larger), each delta at most syncular.realtime_max_delta_bytes, the deltas
+ * kept for sharing at most four times that; per-connection work lives in a context reset after
+ * its row is emitted.
  */
 #include "postgres.h"
 
