@@ -511,7 +511,7 @@ render_gateway(Buf *b)
 		   "ack messages received on open realtime sockets (SPEC 8.2)");
 	buf_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
 	family(b, "syncular_gateway_ack_writes_total", "counter",
-		   "statements writing realtime acks (one syncular.realtime_ack call per socket with a new ack)");
+		   "statements writing realtime acks (one syncular.realtime_ack_many call per partition with new acks)");
 	buf_printf(b, "syncular_gateway_ack_writes_total %llu\n", (unsigned long long) ack_writes);
 	family(b, "syncular_gateway_acks_written_total", "counter",
 		   "socket acks written by those statements (each socket's highest ack since the previous write)");
