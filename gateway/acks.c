@@ -21,6 +21,7 @@
  * their records in the same order.
  */
 #include "gateway.h"
+#include "strbuf.h"
 #include "metrics.h"
 #include "ws.h"
 
@@ -100,49 +101,19 @@ gw_acks_busy(void)
 
 /* ---------------------------------------------------------------- array literals */
 
-typedef struct Lit
-{
-	char   *p;
-	size_t  len, cap;
-	bool    oom;
-} Lit;
-
-static void
-lit_put(Lit *l, const char *s, size_t n)
-{
-	if (l->oom)
-		return;
-	if (l->len + n + 1 > l->cap)
-	{
-		size_t cap = (l->len + n + 1) * 2;
-		char *p = realloc(l->p, cap);
-
-		if (!p)
-		{
-			l->oom = true;
-			return;
-		}
-		l->p = p;
-		l->cap = cap;
-	}
-	memcpy(l->p + l->len, s, n);
-	l->len += n;
-	l->p[l->len] = '\0';
-}
-
 /* one element of a text[] literal, always double-quoted with " and \ escaped: client bytes
  * travel as a parameter's value, never as SQL */
 static void
-lit_elem(Lit *l, const char *v)
+lit_elem(GwStr *l, const char *v)
 {
-	lit_put(l, l->len > 1 ? ",\"" : "\"", l->len > 1 ? 2 : 1);
+	gw_str_add(l, l->len > 1 ? ",\"" : "\"", l->len > 1 ? 2 : 1);
 	for (const char *c = v; *c; c++)
 	{
 		if (*c == '"' || *c == '\\')
-			lit_put(l, "\\", 1);
-		lit_put(l, c, 1);
+			gw_str_add(l, "\\", 1);
+		gw_str_add(l, c, 1);
 	}
-	lit_put(l, "\"", 1);
+	gw_str_add(l, "\"", 1);
 }
 
 /* ---------------------------------------------------------------- the write */
@@ -178,7 +149,7 @@ static void
 write_pending(void)
 {
 	Sock **v;
-	Lit cols[5] = {{0}};
+	GwStr cols[5] = {{0}};
 	GwJob *j;
 	int n = 0;
 
@@ -195,7 +166,7 @@ write_pending(void)
 	npending = 0;
 	qsort(v, (size_t) n, sizeof(Sock *), by_partition_client);
 	for (int c = 0; c < 5; c++)
-		lit_put(&cols[c], "{", 1);
+		gw_str_add(&cols[c], "{", 1);
 	for (int i = 0; i < n; i++)
 	{
 		Sock *s = v[i];
@@ -213,7 +184,7 @@ write_pending(void)
 	}
 	free(v);
 	for (int c = 0; c < 5; c++)
-		lit_put(&cols[c], "}", 1);
+		gw_str_add(&cols[c], "}", 1);
 	j = gw_job_new(ACK_SQL, write_done, NULL);
 	for (int c = 0; c < 5; c++)
 		if (cols[c].oom || !j)

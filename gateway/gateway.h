@@ -24,6 +24,7 @@
  *   acks.c     realtime acks coalesced per socket, written in one background statement
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   log.c      gw_log (a leaf)
+ *   strbuf.c   a growing string for texts built piece by piece (a leaf; strbuf.h)
  *   main.c     startup checks, signals, the event loop, drain
  */
 #ifndef SYNCULAR_GATEWAY_H
