@@ -30,7 +30,12 @@
  * row is gone, then an upsert change (new scopes, full payload, row version) for every row
  * written; the scope index (sync_change_scopes), the row-scope index (sync_row_scopes), the
  * blob references of blob_ref columns, and tombstones cleared for re-inserted rows.  The row
- * values, versions and scopes were filled by capture_row.c before the row was stored.
+ * values, versions and scopes were filled by capture_row.c before the row was stored.  That is
+ * the general log statement; capture_scan.c reads the statement's shape first, and a statement
+ * that wrote one row (an INSERT, or an UPDATE that kept the row's key and scopes) appends its
+ * change with one statement that also writes the commit row after the gate's fast check, an
+ * UPDATE whose rows all kept their key and scopes and an INSERT take lean statements that skip
+ * what cannot apply to them (storage_capture.c); every shape writes the same rows.
  *
  * Backend state: the transaction's commits (partition -> commit_seq, next change index, the
  * subtransaction that created it) in TopMemoryContext, forgotten at transaction end and, for
@@ -451,7 +456,7 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 	}
 	else
 	{
-		nparts = sync_storage_capture_partitions(ev, t->qualified, &parts);
+		nparts = sync_storage_capture_partitions(t->qualified, &parts);
 		shape = SYNC_SHAPE_GENERAL_BULK;
 	}
 

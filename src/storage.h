@@ -272,8 +272,7 @@ typedef struct SyncCaptureRow
 	int64		created_at_ms;
 } SyncCaptureRow;
 
-extern int	sync_storage_capture_partitions(SyncCaptureEvent ev, const char *qualified,
-											char ***partitions);
+extern int	sync_storage_capture_partitions(const char *qualified, char ***partitions);
 extern bool sync_storage_capture_lean_ok(const SyncTable *t);
 extern void sync_storage_capture_register(struct TriggerData *td, bool bulk);
 extern int64 sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent ev,

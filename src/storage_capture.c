@@ -28,8 +28,7 @@
 
 #include "storage.h"
 
-/* kept plans: the partitions of a statement, and its log statement per table */
-static SPIPlanPtr part_plans[SYNC_EV_COUNT];
+/* kept plans: the log statement per (table, event, shape), the one-row statement */
 static SPIPlanPtr *log_plans = NULL;	/* [(table * SYNC_EV_COUNT + ev) * SYNC_SHAPE_COUNT + shape] */
 static SPIPlanPtr one_plan = NULL;
 static int	nlog_plans = 0;
@@ -42,30 +41,19 @@ keep(const char *sql, int nargs, Oid *types)
 }
 
 /*
- * The partitions a statement wrote, in byte ("C") order (the lock order): from its transition
- * tables, or for TRUNCATE from the table itself (`qualified`).  Their number; the names in
- * *partitions.
+ * The partitions a TRUNCATE empties (the table itself, `qualified`), in byte ("C") order (the
+ * lock order; the other statements' partitions come from their transition tables,
+ * capture_scan.c).  Their number; the names in *partitions.  Not kept (TRUNCATE is rare).
  */
 int
-sync_storage_capture_partitions(SyncCaptureEvent ev, const char *qualified, char ***partitions)
+sync_storage_capture_partitions(const char *qualified, char ***partitions)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	int			rc;
 	int			n;
 
-	if (ev != SYNC_EV_TRUNCATE && part_plans[ev] == NULL)
-		part_plans[ev] = keep(ev == SYNC_EV_INSERT
-							  ? "SELECT DISTINCT _sync_partition COLLATE \"C\" FROM sync_new ORDER BY 1"
-							  : ev == SYNC_EV_DELETE
-							  ? "SELECT DISTINCT _sync_partition COLLATE \"C\" FROM sync_old ORDER BY 1"
-							  : "SELECT DISTINCT p COLLATE \"C\" FROM (SELECT _sync_partition AS p "
-							  "FROM sync_new UNION ALL SELECT _sync_partition FROM sync_old) x ORDER BY 1",
-							  0, NULL);
-	if (ev != SYNC_EV_TRUNCATE)
-		rc = SPI_execute_plan(part_plans[ev], NULL, NULL, true, 0);
-	else						/* per table: not kept (TRUNCATE is rare) */
-		rc = SPI_execute(psprintf("SELECT DISTINCT _sync_partition COLLATE \"C\" FROM %s ORDER BY 1",
-								  qualified), true, 0);
+	rc = SPI_execute(psprintf("SELECT DISTINCT _sync_partition COLLATE \"C\" FROM %s ORDER BY 1",
+							  qualified), true, 0);
 	MemoryContextSwitchTo(caller);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "syncular: reading the statement's partitions failed");
