@@ -10,7 +10,8 @@
 # Prints instructions per statement for syncular and plain and their ratio, then the inclusive
 # instructions per single-row UPDATE of the capture's own functions (callgrind_annotate).
 # Never fails on a figure.  Usage: bash bench/sql-write-instructions.sh [n] [bulk]
-# (needs valgrind; SYNCULAR_STAGE selects the staged build, as for scripts/pgenv.sh)
+# (needs valgrind; SYNCULAR_STAGE selects the staged build, as for scripts/pgenv.sh;
+# SQLW_RUNS="copy-sync ..." runs only those runs, SQLW_KEEP=<dir> keeps their callgrind files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-200}
@@ -79,7 +80,7 @@ declare -A parts=(
   [copy-sync]="pre-sync.sql copy-sync.sql" [copy-plain]="pre-plain.sql copy-plain.sql"
   [upd-sync]="pre-sync.sql copy-sync.sql upd-sync.sql" [upd-plain]="pre-plain.sql copy-plain.sql upd-plain.sql")
 declare -A ir
-for run in none one-sync one-plain pre-sync pre-plain copy-sync copy-plain upd-sync upd-plain; do
+for run in ${SQLW_RUNS:-none one-sync one-plain pre-sync pre-plain copy-sync copy-plain upd-sync upd-plain}; do
   as_pg cp -a "$work/data" "$work/data-$run"
   files="$work/warm.sql"
   for f in ${parts[$run]}; do files="$files $work/$f"; done
@@ -88,10 +89,11 @@ for run in none one-sync one-plain pre-sync pre-plain copy-sync copy-plain upd-s
   ir[$run]=$(sed -n 's/^summary: //p' "$work/cg-$run.out")
   if grep -q ERROR "$work/cg-$run.log"; then grep -m3 ERROR "$work/cg-$run.log"; fi
   as_pg rm -rf "$work/data-$run"
+  if [ -n "${SQLW_KEEP:-}" ]; then mkdir -p "$SQLW_KEEP"; cp "$work/cg-$run.out" "$SQLW_KEEP/"; fi
 done
-awk -v n="$n" -v b="$bulk" -v none="${ir[none]}" -v os="${ir[one-sync]}" -v op="${ir[one-plain]}" \
-    -v ps="${ir[pre-sync]}" -v pp="${ir[pre-plain]}" -v cs="${ir[copy-sync]}" -v cp="${ir[copy-plain]}" \
-    -v us="${ir[upd-sync]}" -v up="${ir[upd-plain]}" 'BEGIN {
+awk -v n="$n" -v b="$bulk" -v none="${ir[none]:-0}" -v os="${ir[one-sync]:-0}" -v op="${ir[one-plain]:-0}" \
+    -v ps="${ir[pre-sync]:-0}" -v pp="${ir[pre-plain]:-0}" -v cs="${ir[copy-sync]:-0}" -v cp="${ir[copy-plain]:-0}" \
+    -v us="${ir[upd-sync]:-0}" -v up="${ir[upd-plain]:-0}" 'BEGIN {
   s = (os - none) / n; p = (op - none) / n
   printf "single-row UPDATE, own transaction (%d statements, less a SELECT 1 each): syncular %.0f, plain %.0f, plain / syncular %.3f\n", n, s, p, p / s
   s = cs - ps; p = cp - pp

@@ -22,6 +22,7 @@
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/queryenvironment.h"
 #include "utils/rel.h"
@@ -30,7 +31,7 @@
 
 /* kept plans: the log statement per (table, event, shape), the one-row statement */
 static SPIPlanPtr *log_plans = NULL;	/* [(table * SYNC_EV_COUNT + ev) * SYNC_SHAPE_COUNT + shape] */
-static SPIPlanPtr one_plan = NULL;
+static SPIPlanPtr one_plans[4];	/* [new_commit * 2 + fresh] */
 static int	nlog_plans = 0;
 static uint64 log_generation = 0;
 
@@ -38,6 +39,30 @@ static SPIPlanPtr
 keep(const char *sql, int nargs, Oid *types)
 {
 	return sync_storage_keep_plan(sql, nargs, types, 0);
+}
+
+/*
+ * Run a kept capture statement with jit and sequential scans off while it is planned and run:
+ * a plan for many rows passes jit_above_cost, and compiling (with inlining and optimization past
+ * their costs) spent more than the whole log statement of a 5,000-row COPY on expressions that
+ * run a few times per row; and a plan kept from a statement that found a catalog table small
+ * (sync_change_scopes of a new database) kept a sequential scan for its key probes once the
+ * table had grown.  Every probe of these statements has its key's index.  The settings are
+ * restored after the statement, and by the (sub)transaction's abort on an error.
+ */
+static int
+run_capture_plan(SPIPlanPtr plan, Datum *args)
+{
+	int			nest = NewGUCNestLevel();
+	int			rc;
+
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+							 false);
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	rc = SPI_execute_plan(plan, args, NULL, false, 0);
+	AtEOXact_GUC(true, nest);
+	return rc;
 }
 
 /*
@@ -139,10 +164,33 @@ sync_storage_capture_register(struct TriggerData *td, bool bulk)
  * of the new rows.  Same parameters and answer as log_sql.
  */
 static char *
-lean_sql(SyncCaptureShape shape)
+lean_sql(const SyncTable *t, SyncCaptureShape shape)
 {
 	StringInfoData s;
+	StringInfoData k;
 
+	/*
+	 * k(key, value): the row's scope members, read by key from the table's scope variables
+	 * (capture_row.c wrote every written row's _sync_scopes from exactly these) instead of
+	 * jsonb_each_text, whose set-returning call per row costed more than the insert it feeds
+	 */
+	initStringInfo(&k);
+	appendStringInfoString(&k, "CROSS JOIN LATERAL (VALUES ");
+	for (int i = 0; i < t->nscopes; i++)
+	{
+		bool		seen = false;
+
+		for (int j = 0; j < i; j++)
+			seen = seen || strcmp(t->scopes[j].variable, t->scopes[i].variable) == 0;
+		if (seen)
+			continue;
+		appendStringInfo(&k, "%s(%s::text, x.s ->> %s)", i > 0 ? ", " : "",
+						 quote_literal_cstr(t->scopes[i].variable),
+						 quote_literal_cstr(t->scopes[i].variable));
+	}
+	if (t->nscopes == 0)
+		appendStringInfoString(&k, "(NULL::text, NULL::text)");
+	appendStringInfoString(&k, ") k(key, value)");
 	initStringInfo(&s);
 	appendStringInfoString(&s,
 						   "WITH x AS MATERIALIZED (SELECT ($4 + row_number() OVER (ORDER BY "
@@ -154,11 +202,14 @@ lean_sql(SyncCaptureShape shape)
 						   " SELECT $1, $3, x.idx, $2, x.r, 1::int2, x.v, x.s, x.pl FROM x), "
 						   "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
 						   " commit_seq) SELECT $1, $2, e.var, e.value, $3 FROM (SELECT DISTINCT "
-						   " k.key AS var, k.value FROM x, pg_catalog.jsonb_each_text(x.s) k) e "
+						   " k.key AS var, k.value FROM x ");
+	appendStringInfo(&s, "%s WHERE k.value IS NOT NULL) e ", k.data);
+	appendStringInfoString(&s,
 						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
 						   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.var "
 						   "  AND z.value = e.value AND z.commit_seq = $3 OFFSET 0)) ");
 	if (shape == SYNC_SHAPE_INSERT)
+	{
 		appendStringInfoString(&s,
 							   ", tc AS (DELETE FROM syncular.sync_tombstones t WHERE t.ctid = ANY (ARRAY("
 							   " SELECT z.ctid FROM x, LATERAL (SELECT y.ctid FROM syncular.sync_tombstones y "
@@ -166,11 +217,14 @@ lean_sql(SyncCaptureShape shape)
 							   " WHERE EXISTS (SELECT 1 FROM syncular.sync_tombstones w "
 							   "  WHERE w.partition = $1 AND w.tbl = $2)))), "
 							   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
-							   " SELECT $1, $2, k.key, k.value, x.r FROM x, pg_catalog.jsonb_each_text(x.s) k "
-							   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+							   " SELECT $1, $2, k.key, k.value, x.r FROM x ");
+		appendStringInfo(&s, "%s ", k.data);
+		appendStringInfoString(&s,
+							   " WHERE k.value IS NOT NULL AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
 							   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = k.key AND z.value = k.value "
 							   "  AND z.row_id = x.r COLLATE \"C\" OFFSET 0) "
 							   " ORDER BY k.key, k.value, x.r COLLATE \"C\") ");
+	}
 	appendStringInfoString(&s, "SELECT count(*) FROM x");
 	return s.data;
 }
@@ -282,7 +336,7 @@ log_plan(const SyncSchema *schema, int ti, SyncCaptureEvent ev, SyncCaptureShape
 	k = (ti * SYNC_EV_COUNT + ev) * SYNC_SHAPE_COUNT + shape;
 	if (log_plans[k] == NULL)
 		log_plans[k] = keep(shape == SYNC_SHAPE_IN_PLACE || shape == SYNC_SHAPE_INSERT
-							? lean_sql(shape) : log_sql(&schema->tables[ti], ev), 4,
+							? lean_sql(&schema->tables[ti], shape) : log_sql(&schema->tables[ti], ev), 4,
 							(Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID});
 	return log_plans[k];
 }
@@ -307,13 +361,69 @@ sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent e
 	args[1] = CStringGetTextDatum(schema->tables[ti].name);
 	args[2] = Int64GetDatum(commit_seq);
 	args[3] = Int32GetDatum(first_idx);
-	rc = SPI_execute_plan(plan, args, NULL, false, 0);
+	rc = run_capture_plan(plan, args);
 	MemoryContextSwitchTo(caller);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "syncular: appending captured changes failed");
 	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	return n;
+}
+
+/*
+ * The one-row statement's text for a new commit or not (the commit row and the gate's fast check)
+ * and a fresh row or not (tombstone and row-scope entries): each variant holds only the writes
+ * it can make, so no statement starts a table modification it never runs.  Parameters: $1
+ * partition, $2 table, $3 commit_seq, $4 idx, $5 rowId, $6 row version, $7 scopes, $8 payload,
+ * $9 (unused), $10 the running schema version, $11 client_id, $12 client_commit_id, $13 actor_id,
+ * $14 created_at_ms, $15 (unused).
+ */
+static char *
+one_sql(bool new_commit, bool fresh)
+{
+	StringInfoData s;
+	const char *g = new_commit ? "g.ok" : "true";
+	const char *from_g = new_commit ? "FROM g" : "";
+
+	initStringInfo(&s);
+	appendStringInfoString(&s, "WITH ");
+	if (new_commit)
+		appendStringInfoString(&s,
+							   "g AS MATERIALIZED (SELECT coalesce((SELECT m.schema_version "
+							   " FROM syncular.sync_schema_meta m WHERE m.id = 1), 0) <= $10 "
+							   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_backfill_checkpoints b "
+							   " WHERE b.schema_version = $10 AND b.state <> 'activated') AS ok), "
+							   "k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
+							   " client_commit_id, actor_id, created_at_ms, writer_version) "
+							   " SELECT $1, $3, $11, $12, $13, $14, $10::int8 FROM g WHERE g.ok), ");
+	appendStringInfo(&s,
+					 "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, row_id, "
+					 " op, row_version, scopes, payload) SELECT $1, $3, $4, $2, $5, 1::int2, $6, $7, $8 "
+					 " %s WHERE %s), "
+					 "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
+					 " commit_seq) SELECT $1, $2, e.key, e.value, $3 FROM %s "
+					 " pg_catalog.jsonb_each_text($7) e WHERE %s",
+					 from_g, g, new_commit ? "g," : "", g);
+	/* a new commit_seq has no entries yet (see P_COMMIT_APPEND_ONE); an earlier statement of
+	 * the transaction may have written this commit's */
+	if (!new_commit)
+		appendStringInfoString(&s,
+							   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
+							   " WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key "
+							   " AND z.value = e.value AND z.commit_seq = $3 OFFSET 0)");
+	appendStringInfoChar(&s, ')');
+	if (fresh)
+		appendStringInfo(&s,
+						 ", tc AS (DELETE FROM syncular.sync_tombstones t %s WHERE %s "
+						 " AND t.partition = $1 AND t.tbl = $2 AND t.row_id = $5), "
+						 "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
+						 " SELECT $1, $2, e.key, e.value, $5 FROM %s pg_catalog.jsonb_each_text($7) e "
+						 " WHERE %s AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						 "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key AND z.value = e.value "
+						 "  AND z.row_id = $5 COLLATE \"C\" OFFSET 0) ORDER BY e.key, e.value)",
+						 new_commit ? "USING g" : "", g, new_commit ? "g," : "", g);
+	appendStringInfo(&s, " SELECT %s %s", g, from_g);
+	return s.data;
 }
 
 /*
@@ -337,35 +447,15 @@ sync_storage_capture_one(const SyncCaptureRow *r)
 	bool		isnull;
 	bool		ok;
 	int			rc;
+	int			k;
 
-	if (one_plan == NULL)
-		one_plan = sync_storage_keep_plan(
-			"WITH g AS MATERIALIZED (SELECT CASE WHEN $9 THEN coalesce((SELECT m.schema_version "
-			"  FROM syncular.sync_schema_meta m WHERE m.id = 1), 0) <= $10 AND NOT EXISTS ("
-			"  SELECT 1 FROM syncular.sync_backfill_checkpoints b WHERE b.schema_version = $10 "
-			"  AND b.state <> 'activated') ELSE true END AS ok), "
-			"k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
-			" client_commit_id, actor_id, created_at_ms, writer_version) "
-			" SELECT $1, $3, $11, $12, $13, $14, $10::int8 FROM g WHERE g.ok AND $9), "
-			"c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, row_id, op, "
-			" row_version, scopes, payload) SELECT $1, $3, $4, $2, $5, 1::int2, $6, $7, $8 "
-			" FROM g WHERE g.ok), "
-			"sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-			" SELECT $1, $2, e.key, e.value, $3 FROM g, pg_catalog.jsonb_each_text($7) e "
-			" WHERE g.ok AND NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
-			"  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key AND z.value = e.value "
-			"  AND z.commit_seq = $3 OFFSET 0)), "
-			"tc AS (DELETE FROM syncular.sync_tombstones t USING g WHERE g.ok AND $15 "
-			" AND t.partition = $1 AND t.tbl = $2 AND t.row_id = $5), "
-			"ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
-			" SELECT $1, $2, e.key, e.value, $5 FROM g, pg_catalog.jsonb_each_text($7) e "
-			" WHERE g.ok AND $15 AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
-			"  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key AND z.value = e.value "
-			"  AND z.row_id = $5 COLLATE \"C\" OFFSET 0) ORDER BY e.key, e.value) "
-			"SELECT g.ok FROM g",
-			15, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID, INT8OID, JSONBOID, BYTEAOID,
-			BOOLOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, BOOLOID},
-			CURSOR_OPT_GENERIC_PLAN);
+	k = (r->new_commit ? 2 : 0) + (r->fresh ? 1 : 0);
+	if (one_plans[k] == NULL)
+		one_plans[k] = sync_storage_keep_plan(one_sql(r->new_commit, r->fresh), 15,
+											  (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID,
+											  INT8OID, JSONBOID, BYTEAOID, BOOLOID, INT4OID, TEXTOID,
+											  TEXTOID, TEXTOID, INT8OID, BOOLOID},
+											  CURSOR_OPT_GENERIC_PLAN);
 	v[0] = CStringGetTextDatum(r->partition);
 	v[1] = CStringGetTextDatum(r->table);
 	v[2] = Int64GetDatum(r->commit_seq);
@@ -381,7 +471,7 @@ sync_storage_capture_one(const SyncCaptureRow *r)
 	v[12] = CStringGetTextDatum(r->new_commit ? r->actor_id : "");
 	v[13] = Int64GetDatum(r->created_at_ms);
 	v[14] = BoolGetDatum(r->fresh);
-	rc = SPI_execute_plan(one_plan, v, NULL, false, 0);
+	rc = run_capture_plan(one_plans[k], v);
 	MemoryContextSwitchTo(caller);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "syncular: appending a captured change failed");
