@@ -23,19 +23,7 @@ port=$(bash scripts/free-port.sh)
 start_cluster "$port" -c autovacuum=off
 sql() { "$BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres "$@"; }
 sql -d postgres -c "CREATE DATABASE bench"
-sql -d bench >/dev/null <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION syncular;
-SELECT syncular.ensure_schema('{"version": 1, "tables": [
-  {"name": "items", "primaryKey": "id", "scopes": ["list:{list_id}"], "columns": [
-    {"name": "id", "type": "string", "nullable": false},
-    {"name": "list_id", "type": "string", "nullable": false},
-    {"name": "title", "type": "string", "nullable": true},
-    {"name": "qty", "type": "integer", "nullable": true},
-    {"name": "done", "type": "boolean", "nullable": true}]}]}', '[]', 'public');
-CREATE TABLE public.items_plain (partition text NOT NULL, id text NOT NULL, list_id text NOT NULL,
-  title text, qty bigint, done boolean, PRIMARY KEY (partition, id));
-SQL
+sql -d bench -f bench/sql_writes_schema.sql >/dev/null
 # the rows: 20,000 stored in partition p (the single-row case updates them), and the bulk input
 rows=20000
 sql -d bench -c "COPY (SELECT 'r' || i, 'l' || (i % 100), 'title of row ' || i, i, i % 2 = 0
