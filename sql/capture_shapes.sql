@@ -132,4 +132,18 @@ SELECT count(*) AS moved_rows, count(DISTINCT s.commit_seq) AS commits
  WHERE s.partition = 'sql' AND s.commit_seq = (SELECT max(commit_seq) FROM syncular.sync_commits
                                                 WHERE partition = 'sql');
 SELECT pg_temp.sync('C') AS c;
+
+-- a bulk statement after the same kind of statement of one row in this session (above): the
+-- general statement's plan is kept per size class; a plan kept from a one-row statement nested
+-- loops over the transition tables, and this 20,000-row scope move ran for minutes
+INSERT INTO app.todos (id, list_id) SELECT 'h' || i, 'l1' FROM generate_series(1, 20000) i;
+SET statement_timeout = '60s';
+UPDATE app.todos SET list_id = 'l2' WHERE _sync_partition = 'sql' AND id LIKE 'h%';
+RESET statement_timeout;
+SELECT op, count(*) FROM syncular.sync_changes
+ WHERE partition = 'sql' AND commit_seq = (SELECT max(commit_seq) FROM syncular.sync_commits
+                                            WHERE partition = 'sql')
+ GROUP BY op ORDER BY op;
+SELECT value, count(*) FROM syncular.sync_row_scopes
+ WHERE partition = 'sql' AND row_id LIKE 'h%' GROUP BY value;
 \i sql/capture_done.psql
