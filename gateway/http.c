@@ -38,6 +38,7 @@ struct GwReq
 	bool        active;             /* counted in gw_http_inflight */
 	bool        suspended;
 	bool        hold_head;          /* suspended before its body is read (gw_req_pause_body) */
+	bool        read_again;         /* suspended only to be read again (read_again_if_pending) */
 	bool        pause;
 	bool        body_done;
 	bool        body_expected;
@@ -50,6 +51,8 @@ struct GwReq
 	char       *type;
 	uint8_t    *body;
 	size_t      len;
+	void        (*body_free) (void *);  /* NULL: body is malloc'd */
+	void       *body_free_cls;
 	char      **hdrs;               /* name, value pairs, NULL-terminated */
 	GwReadFn    read;
 	void       *rcls;
@@ -59,9 +62,11 @@ struct GwReq
 };
 
 static struct MHD_Daemon *daemon_;
+static bool stopping;           /* gw_http_stop: nothing is suspended again */
 static const GwHttpHandlers *hd;
 static GwReq *live;
 static int inflight;
+static int kicks;                  /* requests suspended by read_again_if_pending */
 
 int
 gw_http_inflight(void)
@@ -126,7 +131,7 @@ gw_req_args(GwReq *r, GwKvFn fn, void *cls)
 static void
 suspend(GwReq *r)
 {
-	if (!r->suspended)
+	if (!r->suspended && !stopping)
 	{
 		MHD_suspend_connection(r->c);
 		r->suspended = true;
@@ -168,7 +173,11 @@ static void
 answer_clear(GwReq *r)
 {
 	free(r->type);
-	free(r->body);
+	if (r->body_free)
+		r->body_free(r->body_free_cls);
+	else
+		free(r->body);
+	r->body_free = NULL;
 	if (r->hdrs)
 		for (char **h = r->hdrs; *h; h++)
 			free(*h);
@@ -200,6 +209,19 @@ gw_req_answer(GwReq *r, int status, const char *type, uint8_t *body, size_t len,
 	answer_set(r, status, type, hdrs);
 	r->body = body;
 	r->len = body ? len : 0;
+	r->read = NULL;
+	gw_req_wake(r);
+}
+
+void
+gw_req_answer_owned(GwReq *r, int status, const char *type, const uint8_t *body, size_t len,
+					const char *const *hdrs, void (*free_fn) (void *), void *free_cls)
+{
+	answer_set(r, status, type, hdrs);
+	r->body = (uint8_t *) body;
+	r->len = len;
+	r->body_free = free_fn;
+	r->body_free_cls = free_cls;
 	r->read = NULL;
 	gw_req_wake(r);
 }
@@ -285,11 +307,18 @@ make_response(GwReq *r)
 		resp = MHD_create_response_from_callback(r->total, STREAM_BLOCK, stream_read, r, NULL);
 	else
 	{
-		resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+		/* the response frees the body once sent: with free(), or with the owner's function (a
+		 * PGresult the body points into: not copied out) */
+		if (r->body_free)
+			resp = MHD_create_response_from_buffer_with_free_callback_cls(r->len, r->body, r->body_free,
+																		  r->body_free_cls);
+		else
+			resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
 		if (resp)
 		{
 			gw_metrics_bytes(GW_M_HTTP, false, r->len);
-			r->body = NULL;     /* the response frees it */
+			r->body = NULL;
+			r->body_free = NULL;
 		}
 	}
 	if (!resp)
@@ -513,6 +542,28 @@ on_head(GwReq *r, const char *url, const char *method)
 	return MHD_YES;
 }
 
+/*
+ * The library (0.9.75, epoll mode: edge-triggered) takes a read shorter than its buffer as "the
+ * socket is drained"; bytes or a close that were already queued behind that read raise no new
+ * edge, and the request would wait for the 30 s connection timeout with its transaction open.
+ * A resumed connection is read again, so when the socket still has something to read after a
+ * body chunk (a peek, no bytes taken), the connection is suspended here and resumed at the start
+ * of the library's next turn, which comes at once (gw_http_timeout_ms); a resume inside the
+ * callback that suspended would be lost.
+ */
+static void
+read_again_if_pending(GwReq *r)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char b;
+
+	if (!ci || recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0)
+		return;                 /* EAGAIN: the next bytes or the close raise an edge */
+	suspend(r);
+	r->read_again = true;
+	kicks++;
+}
+
 static void
 on_upload(GwReq *r, const char *data, size_t len)
 {
@@ -521,6 +572,8 @@ on_upload(GwReq *r, const char *data, size_t len)
 		hd->route_body(r->route, (const uint8_t *) data, len);
 	if (r->pause && !r->has_answer)
 		suspend(r);
+	else if (!r->suspended)
+		read_again_if_pending(r);
 }
 
 static enum MHD_Result
@@ -532,6 +585,8 @@ on_access(void *cls, struct MHD_Connection *c, const char *url, const char *meth
 	(void) cls, (void) version;
 	if (!r && !(r = *con_cls = req_new(c)))
 		return MHD_NO;
+	if (stopping && !r->has_answer)
+		return MHD_NO;          /* past the drain: the connection closes unanswered */
 	r->c = c;
 	if (!r->started)
 		return on_head(r, url, method);
@@ -626,6 +681,8 @@ gw_http_timeout_ms(int max_ms)
 {
 	MHD_UNSIGNED_LONG_LONG t;
 
+	if (kicks > 0)
+		return 0;               /* resume them at once (gw_http_run) */
 	if (daemon_ && MHD_get_timeout(daemon_, &t) == MHD_YES && t < (MHD_UNSIGNED_LONG_LONG) max_ms)
 		return (int) t;
 	return max_ms;
@@ -634,17 +691,32 @@ gw_http_timeout_ms(int max_ms)
 void
 gw_http_run(void)
 {
-	if (daemon_)
-		MHD_run(daemon_);
+	if (!daemon_)
+		return;
+	/* the connections suspended to be read again, in the library's previous turn */
+	for (GwReq *r = live; r && kicks > 0; r = r->next)
+		if (r->read_again)
+		{
+			r->read_again = false;
+			kicks--;
+			if (r->suspended)
+			{
+				r->suspended = false;
+				MHD_resume_connection(r->c);
+			}
+		}
+	kicks = 0;
+	MHD_run(daemon_);
 }
 
-/* the library may not stop with suspended connections: resume them (their routes are freed
- * with them) */
+/* the library may not stop with suspended connections: resume them, unanswered ones close
+ * (their routes are freed with them) */
 void
 gw_http_stop(void)
 {
 	if (!daemon_)
 		return;
+	stopping = true;
 	for (GwReq *r = live; r; r = r->next)
 		if (r->suspended)
 		{

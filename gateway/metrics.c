@@ -451,6 +451,38 @@ route_name(int r)
 	}
 }
 
+/* compress.c's figures: where /sync answers were compressed (worker threads or the loop) */
+static void
+render_gzip(Buf *b)
+{
+	GwGzipStats z;
+	const char *what[4][2] = {
+		{"syncular_gateway_gzip_answers_total", "gzip /sync answers, by where they were compressed (loop: under --gzip-thread-min)"},
+		{"syncular_gateway_gzip_in_bytes_total", "bytes of /sync answers before gzip"},
+		{"syncular_gateway_gzip_out_bytes_total", "bytes of /sync answers after gzip"},
+		{"syncular_gateway_gzip_seconds_total", "time spent compressing /sync answers"}};
+
+	gw_gzip_stats(&z);
+	for (int f = 0; f < 4; f++)
+	{
+		double worker[4] = {z.worker_answers, z.worker_in_bytes, z.worker_out_bytes, z.worker_ns / 1e9};
+		double loop[4] = {z.loop_answers, z.loop_in_bytes, z.loop_out_bytes, z.loop_ns / 1e9};
+
+		family(b, what[f][0], "counter", what[f][1]);
+		buf_printf(b, "%s{thread=\"worker\"} %.*f\n", what[f][0], f == 3 ? 6 : 0, worker[f]);
+		buf_printf(b, "%s{thread=\"loop\"} %.*f\n", what[f][0], f == 3 ? 6 : 0, loop[f]);
+	}
+	family(b, "syncular_gateway_gzip_skipped_total", "counter",
+		   "/sync answers sent uncompressed to a client accepting gzip because --gzip-queue was full");
+	buf_printf(b, "syncular_gateway_gzip_skipped_total %llu\n", (unsigned long long) z.skipped);
+	family(b, "syncular_gateway_gzip_cancelled_total", "counter",
+		   "answers dropped from the compression queue because their client went away");
+	buf_printf(b, "syncular_gateway_gzip_cancelled_total %llu\n", (unsigned long long) z.cancelled);
+	family(b, "syncular_gateway_gzip_queue_bytes", "gauge",
+		   "bytes of /sync answers waiting for or in compression (limit --gzip-queue)");
+	buf_printf(b, "syncular_gateway_gzip_queue_bytes %zu\n", z.queued_bytes);
+}
+
 static void
 render_gateway(Buf *b)
 {
@@ -479,7 +511,7 @@ render_gateway(Buf *b)
 		   "ack messages received on open realtime sockets (SPEC 8.2)");
 	buf_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
 	family(b, "syncular_gateway_ack_writes_total", "counter",
-		   "statements writing realtime acks (one syncular.realtime_ack call per socket with a new ack)");
+		   "statements writing realtime acks (one syncular.realtime_ack_many call per partition with new acks)");
 	buf_printf(b, "syncular_gateway_ack_writes_total %llu\n", (unsigned long long) ack_writes);
 	family(b, "syncular_gateway_acks_written_total", "counter",
 		   "socket acks written by those statements (each socket's highest ack since the previous write)");
@@ -530,6 +562,7 @@ render_gateway(Buf *b)
 	for (int t = 0; t < 2; t++)
 		buf_printf(b, "syncular_gateway_sent_bytes_total{transport=\"%s\"} %llu\n", tname[t],
 				   (unsigned long long) bytes_io[t][0]);
+	render_gzip(b);
 	family(b, "syncular_gateway_metrics_scrapes_total", "counter",
 		   "queries of the database statistics (at most one per --metrics-interval)");
 	buf_printf(b, "syncular_gateway_metrics_scrapes_total %llu\n", (unsigned long long) scrapes);

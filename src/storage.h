@@ -66,6 +66,9 @@ extern bool sync_storage_client_claim(const char *partition, const char *client_
 extern bool sync_storage_client_ack(const char *partition, const char *actor_id,
 									const char *client_id, int64 cursor, const char *epoch,
 									int64 now_ms);
+/* storage_acks.c: the acks of many clients of one partition in one statement (§8.2) */
+extern int64 sync_storage_client_ack_many(const char *partition, Datum actors, Datum clients,
+										  Datum cursors, Datum epochs, int64 now_ms);
 extern bool sync_storage_client_upsert(const char *partition, const char *client_id,
 									   const char *actor_id, int wire_version, int64 cursor,
 									   const char *subscriptions_json, int64 now_ms);
@@ -78,9 +81,6 @@ extern Jsonb *sync_storage_push_result_get(const char *partition, const char *cl
 extern bool sync_storage_push_result_insert(const char *partition, const char *client_id,
 											const char *client_commit_id,
 											const char *result_json);
-extern void sync_storage_push_result_insert_new(const char *partition, const char *client_id,
-												const char *client_commit_id,
-												const char *result_json);
 
 /* rows */
 extern bool sync_storage_row_get(const SyncSchema *schema, int table_index,
@@ -196,7 +196,7 @@ extern bool sync_storage_lease_issue(const char *partition, const char *client_i
 extern bool sync_storage_lease_get(const char *partition, const char *client_id,
 								   SyncStoredLease *lease);
 
-/* An applied pushed commit: its sync_commits row and its stored result (sync_push_results). */
+/* An applied pushed commit: its sync_commits row, with its stored result (sync_commits.result). */
 typedef struct SyncCommitRow
 {
 	const char *partition;

@@ -26,6 +26,8 @@
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text)               TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text)     TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.realtime_ack_many(text, text[], text[], bigint[], text[])
+--                                                                                         TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.presence_authorize(text, text, text, text[])     TO sync_gateway;
 --   -- ... and its commit wake-ups (docs/realtime.md "Commit wake-ups")
 --   GRANT EXECUTE ON FUNCTION syncular.commit_wakeup_mode(), syncular.wait_commits(bigint, integer)
@@ -78,6 +80,7 @@ REVOKE EXECUTE ON FUNCTION syncular.set_scope_resolver(regprocedure) FROM PUBLIC
 REVOKE EXECUTE ON FUNCTION syncular.prune(text, jsonb) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION syncular.rotate_log_epoch(text) FROM PUBLIC;
 REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits FROM PUBLIC;
+REVOKE ALL ON syncular.push_results FROM PUBLIC;
 
 -- Remote operations (65_operations.sql): registration owner-only; the serving entry point is
 -- granted to the gateway role like handle_http (docs/gateway.md).
