@@ -1,9 +1,10 @@
 -- capture_shapes: every log statement a captured statement can take (the one-row statement of
 -- a one-row INSERT or in-place UPDATE, the lean statements of a multi-row INSERT and of an
 -- UPDATE whose rows keep their scopes, few rows and many, the general statement) writes the
--- same commit log, row scope index and tombstones as a push of the same rows: partition 'sql'
--- is written with SQL, partition 'psh' with syncular.push, one commit per step on each side,
--- and the two are compared (commit_seq counted from each partition's first commit).
+-- same commit log, scope index (wherever an entry is kept), row scope index and tombstones as a
+-- push of the same rows: partition 'sql' is written with SQL, partition 'psh' with syncular.push,
+-- one commit per step on each side, and the two are compared (commit_seq counted from each
+-- partition's first commit).
 \set testdb syncular_t_capture_shapes
 \i sql/capture_helpers.psql
 CREATE FUNCTION pg_temp.push_rows(p_ccid text, p_ops jsonb) RETURNS text LANGUAGE sql AS $$
@@ -24,8 +25,12 @@ LANGUAGE sql AS $$
   ch AS (SELECT c.partition, concat_ws(' ', c.commit_seq - base.b, c.idx, c.tbl, c.row_id, c.op,
                   c.row_version, c.scopes, encode(c.payload, 'hex')) AS item
            FROM syncular.sync_changes c JOIN base USING (partition)),
+  -- the scope index: its rows, and the entries one-change commits keep in their change row
   cs AS (SELECT s.partition, concat_ws(' ', s.tbl, s.var, s.value, s.commit_seq - base.b) AS item
-           FROM syncular.sync_change_scopes s JOIN base USING (partition)),
+           FROM syncular.sync_change_scopes s JOIN base USING (partition)
+         UNION ALL
+         SELECT c.partition, concat_ws(' ', c.tbl, c.scope_var, c.scope_value, c.commit_seq - base.b)
+           FROM syncular.sync_changes c JOIN base USING (partition) WHERE c.scope_var IS NOT NULL),
   rs AS (SELECT r.partition, concat_ws(' ', r.tbl, r.var, r.value, r.row_id) AS item
            FROM syncular.sync_row_scopes r WHERE r.partition IN ('sql', 'psh')),
   tb AS (SELECT t.partition, concat_ws(' ', t.tbl, t.row_id, t.commit_seq - base.b) AS item
