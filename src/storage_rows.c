@@ -581,7 +581,10 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
  * commit) and made only for a changed value (the test inside the probe's subquery is its
  * one-time filter).  Stale entries are found by those probes and deleted by ctid; with none found, the
  * delete reads nothing (a one-time filter), whatever plan it has.  New entries are inserted in
- * key order unless present (see the one-row statement).
+ * key order unless present (see the one-row statement).  Only rows whose scopes differ from
+ * the stored ones (os IS DISTINCT FROM ns: new rows, moved rows) are expanded at all, and the
+ * new scopes are expanded once per distinct value and joined back to their rows: each
+ * jsonb_each_text call builds a tuplestore, which cost more per row than the row's insert.
  */
 static SPIPlanPtr
 build_upsert_many(const SyncTable *t)
@@ -631,7 +634,9 @@ build_upsert_many(const SyncTable *t)
 	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
 						   "stale AS MATERIALIZED (SELECT ARRAY("
-						   " SELECT s.ctid FROM o, pg_catalog.jsonb_each_text(o.os) e "
+						   " SELECT s.ctid FROM (SELECT o.row_id, o.os, o.ns FROM o "
+						   "  WHERE o.os IS DISTINCT FROM o.ns OFFSET 0) o, "
+						   "  pg_catalog.jsonb_each_text(o.os) e "
 						   " CROSS JOIN LATERAL (SELECT s.ctid FROM syncular.sync_row_scopes s "
 						   "  WHERE (o.ns ->> e.key) IS DISTINCT FROM e.value "
 						   "  AND s.partition = $1 AND s.tbl = $7 AND s.var = e.key "
@@ -642,7 +647,11 @@ build_upsert_many(const SyncTable *t)
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, e.row_id "
-						   " FROM (SELECT o.row_id, e.key, e.value FROM o, pg_catalog.jsonb_each_text(o.ns) e "
+						   " FROM (SELECT o.row_id, e.key, e.value FROM (SELECT o.row_id, o.os, o.ns FROM o "
+						   "   WHERE o.os IS DISTINCT FROM o.ns OFFSET 0) o "
+						   "  JOIN (SELECT d.ns, e.key, e.value FROM (SELECT DISTINCT o.ns FROM o "
+						   "   WHERE o.os IS DISTINCT FROM o.ns) d, pg_catalog.jsonb_each_text(d.ns) e) e "
+						   "  ON e.ns = o.ns "
 						   "  WHERE (o.os ->> e.key) IS DISTINCT FROM e.value OFFSET 0) e "
 						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
 						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
@@ -708,8 +717,15 @@ sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *
 
 		ids[k] = text_datum(w->row_id);
 		vers[k] = Int64GetDatum(w->server_version);
-		/* jsonb_in, as the $4::jsonb cast of the single-row statement does */
-		scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(w->scopes_json));
+		/*
+		 * jsonb_in, as the $4::jsonb cast of the single-row statement does; a row whose scopes
+		 * text equals the previous row's (most rows of a commit: one list, one owner) shares its
+		 * value instead of parsing the same text again
+		 */
+		if (k > 0 && strcmp(w->scopes_json, rows[k - 1].scopes_json) == 0)
+			scopes[k] = scopes[k - 1];
+		else
+			scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(w->scopes_json));
 		payloads[k] = PointerGetDatum(make_bytea(w->payload, w->payload_len));
 		cv_null[k] = w->column_versions == NULL;
 		cvs[k] = w->column_versions
