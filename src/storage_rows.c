@@ -583,8 +583,9 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
  * delete reads nothing (a one-time filter), whatever plan it has.  New entries are inserted in
  * key order unless present (see the one-row statement).  Only rows whose scopes differ from
  * the stored ones (os IS DISTINCT FROM ns: new rows, moved rows) are expanded at all, and the
- * new scopes are expanded once per distinct value and joined back to their rows: each
- * jsonb_each_text call builds a tuplestore, which cost more per row than the row's insert.
+ * new scopes are expanded once per distinct value (nx, materialized: as a subquery the join
+ * evaluated it again for every row) and joined back to their rows: each jsonb_each_text call
+ * builds a tuplestore.
  */
 static SPIPlanPtr
 build_upsert_many(const SyncTable *t)
@@ -644,15 +645,14 @@ build_upsert_many(const SyncTable *t)
 						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.partition = $1 "
 						   " AND rs.tbl = $7 AND rs.ctid = ANY ((SELECT stale.ids FROM stale)::pg_catalog.tid[]) "
 						   " AND (SELECT pg_catalog.cardinality(stale.ids) FROM stale) > 0), "
+						   "nx AS MATERIALIZED (SELECT d.ns, e.key, e.value FROM (SELECT DISTINCT o.ns FROM o "
+						   " WHERE o.os IS DISTINCT FROM o.ns) d, pg_catalog.jsonb_each_text(d.ns) e), "
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, e.row_id "
-						   " FROM (SELECT o.row_id, e.key, e.value FROM (SELECT o.row_id, o.os, o.ns FROM o "
-						   "   WHERE o.os IS DISTINCT FROM o.ns OFFSET 0) o "
-						   "  JOIN (SELECT d.ns, e.key, e.value FROM (SELECT DISTINCT o.ns FROM o "
-						   "   WHERE o.os IS DISTINCT FROM o.ns) d, pg_catalog.jsonb_each_text(d.ns) e) e "
-						   "  ON e.ns = o.ns "
-						   "  WHERE (o.os ->> e.key) IS DISTINCT FROM e.value OFFSET 0) e "
+						   " FROM (SELECT o.row_id, nx.key, nx.value FROM o JOIN nx ON nx.ns = o.ns "
+						   "  WHERE o.os IS DISTINCT FROM o.ns "
+						   "  AND (o.os ->> nx.key) IS DISTINCT FROM nx.value OFFSET 0) e "
 						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
 						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
 						   "  AND z.value = e.value AND z.row_id = e.row_id OFFSET 0) "
