@@ -834,14 +834,9 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 		op[k] = Int16GetDatum(c->op);
 		ver[k] = Int64GetDatum(c->row_version);
 		ver_null[k] = !c->has_version;
-		/*
-		 * jsonb_in, as the $8::jsonb cast of the one-change statement does; the same scopes
-		 * text as the previous change's shares its value (see sync_storage_rows_upsert)
-		 */
-		if (k > 0 && strcmp(c->scopes_json, changes[k - 1].scopes_json) == 0)
-			scopes[k] = scopes[k - 1];
-		else
-			scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(c->scopes_json));
+		/* as the $8::jsonb cast of the one-change statement makes it */
+		scopes[k] = scopes_jsonb(c->scopes_json, k > 0 ? changes[k - 1].scopes_json : NULL,
+								 k > 0 ? scopes[k - 1] : (Datum) 0);
 		payload_null[k] = c->payload == NULL;
 		payload[k] = c->payload ? PointerGetDatum(make_bytea(c->payload, c->payload_len))
 			: (Datum) 0;

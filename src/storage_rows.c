@@ -745,15 +745,9 @@ many_args(const SyncTable *t, const char *partition, int n, const SyncRowWrite *
 
 		ids[k] = text_datum(w->row_id);
 		vers[k] = Int64GetDatum(w->server_version);
-		/*
-		 * jsonb_in, as the $4::jsonb cast of the single-row statement does; a row whose scopes
-		 * text equals the previous row's (most rows of a commit: one list, one owner) shares its
-		 * value instead of parsing the same text again
-		 */
-		if (k > 0 && strcmp(w->scopes_json, rows[k - 1]->scopes_json) == 0)
-			scopes[k] = scopes[k - 1];
-		else
-			scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(w->scopes_json));
+		/* as the $4::jsonb cast of the single-row statement makes it */
+		scopes[k] = scopes_jsonb(w->scopes_json, k > 0 ? rows[k - 1]->scopes_json : NULL,
+								 k > 0 ? scopes[k - 1] : (Datum) 0);
 		payloads[k] = PointerGetDatum(make_bytea(w->payload, w->payload_len));
 		cv_null[k] = w->column_versions == NULL;
 		cvs[k] = w->column_versions
