@@ -189,6 +189,25 @@ SELECT row_id, var, value FROM syncular.sync_row_scopes
 SELECT count(DISTINCT cmin::text) AS statements FROM public.items
  WHERE _sync_partition = 'p2' AND id IN ('i004', 'i040', 'i041');
 
+-- 7c. a commit that updates stored rows (their scopes stay) and inserts new ones between them:
+-- the updates are one plain UPDATE, the new rows one upsert (two statements, each row written
+-- once), with the rows, versions and row-scope entries of the op-by-op path (section 7)
+SELECT count(*) FROM pg_temp.acquire('p6', 'u1', 'B');
+SELECT * FROM pg_temp.round('p6', 'u1', 'B', jsonb_build_array(pg_temp.pc('first', VARIADIC
+  (SELECT array_agg(pg_temp.item(i) ORDER BY i) FROM generate_series(1, 6) i))));
+SELECT * FROM pg_temp.round('p6', 'u1', 'B', jsonb_build_array(pg_temp.pc('mixed', VARIADIC
+  (SELECT array_agg(pg_temp.item(i, 10 + i) ORDER BY i) FROM generate_series(4, 9) i))));
+SELECT count(DISTINCT cmin::text) FILTER (WHERE _sync_server_version = 2) AS update_statements,
+       count(DISTINCT cmin::text) FILTER (WHERE id BETWEEN 'i007' AND 'i009') AS insert_statements,
+       count(DISTINCT cmin::text) FILTER (WHERE id BETWEEN 'i004' AND 'i009') AS statements
+  FROM public.items WHERE _sync_partition = 'p6';
+SELECT _sync_row_id, _sync_server_version, n, encode(_sync_column_versions, 'hex') AS cv, _sync_scopes
+  FROM public.items WHERE _sync_partition = 'p6' ORDER BY 1;
+SELECT string_agg(row_id || ' ' || var || '=' || value, '; ' ORDER BY row_id) AS row_scopes
+  FROM syncular.sync_row_scopes WHERE partition = 'p6';
+SELECT string_agg(format('%s v%s', row_id, row_version), '; ' ORDER BY commit_seq, idx) AS changes
+  FROM syncular.sync_changes WHERE partition = 'p6';
+
 -- 8. the same commits with every write its own statement (a trigger on items and notes makes
 -- them not batchable; last: relhastriggers stays set): byte-identical responses, stored
 -- results, rows and changes

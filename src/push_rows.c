@@ -3,8 +3,9 @@
  * or two per operation), each operation's read of its stored row, and the row-write batch.
  *
  * The row-write batch.  While the client operations are applied (st->batching), the upserts of
- * a batchable table are deferred and written per table in one array statement
- * (sync_storage_rows_upsert) instead of one statement per operation.  A table is batchable when
+ * a batchable table are deferred and written per table in array statements
+ * (sync_storage_rows_upsert: one plain update of the stored rows whose scopes stay, one upsert of
+ * the others) instead of one statement per operation.  A table is batchable when
  * nothing can observe its rows between two operations: no trigger or rewrite rule (including
  * foreign keys and deferrable constraints, whose checks are triggers), no row validator, no
  * blob_ref column (its blob references are written with the row).  The batch is flushed before
@@ -256,7 +257,7 @@ write_one(PushState *st, const PendingWrite *p)
 	st->writing_op = -1;
 }
 
-/* Each table's deferred writes, one statement per table (in order of first appearance). */
+/* Each table's deferred writes, one call per table (in order of first appearance). */
 static void
 write_batches(PushState *st)
 {

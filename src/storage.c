@@ -252,7 +252,9 @@ static const StaticPlan static_sql[P_COUNT] = {
 		 * the commit carries the same commit_seq, so one per row is the same end state.
 		 * Scope entries: the commit_seq is new and only this commit (under the partition lock)
 		 * writes it, so DISTINCT plus NOT EXISTS (entries an earlier statement of the same
-		 * commit wrote) replace ON CONFLICT DO NOTHING and its speculative insertion.  OFFSET 0
+		 * commit wrote) replace ON CONFLICT DO NOTHING and its speculative insertion; each
+		 * distinct (tbl, scopes) is expanded once (the changes of a commit mostly share their
+		 * scopes, and every jsonb_each_text call builds a tuplestore).  OFFSET 0
 		 * keeps NOT EXISTS a key probe per entry: as an anti-join the generic plan hashed the
 		 * partition's whole scope index on every commit.
 		 */
@@ -266,8 +268,9 @@ static const StaticPlan static_sql[P_COUNT] = {
 		" SELECT $1, $2, x.idx, x.tbl, x.row_id, x.op, x.row_version, x.scopes, x.payload "
 		" FROM x), "
 		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-		" SELECT $1, d.tbl, d.var, d.value, $2 FROM (SELECT DISTINCT x.tbl, e.key AS var, "
-		"  e.value FROM x, pg_catalog.jsonb_each_text(x.scopes) e) d "
+		" SELECT $1, d.tbl, d.var, d.value, $2 FROM (SELECT DISTINCT y.tbl, e.key AS var, "
+		"  e.value FROM (SELECT DISTINCT x.tbl, x.scopes FROM x) y, "
+		"  pg_catalog.jsonb_each_text(y.scopes) e) d "
 		" WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z WHERE z.partition = $1 "
 		"  AND z.tbl = d.tbl AND z.var = d.var AND z.value = d.value AND z.commit_seq = $2 "
 		"  OFFSET 0)) "
@@ -831,8 +834,9 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 		op[k] = Int16GetDatum(c->op);
 		ver[k] = Int64GetDatum(c->row_version);
 		ver_null[k] = !c->has_version;
-		/* jsonb_in, as the $8::jsonb cast of the one-change statement does */
-		scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(c->scopes_json));
+		/* as the $8::jsonb cast of the one-change statement makes it */
+		scopes[k] = scopes_jsonb(c->scopes_json, k > 0 ? changes[k - 1].scopes_json : NULL,
+								 k > 0 ? scopes[k - 1] : (Datum) 0);
 		payload_null[k] = c->payload == NULL;
 		payload[k] = c->payload ? PointerGetDatum(make_bytea(c->payload, c->payload_len))
 			: (Datum) 0;

@@ -196,6 +196,20 @@ make_bytea(const uint8 *p, size_t len)
 	return b;
 }
 
+/*
+ * The jsonb of scopes text json (jsonb_in, as a $n::jsonb cast makes it), for the elements of a
+ * many-row statement's jsonb[] parameter: when json equals the previous element's text prev_json
+ * (most rows of a commit share their scopes: one list, one owner), the previous value prev is
+ * shared instead of parsing the same text again.
+ */
+static inline Datum
+scopes_jsonb(const char *json, const char *prev_json, Datum prev)
+{
+	if (prev_json != NULL && strcmp(json, prev_json) == 0)
+		return prev;
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+}
+
 /* ---------------------------------------------------------------- column types */
 
 static inline const char *

@@ -44,6 +44,7 @@ typedef struct TablePlans
 	SPIPlanPtr	prefetch;		/* many rows (+ tombstones) by id, one statement */
 	SPIPlanPtr	upsert_many;	/* many rows' upserts, one statement (built on first use) */
 	SPIPlanPtr	update;			/* a stored row with unchanged scopes (built on first use) */
+	SPIPlanPtr	update_many;	/* many such rows, one statement (built on first use) */
 } TablePlans;
 
 static void
@@ -63,6 +64,8 @@ free_table_plans(void *entry)
 		SPI_freeplan(tp->upsert_many);
 	if (tp->update)
 		SPI_freeplan(tp->update);
+	if (tp->update_many)
+		SPI_freeplan(tp->update_many);
 }
 
 static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
@@ -581,15 +584,23 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
  * commit) and made only for a changed value (the test inside the probe's subquery is its
  * one-time filter).  Stale entries are found by those probes and deleted by ctid; with none found, the
  * delete reads nothing (a one-time filter), whatever plan it has.  New entries are inserted in
- * key order unless present (see the one-row statement).
+ * key order unless present (see the one-row statement).  Only rows whose scopes differ from
+ * the stored ones (os IS DISTINCT FROM ns: new rows, moved rows) are expanded at all, and the
+ * new scopes are expanded once per distinct value (nx, materialized: as a subquery the join
+ * evaluated it again for every row) and joined back to their rows: each jsonb_each_text call
+ * builds a tuplestore.
  */
-static SPIPlanPtr
-build_upsert_many(const SyncTable *t)
+/*
+ * The parameter types of the many-row statements (see build_upsert_many) and their rows as
+ * "ROWS FROM (...) AS x(row_id, ver, scopes, payload, cv, c0, ...)" appended to sql.
+ */
+static Oid *
+append_many_rows(StringInfo sql, const SyncTable *t, int *nargs)
 {
-	StringInfoData sql;
-	int			nargs = 7 + (t->materialize ? t->ncolumns : 0);
-	Oid		   *types = palloc(sizeof(Oid) * nargs);
+	Oid		   *types;
 
+	*nargs = 7 + (t->materialize ? t->ncolumns : 0);
+	types = palloc(sizeof(Oid) * *nargs);
 	types[0] = TEXTOID;
 	types[1] = TEXTARRAYOID;
 	types[2] = INT8ARRAYOID;
@@ -597,23 +608,61 @@ build_upsert_many(const SyncTable *t)
 	types[4] = BYTEAARRAYOID;
 	types[5] = BYTEAARRAYOID;
 	types[6] = TEXTOID;
-	initStringInfo(&sql);
-	appendStringInfoString(&sql,
-						   "WITH x AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($2::text[]), "
+	appendStringInfoString(sql,
+						   "ROWS FROM (pg_catalog.unnest($2::text[]), "
 						   "pg_catalog.unnest($3::int8[]), pg_catalog.unnest($4::jsonb[]), "
 						   "pg_catalog.unnest($5::bytea[]), pg_catalog.unnest($6::bytea[])");
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
 		{
 			types[7 + i] = get_array_type(column_type_oid(t->columns[i].type));
-			appendStringInfo(&sql, ", pg_catalog.unnest($%d::%s[])", 8 + i,
+			appendStringInfo(sql, ", pg_catalog.unnest($%d::%s[])", 8 + i,
 							 column_sql_type(t->columns[i].type));
 		}
-	appendStringInfoString(&sql, ") AS x(row_id, ver, scopes, payload, cv");
+	appendStringInfoString(sql, ") AS x(row_id, ver, scopes, payload, cv");
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
-			appendStringInfo(&sql, ", c%d", i);
-	appendStringInfo(&sql, ")), o AS MATERIALIZED (SELECT x.row_id, x.scopes AS ns, r.s AS os "
+			appendStringInfo(sql, ", c%d", i);
+	appendStringInfoChar(sql, ')');
+	return types;
+}
+
+/*
+ * The plain update of many stored rows whose scopes stay (SyncRowWrite.existing), the
+ * many-row form of build_update: parameters as in build_upsert_many ($7 unused), no row-scope
+ * entry read or written, no speculative insertion, no probe of the stored row's scopes.
+ * Returns the number of rows updated (a row gone meanwhile is not).
+ */
+static SPIPlanPtr
+build_update_many(const SyncTable *t)
+{
+	StringInfoData sql;
+	int			nargs;
+	Oid		   *types;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "UPDATE %s AS t SET ", t->qualified);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(&sql, "%s = x.c%d, ", quote_identifier(t->columns[i].name), i);
+	appendStringInfoString(&sql, "_sync_server_version = x.ver, _sync_scopes = x.scopes, "
+						   "_sync_payload = x.payload, _sync_column_versions = x.cv FROM ");
+	types = append_many_rows(&sql, t, &nargs);
+	appendStringInfoString(&sql, " WHERE t._sync_partition = $1 AND t._sync_row_id = x.row_id");
+	return prepare(sql.data, nargs, types);
+}
+
+static SPIPlanPtr
+build_upsert_many(const SyncTable *t)
+{
+	StringInfoData sql;
+	int			nargs;
+	Oid		   *types;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "WITH x AS (SELECT * FROM ");
+	types = append_many_rows(&sql, t, &nargs);
+	appendStringInfo(&sql, "), o AS MATERIALIZED (SELECT x.row_id, x.scopes AS ns, r.s AS os "
 					 " FROM x LEFT JOIN LATERAL (SELECT y._sync_scopes AS s FROM %s y "
 					 "  WHERE y._sync_partition = $1 AND y._sync_row_id = x.row_id OFFSET 0) r ON true), ",
 					 t->qualified);
@@ -631,7 +680,9 @@ build_upsert_many(const SyncTable *t)
 	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
 						   "stale AS MATERIALIZED (SELECT ARRAY("
-						   " SELECT s.ctid FROM o, pg_catalog.jsonb_each_text(o.os) e "
+						   " SELECT s.ctid FROM (SELECT o.row_id, o.os, o.ns FROM o "
+						   "  WHERE o.os IS DISTINCT FROM o.ns OFFSET 0) o, "
+						   "  pg_catalog.jsonb_each_text(o.os) e "
 						   " CROSS JOIN LATERAL (SELECT s.ctid FROM syncular.sync_row_scopes s "
 						   "  WHERE (o.ns ->> e.key) IS DISTINCT FROM e.value "
 						   "  AND s.partition = $1 AND s.tbl = $7 AND s.var = e.key "
@@ -639,11 +690,14 @@ build_upsert_many(const SyncTable *t)
 						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.partition = $1 "
 						   " AND rs.tbl = $7 AND rs.ctid = ANY ((SELECT stale.ids FROM stale)::pg_catalog.tid[]) "
 						   " AND (SELECT pg_catalog.cardinality(stale.ids) FROM stale) > 0), "
+						   "nx AS MATERIALIZED (SELECT d.ns, e.key, e.value FROM (SELECT DISTINCT o.ns FROM o "
+						   " WHERE o.os IS DISTINCT FROM o.ns) d, pg_catalog.jsonb_each_text(d.ns) e), "
 						   "ins AS (INSERT INTO syncular.sync_row_scopes "
 						   " (partition, tbl, var, value, row_id) "
 						   " SELECT $1, $7, e.key, e.value, e.row_id "
-						   " FROM (SELECT o.row_id, e.key, e.value FROM o, pg_catalog.jsonb_each_text(o.ns) e "
-						   "  WHERE (o.os ->> e.key) IS DISTINCT FROM e.value OFFSET 0) e "
+						   " FROM (SELECT o.row_id, nx.key, nx.value FROM o JOIN nx ON nx.ns = o.ns "
+						   "  WHERE o.os IS DISTINCT FROM o.ns "
+						   "  AND (o.os ->> nx.key) IS DISTINCT FROM nx.value OFFSET 0) e "
 						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
 						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
 						   "  AND z.value = e.value AND z.row_id = e.row_id OFFSET 0) "
@@ -668,48 +722,32 @@ datum_array(Datum *elems, bool *nulls, int n, Oid elem)
 }
 
 /*
- * sync_storage_row_upsert for n rows of one table (distinct row ids) in one statement, with the
- * same rows and row-scope entries as n single-row calls in array order.
+ * The parameters of a many-row statement (build_upsert_many, build_update_many) for the n rows
+ * rows[0..n-1], in the current memory context.
  */
-void
-sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *partition,
-						 int n, const SyncRowWrite *rows)
+static Datum *
+many_args(const SyncTable *t, const char *partition, int n, const SyncRowWrite **rows)
 {
-	const SyncTable *t = &schema->tables[table_index];
-	TablePlans *tp = table_plans(schema, table_index);
 	int			ncols = t->materialize ? t->ncolumns : 0;
-	MemoryContext caller;
-	Datum		v[7];
-	Datum	   *args;
-	Datum	   *ids;
-	Datum	   *vers;
-	Datum	   *scopes;
-	Datum	   *payloads;
-	Datum	   *cvs;
-	bool	   *cv_null;
-	Datum	   *cols;
-	bool	   *col_null;
+	Datum	   *args = palloc(sizeof(Datum) * (7 + ncols));
+	Datum	   *ids = palloc(sizeof(Datum) * n);
+	Datum	   *vers = palloc(sizeof(Datum) * n);
+	Datum	   *scopes = palloc(sizeof(Datum) * n);
+	Datum	   *payloads = palloc(sizeof(Datum) * n);
+	Datum	   *cvs = palloc(sizeof(Datum) * n);
+	bool	   *cv_null = palloc(sizeof(bool) * n);
+	Datum	   *cols = palloc(sizeof(Datum) * Max(n * ncols, 1));
+	bool	   *col_null = palloc(sizeof(bool) * Max(n * ncols, 1));
 
-	if (tp->upsert_many == NULL)
-		tp->upsert_many = build_upsert_many(t);
-	caller = scratch_begin();
-	args = palloc(sizeof(Datum) * (7 + ncols));
-	ids = palloc(sizeof(Datum) * n);
-	vers = palloc(sizeof(Datum) * n);
-	scopes = palloc(sizeof(Datum) * n);
-	payloads = palloc(sizeof(Datum) * n);
-	cvs = palloc(sizeof(Datum) * n);
-	cv_null = palloc(sizeof(bool) * n);
-	cols = palloc(sizeof(Datum) * Max(n * ncols, 1));
-	col_null = palloc(sizeof(bool) * Max(n * ncols, 1));
 	for (int k = 0; k < n; k++)
 	{
-		const SyncRowWrite *w = &rows[k];
+		const SyncRowWrite *w = rows[k];
 
 		ids[k] = text_datum(w->row_id);
 		vers[k] = Int64GetDatum(w->server_version);
-		/* jsonb_in, as the $4::jsonb cast of the single-row statement does */
-		scopes[k] = DirectFunctionCall1(jsonb_in, CStringGetDatum(w->scopes_json));
+		/* as the $4::jsonb cast of the single-row statement makes it */
+		scopes[k] = scopes_jsonb(w->scopes_json, k > 0 ? rows[k - 1]->scopes_json : NULL,
+								 k > 0 ? scopes[k - 1] : (Datum) 0);
 		payloads[k] = PointerGetDatum(make_bytea(w->payload, w->payload_len));
 		cv_null[k] = w->column_versions == NULL;
 		cvs[k] = w->column_versions
@@ -718,18 +756,60 @@ sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *
 		for (int i = 0; i < ncols; i++)
 			cols[i * n + k] = value_datum(&t->columns[i], &w->values[i], &col_null[i * n + k]);
 	}
-	v[0] = text_datum(partition);
-	v[1] = datum_array(ids, NULL, n, TEXTOID);
-	v[2] = datum_array(vers, NULL, n, INT8OID);
-	v[3] = datum_array(scopes, NULL, n, JSONBOID);
-	v[4] = datum_array(payloads, NULL, n, BYTEAOID);
-	v[5] = datum_array(cvs, cv_null, n, BYTEAOID);
-	v[6] = text_datum(t->name);
-	memcpy(args, v, sizeof(v));
+	args[0] = text_datum(partition);
+	args[1] = datum_array(ids, NULL, n, TEXTOID);
+	args[2] = datum_array(vers, NULL, n, INT8OID);
+	args[3] = datum_array(scopes, NULL, n, JSONBOID);
+	args[4] = datum_array(payloads, NULL, n, BYTEAOID);
+	args[5] = datum_array(cvs, cv_null, n, BYTEAOID);
+	args[6] = text_datum(t->name);
 	for (int i = 0; i < ncols; i++)
 		args[7 + i] = datum_array(cols + i * n, col_null + i * n, n,
 								  column_type_oid(t->columns[i].type));
-	run_engine_write(tp->upsert_many, args, NULL);
+	return args;
+}
+
+/*
+ * sync_storage_row_upsert for n rows of one table (distinct row ids), with the same rows and
+ * row-scope entries as n single-row calls: the stored rows whose scopes stay (existing) in one
+ * plain update, as the single-row call updates one, then the others in one upsert.  A stored
+ * row gone meanwhile (a writer outside the engine) leaves the update short: then the upsert
+ * writes those rows too (the ones the update wrote again, with the values they now hold).
+ */
+void
+sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *partition,
+						 int n, const SyncRowWrite *rows)
+{
+	const SyncTable *t = &schema->tables[table_index];
+	TablePlans *tp = table_plans(schema, table_index);
+	MemoryContext caller;
+	const SyncRowWrite **upd;
+	const SyncRowWrite **ups;
+	int			nupd = 0;
+	int			nups = 0;
+
+	if (tp->upsert_many == NULL)
+		tp->upsert_many = build_upsert_many(t);
+	if (tp->update_many == NULL)
+		tp->update_many = build_update_many(t);
+	caller = scratch_begin();
+	upd = palloc(sizeof(SyncRowWrite *) * n);
+	ups = palloc(sizeof(SyncRowWrite *) * n);
+	for (int k = 0; k < n; k++)
+	{
+		if (rows[k].existing)
+			upd[nupd++] = &rows[k];
+		else
+			ups[nups++] = &rows[k];
+	}
+	if (nupd > 0 &&
+		run_engine_write(tp->update_many, many_args(t, partition, nupd, upd), NULL) != (uint64) nupd)
+	{
+		for (int k = 0; k < nupd; k++)
+			ups[nups++] = upd[k];
+	}
+	if (nups > 0)
+		run_engine_write(tp->upsert_many, many_args(t, partition, nups, ups), NULL);
 	scratch_end(caller);
 }
 
