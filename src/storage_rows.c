@@ -6,10 +6,14 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/table.h"
+#include "utils/regproc.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "capture.h"
 #include "storage_internal.h"
+#include "storage_scan.h"
 
 /*
  * A statement that writes synced rows for the engine (push, reference actions): the capture
@@ -38,7 +42,8 @@ run_engine_write(SPIPlanPtr plan, Datum *values, const char *nulls)
 
 typedef struct TablePlans
 {
-	SPIPlanPtr	get;
+	Oid			relid;			/* the synced table, as last opened by a keyed read */
+	Oid			nsp;
 	SPIPlanPtr	upsert;
 	SPIPlanPtr	del;
 	SPIPlanPtr	prefetch;		/* many rows (+ tombstones) by id, one statement */
@@ -51,8 +56,6 @@ free_table_plans(void *entry)
 {
 	TablePlans *tp = entry;
 
-	if (tp->get)
-		SPI_freeplan(tp->get);
 	if (tp->upsert)
 		SPI_freeplan(tp->upsert);
 	if (tp->del)
@@ -118,15 +121,6 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	Oid		   *types;
 	int			nargs;
 
-	/* read */
-	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "SELECT _sync_server_version, _sync_scopes, _sync_payload, "
-					 "_sync_column_versions FROM %s "
-					 "WHERE _sync_partition = $1 AND _sync_row_id = $2",
-					 t->qualified);
-	tp->get = prepare(sql.data, 2, (Oid[]) {TEXTOID, TEXTOID});
-
 	/*
 	 * read-ahead of a commit's rows: every id with its stored row or, when absent, its
 	 * tombstone (the same answers as get and P_TOMBSTONE_GET), so a multi-op commit reads its
@@ -134,7 +128,7 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	 * keeps every read a key probe even in the generic plan (a flattened join hashed the whole
 	 * partition).
 	 */
-	resetStringInfo(&sql);
+	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "SELECT i.n, r._sync_server_version, r._sync_scopes, r._sync_payload, "
 					 "r._sync_column_versions, tb.commit_seq, tb.scopes, r.found IS NOT NULL "
@@ -224,7 +218,7 @@ table_plans(const SyncSchema *schema, int table_index)
 {
 	TablePlans *tp = plan_cache_entry(&table_plan_cache, schema, table_index);
 
-	if (tp->get == NULL)
+	if (tp->upsert == NULL)
 	{
 		TablePlans	built = {0};
 
@@ -237,26 +231,79 @@ table_plans(const SyncSchema *schema, int table_index)
 
 /* ---------------------------------------------------------------- rows */
 
+/*
+ * The synced table with AccessShareLock: by the OID a previous read found while it still names
+ * this table, else by its qualified name (after DDL, or the first time).
+ */
+static Relation
+open_synced(const SyncTable *t, TablePlans *tp)
+{
+	Relation	rel = OidIsValid(tp->relid) ? try_table_open(tp->relid, AccessShareLock) : NULL;
+
+	if (rel != NULL && (RelationGetNamespace(rel) != tp->nsp ||
+						strcmp(RelationGetRelationName(rel), t->name) != 0))
+	{
+		table_close(rel, AccessShareLock);
+		rel = NULL;
+	}
+	if (rel == NULL)
+	{
+		Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(
+												 stringToQualifiedNameList(t->qualified)),
+											 AccessShareLock, false);
+
+		rel = table_open(relid, NoLock);
+		tp->relid = relid;
+		tp->nsp = RelationGetNamespace(rel);
+	}
+	return rel;
+}
+
+/*
+ * A stored row by its primary key (_sync_partition, _sync_row_id), in a fresh snapshot as a
+ * statement of its own would read it: a direct probe of the key, no executor.
+ */
 bool
 sync_storage_row_get(const SyncSchema *schema, int table_index, const char *partition,
 					 const char *row_id, SyncStoredRow *out)
 {
+	const SyncTable *t = &schema->tables[table_index];
 	TablePlans *tp = table_plans(schema, table_index);
-	Datum		v[2];
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	Relation	rel = open_synced(t, tp);
+	Oid			pkid = RelationGetPrimaryKeyIndex(rel);
+	Relation	pk;
+	TupleTableSlot *slot;
+	ScanKeyData keys[2];
 	bool		isnull;
 
 	memset(out, 0, sizeof(*out));
-	v[0] = text_datum(partition);
-	v[1] = text_datum(row_id);
-	if (!run_row(tp->get, v, false))
-		return false;
-	out->found = true;
-	out->server_version = get_int8(0, 1, &isnull);
-	out->scopes = get_varlena(0, 2, &isnull);
-	out->payload = get_varlena(0, 3, &isnull);
-	out->column_versions = get_varlena(0, 4, &isnull);
-	done();
-	return true;
+	if (!OidIsValid(pkid))
+		elog(ERROR, "syncular: %s has no primary key", t->qualified);
+	pk = index_open(pkid, AccessShareLock);
+	if (pk->rd_index->indnkeyatts != 2 ||
+		pk->rd_index->indkey.values[0] != sync_scan_attnum(rel, "_sync_partition") ||
+		pk->rd_index->indkey.values[1] != sync_scan_attnum(rel, "_sync_row_id"))
+		elog(ERROR, "syncular: the primary key of %s is not (_sync_partition, _sync_row_id)",
+			 t->qualified);
+	slot = table_slot_create(rel, NULL);
+	sync_scan_eq_key(&keys[0], pk, 1, text_datum(partition));
+	sync_scan_eq_key(&keys[1], pk, 2, text_datum(row_id));
+	if (sync_scan_fetch(rel, pk, keys, 2, snap, slot))
+	{
+		out->found = true;
+		out->server_version = sync_scan_int8(slot, sync_scan_attnum(rel, "_sync_server_version"),
+											 &isnull);
+		out->scopes = sync_scan_varlena(slot, sync_scan_attnum(rel, "_sync_scopes"));
+		out->payload = sync_scan_varlena(slot, sync_scan_attnum(rel, "_sync_payload"));
+		out->column_versions = sync_scan_varlena(slot,
+												 sync_scan_attnum(rel, "_sync_column_versions"));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(pk, NoLock);
+	table_close(rel, NoLock);
+	sync_scan_snapshot_end(false);
+	return out->found;
 }
 
 /*
