@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# What concurrent 1-op pushes wait on: pg_stat_activity sampled every 3 ms (wait_event_type /
+# wait_event of every active pgbench backend; "CPU" = running, no wait event) while `clients`
+# pgbench clients each push `per` 1-op commits (pre-built requests, bench.fill, partitions at
+# random among `parts`).  Prints the tps, the share of samples per wait event, the relations
+# named by waits on heavyweight locks, and the MultiXacts the run created.  Runs against the
+# cluster of the PG* environment with syncular installed (scripts/pgenv.sh), in a database
+# `bench` it recreates.  Never fails on a figure.
+# Usage: bash bench/push-waits.sh [clients] [parts] [per-client]
+set -euo pipefail
+clients=${1:-4}
+parts=${2:-16}
+per=${3:-1500}
+here=$(cd "$(dirname "$0")" && pwd)
+db=bench
+q() { psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -c "$1"; }
+dropdb --if-exists "$db" 2>/dev/null || true
+createdb "$db"
+psql -X -q -d "$db" -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
+# 2,000 warm-up commits over the partitions (every keyed read has an index plan), then ANALYZE
+q "SELECT count(bench.push('p' || (1 + g % $parts), 1)) FROM generate_series(1, 2000) g" >/dev/null
+q "SELECT bench.fill(1, $clients, $parts, $per, 1)" >/dev/null
+q "CREATE UNLOGGED TABLE bench.waits (t text, e text, rel text)"
+q "ANALYZE"
+q "CHECKPOINT"
+mx0=$(q "SELECT next_multixact_id FROM pg_control_checkpoint()")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf '%s\n' '\set n :n + 1' '\set k :client_id * 100000 + :n' \
+  "SELECT length(syncular.handle(q.req, q.part, 'bench')) FROM bench.req q WHERE q.k = :k;" > "$tmp/s.sql"
+# the sampler: until the pgbench backends it saw are gone (at most 600 s)
+psql -X -Atq -d "$db" -c "DO \$\$
+DECLARE seen boolean := false; n int; t0 timestamptz := clock_timestamp();
+BEGIN
+  LOOP
+    PERFORM pg_stat_clear_snapshot();
+    SELECT count(*) INTO n FROM pg_stat_activity WHERE application_name = 'pgbench';
+    EXIT WHEN (seen AND n = 0) OR clock_timestamp() > t0 + interval '600 s';
+    seen := seen OR n > 0;
+    INSERT INTO bench.waits
+    SELECT coalesce(a.wait_event_type, 'CPU'), coalesce(a.wait_event, 'CPU'),
+           (SELECT string_agg(DISTINCT coalesce(l.relation::regclass::text, l.locktype), ',')
+              FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted)
+      FROM pg_stat_activity a WHERE a.application_name = 'pgbench' AND a.state = 'active';
+    PERFORM pg_sleep(0.003);
+  END LOOP;
+END \$\$" &
+sampler=$!
+sleep 0.5
+tps=$(pgbench -n -M prepared -c "$clients" -j "$clients" -t "$per" -D n=0 -f "$tmp/s.sql" "$db" 2>"$tmp/err" |
+  awk '/^tps/ {print $3; exit}' || true)
+if grep -q ERROR "$tmp/err"; then head -3 "$tmp/err" >&2; fi
+wait "$sampler"
+q "CHECKPOINT"
+mx1=$(q "SELECT next_multixact_id FROM pg_control_checkpoint()")
+echo "clients $clients, partitions $parts, $per 1-op pushes each: tps $tps, load $(cut -d' ' -f1-3 /proc/loadavg), MultiXacts $((mx1 - mx0))"
+q "SELECT format('%6s%%  %s %s %s', round(100.0 * count(*) / sum(count(*)) OVER (), 1), t, e,
+                 coalesce('(' || string_agg(DISTINCT rel, ',') || ')', ''))
+     FROM bench.waits GROUP BY t, e ORDER BY count(*) DESC"
+echo "samples: $(q "SELECT count(*) FROM bench.waits")"
