@@ -410,8 +410,6 @@ sync_storage_lease_get(const char *partition, const char *client_id, SyncStoredL
 bool
 sync_storage_writer_fence_read(Datum partition, int32 *required)
 {
-	Oid			relid = get_relname_relid("sync_writer_fence",
-										  get_namespace_oid("syncular", false));
 	Relation	rel;
 	Relation	pk;
 	Oid			pk_oid;
@@ -421,9 +419,7 @@ sync_storage_writer_fence_read(Datum partition, int32 *required)
 	HeapTuple	tup;
 	bool		found = false;
 
-	if (!OidIsValid(relid))
-		elog(ERROR, "syncular: table syncular.sync_writer_fence is missing");
-	rel = table_open(relid, AccessShareLock);
+	rel = sync_scan_open_catalog("sync_writer_fence", AccessShareLock);
 	pk_oid = RelationGetPrimaryKeyIndex(rel);
 	if (!OidIsValid(pk_oid))
 		elog(ERROR, "syncular: syncular.sync_writer_fence has no primary key");
