@@ -28,15 +28,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '%s\n' '\set n :n + 1' '\set k :client_id * 100000 + :n' \
   "SELECT length(syncular.handle(q.req, q.part, 'bench')) FROM bench.req q WHERE q.k = :k;" > "$tmp/s.sql"
-# the sampler: until the pgbench backends it saw are gone (at most 600 s)
+# the sampler: until no pgbench backend was seen for a second after the first one (pgbench
+# connects once on its own before its clients do), at most 600 s
 psql -X -Atq -d "$db" -c "DO \$\$
-DECLARE seen boolean := false; n int; t0 timestamptz := clock_timestamp();
+DECLARE last timestamptz; n int; t0 timestamptz := clock_timestamp();
 BEGIN
   LOOP
     PERFORM pg_stat_clear_snapshot();
     SELECT count(*) INTO n FROM pg_stat_activity WHERE application_name = 'pgbench';
-    EXIT WHEN (seen AND n = 0) OR clock_timestamp() > t0 + interval '600 s';
-    seen := seen OR n > 0;
+    IF n > 0 THEN
+      last := clock_timestamp();
+    END IF;
+    EXIT WHEN clock_timestamp() > last + interval '1 s' OR clock_timestamp() > t0 + interval '600 s';
     INSERT INTO bench.waits
     SELECT coalesce(a.wait_event_type, 'CPU'), coalesce(a.wait_event, 'CPU'),
            (SELECT string_agg(DISTINCT coalesce(l.relation::regclass::text, l.locktype), ',')

@@ -49,6 +49,7 @@ typedef struct TablePlans
 	SPIPlanPtr	prefetch;		/* many rows (+ tombstones) by id, one statement */
 	SPIPlanPtr	upsert_many;	/* many rows' upserts, one statement (built on first use) */
 	SPIPlanPtr	update;			/* a stored row with unchanged scopes (built on first use) */
+	SPIPlanPtr	insert;			/* a row read as absent (built on first use) */
 } TablePlans;
 
 static void
@@ -66,6 +67,8 @@ free_table_plans(void *entry)
 		SPI_freeplan(tp->upsert_many);
 	if (tp->update)
 		SPI_freeplan(tp->update);
+	if (tp->insert)
+		SPI_freeplan(tp->insert);
 }
 
 static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
@@ -91,6 +94,22 @@ append_on_conflict_update(StringInfo sql, const SyncTable *t)
 						   "_sync_payload = EXCLUDED._sync_payload, "
 						   "_sync_column_versions = EXCLUDED._sync_column_versions "
 						   "RETURNING 1), ");
+}
+
+/* The one-row upsert's INSERT of the row, from its parameters (one_row_types). */
+static void
+append_row_insert(StringInfo sql, const SyncTable *t)
+{
+	appendStringInfo(sql, "INSERT INTO %s AS t (_sync_partition, _sync_row_id", t->qualified);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(sql, ", %s", quote_identifier(t->columns[i].name));
+	appendStringInfoString(sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
+						   "_sync_column_versions) VALUES ($1, $2");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(sql, ", $%d::%s", 8 + i, column_sql_type(t->columns[i].type));
+	appendStringInfoString(sql, ", $3, $4::jsonb, $5, $6) ");
 }
 
 /* The parameter types of the one-row upsert (and of its plain-update form). */
@@ -163,17 +182,8 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	appendStringInfo(&sql, "WITH o AS MATERIALIZED (SELECT x._sync_scopes AS s FROM %s x "
 					 " WHERE x._sync_partition = $1 AND x._sync_row_id = $2), ",
 					 t->qualified);
-	appendStringInfo(&sql, "up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
-					 t->qualified);
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
-			appendStringInfo(&sql, ", %s", quote_identifier(t->columns[i].name));
-	appendStringInfoString(&sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
-						   "_sync_column_versions) VALUES ($1, $2");
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
-			appendStringInfo(&sql, ", $%d::%s", 8 + i, column_sql_type(t->columns[i].type));
-	appendStringInfoString(&sql, ", $3, $4::jsonb, $5, $6) ");
+	appendStringInfoString(&sql, "up AS (");
+	append_row_insert(&sql, t);
 	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
 						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.ctid = ANY (ARRAY("
@@ -563,12 +573,44 @@ build_update(const SyncTable *t)
 	return prepare(sql.data, nargs, types);
 }
 
+/*
+ * The one-row upsert's write of a row the commit read as absent (a new row), with the
+ * upsert's parameters: the row inserted unless its key is there, and only then its row-scope
+ * entries (each unless present, as the upsert inserts them).  A new row has no stored scopes
+ * to compare and no stale entries to delete, so the statement has neither the upsert's read
+ * of the stored row nor its delete.  0 rows: the key was taken meanwhile (a writer outside the
+ * engine) and nothing was written; the caller runs the upsert.
+ */
+static SPIPlanPtr
+build_insert(const SyncTable *t)
+{
+	StringInfoData sql;
+	int			nargs;
+	Oid		   *types = one_row_types(t, &nargs);
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "WITH up AS (");
+	append_row_insert(&sql, t);
+	appendStringInfoString(&sql,
+						   "ON CONFLICT (_sync_partition, _sync_row_id) DO NOTHING RETURNING 1), "
+						   "ins AS (INSERT INTO syncular.sync_row_scopes "
+						   " (partition, tbl, var, value, row_id) "
+						   " SELECT $1, $7, e.key, e.value, $2 "
+						   " FROM (SELECT e.key, e.value FROM pg_catalog.jsonb_each_text($4::jsonb) e "
+						   "  WHERE EXISTS (SELECT 1 FROM up) OFFSET 0) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
+						   "  AND z.value = e.value AND z.row_id = $2 OFFSET 0)) "
+						   "SELECT count(*) FROM up");
+	return prepare(sql.data, nargs, types);
+}
+
 void
 sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *partition,
 						const char *row_id, int64 server_version, const char *scopes_json,
 						const uint8 *payload, size_t payload_len,
 						const uint8 *column_versions, size_t column_versions_len,
-						const SspValue *values, bool existing)
+						const SspValue *values, SyncRowStored stored)
 {
 	const SyncTable *t = &schema->tables[table_index];
 	TablePlans *tp = table_plans(schema, table_index);
@@ -601,12 +643,23 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 			if (isnull)
 				n[7 + i] = 'n';
 		}
-	if (existing)
+	if (stored == SYNC_ROW_SAME_SCOPES)
 	{
 		if (tp->update == NULL)
 			tp->update = build_update(t);
 		/* gone meanwhile (a writer outside the engine): the upsert inserts it again */
 		if (run_engine_write(tp->update, v, n) == 1)
+		{
+			scratch_end(caller);
+			return;
+		}
+	}
+	else if (stored == SYNC_ROW_ABSENT)
+	{
+		if (tp->insert == NULL)
+			tp->insert = build_insert(t);
+		/* stored meanwhile (a writer outside the engine): the upsert updates it */
+		if (run_engine_write(tp->insert, v, n) == 1)
 		{
 			scratch_end(caller);
 			return;
