@@ -14,6 +14,9 @@
 
 #include "storage_internal.h"
 #include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "executor/tuptable.h"
 #include "catalog/namespace.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
@@ -391,6 +394,71 @@ sync_storage_lock_partition(const char *partition)
 }
 
 /*
+ * P_SEQ_RESERVE's common case without a statement: the partition row found by its key in a
+ * fresh snapshot and updated (max_commit_seq + 1) by table_tuple_update, which waits for a
+ * transaction holding the row as the statement's update does and takes the same row lock.
+ * false, nothing written, for anything else (no visible row, a concurrent update or delete
+ * committed meanwhile, the counter at its maximum): the statement then does what it always did
+ * (reads the latest version, refuses under REPEATABLE READ, inserts a missing row, raises).
+ */
+static bool
+reserve_direct(const char *partition, int64 *seq)
+{
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	Relation	rel = sync_scan_open_catalog("sync_partitions", RowExclusiveLock);
+	Oid			pkid = RelationGetPrimaryKeyIndex(rel);
+	Relation	pk;
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleTableSlot *old = table_slot_create(rel, NULL);
+	TupleTableSlot *new = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	AttrNumber	a_seq = sync_scan_attnum(rel, "max_commit_seq");
+	AttrNumber	a_part = sync_scan_attnum(rel, "partition");
+	ScanKeyData key;
+	bool		ok = false;
+
+	if (!OidIsValid(pkid))
+		elog(ERROR, "syncular: syncular.sync_partitions has no primary key");
+	pk = index_open(pkid, RowExclusiveLock);
+	sync_scan_eq_key(&key, pk, 1, text_datum(partition));
+	if (sync_scan_fetch(rel, pk, &key, 1, snap, old))
+	{
+		TM_FailureData tmfd;
+		LockTupleMode lockmode;
+		bool		update_indexes;
+		int64		cur;
+
+		slot_getallattrs(old);
+		cur = DatumGetInt64(old->tts_values[a_seq - 1]);
+		if (!old->tts_isnull[a_seq - 1] && cur < PG_INT64_MAX)
+		{
+			ExecClearTuple(new);
+			memcpy(new->tts_values, old->tts_values, sizeof(Datum) * desc->natts);
+			memcpy(new->tts_isnull, old->tts_isnull, sizeof(bool) * desc->natts);
+			new->tts_values[a_seq - 1] = Int64GetDatum(cur + 1);
+			ExecStoreVirtualTuple(new);
+			if (table_tuple_update(rel, &old->tts_tid, new, GetCurrentCommandId(true), snap,
+								   InvalidSnapshot, true, &tmfd, &lockmode,
+								   &update_indexes) == TM_Ok)
+			{
+				/* not a HOT update: the new version's key entry, as the executor inserts it */
+				if (update_indexes)
+					index_insert(pk, &new->tts_values[a_part - 1], &new->tts_isnull[a_part - 1],
+								 &new->tts_tid, rel, UNIQUE_CHECK_YES, false,
+								 BuildIndexInfo(pk));
+				*seq = cur + 1;
+				ok = true;
+			}
+		}
+	}
+	ExecDropSingleTupleTableSlot(new);
+	ExecDropSingleTupleTableSlot(old);
+	index_close(pk, NoLock);
+	table_close(rel, NoLock);
+	sync_scan_snapshot_end(false);
+	return ok;
+}
+
+/*
  * Lock the partition row and reserve the next commit_seq (inserting the row first when
  * missing): the caller's commit gets it, or gives it back with sync_storage_unreserve_commit_seq
  * before anything else takes the lock (it is held to the end of the transaction).
@@ -402,6 +470,8 @@ sync_storage_reserve_commit_seq(const char *partition)
 	bool		isnull;
 	int64		seq;
 
+	if (reserve_direct(partition, &seq))
+		return seq;
 	v[0] = text_datum(partition);
 	run_keep(static_plan(P_SEQ_RESERVE), v, NULL, false, 0);
 	if (SPI_processed == 0)
