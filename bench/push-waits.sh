@@ -57,7 +57,8 @@ wait "$sampler"
 q "CHECKPOINT"
 mx1=$(q "SELECT next_multixact_id FROM pg_control_checkpoint()")
 echo "clients $clients, partitions $parts, $per 1-op pushes each: tps $tps, load $(cut -d' ' -f1-3 /proc/loadavg), MultiXacts $((mx1 - mx0))"
+# the relations only for heavyweight-lock waits (pg_locks is read a moment after the activity)
 q "SELECT format('%6s%%  %s %s %s', round(100.0 * count(*) / sum(count(*)) OVER (), 1), t, e,
-                 coalesce('(' || string_agg(DISTINCT rel, ',') || ')', ''))
+                 CASE WHEN t = 'Lock' THEN coalesce('(' || string_agg(DISTINCT rel, ',') || ')', '') ELSE '' END)
      FROM bench.waits GROUP BY t, e ORDER BY count(*) DESC"
 echo "samples: $(q "SELECT count(*) FROM bench.waits")"
