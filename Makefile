@@ -69,6 +69,7 @@ sql-scripts: $(DATA_built)
 
 sql-check: sql-scripts
 	python3 scripts/sqlsrc.py check
+	bash test/sqlsrc/new_version.sh
 
 # The router extension (router/, a PGXS makefile of its own) is built and installed with this one.
 all: router-all

@@ -85,7 +85,7 @@ SELECT demo.check(
          'the retry of B-1 got the same rejected PUSH_RESULT') AS "retry got the same result";
 SELECT client_id, client_commit_id, result ->> 'status' AS status,
        r ->> 'opIndex' AS op, r ->> 'code' AS code, r ->> 'message' AS message, r -> 'details' AS details
-  FROM syncular.sync_push_results, jsonb_array_elements(result -> 'results') r
+  FROM syncular.push_results, jsonb_array_elements(result -> 'results') r
  ORDER BY client_commit_id, (r ->> 'opIndex')::int;
 SELECT _sync_row_id AS row_id, _sync_server_version AS version, title FROM todos ORDER BY 1;
 SELECT commit_seq, client_id, client_commit_id FROM syncular.sync_commits ORDER BY commit_seq;

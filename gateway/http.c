@@ -38,6 +38,7 @@ struct GwReq
 	bool        active;             /* counted in gw_http_inflight */
 	bool        suspended;
 	bool        hold_head;          /* suspended before its body is read (gw_req_pause_body) */
+	bool        read_again;         /* suspended only to be read again (read_again_if_pending) */
 	bool        pause;
 	bool        body_done;
 	bool        body_expected;
@@ -62,6 +63,7 @@ static struct MHD_Daemon *daemon_;
 static const GwHttpHandlers *hd;
 static GwReq *live;
 static int inflight;
+static int kicks;                  /* requests suspended by read_again_if_pending */
 
 int
 gw_http_inflight(void)
@@ -513,6 +515,28 @@ on_head(GwReq *r, const char *url, const char *method)
 	return MHD_YES;
 }
 
+/*
+ * The library (0.9.75, epoll mode: edge-triggered) takes a read shorter than its buffer as "the
+ * socket is drained"; bytes or a close that were already queued behind that read raise no new
+ * edge, and the request would wait for the 30 s connection timeout with its transaction open.
+ * A resumed connection is read again, so when the socket still has something to read after a
+ * body chunk (a peek, no bytes taken), the connection is suspended here and resumed at the start
+ * of the library's next turn, which comes at once (gw_http_timeout_ms); a resume inside the
+ * callback that suspended would be lost.
+ */
+static void
+read_again_if_pending(GwReq *r)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(r->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char b;
+
+	if (!ci || recv(ci->connect_fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0)
+		return;                 /* EAGAIN: the next bytes or the close raise an edge */
+	suspend(r);
+	r->read_again = true;
+	kicks++;
+}
+
 static void
 on_upload(GwReq *r, const char *data, size_t len)
 {
@@ -521,6 +545,8 @@ on_upload(GwReq *r, const char *data, size_t len)
 		hd->route_body(r->route, (const uint8_t *) data, len);
 	if (r->pause && !r->has_answer)
 		suspend(r);
+	else if (!r->suspended)
+		read_again_if_pending(r);
 }
 
 static enum MHD_Result
@@ -626,6 +652,8 @@ gw_http_timeout_ms(int max_ms)
 {
 	MHD_UNSIGNED_LONG_LONG t;
 
+	if (kicks > 0)
+		return 0;               /* resume them at once (gw_http_run) */
 	if (daemon_ && MHD_get_timeout(daemon_, &t) == MHD_YES && t < (MHD_UNSIGNED_LONG_LONG) max_ms)
 		return (int) t;
 	return max_ms;
@@ -634,8 +662,22 @@ gw_http_timeout_ms(int max_ms)
 void
 gw_http_run(void)
 {
-	if (daemon_)
-		MHD_run(daemon_);
+	if (!daemon_)
+		return;
+	/* the connections suspended to be read again, in the library's previous turn */
+	for (GwReq *r = live; r && kicks > 0; r = r->next)
+		if (r->read_again)
+		{
+			r->read_again = false;
+			kicks--;
+			if (r->suspended)
+			{
+				r->suspended = false;
+				MHD_resume_connection(r->c);
+			}
+		}
+	kicks = 0;
+	MHD_run(daemon_);
 }
 
 /* the library may not stop with suspended connections: resume them (their routes are freed

@@ -551,6 +551,13 @@ def new_version(args):
     d = name if os.path.isdir(os.path.join(root, name)) else "udfs/" + name
     suffix = ".comment.sql" if comment else ".sql"
     if not os.path.isdir(os.path.join(root, d)):
+        # overloads of one name live in NAME-<number of arguments>: name them
+        udfs = os.path.join(root, "udfs")
+        overloads = sorted(f for f in (os.listdir(udfs) if os.path.isdir(udfs) else [])
+                           if re.fullmatch(re.escape(name) + r"-[0-9]+", f))
+        if overloads:
+            sys.exit("%s is overloaded: name one of %s (udfs/NAME-<number of arguments>)"
+                     % (name, ", ".join(overloads)))
         sys.exit("no object %s under %s: a brand-new object is written inline in the skeletons, "
                  "then `sqlsrc.py convert` (docs/CONTRIBUTING-internal.md)" % (name, ext.root))
     versions = [f for f in os.listdir(os.path.join(root, d))

@@ -173,7 +173,7 @@ SELECT pg_temp.h('p1', 'A', jsonb_build_array(pg_temp.pc('a-3', 't3', 'tea'))) A
 SELECT pg_temp.http('p1', 'A', jsonb_build_array(pg_temp.sub())) AS http_p1;
 SELECT pg_temp.produce('w-1', 't4') AS producer;
 -- nothing was written by the refused rounds
-SELECT count(*) AS a3_or_w1 FROM syncular.sync_push_results WHERE client_commit_id IN ('a-3', 'w-1');
+SELECT count(*) AS a3_or_w1 FROM syncular.push_results WHERE client_commit_id IN ('a-3', 'w-1');
 -- the backfill worker's session declares it: served (reads and writes)
 SET syncular.checkpoints = '[{"partition": "p1", "name": "todos_cp", "schemaVersion": 1}]';
 SELECT pg_temp.produce('w-1', 't4') AS producer_declared;
@@ -210,7 +210,7 @@ SELECT schema_version AS marker FROM syncular.sync_schema_meta;
 -- with pushes, the push gate (under the partition lock) already sees the rotation: nothing is
 -- written
 SELECT pg_temp.h('p1', 'M:rotate', jsonb_build_array(pg_temp.pc('a-4', 't5', 'jam'), pg_temp.sub())) AS push_after_rotation;
-SELECT count(*) AS a4_results FROM syncular.sync_push_results WHERE client_commit_id = 'a-4';
+SELECT count(*) AS a4_results FROM syncular.push_results WHERE client_commit_id = 'a-4';
 
 -- ---------------------------------------------------------------------------------------------
 -- C. a refusal after pushes (the push's own row write rotates the epoch / declares / bumps)
@@ -218,17 +218,17 @@ SELECT count(*) AS a4_results FROM syncular.sync_push_results WHERE client_commi
 SELECT pg_temp.h('p1', 'A', jsonb_build_array(pg_temp.pc('a-5', 't5', 'rotate'), pg_temp.sub())) AS fn_rotate;
 SELECT pg_temp.h('p1', 'A', jsonb_build_array(pg_temp.pc('a-5', 't5', 'declare'), pg_temp.sub())) AS fn_declare;
 SELECT pg_temp.h('p1', 'A', jsonb_build_array(pg_temp.pc('a-5', 't5', 'bump'), pg_temp.sub())) AS fn_bump;
-SELECT count(*) AS a5_results FROM syncular.sync_push_results WHERE client_commit_id = 'a-5';
+SELECT count(*) AS a5_results FROM syncular.push_results WHERE client_commit_id = 'a-5';
 -- handle_http: 503 with the refusal (the push is rolled back with the subtransaction)
 SELECT pg_temp.http('p1', 'A', jsonb_build_array(pg_temp.pc('a-5', 't5', 'rotate'), pg_temp.sub())) AS http_rotate;
-SELECT count(*) AS a5_results FROM syncular.sync_push_results WHERE client_commit_id = 'a-5';
+SELECT count(*) AS a5_results FROM syncular.push_results WHERE client_commit_id = 'a-5';
 -- procedure form outside a transaction block: a-6 commits, then the pull is refused
 SELECT log_epoch AS epoch_before FROM syncular.sync_partition_registry WHERE partition = 'p1' \gset
 CALL syncular.sync(pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('a-6', 't6', 'rotate'), pg_temp.sub())), 'p1', 'u1');
 -- a-6 is durable and the epoch did rotate
 SELECT r.result ->> 'status' AS a6_status, c.commit_seq IS NOT NULL AS a6_committed,
        (SELECT log_epoch <> :'epoch_before' FROM syncular.sync_partition_registry WHERE partition = 'p1') AS rotated
-  FROM syncular.sync_push_results r
+  FROM syncular.push_results r
   LEFT JOIN syncular.sync_commits c ON c.partition = r.partition AND c.client_commit_id = r.client_commit_id
  WHERE r.client_commit_id = 'a-6';
 -- the client retries under the new epoch: a-6 replays as cached, applied once
@@ -236,7 +236,7 @@ SELECT pg_temp.h('p1', 'A', jsonb_build_array(pg_temp.pc('a-6', 't6', 'rotate'),
 SELECT count(*) AS a6_commits FROM syncular.sync_commits WHERE client_commit_id = 'a-6';
 -- a checkpoint declared by the committed push: the same, kind checkpoint
 CALL syncular.sync(pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('a-7', 't7', 'declare'), pg_temp.sub())), 'p1', 'u1');
-SELECT r.result ->> 'status' AS a7_status FROM syncular.sync_push_results r WHERE r.client_commit_id = 'a-7';
+SELECT r.result ->> 'status' AS a7_status FROM syncular.push_results r WHERE r.client_commit_id = 'a-7';
 SET syncular.checkpoints = '[{"partition": "p1", "name": "in_push", "schemaVersion": 1}]';
 SELECT pg_temp.h('p1', 'A', jsonb_build_array(pg_temp.pc('a-7', 't7', 'declare'), pg_temp.sub())) AS a7_retry_declared;
 RESET syncular.checkpoints;
@@ -259,7 +259,7 @@ CALL syncular.sync(pg_temp.req('p3', 'C', jsonb_build_array(pg_temp.pc('c-3', 'x
 \set VERBOSITY default
 -- nothing of the fenced commits exists; reads are not fenced
 SELECT count(*) AS fenced_commits FROM syncular.sync_commits WHERE partition = 'p3';
-SELECT count(*) AS fenced_results FROM syncular.sync_push_results WHERE partition = 'p3';
+SELECT count(*) AS fenced_results FROM syncular.push_results WHERE partition = 'p3';
 SELECT pg_temp.h('p3', 'C', jsonb_build_array(pg_temp.sub())) AS fenced_pull;
 -- the same with the fence row raised directly, and a session declaring a pending checkpoint
 INSERT INTO syncular.sync_writer_fence VALUES ('p2', 7);

@@ -44,7 +44,7 @@ SELECT pg_temp.push('[{"clientCommitId": "k1", "operations": [
    {"table": "todos", "row": {"id": "a", "list_id": "L1", "title": "one"}},
    {"table": "todos", "row": {"id": "x", "list_id": "L2", "title": null}}]}]');
 SELECT commit_seq, created_at_ms FROM syncular.sync_commits;
-SELECT result ->> 'recordedAtMs' AS recorded_at_ms FROM syncular.sync_push_results;
+SELECT result ->> 'recordedAtMs' AS recorded_at_ms FROM syncular.push_results;
 SELECT client_id, updated_at_ms FROM syncular.sync_clients;
 SET LOCAL syncular.clock_override_ms = '1700000060123';
 SELECT client_id, last_seen_at_ms, idle_ms FROM syncular.client_lag;

@@ -22,7 +22,7 @@ SELECT pg_temp.push_full('w1', '[
 SELECT count(*) AS faults_left FROM syncular.sync_faults;
 -- not applied, not persisted: no row, no commit, no idempotency record for k1
 SELECT id FROM public.todos ORDER BY id;
-SELECT client_commit_id FROM syncular.sync_push_results ORDER BY 1;
+SELECT client_commit_id FROM syncular.push_results ORDER BY 1;
 SELECT client_commit_id FROM syncular.sync_commits ORDER BY commit_seq;
 -- the client keeps k1 queued; its retry applies it
 SELECT pg_temp.push_full('w1', '[{"clientCommitId": "k1", "operations": [

@@ -27,7 +27,7 @@ SELECT pg_temp.show('p1', syncular.handle(:'r1'::bytea, 'p1', 'admin'));
 SELECT _sync_row_id FROM public.todos ORDER BY 1;
 -- the retry: the good commits are cached, the rejection replays unchanged
 SELECT pg_temp.show('p1', syncular.handle(:'r1'::bytea, 'p1', 'admin'));
-SELECT client_commit_id, count(*) FROM syncular.sync_push_results GROUP BY 1 ORDER BY 1;
+SELECT client_commit_id, count(*) FROM syncular.push_results GROUP BY 1 ORDER BY 1;
 -- exactly at the maximum is accepted
 SELECT pg_temp.show('p1', syncular.handle(pg_temp.req('p1', 'A', jsonb_build_array(
   pg_temp.pc('id-1024', pg_temp.todo(pg_temp.noise(1024))))), 'p1', 'admin'));

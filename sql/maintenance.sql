@@ -27,10 +27,12 @@ INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq)
 SELECT partition, 'notes', 'list_id', 'L1', commit_seq FROM syncular.sync_commits;
 INSERT INTO syncular.sync_tombstones (partition, tbl, row_id, commit_seq) VALUES
   ('p1', 'notes', 'r3', 3), ('p1', 'notes', 'r15', 15), ('p2', 'notes', 'r1', 1);
--- idempotency records: one per p1 commit 16..20, one for a rejected commit (no log row)
+-- idempotency records: one per p1 commit 10 and 16..20 (in the commit row), one for a rejected
+-- commit (no log row: sync_push_results)
+UPDATE syncular.sync_commits SET result = jsonb_build_object('status', 'applied', 'commitSeq', commit_seq)
+ WHERE partition = 'p1' AND (commit_seq = 10 OR commit_seq >= 16);
 INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result)
-SELECT 'p1', 'c1', 'cc' || n, '{"status": "applied"}'::jsonb FROM generate_series(16, 20) n
-UNION ALL SELECT 'p1', 'c1', 'rejected-1', '{"status": "rejected"}'::jsonb;
+VALUES ('p1', 'c1', 'rejected-1', '{"status": "rejected"}'::jsonb);
 -- clients: c1 active (cursor 8), c2 idle since 50 s (cursor 3), c3 idle (cursor -1); p2's x1
 INSERT INTO syncular.sync_clients (partition, client_id, actor_id, cursor, subscriptions, updated_at_ms) VALUES
   ('p1', 'c1', 'actor-1', 8, '[]', 95000),
@@ -45,7 +47,9 @@ SELECT p.partition, p.horizon_seq,
        (SELECT count(*) FROM syncular.sync_changes c WHERE c.partition = p.partition) AS changes,
        (SELECT count(*) FROM syncular.sync_change_scopes c WHERE c.partition = p.partition) AS change_scopes,
        (SELECT string_agg(row_id, ',' ORDER BY row_id) FROM syncular.sync_tombstones c WHERE c.partition = p.partition) AS tombstones,
-       (SELECT count(*) FROM syncular.sync_push_results c WHERE c.partition = p.partition) AS push_results
+       (SELECT count(*) FROM syncular.push_results c WHERE c.partition = p.partition) AS push_results,
+       (SELECT string_agg(client_commit_id, ',' ORDER BY client_commit_id) FROM syncular.sync_push_results c
+         WHERE c.partition = p.partition) AS outside_log
   FROM syncular.sync_partitions p ORDER BY p.partition;
 SELECT * FROM pg_temp.log;
 
@@ -69,7 +73,7 @@ SELECT * FROM pg_temp.log;
 -- push results are kept unless asked: pushResultsOlderThanMs drops those whose commit (still in
 -- the log) was created before now - 82000 = 18000 (commits 16, 17); the rejected one stays
 SELECT syncular.prune('p1', '{"nowMs": 100000, "minRetainedCommits": 5, "pushResultsOlderThanMs": 82000}');
-SELECT client_commit_id FROM syncular.sync_push_results ORDER BY 1;
+SELECT client_commit_id FROM syncular.push_results ORDER BY 1;
 -- null values mean the default
 SELECT syncular.prune('p1', '{"nowMs": 100000, "minRetainedCommits": null}');
 
@@ -109,7 +113,7 @@ SELECT p.proname, has_function_privilege('public', p.oid, 'EXECUTE') AS public_e
    AND p.proname IN ('prune', 'rotate_log_epoch', 'ensure_schema', 'set_scope_resolver')
  ORDER BY 1;
 SELECT c.relname, has_table_privilege('public', c.oid, 'SELECT') AS public_select
-  FROM pg_class c WHERE c.relnamespace = 'syncular'::regnamespace AND c.relname IN ('partitions', 'clients', 'commits')
+  FROM pg_class c WHERE c.relnamespace = 'syncular'::regnamespace AND c.relname IN ('partitions', 'clients', 'commits', 'push_results')
  ORDER BY 1;
 
 \c :orig_db

@@ -49,7 +49,7 @@ SELECT title, n, meta ->> 'title' AS previous_title FROM public.todos WHERE _syn
 SELECT pg_temp.cmd('u2', 'r1', '{"id": "t9", "list": "l1", "title": "hijack"}') AS other_actor_rejected;
 SELECT pg_temp.cmd('u2', 'r1', '{"id": "t9", "list": "l1", "title": "hijack"}') AS rejection_replays;
 SELECT count(*) AS runs FROM public.runs WHERE request = 't9';
-SELECT client_id, client_commit_id, result ->> 'status' AS status FROM syncular.sync_push_results
+SELECT client_id, client_commit_id, result ->> 'status' AS status FROM syncular.push_results
  WHERE client_id LIKE '["remote-command"%' ORDER BY 1, 2;
 -- a delete
 SELECT pg_temp.cmd('u1', 'r3', '{"id": "t2", "mode": "delete"}') AS deleted;
@@ -66,7 +66,7 @@ SELECT pg_temp.cmd('u1', 'r4', '{"id": "t5", "mode": "bad", "plan": [{"op": "ups
 SELECT pg_temp.cmd('u1', 'r4', '{"id": "t5", "mode": "bad", "plan": [{"op": "upsert", "table": "todos", "row":
   {"id": "t5", "list_id": "l1", "title": "x", "done": "yes", "n": 1, "score": null, "meta": null, "raw": null}}]}') AS bad_value;
 SELECT pg_temp.cmd('u1', 'r4', '{"id": "t5", "mode": "bad", "plan": [{"op": "delete", "table": "todos"}]}') AS delete_without_row_id;
-SELECT count(*) AS stored_r4 FROM syncular.sync_push_results WHERE client_commit_id = '["addTodo","r4"]';
+SELECT count(*) AS stored_r4 FROM syncular.push_results WHERE client_commit_id = '["addTodo","r4"]';
 -- after the failures the same request id still applies
 SELECT pg_temp.cmd('u1', 'r4', '{"id": "t5", "list": "l2", "title": "five"}') AS applied_after_failures;
 

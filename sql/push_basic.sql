@@ -35,7 +35,11 @@ SELECT partition, commit_seq, client_id, client_commit_id, actor_id, writer_vers
 SELECT commit_seq, idx, tbl, row_id, op, row_version, scopes,
        CASE WHEN payload IS NULL THEN NULL ELSE syncular.decode_row(tbl, payload) END AS payload
   FROM syncular.sync_changes ORDER BY commit_seq, idx;
+-- the scope index: a commit of one change with one scope pair keeps its entry in the change row
+-- (sync_changes_by_scope), any other commit in sync_change_scopes (docs/storage.md)
 SELECT * FROM syncular.sync_change_scopes ORDER BY commit_seq;
+SELECT partition, tbl, scope_var, scope_value, commit_seq FROM syncular.sync_changes
+ WHERE scope_var IS NOT NULL ORDER BY commit_seq;
 SELECT * FROM syncular.sync_row_scopes ORDER BY row_id;
 SELECT partition, tbl, row_id, commit_seq FROM syncular.sync_tombstones;
 SELECT partition, max_commit_seq, horizon_seq FROM syncular.sync_partitions;
@@ -44,7 +48,7 @@ SELECT client_id, actor_id, wire_version, cursor, subscriptions FROM syncular.sy
 -- idempotency records
 SELECT client_id, client_commit_id, result - 'recordedAtMs' - 'cacheIdentity' AS result,
        (result ->> 'cacheIdentity') ~ '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' AS uuid_identity
-  FROM syncular.sync_push_results ORDER BY client_commit_id;
+  FROM syncular.push_results ORDER BY client_commit_id;
 
 -- B.2 offline FIFO replay: three commits in one request, each on the previous
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
@@ -83,5 +87,14 @@ SELECT * FROM pg_temp.acquire('p2', 'u1', 'A');
 SELECT * FROM pg_temp.round('p2', 'u1', 'A', jsonb_build_array(
   pg_temp.pc('a-1', pg_temp.up('todos', '{"id": "t1", "list_id": "l1", "title": "other", "done": null, "n": null, "meta": null, "doc": null, "att": null}'))));
 SELECT _sync_partition, id, title FROM public.todos WHERE id = 't1' ORDER BY 1;
+
+-- a commit of one change with one scope pair (a-5, p2's a-1) keeps its scope index entry in the
+-- change row (sync_changes_by_scope), not in sync_change_scopes; a pull of the scope finds it there
+SELECT partition, commit_seq, tbl, scope_var, scope_value,
+       (SELECT count(*) FROM syncular.sync_change_scopes s
+         WHERE s.partition = c.partition AND s.commit_seq = c.commit_seq) AS change_scopes
+  FROM syncular.sync_changes c WHERE scope_var IS NOT NULL ORDER BY 1, 2;
+SELECT commit_seq - 1 AS before_a5 FROM syncular.sync_commits WHERE partition = 'p1' AND client_commit_id = 'a-5' \gset
+SELECT * FROM pg_temp.round('p1', 'u2', 'B', jsonb_build_array(pg_temp.sub('s-l1', 'todos', '{"list_id": ["l1"]}', :before_a5)));
 
 \i sql/push_done.psql

@@ -219,7 +219,7 @@ SELECT octet_length(:'resp4'::bytea) = octet_length(:'resp5'::bytea) AS same_len
      = (SELECT jsonb_agg(f) FROM jsonb_array_elements(syncular.debug_render(:'resp5'::bytea) -> 'frames') f
          WHERE f ->> 'type' <> 'RESP_HEADER') AS results_identical;
 SELECT r4.client_commit_id, pg_temp.stored('p4', 'B', r4.client_commit_id) = pg_temp.stored('p5', 'B', r4.client_commit_id) AS stored_identical
-  FROM syncular.sync_push_results r4 WHERE r4.partition = 'p4' ORDER BY 1;
+  FROM syncular.push_results r4 WHERE r4.partition = 'p4' ORDER BY 1;
 SELECT a.what, a.v IS NOT DISTINCT FROM b.v AS same, a.v IS NOT NULL AS present
   FROM pg_temp.state('p4') a JOIN pg_temp.state('p5') b USING (what);
 

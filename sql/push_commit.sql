@@ -23,7 +23,7 @@ SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
                     pg_temp.up('todos', :'r2')),
   pg_temp.pc('a-5', pg_temp.up('todos', '{"id": "t5", "list_id": "l1", "title": "five", "done": null, "n": null, "meta": null, "doc": null, "att": null}'))));
 SELECT id FROM public.todos ORDER BY id;
-SELECT result - 'recordedAtMs' - 'cacheIdentity' AS stored FROM syncular.sync_push_results WHERE client_commit_id = 'a-4';
+SELECT result - 'recordedAtMs' - 'cacheIdentity' AS stored FROM syncular.push_results WHERE client_commit_id = 'a-4';
 -- replay: the same rejection, the writes are not retried (even though they would now succeed)
 -- (the two UPDATEs below are ordinary SQL writes: each is a sync commit of its own, 0.4.0)
 UPDATE public.todos SET title = 'renamed' WHERE id = 't1';
@@ -34,9 +34,9 @@ SELECT count(*) AS t4_rows FROM public.todos WHERE id = 't4';
 UPDATE public.todos SET title = 'dup' WHERE id = 't1';
 
 -- an unreadable stored result replays as the retryable sync.idempotency_cache_miss (not persisted)
-UPDATE syncular.sync_push_results SET result = '{"status": "applied"}' WHERE client_commit_id = 'a-5';
+UPDATE syncular.sync_commits SET result = '{"status": "applied"}' WHERE client_commit_id = 'a-5';
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('a-5', pg_temp.del('todos', 't5'))));
-SELECT result FROM syncular.sync_push_results WHERE client_commit_id = 'a-5';
+SELECT result FROM syncular.push_results WHERE client_commit_id = 'a-5';
 
 -- crdt columns: bytes that are not a Yjs update (yjs-doc, the built-in merger) are refused with
 -- sync.crdt_merge_failed; NULL is fine (merges: crdt_*.sql)
@@ -137,7 +137,7 @@ SELECT pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('pr-1', pg_temp.up('t
                                                 pg_temp.pc('pr-2', pg_temp.up('todos', :'bad')))) AS two_commits \gset
 -- the function form: one transaction, the failure takes the first commit with it
 SELECT pg_temp.try(format('SELECT syncular.handle(%L::bytea, ''p1'', ''u1'')', :'two_commits'));
-SELECT count(*) AS k1_rows, (SELECT count(*) FROM syncular.sync_push_results WHERE client_commit_id = 'pr-1') AS pr1_results
+SELECT count(*) AS k1_rows, (SELECT count(*) FROM syncular.push_results WHERE client_commit_id = 'pr-1') AS pr1_results
   FROM public.todos WHERE id = 'k1';
 -- the procedure inside a transaction block behaves like the function
 BEGIN;
@@ -146,8 +146,8 @@ ROLLBACK;
 SELECT count(*) AS k1_rows FROM public.todos WHERE id = 'k1';
 -- the procedure outside a transaction block: pr-1 was committed before pr-2 failed
 CALL syncular.sync(:'two_commits'::bytea, 'p1', 'u1', NULL);
-SELECT count(*) AS k1_rows, (SELECT result ->> 'commitSeq' FROM syncular.sync_push_results WHERE client_commit_id = 'pr-1') AS pr1_seq,
-       (SELECT count(*) FROM syncular.sync_push_results WHERE client_commit_id = 'pr-2') AS pr2_results
+SELECT count(*) AS k1_rows, (SELECT result ->> 'commitSeq' FROM syncular.push_results WHERE client_commit_id = 'pr-1') AS pr1_seq,
+       (SELECT count(*) FROM syncular.push_results WHERE client_commit_id = 'pr-2') AS pr2_results
   FROM public.todos WHERE id = 'k1';
 -- a whole round through the procedure: the replayed pr-1, a new commit, then a pull
 SELECT pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('pr-1', pg_temp.up('todos', :'ok1')),
@@ -156,5 +156,17 @@ SELECT pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('pr-1', pg_temp.up('t
 CALL syncular.sync(:'round_req'::bytea, 'p1', 'u1', NULL) \gset
 SELECT * FROM pg_temp.show('p1', :'response'::bytea);
 SELECT cursor FROM syncular.sync_clients WHERE partition = 'p1' AND client_id = 'A';
+
+-- an applied commit's stored result is in its commit row (docs/storage.md "Commit log
+-- layout"); prune moves the results of the commits it deletes to sync_push_results, so a retry
+-- of a pruned commit still replays its result (SPEC §6.3) instead of applying it again
+SELECT result ->> 'status' AS pr1_status, result ->> 'commitSeq' AS pr1_seq,
+       (SELECT count(*) FROM syncular.sync_push_results WHERE client_commit_id = 'pr-1') AS pr1_outside_log
+  FROM syncular.sync_commits WHERE client_commit_id = 'pr-1';
+SELECT syncular.prune('p1', '{"minRetainedCommits": 0, "forceAgeMs": 0}') ->> 'horizonSeq' AS horizon;
+SELECT (SELECT count(*) FROM syncular.sync_commits WHERE client_commit_id = 'pr-1') AS pr1_commit_rows,
+       (SELECT result ->> 'commitSeq' FROM syncular.sync_push_results WHERE client_commit_id = 'pr-1') AS pr1_moved_seq;
+SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('pr-1', pg_temp.up('todos', :'ok1'))));
+SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1';
 
 \i sql/push_done.psql

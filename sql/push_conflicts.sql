@@ -25,7 +25,7 @@ SELECT * FROM pg_temp.round('p1', 'u2', 'B', jsonb_build_array(pg_temp.pc('b-3',
 -- the conflict is durable: replaying b-3 gives the same rejection (status stays rejected)
 SELECT * FROM pg_temp.round('p1', 'u2', 'B', jsonb_build_array(pg_temp.pc('b-3', pg_temp.up('todos', '{"id": "t1", "n": 99}'))));
 SELECT result -> 'results' -> 0 ->> 'status' AS stored, result ? 'commitSeq' AS has_seq
-  FROM syncular.sync_push_results WHERE client_commit_id = 'b-3';
+  FROM syncular.push_results WHERE client_commit_id = 'b-3';
 -- siblings roll back with the conflicting op: op 0 would apply, op 1 conflicts
 SELECT * FROM pg_temp.round('p1', 'u2', 'B', jsonb_build_array(pg_temp.pc('b-4',
   pg_temp.up('todos', '{"id": "t9", "list_id": "l1", "title": "new", "done": null, "n": null, "meta": null, "doc": null, "att": null}'),
@@ -111,9 +111,9 @@ SELECT * FROM pg_temp.round('p1', 'admin', 'Z', jsonb_build_array(pg_temp.pc('z-
 
 -- every rejection above is durable; nothing of a rejected commit reached the log
 SELECT client_commit_id, result ->> 'status' AS status, result -> 'results' -> 0 ->> 'code' AS code
-  FROM syncular.sync_push_results WHERE result ->> 'status' = 'rejected' ORDER BY client_commit_id;
+  FROM syncular.push_results WHERE result ->> 'status' = 'rejected' ORDER BY client_commit_id;
 SELECT count(*) AS logged_rejections FROM syncular.sync_commits c
-  JOIN syncular.sync_push_results r USING (partition, client_id, client_commit_id)
+  JOIN syncular.push_results r USING (partition, client_id, client_commit_id)
  WHERE r.result ->> 'status' = 'rejected';
 
 \i sql/push_done.psql

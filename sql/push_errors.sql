@@ -51,7 +51,7 @@ SELECT pg_temp.h(jsonb_build_array(pg_temp.pc('a-2', pg_temp.up('todos', :'ins')
 SELECT pg_temp.h(jsonb_build_array(pg_temp.sub('s', 'todos', '{"list_id": ["l1"]}')), sv => 2, epoch => NULL);
 -- epoch reset: a different epoch -> RESP_HEADER resetRequired + the current epoch, nothing else
 SELECT pg_temp.h(jsonb_build_array(pg_temp.pc('a-2', pg_temp.up('todos', :'ins')), pg_temp.sub('s', 'todos', '{"list_id": ["l1"]}')), epoch => 'stale');
-SELECT count(*) AS t2_rows, (SELECT count(*) FROM syncular.sync_push_results WHERE client_commit_id = 'a-2') AS results
+SELECT count(*) AS t2_rows, (SELECT count(*) FROM syncular.push_results WHERE client_commit_id = 'a-2') AS results
   FROM public.todos WHERE id = 't2';
 -- the floor and reset checks come before the client checks: a reserved id still gets the floor
 SELECT pg_temp.h(jsonb_build_array(pg_temp.sub('s', 'todos', '{"list_id": ["l1"]}')), client => '["remote-command",1]', sv => 3);
@@ -101,14 +101,14 @@ BEGIN
 END $$;
 CREATE TRIGGER no_boom BEFORE INSERT OR UPDATE ON public.todos FOR EACH ROW EXECUTE FUNCTION public.no_boom();
 SELECT pg_temp.h(jsonb_build_array(pg_temp.pc('a-5', pg_temp.up('todos', '{"id": "t1", "title": "boom"}'))));
-SELECT count(*) AS stored FROM syncular.sync_push_results WHERE client_commit_id = 'a-5';
+SELECT count(*) AS stored FROM syncular.push_results WHERE client_commit_id = 'a-5';
 
 -- the RFC 0007 writer fence refuses the sync_commits insert: not an outcome of the push, so the
 -- round fails with the fence's own error (SQLSTATE P0001, code sync.storage.writer_fence_rejected;
 -- handle_http answers 500 sync.internal_error, see barrier_round) and nothing of the commit remains
 INSERT INTO syncular.sync_writer_fence VALUES ('p1', 2);
 SELECT pg_temp.h(jsonb_build_array(pg_temp.pc('a-9', pg_temp.up('todos', '{"id": "t1", "n": 9}'))));
-SELECT count(*) AS a9_results FROM syncular.sync_push_results WHERE client_commit_id = 'a-9';
+SELECT count(*) AS a9_results FROM syncular.push_results WHERE client_commit_id = 'a-9';
 DELETE FROM syncular.sync_writer_fence;
 
 -- ---------------------------------------------------------------------------------------------
@@ -133,7 +133,7 @@ UPDATE syncular.sync_settings SET compiled = NULL;
 SELECT pg_temp.http(pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.sub('s', 'todos', '{"list_id": ["l1"]}', 1))));
 ROLLBACK;
 -- a failed round leaves nothing behind: the internal failure wrote no result, no client update
-SELECT count(*) AS a6_results FROM syncular.sync_push_results WHERE client_commit_id = 'a-6';
+SELECT count(*) AS a6_results FROM syncular.push_results WHERE client_commit_id = 'a-6';
 -- a successful handle_http round commits with the caller
 SELECT pg_temp.http(pg_temp.req('p1', 'A', jsonb_build_array(pg_temp.pc('a-8', pg_temp.up('todos', '{"id": "t1", "n": 8}')))));
 SELECT n FROM public.todos WHERE id = 't1';

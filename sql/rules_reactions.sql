@@ -98,7 +98,7 @@ SELECT pg_temp.try($$SELECT count(*) FROM pg_temp.round('p1', 'u1', 'A', jsonb_b
 SELECT pg_temp.row_state('todos', 'p1', 't4') AS t4,
        (SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1') - :seq_before AS new_seqs,
        (SELECT count(*) FROM syncular.sync_commits WHERE client_commit_id IN ('a-5', 'a-6')) AS commits,
-       (SELECT count(*) FROM syncular.sync_push_results WHERE client_commit_id IN ('a-5', 'a-6')) AS results,
+       (SELECT count(*) FROM syncular.push_results WHERE client_commit_id IN ('a-5', 'a-6')) AS results,
        (SELECT count(*) FROM syncular.sync_reactions) AS reactions;
 -- the client retries a-5 (it was never answered); once the planner is fixed it applies
 SELECT syncular.set_reaction_planner(NULL) IS NOT NULL AS planner_off;

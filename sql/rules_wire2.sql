@@ -31,7 +31,7 @@ SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('orpha
   pg_temp.up('tasks', '{"id": "k1", "ws": "w1", "project_id": "nope", "title": "x"}', NULL, 2))), 2);
 -- what was stored: the real code for both
 SELECT client_commit_id, result -> 'results' -> 0 ->> 'code' AS stored_code
-  FROM syncular.sync_push_results ORDER BY 1;
+  FROM syncular.push_results ORDER BY 1;
 -- a unique collision is sync.constraint_violation on both versions
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('ok-2',
   pg_temp.up('projects', '{"id": "pr1", "ws": "w1"}', NULL, 2),

@@ -69,16 +69,16 @@ SELECT * FROM sim.sync('A');
 -- lost, then its stored result becomes unreadable
 SELECT sim.queue('A', 'a-6', '[{"row": {"id": "t2", "title": "brown eggs"}}]');
 SELECT * FROM sim.sync('A', deliver => false);
-SELECT result AS a6_result FROM syncular.sync_push_results WHERE client_commit_id = 'a-6' \gset
-UPDATE syncular.sync_push_results SET result = '{"status": "applied"}' WHERE client_commit_id = 'a-6';
+SELECT result AS a6_result FROM syncular.push_results WHERE client_commit_id = 'a-6' \gset
+UPDATE syncular.sync_commits SET result = '{"status": "applied"}' WHERE client_commit_id = 'a-6';
 -- the retry: rejected, no seq, retryable sync.idempotency_cache_miss at op 0; not persisted,
 -- not applied again, and the commit stays in A's outbox
 SELECT * FROM sim.sync('A');
 SELECT (SELECT string_agg(commit_id, ' ') FROM sim.outbox WHERE name = 'A') AS a_outbox,
-       (SELECT result FROM syncular.sync_push_results WHERE client_commit_id = 'a-6') AS stored,
+       (SELECT result FROM syncular.push_results WHERE client_commit_id = 'a-6') AS stored,
        (SELECT count(*) FROM syncular.sync_commits WHERE client_commit_id = 'a-6') AS a6_commits;
 -- once the result is readable again the queued commit replays as cached with its seq
-UPDATE syncular.sync_push_results SET result = :'a6_result'::jsonb WHERE client_commit_id = 'a-6';
+UPDATE syncular.sync_commits SET result = :'a6_result'::jsonb WHERE client_commit_id = 'a-6';
 SELECT * FROM sim.sync('A');
 SELECT count(*) AS outbox_left FROM sim.outbox WHERE name = 'A';
 SELECT * FROM sim.sync('B');

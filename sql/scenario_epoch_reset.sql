@@ -46,7 +46,7 @@ SELECT epoch_required, (SELECT count(*) FROM syncular.sync_clients) AS client_re
 SELECT sim.queue('A', 'a-3', '[{"row": {"id": "t2", "title": "brown eggs"}}]');
 SELECT * FROM sim.sync('A');
 SELECT (SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1') AS max_seq,
-       (SELECT count(*) FROM syncular.sync_push_results WHERE client_commit_id = 'a-3') AS a3_results,
+       (SELECT count(*) FROM syncular.push_results WHERE client_commit_id = 'a-3') AS a3_results,
        (SELECT count(*) FROM sim.rows WHERE name = 'A') AS a_rows,
        (SELECT string_agg(commit_id, ' ') FROM sim.outbox WHERE name = 'A') AS a_outbox;
 -- with the new epoch: the outbox replays (seq 2 is handed out again), the bootstrap brings the

@@ -42,7 +42,7 @@ SELECT sim.converged('B');
 -- the server's order is the outbox order, and a-4 left nothing in the log
 SELECT commit_seq, client_commit_id FROM syncular.sync_commits WHERE client_id = 'A' ORDER BY commit_seq;
 SELECT client_commit_id, result ->> 'status' AS status, result -> 'results' -> 0 ->> 'code' AS code
-  FROM syncular.sync_push_results WHERE client_id = 'A' ORDER BY client_commit_id;
+  FROM syncular.push_results WHERE client_id = 'A' ORDER BY client_commit_id;
 
 -- order matters: a-6 (done on version 3) sent after a write of done at version 4 would conflict,
 -- marking exactly done

@@ -35,10 +35,35 @@ SELECT r ->> 'status' AS status, r ->> 'commitSeq' AS commit_seq
        "row": {"id": "t1", "list_id": "l1", "title": "one"}}]},
     {"clientCommitId": "b", "operations": [{"table": "todos", "op": "upsert",
        "row": {"id": "t2", "list_id": "l1", "title": "two"}}]}]')) r;
+-- idempotency records the 0.6.0 update converts: an applied commit's moves into its commit row;
+-- a rejected commit's (no log row) and one of a commit pruned from the log (made here from a's)
+-- stay in sync_push_results
+SELECT r ->> 'status' AS status, r -> 'results' -> 0 ->> 'code' AS code
+  FROM jsonb_array_elements(syncular.push('p1', 'u1', 'c1', '[
+    {"clientCommitId": "r", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t9", "list_id": "l1", "title": "forbidden"}}]}]')) r;
+INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result)
+SELECT partition, client_id, 'pruned', jsonb_set(result, '{commitSeq}', '99')
+  FROM syncular.sync_push_results WHERE client_commit_id = 'a';
+SELECT client_commit_id, result ->> 'status' AS status, result ->> 'commitSeq' AS result_seq
+  FROM syncular.sync_push_results ORDER BY 1;
 
 -- the update
 ALTER EXTENSION syncular UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'syncular';
+SELECT commit_seq, client_commit_id, result ->> 'status' AS status, result ->> 'commitSeq' AS result_seq
+  FROM syncular.sync_commits ORDER BY commit_seq;
+SELECT client_commit_id, result ->> 'status' AS status, result ->> 'commitSeq' AS result_seq
+  FROM syncular.sync_push_results ORDER BY 1;
+-- each is replayed as it was stored
+SELECT r ->> 'status' AS status, r ->> 'commitSeq' AS commit_seq, r -> 'results' -> 0 ->> 'code' AS code
+  FROM jsonb_array_elements(syncular.push('p1', 'u1', 'c1', '[
+    {"clientCommitId": "a", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t1", "list_id": "l1", "title": "one"}}]},
+    {"clientCommitId": "r", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t9", "list_id": "l1", "title": "forbidden"}}]},
+    {"clientCommitId": "pruned", "operations": [{"table": "todos", "op": "upsert",
+       "row": {"id": "t9", "list_id": "l1", "title": "nine"}}]}]')) r;
 
 -- data, hooks and rounds survive: the cached replay, the validator, a new commit, a pull
 SELECT id, list_id, title FROM public.todos ORDER BY id;

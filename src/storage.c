@@ -40,13 +40,19 @@ enum
 	P_RESULT_GET,
 	P_RESULT_LOOKUP,
 	P_RESULT_INSERT,
-	P_RESULT_INSERT_NEW,
 	P_TOMBSTONE_SCOPES,
 	P_TOMBSTONE_CLEAR,
 	P_BLOBS_REPLACE,
 	P_COMMIT_INSERT,
 	P_CHANGES_INSERT,
 	P_COMMIT_APPEND_ONE,
+	P_COMMIT_APPEND_ONE_SCOPES,
+	/* the same, for a catalog from before 0.6.0 (no sync_commits.result), see log_before_06 */
+	P_RESULT_GET_05,
+	P_RESULT_LOOKUP_05,
+	P_COMMIT_INSERT_05,
+	P_RESULT_INSERT_NEW_05,
+	P_COMMIT_APPEND_ONE_05,
 	P_COUNT
 };
 
@@ -54,8 +60,28 @@ typedef struct StaticPlan
 {
 	const char *sql;
 	int			nargs;
-	Oid			types[14];
+	Oid			types[16];
 } StaticPlan;
+
+/*
+ * The parts the one-upsert commit appends share (P_COMMIT_APPEND_ONE*): parameters $1 partition,
+ * $2 commit_seq, $3 client_id, $4 client_commit_id, $5 actor_id, $6 created_at_ms,
+ * $7 writer_version, $8 .. $13 the change (tbl, row_id, op, row_version, scopes, payload), $14
+ * the result, $15 / $16 the change's one scope pair.
+ */
+#define APPEND_ONE_TYPES \
+	{TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID, \
+	 INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}
+#define APPEND_ONE_CHANGE_AND_SCOPES \
+	"c AS (INSERT INTO syncular.sync_changes " \
+	" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) " \
+	" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), " \
+	"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) " \
+	" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
+#define APPEND_ONE_COMMIT \
+	"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, " \
+	" actor_id, created_at_ms, writer_version, result) " \
+	" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb)"
 
 static const StaticPlan static_sql[P_COUNT] = {
 	[P_EPOCH_INSERT] = {
@@ -151,8 +177,14 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WHERE c.partition = $1 AND c.client_id = $2 AND c.actor_id = $3",
 	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
 	[P_RESULT_GET] = {
-		"SELECT r.result FROM syncular.sync_push_results r "
-		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
+		/*
+		 * An applied commit's result is in its commit row (sync_commits_by_client_commit); a
+		 * rejected or pruned commit's in sync_push_results (docs/storage.md).
+		 */
+		"SELECT COALESCE((SELECT c.result FROM syncular.sync_commits c WHERE c.partition = $1 "
+		" AND c.client_id = $2 AND c.client_commit_id = $3 AND c.result IS NOT NULL), "
+		" (SELECT r.result FROM syncular.sync_push_results r "
+		"  WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3))",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_LOOKUP] = {
 		/*
@@ -163,22 +195,15 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"WITH f AS (DELETE FROM syncular.sync_faults f "
 		" WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = 'idempotency_cache_miss' "
 		" RETURNING 1) "
-		"SELECT EXISTS (SELECT 1 FROM f), (SELECT r.result FROM syncular.sync_push_results r "
-		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3)",
+		"SELECT EXISTS (SELECT 1 FROM f), COALESCE((SELECT c.result FROM syncular.sync_commits c "
+		" WHERE c.partition = $1 AND c.client_id = $2 AND c.client_commit_id = $3 "
+		" AND c.result IS NOT NULL), (SELECT r.result FROM syncular.sync_push_results r "
+		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3))",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_INSERT] = {
 		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
 		"VALUES ($1, $2, $3, $4::jsonb) "
 		"ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING",
-	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
-	[P_RESULT_INSERT_NEW] = {
-		/*
-		 * An applied commit's record: the caller holds the partition lock and found no record
-		 * after taking it, so none can exist.  A plain insert: no speculative insertion (its
-		 * extra index probe and HEAP_CONFIRM WAL record) for a conflict that cannot happen.
-		 */
-		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
-		"VALUES ($1, $2, $3, $4::jsonb)",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
 	[P_TOMBSTONE_SCOPES] = {
 		/* the scopes of the delete a tombstone records (its last delete of the row) */
@@ -197,9 +222,15 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"ON CONFLICT DO NOTHING",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID}},
 	[P_COMMIT_INSERT] = {
+		/*
+		 * $8: a pushed commit's applied result, its idempotency record (NULL for a commit of SQL
+		 * writes).  The caller holds the partition lock and found no record after taking it, so
+		 * sync_commits_by_client_commit cannot conflict: a plain insert.
+		 */
 		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
-		"actor_id, created_at_ms, writer_version) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-	7, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID}},
+		"actor_id, created_at_ms, writer_version, result) "
+		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)",
+	8, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID}},
 	[P_CHANGES_INSERT] = {
 		/*
 		 * A commit's changes (parallel arrays, one element per change): their sync_changes rows,
@@ -236,26 +267,57 @@ static const StaticPlan static_sql[P_COUNT] = {
 	JSONBARRAYOID, BYTEAARRAYOID}},
 	[P_COMMIT_APPEND_ONE] = {
 		/*
-		 * A pushed commit of one upsert (the common realtime write), whole in one statement:
-		 * its sync_commits row, its change, the change's scope index entries and its applied
-		 * result.  The same rows as sync_storage_commit_insert + P_CHANGES_INSERT +
-		 * P_RESULT_INSERT_NEW, without their three executor starts and the general
-		 * statement's unnest / DISTINCT / NOT EXISTS / tombstone machinery: one object's
+		 * A pushed commit of one upsert (the common realtime write) whose scopes are one
+		 * (variable, value) pair $15 / $16, whole in one statement: its sync_commits row with
+		 * its applied result and its change, which carries the commit's scope index entry
+		 * (sync_changes_by_scope, docs/storage.md "Commit log layout": one index entry instead
+		 * of a sync_change_scopes row and its key).  The same rows as the P_COMMIT_INSERT +
+		 * P_CHANGES_INSERT pair otherwise, without a second executor start and the general
+		 * statement's unnest / DISTINCT / NOT EXISTS / tombstone machinery.
+		 */
+		"WITH c AS (INSERT INTO syncular.sync_changes "
+		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload, scope_var, "
+		" scope_value) VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13, $15, $16)) "
+		APPEND_ONE_COMMIT,
+	16, APPEND_ONE_TYPES},
+	[P_COMMIT_APPEND_ONE_SCOPES] = {
+		/*
+		 * P_COMMIT_APPEND_ONE for any other scopes (none, several pairs, a value that is not a
+		 * string): the change's scope index entries are sync_change_scopes rows.  One object's
 		 * scope keys are distinct, the commit_seq is new (see P_CHANGES_INSERT), and an upsert
 		 * writes no tombstone.
 		 */
+		"WITH " APPEND_ONE_CHANGE_AND_SCOPES
+		APPEND_ONE_COMMIT,
+	16, APPEND_ONE_TYPES},
+	[P_RESULT_GET_05] = {
+		"SELECT r.result FROM syncular.sync_push_results r "
+		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
+	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_RESULT_LOOKUP_05] = {
+		"WITH f AS (DELETE FROM syncular.sync_faults f "
+		" WHERE f.partition = $1 AND f.client_id = $2 AND f.fault = 'idempotency_cache_miss' "
+		" RETURNING 1) "
+		"SELECT EXISTS (SELECT 1 FROM f), (SELECT r.result FROM syncular.sync_push_results r "
+		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3)",
+	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_COMMIT_INSERT_05] = {
+		/* $8 (the result) goes to sync_push_results: P_RESULT_INSERT_NEW_05 */
+		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
+		"actor_id, created_at_ms, writer_version) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+	8, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID}},
+	[P_RESULT_INSERT_NEW_05] = {
+		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
+		"VALUES ($1, $2, $3, $4::jsonb)",
+	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
+	[P_COMMIT_APPEND_ONE_05] = {
 		"WITH k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
 		" client_commit_id, actor_id, created_at_ms, writer_version) "
 		" VALUES ($1, $2, $3, $4, $5, $6, $7)), "
-		"c AS (INSERT INTO syncular.sync_changes "
-		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
-		" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), "
-		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-		" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
+		APPEND_ONE_CHANGE_AND_SCOPES
 		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
 		"VALUES ($1, $3, $4, $14::jsonb)",
-	14, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID,
-	INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID}},
+	16, APPEND_ONE_TYPES},
 };
 
 static SPIPlanPtr plans[P_COUNT];
@@ -645,6 +707,22 @@ sync_storage_client_upsert(const char *partition, const char *client_id, const c
 	return run(static_plan(P_CLIENT_UPSERT), v, n, false, 0) == 1;
 }
 
+/*
+ * A catalog from before 0.6.0 (library updated, ALTER EXTENSION pending) keeps every stored
+ * result in sync_push_results: its sync_commits has no result column.  Checked per call (two
+ * syscache probes): the update can run in this session between two rounds.  A result an old
+ * statement stored in sync_push_results is still found after the update (the 0.6.0 reads look in
+ * both places).
+ */
+static bool
+log_before_06(void)
+{
+	Oid			nsp = get_namespace_oid("syncular", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("sync_commits", nsp) : InvalidOid;
+
+	return !OidIsValid(rel) || get_attnum(rel, "result") == InvalidAttrNumber;
+}
+
 /* A catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table. */
 static bool
 faults_table_exists(void)
@@ -667,7 +745,7 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
-	if (!run_row(static_plan(P_RESULT_GET), v, false))
+	if (!run_row(static_plan(log_before_06() ? P_RESULT_GET_05 : P_RESULT_GET), v, false))
 		return NULL;
 	j = get_varlena(0, 1, &isnull);
 	done();
@@ -695,7 +773,7 @@ sync_storage_push_result_lookup(const char *partition, const char *client_id,
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
-	if (!run_row(static_plan(P_RESULT_LOOKUP), v, false))
+	if (!run_row(static_plan(log_before_06() ? P_RESULT_LOOKUP_05 : P_RESULT_LOOKUP), v, false))
 		elog(ERROR, "syncular: the idempotency lookup returned no row");
 	*fault = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	j = get_varlena(0, 2, &isnull);
@@ -714,20 +792,6 @@ sync_storage_push_result_insert(const char *partition, const char *client_id,
 	v[2] = text_datum(client_commit_id);
 	v[3] = text_datum(result_json);
 	return run(static_plan(P_RESULT_INSERT), v, NULL, false, 0) == 1;
-}
-
-/* The record of a commit applied under the partition lock (none can exist yet). */
-void
-sync_storage_push_result_insert_new(const char *partition, const char *client_id,
-									const char *client_commit_id, const char *result_json)
-{
-	Datum		v[4];
-
-	v[0] = text_datum(partition);
-	v[1] = text_datum(client_id);
-	v[2] = text_datum(client_commit_id);
-	v[3] = text_datum(result_json);
-	run(static_plan(P_RESULT_INSERT_NEW), v, NULL, false, 0);
 }
 
 /*
@@ -802,12 +866,14 @@ sync_storage_blob_refs_replace(const char *table, const char *partition, const c
 
 /* ---------------------------------------------------------------- the commit log */
 
-void
-sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *client_id,
-						   const char *client_commit_id, const char *actor_id,
-						   int64 created_at_ms, int64 writer_version)
+/* A commit row; result_json: a pushed commit's applied result, NULL for other commits. */
+static void
+commit_insert(const char *partition, int64 commit_seq, const char *client_id,
+			  const char *client_commit_id, const char *actor_id, int64 created_at_ms,
+			  int64 writer_version, const char *result_json)
 {
-	Datum		v[7];
+	Datum		v[8];
+	char		n[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
 	v[0] = text_datum(partition);
 	v[1] = Int64GetDatum(commit_seq);
@@ -816,7 +882,35 @@ sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *
 	v[4] = text_datum(actor_id);
 	v[5] = Int64GetDatum(created_at_ms);
 	v[6] = Int64GetDatum(writer_version);
-	run(static_plan(P_COMMIT_INSERT), v, NULL, false, 0);
+	if (result_json != NULL)
+		v[7] = text_datum(result_json);
+	else
+	{
+		v[7] = (Datum) 0;
+		n[7] = 'n';
+	}
+	if (!log_before_06())
+	{
+		run(static_plan(P_COMMIT_INSERT), v, n, false, 0);
+		return;
+	}
+	run(static_plan(P_COMMIT_INSERT_05), v, n, false, 0);
+	if (result_json != NULL)
+	{
+		Datum		r[4] = {v[0], v[2], v[3], v[7]};
+
+		run(static_plan(P_RESULT_INSERT_NEW_05), r, NULL, false, 0);
+	}
+}
+
+/* A commit row without a stored result (a commit of SQL writes, src/capture_log.c). */
+void
+sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *client_id,
+						   const char *client_commit_id, const char *actor_id,
+						   int64 created_at_ms, int64 writer_version)
+{
+	commit_insert(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,
+				  writer_version, NULL);
 }
 
 /*
@@ -873,10 +967,33 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 }
 
 /*
- * Append an applied pushed commit: its sync_commits row, its changes (numbered from 0, with
- * their scope index entries and the tombstones of deletes) and its stored result.  One
- * statement for a commit of one upsert; otherwise the commit row, one statement per
- * SYNC_CHANGES_PER_STATEMENT changes and the result.
+ * true when scopes is one pair {"var": "value"} (a string value): *var and *value get them as
+ * text, as jsonb_each_text gives them.
+ */
+static bool
+one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+
+	if (!JB_ROOT_IS_OBJECT(scopes) || JB_ROOT_COUNT(scopes) != 1)
+		return false;
+	it = JsonbIteratorInit(&scopes->root);
+	if (JsonbIteratorNext(&it, &v, false) != WJB_BEGIN_OBJECT ||
+		JsonbIteratorNext(&it, &v, false) != WJB_KEY)
+		return false;
+	*var = PointerGetDatum(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
+	if (JsonbIteratorNext(&it, &v, true) != WJB_VALUE || v.type != jbvString)
+		return false;
+	*value = PointerGetDatum(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
+	return true;
+}
+
+/*
+ * Append an applied pushed commit: its sync_commits row with its stored result (the
+ * idempotency record, docs/storage.md "Commit log layout") and its changes (numbered from 0,
+ * with their scope index entries and the tombstones of deletes).  One statement for a commit of
+ * one upsert; otherwise the commit row and one statement per SYNC_CHANGES_PER_STATEMENT changes.
  */
 void
 sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChangeRow *changes)
@@ -884,8 +1001,9 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 	if (nchanges == 1 && changes[0].op != 2)
 	{
 		const SyncChangeRow *ch = &changes[0];
-		Datum		v[14];
-		char		n[14];
+		Datum		v[16];
+		char		n[16];
+		int			which;
 
 		memset(n, ' ', sizeof(n));
 		v[0] = text_datum(c->partition);
@@ -911,15 +1029,24 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 			n[12] = 'n';
 		}
 		v[13] = text_datum(c->result_json);
-		run(static_plan(P_COMMIT_APPEND_ONE), v, n, false, 0);
+		if (log_before_06())
+			which = P_COMMIT_APPEND_ONE_05;
+		else if (one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
+			which = P_COMMIT_APPEND_ONE;
+		else
+			which = P_COMMIT_APPEND_ONE_SCOPES;
+		if (which != P_COMMIT_APPEND_ONE)
+		{
+			v[14] = v[15] = (Datum) 0;
+			n[14] = n[15] = 'n';
+		}
+		run(static_plan(which), v, n, false, 0);
 		return;
 	}
-	sync_storage_commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id,
-							   c->actor_id, c->created_at_ms, c->writer_version);
+	commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id, c->actor_id,
+				  c->created_at_ms, c->writer_version, c->result_json);
 	for (int first = 0; first < nchanges; first += SYNC_CHANGES_PER_STATEMENT)
 		sync_storage_changes_insert(c->partition, c->commit_seq, first,
 									Min(nchanges - first, SYNC_CHANGES_PER_STATEMENT),
 									changes + first);
-	sync_storage_push_result_insert_new(c->partition, c->client_id, c->client_commit_id,
-										c->result_json);
 }

@@ -78,9 +78,6 @@ extern Jsonb *sync_storage_push_result_get(const char *partition, const char *cl
 extern bool sync_storage_push_result_insert(const char *partition, const char *client_id,
 											const char *client_commit_id,
 											const char *result_json);
-extern void sync_storage_push_result_insert_new(const char *partition, const char *client_id,
-												const char *client_commit_id,
-												const char *result_json);
 
 /* rows */
 extern bool sync_storage_row_get(const SyncSchema *schema, int table_index,
@@ -204,7 +201,7 @@ extern bool sync_storage_lease_issue(const char *partition, const char *client_i
 extern bool sync_storage_lease_get(const char *partition, const char *client_id,
 								   SyncStoredLease *lease);
 
-/* An applied pushed commit: its sync_commits row and its stored result (sync_push_results). */
+/* An applied pushed commit: its sync_commits row, with its stored result (sync_commits.result). */
 typedef struct SyncCommitRow
 {
 	const char *partition;

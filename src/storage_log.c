@@ -1,8 +1,10 @@
 /*
  * storage_log.c — the commit-log window of one pull section (SPEC §3.6), read by direct ordered
  * index scans in the pull's snapshot (no executor, no plan): the candidate commits from
- * sync_change_scopes_pkey (partition, tbl, var, value, commit_seq), one scan per value of the
- * first effective variable merged in commit order (a commit under two values once); per
+ * sync_change_scopes_pkey (partition, tbl, var, value, commit_seq) and from
+ * sync_changes_by_scope (the same columns: the entries one-change commits keep in their change
+ * row, docs/storage.md "Commit log layout"), one scan per index and value of the first
+ * effective variable, merged in commit order (a commit under two values once); per
  * candidate, its commit row from sync_commits_pkey (gone: pruned) and its changes in idx order
  * from sync_changes_pkey (partition, commit_seq, idx), other tables' changes skipped by the heap
  * tuple's tbl (there is no by-table index: docs/storage.md, "Commit log layout").  The caller stops reading as soon as its look-ahead
@@ -18,12 +20,14 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -32,8 +36,18 @@
 #include "storage_log.h"
 #include "storage_scan.h"
 
+/* An index of candidate entries (partition, tbl, var, value, commit_seq) and its heap. */
+typedef struct CandSource
+{
+	Relation	heap;
+	Relation	idx;
+	TupleTableSlot *slot;		/* a scratch slot of heap (visibility checks) */
+	Buffer		vmbuf;			/* heap's visibility map page */
+} CandSource;
+
 typedef struct CandScan
 {
+	CandSource *src;
 	IndexScanDesc scan;
 	ScanKeyData keys[6];		/* partition, tbl, var, value, commit_seq > lo, <= hi */
 	int64		cur;			/* the current candidate, -1 when done */
@@ -66,15 +80,13 @@ struct SyncLogWindow
 {
 	MemoryContext cxt;
 	Snapshot	snap;
-	Relation	cs_heap;		/* sync_change_scopes */
-	Relation	cs_idx;
-	TupleTableSlot *cs_slot;
-	Buffer		vmbuf;
+	CandSource	srcs[2];		/* sync_change_scopes_pkey, sync_changes_by_scope */
+	int			nsrcs;
 	int64		lo;				/* the range being read: lo < commit_seq <= hi */
 	int64		hi;
 	int64		span;
 	int64		max_seq;
-	int			nvalues;
+	int			nscans;			/* one per source and value */
 	CandScan   *vs;
 	Relation	cm_heap;		/* sync_commits */
 	Relation	cm_idx;
@@ -108,7 +120,7 @@ seq_next(SyncLogWindow *wr, CandScan *v)
 {
 	MemoryContext old = MemoryContextSwitchTo(wr->cxt);
 
-	if (sync_scan_next_visible(v->scan, wr->cs_heap, wr->cs_slot, &wr->vmbuf))
+	if (sync_scan_next_visible(v->scan, v->src->heap, v->src->slot, &v->src->vmbuf))
 	{
 		bool		isnull;
 		int64		seq = DatumGetInt64(index_getattr(v->scan->xs_itup, 5, v->scan->xs_itupdesc,
@@ -210,7 +222,7 @@ next_range(SyncLogWindow *wr)
 	wr->span = Min(wr->span * 2, PG_INT64_MAX / 4);
 	wr->hi = wr->max_seq - wr->lo <= wr->span ? wr->max_seq : wr->lo + wr->span;
 	old = MemoryContextSwitchTo(wr->cxt);
-	for (int i = 0; i < wr->nvalues; i++)
+	for (int i = 0; i < wr->nscans; i++)
 	{
 		CandScan   *v = &wr->vs[i];
 
@@ -221,32 +233,51 @@ next_range(SyncLogWindow *wr)
 		index_rescan(v->scan, v->keys, 6, NULL, 0);
 	}
 	MemoryContextSwitchTo(old);
-	for (int i = 0; i < wr->nvalues; i++)
+	for (int i = 0; i < wr->nscans; i++)
 		seq_next(wr, &wr->vs[i]);
 	return true;
 }
 
-/* The candidate scans: one per value, placed by next_range (not at all when the window is empty). */
+static void
+source_open(CandSource *s, const char *heap, Oid index)
+{
+	s->heap = table_open(sync_scan_catalog_relid(heap), AccessShareLock);
+	s->idx = index_open(index, AccessShareLock);
+	s->slot = table_slot_create(s->heap, NULL);
+	s->vmbuf = InvalidBuffer;
+}
+
+/*
+ * The candidate scans: one per source and value, placed by next_range (not at all when the
+ * window is empty).  A catalog from before 0.6.0 (ALTER EXTENSION pending) has no
+ * sync_changes_by_scope: sync_change_scopes only.
+ */
 static void
 open_candidates(SyncLogWindow *wr, Datum part, Datum tbl, const char *var, int nvalues,
 				char *const *values)
 {
-	wr->cs_heap = table_open(sync_scan_catalog_relid("sync_change_scopes"), AccessShareLock);
-	wr->cs_idx = index_open(sync_scan_catalog_relid("sync_change_scopes_pkey"), AccessShareLock);
-	wr->cs_slot = table_slot_create(wr->cs_heap, NULL);
-	wr->vmbuf = InvalidBuffer;
-	wr->nvalues = nvalues;
-	wr->vs = palloc0(sizeof(CandScan) * Max(nvalues, 1));
-	for (int i = 0; i < nvalues; i++)
+	Oid			by_scope = get_relname_relid("sync_changes_by_scope",
+											 get_namespace_oid("syncular", false));
+
+	source_open(&wr->srcs[0], "sync_change_scopes",
+				sync_scan_catalog_relid("sync_change_scopes_pkey"));
+	wr->nsrcs = 1;
+	if (OidIsValid(by_scope))
+		source_open(&wr->srcs[wr->nsrcs++], "sync_changes", by_scope);
+	wr->nscans = nvalues * wr->nsrcs;
+	wr->vs = palloc0(sizeof(CandScan) * Max(wr->nscans, 1));
+	for (int i = 0; i < wr->nscans; i++)
 	{
 		CandScan   *v = &wr->vs[i];
+		CandSource *s = &wr->srcs[i % wr->nsrcs];
 
-		v->scan = index_beginscan(wr->cs_heap, wr->cs_idx, wr->snap, 6, 0);
+		v->src = s;
+		v->scan = index_beginscan(s->heap, s->idx, wr->snap, 6, 0);
 		v->scan->xs_want_itup = true;
-		sync_scan_eq_key(&v->keys[0], wr->cs_idx, 1, part);
-		sync_scan_eq_key(&v->keys[1], wr->cs_idx, 2, tbl);
-		sync_scan_eq_key(&v->keys[2], wr->cs_idx, 3, CStringGetTextDatum(var));
-		sync_scan_eq_key(&v->keys[3], wr->cs_idx, 4, CStringGetTextDatum(values[i]));
+		sync_scan_eq_key(&v->keys[0], s->idx, 1, part);
+		sync_scan_eq_key(&v->keys[1], s->idx, 2, tbl);
+		sync_scan_eq_key(&v->keys[2], s->idx, 3, CStringGetTextDatum(var));
+		sync_scan_eq_key(&v->keys[3], s->idx, 4, CStringGetTextDatum(values[i / wr->nsrcs]));
 		v->cur = -1;
 	}
 }
@@ -291,19 +322,24 @@ sync_log_window_open(const char *partition, const char *table, const char *var, 
 void
 sync_log_window_close(SyncLogWindow *wr)
 {
-	for (int i = 0; i < wr->nvalues; i++)
+	for (int i = 0; i < wr->nscans; i++)
 		index_endscan(wr->vs[i].scan);
 	index_endscan(wr->cm.scan);
 	index_endscan(wr->ch.scan);
-	ExecDropSingleTupleTableSlot(wr->cs_slot);
+	for (int i = 0; i < wr->nsrcs; i++)
+	{
+		CandSource *s = &wr->srcs[i];
+
+		ExecDropSingleTupleTableSlot(s->slot);
+		if (BufferIsValid(s->vmbuf))
+			ReleaseBuffer(s->vmbuf);
+		index_close(s->idx, NoLock);
+		table_close(s->heap, NoLock);
+	}
 	ExecDropSingleTupleTableSlot(wr->cm_slot);
 	ExecDropSingleTupleTableSlot(wr->ch_slot);
-	if (BufferIsValid(wr->vmbuf))
-		ReleaseBuffer(wr->vmbuf);
-	index_close(wr->cs_idx, NoLock);
 	index_close(wr->cm_idx, NoLock);
 	index_close(wr->ch_idx, NoLock);
-	table_close(wr->cs_heap, NoLock);
 	table_close(wr->cm_heap, NoLock);
 	table_close(wr->ch_heap, NoLock);
 }
@@ -315,13 +351,13 @@ sync_log_window_next(SyncLogWindow *wr)
 
 	for (;;)
 	{
-		for (int i = 0; i < wr->nvalues; i++)
+		for (int i = 0; i < wr->nscans; i++)
 			if (wr->vs[i].cur >= 0 && (min < 0 || wr->vs[i].cur < min))
 				min = wr->vs[i].cur;
 		if (min >= 0 || !next_range(wr))
 			break;
 	}
-	for (int i = 0; min >= 0 && i < wr->nvalues; i++)
+	for (int i = 0; min >= 0 && i < wr->nscans; i++)
 		if (wr->vs[i].cur == min)
 			seq_next(wr, &wr->vs[i]);
 	return min;

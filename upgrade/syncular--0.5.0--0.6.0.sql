@@ -29,3 +29,38 @@ DROP INDEX syncular.sync_row_scopes_by_row;
 ALTER TABLE syncular.sync_row_scopes ALTER COLUMN row_id TYPE text COLLATE "C";
 --#include comments/sync_row_scopes/0.6.0.sql
 --#include comments/sync_row_scopes.columns/0.6.0.sql
+
+-- sync_commits: a pushed commit's stored result moves into its commit row (one heap row and one
+-- index entry per commit instead of a sync_push_results row and its primary key); the results
+-- of commits still in the log move, those of rejected and pruned commits stay in
+-- sync_push_results.  No index by time: prune by age walks the primary key.
+ALTER TABLE syncular.sync_commits ADD COLUMN result jsonb;
+UPDATE syncular.sync_commits c SET result = r.result
+  FROM syncular.sync_push_results r
+ WHERE r.partition = c.partition AND r.client_id = c.client_id
+   AND r.client_commit_id = c.client_commit_id
+   AND r.result ->> 'status' = 'applied' AND r.result ->> 'commitSeq' = c.commit_seq::text;
+DELETE FROM syncular.sync_push_results r
+ USING syncular.sync_commits c
+ WHERE r.partition = c.partition AND r.client_id = c.client_id
+   AND r.client_commit_id = c.client_commit_id AND c.result IS NOT NULL;
+--#include indexes/sync_commits_by_client_commit/0.6.0.sql
+DROP INDEX syncular.sync_commits_by_time;
+--#include comments/sync_commits/0.6.0.sql
+--#include comments/sync_commits.columns/0.6.0.sql
+--#include comments/sync_push_results/0.6.0.sql
+--#include views/push_results/0.6.0.sql
+--#include comments/push_results/0.6.0.sql
+REVOKE ALL ON syncular.push_results FROM PUBLIC;
+-- sync_changes: a commit of one change whose scopes are one (variable, value) pair keeps its scope
+-- index entry in the change row (one index entry instead of a sync_change_scopes row and its
+-- key).  Pulls read both places, so the entries of existing commits stay where they are (moving
+-- them would rewrite every such change row with its payload); they go with the log's pruning.
+ALTER TABLE syncular.sync_changes ADD COLUMN scope_var text, ADD COLUMN scope_value text;
+--#include indexes/sync_changes_by_scope/0.6.0.sql
+--#include comments/sync_change_scopes/0.6.0.sql
+--#include comments/sync_changes.columns/0.6.0.sql
+
+--#include-or-replace udfs/prune/0.6.0.sql
+
+--#include udfs/prune/0.6.0.comment.sql

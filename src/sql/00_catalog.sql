@@ -1,6 +1,7 @@
 -- syncular install script, part 00: the catalog.
 -- The core tables keep the reference PostgreSQL layout (shared/reference/data-model-and-storage.md,
--- "PostgreSQL core tables"): names, columns, types, keys and indexes.  They live in the extension
+-- "PostgreSQL core tables"): names, columns, types, keys and indexes, except where
+-- docs/storage.md ("Commit log layout") says otherwise and why.  They live in the extension
 -- schema `syncular`; synced app tables live in the app schema recorded in sync_settings.
 
 \echo Use "CREATE EXTENSION syncular" to load this file. \quit
@@ -22,13 +23,42 @@ CREATE TABLE syncular.sync_row_scopes (
   PRIMARY KEY (partition, tbl, var, value, row_id)
 );
 
---#include tables/sync_commits/0.1.0.sql
---#include indexes/sync_commits_by_time/0.1.0.sql
+CREATE TABLE syncular.sync_commits (
+  partition         TEXT NOT NULL,
+  commit_seq        BIGINT NOT NULL,
+  client_id         TEXT NOT NULL,
+  client_commit_id  TEXT NOT NULL,
+  actor_id          TEXT NOT NULL,
+  created_at_ms     BIGINT NOT NULL,
+  writer_version    BIGINT,            -- RFC 0007 writer fence; must stay nullable, no default
+  result            JSONB,             -- a pushed commit's stored result (idempotency, §6.3)
+  PRIMARY KEY (partition, commit_seq)
+);
+-- a pushed commit's stored result is in its row (no sync_push_results row), found by this index;
+-- no (partition, created_at_ms) index: prune by age walks the primary key (departures from the
+-- reference layout, docs/storage.md "Commit log layout")
+--#include indexes/sync_commits_by_client_commit/0.6.0.sql
 
---#include tables/sync_changes/0.1.0.sql
+CREATE TABLE syncular.sync_changes (
+  partition    TEXT NOT NULL,
+  commit_seq   BIGINT NOT NULL,
+  idx          INTEGER NOT NULL,
+  tbl          TEXT NOT NULL,
+  row_id       TEXT NOT NULL,
+  op           SMALLINT NOT NULL,      -- 1 = upsert, 2 = delete
+  row_version  BIGINT,
+  scopes       JSONB NOT NULL,
+  payload      BYTEA,
+  scope_var    TEXT,                   -- a one-change commit's scope index entry (see below)
+  scope_value  TEXT,
+  PRIMARY KEY (partition, commit_seq, idx)
+);
 -- no (partition, commit_seq, tbl, idx) index (a departure from the reference layout,
 -- docs/storage.md): a pull reads a commit's changes through the primary key and skips other
--- tables' changes by the heap tuple's tbl.
+-- tables' changes by the heap tuple's tbl.  A one-change commit whose scopes are one (variable,
+-- value) pair keeps its scope index entry in the change row (scope_var, scope_value), indexed
+-- here, instead of a sync_change_scopes row and its key.
+--#include indexes/sync_changes_by_scope/0.6.0.sql
 
 --#include tables/sync_change_scopes/0.1.0.sql
 
@@ -80,10 +110,10 @@ REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 --#include comments/sync_partitions/0.2.0.sql
 --#include comments/sync_partition_registry/0.2.0.sql
 --#include comments/sync_row_scopes/0.6.0.sql
---#include comments/sync_commits/0.2.0.sql
+--#include comments/sync_commits/0.6.0.sql
 --#include comments/sync_changes/0.2.0.sql
---#include comments/sync_change_scopes/0.2.0.sql
---#include comments/sync_push_results/0.2.0.sql
+--#include comments/sync_change_scopes/0.6.0.sql
+--#include comments/sync_push_results/0.6.0.sql
 --#include comments/sync_reactions/0.2.0.sql
 --#include comments/sync_clients/0.2.0.sql
 --#include comments/sync_blob_refs/0.2.0.sql

@@ -10,8 +10,8 @@
 --#include udfs/_retention_value/0.1.0.sql
 --#include udfs/_retention_value/0.1.0.comment.sql
 
---#include udfs/prune/0.4.0.sql
---#include udfs/prune/0.2.0.comment.sql
+--#include udfs/prune/0.6.0.sql
+--#include udfs/prune/0.6.0.comment.sql
 
 --#include udfs/rotate_log_epoch/0.1.0.sql
 --#include udfs/rotate_log_epoch/0.2.0.comment.sql
@@ -27,3 +27,6 @@
 
 --#include views/commits/0.1.0.sql
 --#include comments/commits/0.2.0.sql
+
+--#include views/push_results/0.6.0.sql
+--#include comments/push_results/0.6.0.sql

@@ -78,6 +78,7 @@ REVOKE EXECUTE ON FUNCTION syncular.set_scope_resolver(regprocedure) FROM PUBLIC
 REVOKE EXECUTE ON FUNCTION syncular.prune(text, jsonb) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION syncular.rotate_log_epoch(text) FROM PUBLIC;
 REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits FROM PUBLIC;
+REVOKE ALL ON syncular.push_results FROM PUBLIC;
 
 -- Remote operations (65_operations.sql): registration owner-only; the serving entry point is
 -- granted to the gateway role like handle_http (docs/gateway.md).

@@ -1,0 +1,2 @@
+COMMENT ON TABLE syncular.sync_push_results IS
+'Idempotency records (SPEC §2.3, §6.3) of pushed commits that are not in the log: rejected commits, and applied commits syncular.prune removed from the log (their result moves here from sync_commits.result). Replayed unchanged to a retry; the view syncular.push_results shows every record. Kept by default; syncular.prune drops results of commits still in the log only when asked (pushResultsOlderThanMs).';
