@@ -114,7 +114,7 @@ GW_SRCS     = $(sort $(wildcard gateway/*.c))
 GW_OBJS     = $(patsubst gateway/%.c,$(GW_BUILD)/%.o,$(GW_SRCS)) \
               $(patsubst src/codec/%.c,$(GW_BUILD)/codec_%.o,$(CODEC_SRCS))
 GW_INCLUDES = -Igateway -Isrc/codec -I$(shell $(PG_CONFIG) --includedir)
-GW_LIBS     = -lmicrohttpd -lwslay -lcrypto -L$(shell $(PG_CONFIG) --libdir) -lpq -ljwt -ljansson -lz -lm
+GW_LIBS     = -lmicrohttpd -lwslay -lcrypto -L$(shell $(PG_CONFIG) --libdir) -lpq -ljwt -ljansson -lz -ldeflate -lpthread -lm
 GW_ASAN     = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter
 
 .PHONY: gateway gateway-asan install-gateway gateway-check

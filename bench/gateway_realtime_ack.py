@@ -5,9 +5,9 @@ N sockets on one partition, each its own client (clientId lat<i>, registered by 
 bench/rtclient.c, which acks every delta at once ({"type":"ack","cursor":n}).  50 commits 50 ms
 apart; per socket and commit the delta's arrival is measured from the push response (the commit
 is durable and notified before the response is sent).  Prints p50 / p95 / p99 in ms and the
-number of statements calling syncular.realtime_ack per commit with their execution time per
-commit (pg_stat_statements: run with shared_preload_libraries=pg_stat_statements,syncular, else
-"-").  Never fails on a time.
+number of statements calling syncular.realtime_ack (or realtime_ack_many) per commit with their
+execution time per commit, and the same for the realtime_fanout calls (pg_stat_statements: run
+with shared_preload_libraries=pg_stat_statements,syncular, else "-").  Never fails on a time.
 
 Usage (inside scripts/pgenv.sh or pg_virtualenv):
   gateway_realtime_ack.py SOCKETS [RUNS] [gateway flags...]
@@ -81,24 +81,27 @@ def one_run(exe):
             time.sleep(0.05)
         cl.wait(30)
         time.sleep(0.5)
-        calls = "-"
+        calls = fan = "-"
         if pss:
             n, ms = psql("SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements "
                          "WHERE query LIKE '%realtime_ack%'").split("|")
             calls = "%.1f (%.1f ms)" % (int(n) / COMMITS, float(ms) / COMMITS)
+            n, ms = psql("SELECT coalesce(sum(calls), 0), coalesce(sum(total_exec_time), 0) FROM pg_stat_statements "
+                         "WHERE query LIKE '%realtime_fanout%'").split("|")
+            fan = "%.1f (%.1f ms)" % (int(n) / COMMITS, float(ms) / COMMITS)
         stored = psql("SELECT count(*) FROM syncular.sync_clients WHERE partition = 'p1' AND client_id LIKE 'lat%%' "
                       "AND cursor = %d" % (head + COMMITS))
     finally:
         gw.send_signal(signal.SIGTERM); gw.wait()
     lat.sort()
     p = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]  # noqa: E731
-    return p(0.5), p(0.95), p(0.99), calls, stored
+    return p(0.5), p(0.95), p(0.99), calls, fan, stored
 
 
 exe = os.path.join(TMPD, "rtclient")
 subprocess.run(["cc", "-O2", "-o", exe, os.path.join(root, "bench/rtclient.c")], check=True)
-print("%-8s %-4s %8s %8s %8s %22s %14s" % ("sockets", "run", "p50 ms", "p95 ms", "p99 ms", "ack stmts/commit (ms)",
-                                            "cursors stored"))
+print("%-8s %-4s %8s %8s %8s %22s %22s %14s" % ("sockets", "run", "p50 ms", "p95 ms", "p99 ms",
+                                                  "ack stmts/commit (ms)", "fanouts/commit (ms)", "cursors stored"))
 for r in range(RUNS):
-    p50, p95, p99, calls, stored = one_run(exe)
-    print("%-8d %-4d %8.1f %8.1f %8.1f %22s %14s" % (N, r + 1, p50, p95, p99, calls, stored), flush=True)
+    p50, p95, p99, calls, fan, stored = one_run(exe)
+    print("%-8d %-4d %8.1f %8.1f %8.1f %22s %22s %14s" % (N, r + 1, p50, p95, p99, calls, fan, stored), flush=True)

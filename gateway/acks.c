@@ -2,11 +2,13 @@
  * acks.c — realtime acks (SPEC §8.2; docs/realtime.md §3) written in batches, in the background.
  *
  * An SDK acks every delta, so N sockets send N acks per commit.  One statement per ack put N
- * statements in front of the next fanout call and the next rounds.  Instead each socket keeps
- * only its highest ack not yet written (syncular.realtime_ack keeps the maximum anyway:
+ * statements in front of the next fanout call and the next rounds, and one function call per
+ * socket inside one statement still cost the database a plan execution per socket.  Instead
+ * each socket keeps only its highest ack not yet written (the record keeps the maximum anyway:
  * cursor = GREATEST(cursor, n), so the highest of several acks is all that is left of them),
  * and every --ack-flush-ms the pending acks of the whole gateway go to the database in ONE
- * statement calling syncular.realtime_ack once per socket.  That statement is a background job
+ * statement calling syncular.realtime_ack_many once per partition: one set-based UPDATE of
+ * all of that partition's client records.  That statement is a background job
  * of the pool (pool.c): it is sent only when no round or fanout call waits for a connection.
  * At most one write is in flight; acks that arrive meanwhile wait for the next one.
  *
@@ -14,10 +16,12 @@
  * file gives it back through the release callback ws.c sets: no call up), so its ack is written
  * after it closed, and
  * the drain (main.c) waits until nothing is pending: no ack a client sent is lost by a close
- * or a SIGTERM.  Rows are sorted by (partition, clientId), so two gateways writing acks of the
- * same clients lock their records in the same order.
+ * or a SIGTERM.  Partitions are written in name order, and realtime_ack_many updates a
+ * partition's records in clientId order, so two gateways writing acks of the same clients lock
+ * their records in the same order.
  */
 #include "gateway.h"
+#include "strbuf.h"
 #include "metrics.h"
 #include "ws.h"
 
@@ -28,12 +32,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* every row is checked by realtime_ack itself (epoch, actor, range); the count is what it
+/* one syncular.realtime_ack_many call per partition of the batch (one set-based UPDATE each),
+ * which checks every element as realtime_ack would (epoch, actor, range); the sum is what it
  * recorded, for the log only */
 #define ACK_SQL \
-	"SELECT count(*) FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) " \
-	"AS a(partition, actor_id, client_id, cursor, log_epoch) " \
-	"WHERE syncular.realtime_ack(a.partition, a.actor_id, a.client_id, a.cursor, a.log_epoch)"
+	"SELECT coalesce(sum(syncular.realtime_ack_many(b.partition, b.actor_ids, b.client_ids, " \
+	"b.cursors, b.log_epochs)), 0) FROM (SELECT a.partition, array_agg(a.actor_id) AS actor_ids, " \
+	"array_agg(a.client_id) AS client_ids, array_agg(a.cursor) AS cursors, " \
+	"array_agg(a.log_epoch) AS log_epochs " \
+	"FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[]) " \
+	"AS a(partition, actor_id, client_id, cursor, log_epoch) GROUP BY a.partition " \
+	"ORDER BY a.partition) b"
 
 static Sock   *pending;         /* sockets with an ack not yet written */
 static int     npending;
@@ -64,7 +73,7 @@ acks_note(Sock *s, int64_t cursor)
 	if (s->ack_listed)
 	{
 		/* an ack sent under an older registration (a log epoch rotated since) is not mixed
-		 * with this one: realtime_ack refuses acks of another epoch, so only the new one counts */
+		 * with this one: acks of another epoch are refused, so only the new one counts */
 		if (strcmp(s->ack_epoch, s->log_epoch) != 0)
 		{
 			snprintf(s->ack_epoch, sizeof(s->ack_epoch), "%s", s->log_epoch);
@@ -92,49 +101,19 @@ gw_acks_busy(void)
 
 /* ---------------------------------------------------------------- array literals */
 
-typedef struct Lit
-{
-	char   *p;
-	size_t  len, cap;
-	bool    oom;
-} Lit;
-
-static void
-lit_put(Lit *l, const char *s, size_t n)
-{
-	if (l->oom)
-		return;
-	if (l->len + n + 1 > l->cap)
-	{
-		size_t cap = (l->len + n + 1) * 2;
-		char *p = realloc(l->p, cap);
-
-		if (!p)
-		{
-			l->oom = true;
-			return;
-		}
-		l->p = p;
-		l->cap = cap;
-	}
-	memcpy(l->p + l->len, s, n);
-	l->len += n;
-	l->p[l->len] = '\0';
-}
-
 /* one element of a text[] literal, always double-quoted with " and \ escaped: client bytes
  * travel as a parameter's value, never as SQL */
 static void
-lit_elem(Lit *l, const char *v)
+lit_elem(GwStr *l, const char *v)
 {
-	lit_put(l, l->len > 1 ? ",\"" : "\"", l->len > 1 ? 2 : 1);
+	gw_str_add(l, l->len > 1 ? ",\"" : "\"", l->len > 1 ? 2 : 1);
 	for (const char *c = v; *c; c++)
 	{
 		if (*c == '"' || *c == '\\')
-			lit_put(l, "\\", 1);
-		lit_put(l, c, 1);
+			gw_str_add(l, "\\", 1);
+		gw_str_add(l, c, 1);
 	}
-	lit_put(l, "\"", 1);
+	gw_str_add(l, "\"", 1);
 }
 
 /* ---------------------------------------------------------------- the write */
@@ -170,7 +149,7 @@ static void
 write_pending(void)
 {
 	Sock **v;
-	Lit cols[5] = {{0}};
+	GwStr cols[5] = {{0}};
 	GwJob *j;
 	int n = 0;
 
@@ -187,7 +166,7 @@ write_pending(void)
 	npending = 0;
 	qsort(v, (size_t) n, sizeof(Sock *), by_partition_client);
 	for (int c = 0; c < 5; c++)
-		lit_put(&cols[c], "{", 1);
+		gw_str_add(&cols[c], "{", 1);
 	for (int i = 0; i < n; i++)
 	{
 		Sock *s = v[i];
@@ -205,7 +184,7 @@ write_pending(void)
 	}
 	free(v);
 	for (int c = 0; c < 5; c++)
-		lit_put(&cols[c], "}", 1);
+		gw_str_add(&cols[c], "}", 1);
 	j = gw_job_new(ACK_SQL, write_done, NULL);
 	for (int c = 0; c < 5; c++)
 		if (cols[c].oom || !j)

@@ -4,7 +4,8 @@
  *   config.c   flags and environment variables
  *   parse.c    pure request/frame/control-event parsing (fuzzed, no I/O)
  *   errors.c   catalogue JSON bodies (SPEC §10.1)
- *   gzip.c     Content-Encoding gzip both ways (SPEC §1.3)
+ *   gzip.c     Content-Encoding: gzip request bodies inflated (SPEC §1.3)
+ *   compress.c gzip of /sync answers on worker threads, off the event loop (SPEC §1.3)
  *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
  *   loop.c     the event loop: descriptors with callbacks, timers (a leaf; loop.h)
  *   pool.c     libpq connections in non-blocking mode inside the event loop
@@ -23,6 +24,7 @@
  *   acks.c     realtime acks coalesced per socket, written in one background statement
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   log.c      gw_log (a leaf)
+ *   strbuf.c   a growing string for texts built piece by piece (a leaf; strbuf.h)
  *   main.c     startup checks, signals, the event loop, drain
  */
 #ifndef SYNCULAR_GATEWAY_H
@@ -46,6 +48,10 @@ void        gw_req_args(GwReq *r, GwKvFn fn, void *cls);
 /* hdrs: NULL or "name", "value", ..., NULL (copied); body: malloc'd, taken (may be NULL) */
 void        gw_req_answer(GwReq *r, int status, const char *type, uint8_t *body, size_t len,
 						  const char *const *hdrs);
+/* the same with a body that is not malloc'd: free_fn(free_cls) frees it after it was sent (or
+ * with the request) */
+void        gw_req_answer_owned(GwReq *r, int status, const char *type, const uint8_t *body, size_t len,
+								const char *const *hdrs, void (*free_fn) (void *), void *free_cls);
 /* an answer of total bytes produced by read (cls): up to max bytes at pos into buf; returns the
  * count, 0 when the next bytes are not there yet (the request waits until gw_req_wake), -1
  * when the stream broke (the connection closes) */
@@ -89,7 +95,10 @@ typedef struct GwConfig
 	int         watch_batch;      /* watches in one syncular.operations_watch_rerun call */
 	int         ack_flush_ms;     /* milliseconds between two realtime ack writes (acks.c) */
 	size_t      gzip_min;         /* bytes: smaller /sync answers are not compressed */
-	int         gzip_level;       /* zlib level of gzip /sync answers */
+	int         gzip_level;       /* libdeflate level (1-12) of gzip /sync answers */
+	int         gzip_threads;     /* compression threads; 0: on the event loop */
+	size_t      gzip_thread_min;  /* bytes: smaller answers are compressed on the loop */
+	size_t      gzip_queue;       /* bytes of answers waiting for or in compression */
 	int         heartbeat_s;
 	int         idle_timeout_s;
 	size_t      presence_max;     /* bytes of one presence payload */
@@ -113,13 +122,35 @@ char *gw_error_json(const char *code, const char *message, int status_override, 
 /* ---------------- gzip.c ---------------- */
 /* 0 ok (out malloc'd), -1 bad gzip stream, -2 inflated size above limit, -3 no memory */
 int gw_gunzip(const uint8_t *in, size_t inlen, size_t limit, uint8_t **out, size_t *outlen);
-/* level: zlib's 1 (fastest) .. 9 */
-int gw_gzip(const uint8_t *in, size_t inlen, int level, uint8_t **out, size_t *outlen);
+
+/* ---------------- compress.c ---------------- */
+typedef struct GwZJob GwZJob;
+/* on the loop: the gzip of an answer (out malloc'd, taken; NULL when out of memory) */
+typedef void (*GwZDone) (void *owner, uint8_t *out, size_t outlen);
+/* Compress in (inlen bytes, freed by release(release_cls) once read) off the loop (on it under
+ * --gzip-thread-min); done(owner, ...) is called on the loop, never after gw_gzip_cancel.  *queued false: the queue is full
+ * (--gzip-queue) and must is false; nothing was taken, answer uncompressed.  Returns the job
+ * to cancel (NULL when done was already called: compressed on the loop). */
+GwZJob *gw_gzip_submit(const uint8_t *in, size_t inlen, void (*release) (void *), void *release_cls,
+					   bool must, GwZDone done, void *owner, bool *queued);
+void    gw_gzip_cancel(GwZJob *j);
+int     gw_gzip_init(void);
+void    gw_gzip_shutdown(void);
+typedef struct GwGzipStats
+{
+	uint64_t    worker_answers, worker_in_bytes, worker_out_bytes, worker_ns;
+	uint64_t    loop_answers, loop_in_bytes, loop_out_bytes, loop_ns;
+	uint64_t    skipped;        /* answers sent uncompressed: the queue was full */
+	uint64_t    cancelled;      /* dropped from the queue: the requester went away */
+	size_t      queued_bytes;
+} GwGzipStats;
+void    gw_gzip_stats(GwGzipStats *out);
 
 /* ---------------- job.c (the statements pool.c runs) ---------------- */
 typedef struct GwJob GwJob;
 /* res is NULL when the connection died or the query could not be sent: err says why.
- * The callback must not keep res (it is cleared after the call). */
+ * The callback must not keep res (it is cleared after the call) unless it takes it with
+ * gw_job_take_result. */
 typedef void (*GwJobDone) (GwJob *job, struct pg_result *res, const char *err);
 
 #define GW_MAX_PARAMS 8
@@ -136,6 +167,7 @@ struct GwJob
 	size_t      budget;                 /* bytes of the memory budget released with the job */
 	void       *user;                   /* NULL once the requester went away */
 	bool        hold;                   /* keep the connection pinned for user afterwards */
+	bool        res_taken;              /* done kept the result (gw_job_take_result) */
 	int         conn;                   /* the connection that ran it (set by the pool) */
 	GwJob      *next;
 };
@@ -146,8 +178,11 @@ void   gw_job_param(GwJob *job, const void *val, int len, int binary, bool copy)
 /* the job takes val (malloc'd) and the budget bytes held for it, and frees both */
 void   gw_job_param_take(GwJob *job, void *val, int len, int binary, size_t budget);
 void   gw_job_free(GwJob *job);
-/* calls job->done, then frees the job */
-void   gw_job_finish(GwJob *job, struct pg_result *res, const char *err);
+/* calls job->done, then frees the job; true when done took res (gw_job_take_result): the
+ * caller must not clear it */
+bool   gw_job_finish(GwJob *job, struct pg_result *res, const char *err);
+/* in job->done: res is the callback's now, freed with PQclear when it is done with it */
+void   gw_job_take_result(GwJob *job);
 /* ---------------- budget.c ---------------- */
 bool   gw_budget_take(size_t n);   /* false: over --max-inflight-bytes, nothing taken */
 void   gw_budget_force(size_t n);  /* counted even over the budget (answers already produced) */

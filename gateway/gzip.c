@@ -1,7 +1,7 @@
 /*
- * gzip.c — Content-Encoding: gzip (SPEC §1.3: servers MUST accept gzip request bodies and
- * MUST answer gzip when the client accepts it).  Inflation is bounded by the body limit so a
- * small bomb cannot grow memory.
+ * gzip.c — Content-Encoding: gzip request bodies (SPEC §1.3: servers MUST accept them).
+ * Inflation is bounded by the body limit so a small bomb cannot grow memory.  Answers are
+ * compressed by compress.c.
  */
 #include "gateway.h"
 
@@ -76,36 +76,4 @@ bad:
 	free(buf);
 	inflateEnd(&z);
 	return -1;
-}
-
-int
-gw_gzip(const uint8_t *in, size_t inlen, int level, uint8_t **out, size_t *outlen)
-{
-	z_stream    z;
-	uLong       cap;
-	uint8_t    *buf;
-
-	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return -3;
-	cap = deflateBound(&z, (uLong) inlen);
-	if (!(buf = malloc(cap)))
-	{
-		deflateEnd(&z);
-		return -3;
-	}
-	z.next_in = (Bytef *) in;
-	z.avail_in = (uInt) inlen;
-	z.next_out = buf;
-	z.avail_out = (uInt) cap;
-	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-	{
-		free(buf);
-		deflateEnd(&z);
-		return -3;
-	}
-	*out = buf;
-	*outlen = z.total_out;
-	deflateEnd(&z);
-	return 0;
 }

@@ -51,6 +51,8 @@ struct GwReq
 	char       *type;
 	uint8_t    *body;
 	size_t      len;
+	void        (*body_free) (void *);  /* NULL: body is malloc'd */
+	void       *body_free_cls;
 	char      **hdrs;               /* name, value pairs, NULL-terminated */
 	GwReadFn    read;
 	void       *rcls;
@@ -60,6 +62,7 @@ struct GwReq
 };
 
 static struct MHD_Daemon *daemon_;
+static bool stopping;           /* gw_http_stop: nothing is suspended again */
 static const GwHttpHandlers *hd;
 static GwReq *live;
 static int inflight;
@@ -128,7 +131,7 @@ gw_req_args(GwReq *r, GwKvFn fn, void *cls)
 static void
 suspend(GwReq *r)
 {
-	if (!r->suspended)
+	if (!r->suspended && !stopping)
 	{
 		MHD_suspend_connection(r->c);
 		r->suspended = true;
@@ -170,7 +173,11 @@ static void
 answer_clear(GwReq *r)
 {
 	free(r->type);
-	free(r->body);
+	if (r->body_free)
+		r->body_free(r->body_free_cls);
+	else
+		free(r->body);
+	r->body_free = NULL;
 	if (r->hdrs)
 		for (char **h = r->hdrs; *h; h++)
 			free(*h);
@@ -202,6 +209,19 @@ gw_req_answer(GwReq *r, int status, const char *type, uint8_t *body, size_t len,
 	answer_set(r, status, type, hdrs);
 	r->body = body;
 	r->len = body ? len : 0;
+	r->read = NULL;
+	gw_req_wake(r);
+}
+
+void
+gw_req_answer_owned(GwReq *r, int status, const char *type, const uint8_t *body, size_t len,
+					const char *const *hdrs, void (*free_fn) (void *), void *free_cls)
+{
+	answer_set(r, status, type, hdrs);
+	r->body = (uint8_t *) body;
+	r->len = len;
+	r->body_free = free_fn;
+	r->body_free_cls = free_cls;
 	r->read = NULL;
 	gw_req_wake(r);
 }
@@ -287,11 +307,18 @@ make_response(GwReq *r)
 		resp = MHD_create_response_from_callback(r->total, STREAM_BLOCK, stream_read, r, NULL);
 	else
 	{
-		resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+		/* the response frees the body once sent: with free(), or with the owner's function (a
+		 * PGresult the body points into: not copied out) */
+		if (r->body_free)
+			resp = MHD_create_response_from_buffer_with_free_callback_cls(r->len, r->body, r->body_free,
+																		  r->body_free_cls);
+		else
+			resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
 		if (resp)
 		{
 			gw_metrics_bytes(GW_M_HTTP, false, r->len);
-			r->body = NULL;     /* the response frees it */
+			r->body = NULL;
+			r->body_free = NULL;
 		}
 	}
 	if (!resp)
@@ -558,6 +585,8 @@ on_access(void *cls, struct MHD_Connection *c, const char *url, const char *meth
 	(void) cls, (void) version;
 	if (!r && !(r = *con_cls = req_new(c)))
 		return MHD_NO;
+	if (stopping && !r->has_answer)
+		return MHD_NO;          /* past the drain: the connection closes unanswered */
 	r->c = c;
 	if (!r->started)
 		return on_head(r, url, method);
@@ -680,13 +709,14 @@ gw_http_run(void)
 	MHD_run(daemon_);
 }
 
-/* the library may not stop with suspended connections: resume them (their routes are freed
- * with them) */
+/* the library may not stop with suspended connections: resume them, unanswered ones close
+ * (their routes are freed with them) */
 void
 gw_http_stop(void)
 {
 	if (!daemon_)
 		return;
+	stopping = true;
 	for (GwReq *r = live; r; r = r->next)
 		if (r->suspended)
 		{

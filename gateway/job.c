@@ -67,10 +67,20 @@ gw_job_free(GwJob *j)
 	free(j);
 }
 
-void
+bool
 gw_job_finish(GwJob *j, struct pg_result *res, const char *err)
 {
+	bool taken;
+
 	if (j->done)
 		j->done(j, res, err);
+	taken = j->res_taken && res;
 	gw_job_free(j);
+	return taken;
+}
+
+void
+gw_job_take_result(GwJob *j)
+{
+	j->res_taken = true;
 }

@@ -1,5 +1,5 @@
 /*
- * loop.c — the gateway's one event loop (pgbouncer style: one process, one thread): file
+ * loop.c — the gateway's one event loop (pgbouncer style: one process, one loop thread): file
  * descriptors with callbacks on one level-triggered epoll set, and one-shot timers.  Everything
  * the gateway waits for goes through here: libmicrohttpd's own epoll descriptor (http.c), the
  * pool's non-blocking libpq sockets (pool.c) and the upgraded WebSocket sockets (ws.c).

@@ -168,6 +168,13 @@ main(int argc, char **argv)
 		gw_http_stop();
 		return 1;
 	}
+	if (gw_gzip_init() != 0)
+	{
+		fprintf(stderr, "syncular-gateway: cannot start the compression threads (--gzip-threads)\n");
+		gw_pool_shutdown();
+		gw_http_stop();
+		return 1;
+	}
 	gw_ws_init();
 	gw_shards_init();
 	gw_limits_init();
@@ -179,6 +186,7 @@ main(int argc, char **argv)
 	gw_shards_shutdown();
 	gw_ws_shutdown();
 	gw_http_stop();
+	gw_gzip_shutdown();     /* after the requests: none waits for an answer any more */
 	gw_pool_shutdown();
 	gw_loop_shutdown();
 	return 0;

@@ -9,6 +9,7 @@
  * syncular_stats_preloaded 0 is exported for the database.
  */
 #include "metrics.h"
+#include "strbuf.h"
 #include "loop.h"
 #include "parse.h"
 
@@ -169,69 +170,26 @@ gw_metrics_wake(const char *reason)
 
 /* ---------------------------------------------------------------- text buffer */
 
-typedef struct { char *p; size_t len, cap; bool oom; } Buf;
-
-static void
-buf_add(Buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap)
-	{
-		size_t cap = b->cap ? b->cap * 2 : 8192;
-		char *np;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if (!(np = realloc(b->p, cap)))
-		{
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void
-buf_printf(Buf *b, const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		buf_add(b, tmp, (size_t) n < sizeof(tmp) ? (size_t) n : sizeof(tmp) - 1);
-}
-
 /* a label value: backslash, double quote and newline escaped (exposition format) */
 static void
-buf_label_value(Buf *b, const char *v)
+buf_label_value(GwStr *b, const char *v)
 {
 	for (; *v; v++)
 		if (*v == '\\' || *v == '"')
 		{
-			buf_add(b, "\\", 1);
-			buf_add(b, v, 1);
+			gw_str_add(b, "\\", 1);
+			gw_str_add(b, v, 1);
 		}
 		else if (*v == '\n')
-			buf_add(b, "\\n", 2);
+			gw_str_add(b, "\\n", 2);
 		else
-			buf_add(b, v, 1);
+			gw_str_add(b, v, 1);
 }
 
 static void
-family(Buf *b, const char *name, const char *type, const char *help)
+family(GwStr *b, const char *name, const char *type, const char *help)
 {
-	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	gw_str_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 /* ---------------------------------------------------------------- the database part */
@@ -330,7 +288,7 @@ static int      readable = -1;              /* -1 unknown (no scrape answered ye
 static uint64_t scrapes, scrape_errors;
 
 static void
-render_rows(Buf *b, PGresult *res)
+render_rows(GwStr *b, PGresult *res)
 {
 	const char *prev = "";
 
@@ -343,21 +301,21 @@ render_rows(Buf *b, PGresult *res)
 		bool first = true;
 
 		if (strcmp(fam, prev) != 0)
-			buf_printf(b, "# TYPE %s %s\n", fam, PQgetvalue(res, i, 1));
+			gw_str_printf(b, "# TYPE %s %s\n", fam, PQgetvalue(res, i, 1));
 		prev = fam;
-		buf_add(b, PQgetvalue(res, i, 2), (size_t) PQgetlength(res, i, 2));
-		buf_add(b, "{", 1);
+		gw_str_add(b, PQgetvalue(res, i, 2), (size_t) PQgetlength(res, i, 2));
+		gw_str_add(b, "{", 1);
 		json_object_foreach(labels, k, v)
 		{
-			buf_printf(b, "%s%s=\"", first ? "" : ",", k);
+			gw_str_printf(b, "%s%s=\"", first ? "" : ",", k);
 			buf_label_value(b, json_is_string(v) ? json_string_value(v) : "");
-			buf_add(b, "\"", 1);
+			gw_str_add(b, "\"", 1);
 			first = false;
 		}
 		json_decref(labels);
-		buf_add(b, "} ", 2);
-		buf_add(b, PQgetvalue(res, i, 4), (size_t) PQgetlength(res, i, 4));
-		buf_add(b, "\n", 1);
+		gw_str_add(b, "} ", 2);
+		gw_str_add(b, PQgetvalue(res, i, 4), (size_t) PQgetlength(res, i, 4));
+		gw_str_add(b, "\n", 1);
 	}
 }
 
@@ -370,7 +328,7 @@ scrape_done(GwJob *job, PGresult *res, const char *err)
 	db_text = NULL;
 	if (res && PQresultStatus(res) == PGRES_TUPLES_OK)
 	{
-		Buf b = {0};
+		GwStr b = {0};
 
 		render_rows(&b, res);
 		readable = 1;
@@ -451,8 +409,40 @@ route_name(int r)
 	}
 }
 
+/* compress.c's figures: where /sync answers were compressed (worker threads or the loop) */
 static void
-render_gateway(Buf *b)
+render_gzip(GwStr *b)
+{
+	GwGzipStats z;
+	const char *what[4][2] = {
+		{"syncular_gateway_gzip_answers_total", "gzip /sync answers, by where they were compressed (loop: under --gzip-thread-min)"},
+		{"syncular_gateway_gzip_in_bytes_total", "bytes of /sync answers before gzip"},
+		{"syncular_gateway_gzip_out_bytes_total", "bytes of /sync answers after gzip"},
+		{"syncular_gateway_gzip_seconds_total", "time spent compressing /sync answers"}};
+
+	gw_gzip_stats(&z);
+	for (int f = 0; f < 4; f++)
+	{
+		double worker[4] = {z.worker_answers, z.worker_in_bytes, z.worker_out_bytes, z.worker_ns / 1e9};
+		double loop[4] = {z.loop_answers, z.loop_in_bytes, z.loop_out_bytes, z.loop_ns / 1e9};
+
+		family(b, what[f][0], "counter", what[f][1]);
+		gw_str_printf(b, "%s{thread=\"worker\"} %.*f\n", what[f][0], f == 3 ? 6 : 0, worker[f]);
+		gw_str_printf(b, "%s{thread=\"loop\"} %.*f\n", what[f][0], f == 3 ? 6 : 0, loop[f]);
+	}
+	family(b, "syncular_gateway_gzip_skipped_total", "counter",
+		   "/sync answers sent uncompressed to a client accepting gzip because --gzip-queue was full");
+	gw_str_printf(b, "syncular_gateway_gzip_skipped_total %llu\n", (unsigned long long) z.skipped);
+	family(b, "syncular_gateway_gzip_cancelled_total", "counter",
+		   "answers dropped from the compression queue because their client went away");
+	gw_str_printf(b, "syncular_gateway_gzip_cancelled_total %llu\n", (unsigned long long) z.cancelled);
+	family(b, "syncular_gateway_gzip_queue_bytes", "gauge",
+		   "bytes of /sync answers waiting for or in compression (limit --gzip-queue)");
+	gw_str_printf(b, "syncular_gateway_gzip_queue_bytes %zu\n", z.queued_bytes);
+}
+
+static void
+render_gateway(GwStr *b)
 {
 	static const char *const tname[2] = {"http", "websocket"};
 	uint64_t cum = 0;
@@ -460,43 +450,43 @@ render_gateway(Buf *b)
 	family(b, "syncular_gateway_http_requests_total", "counter",
 		   "HTTP responses by route and status (WebSocket upgrades not included)");
 	for (int i = 0; i < n_http_keys; i++)
-		buf_printf(b, "syncular_gateway_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+		gw_str_printf(b, "syncular_gateway_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
 				   route_name(http_keys[i].route), http_keys[i].status, (unsigned long long) http_keys[i].n);
 	if (http_other)
-		buf_printf(b, "syncular_gateway_http_requests_total{route=\"other\",status=\"other\"} %llu\n",
+		gw_str_printf(b, "syncular_gateway_http_requests_total{route=\"other\",status=\"other\"} %llu\n",
 				   (unsigned long long) http_other);
 	family(b, "syncular_gateway_sockets", "gauge", "open realtime WebSockets");
-	buf_printf(b, "syncular_gateway_sockets %d\n", sockets_fn ? sockets_fn() : 0);
+	gw_str_printf(b, "syncular_gateway_sockets %d\n", sockets_fn ? sockets_fn() : 0);
 	family(b, "syncular_gateway_operation_watches", "gauge",
 		   "live query watches on <mount>/operations/realtime sockets (REMOTE.md 6)");
-	buf_printf(b, "syncular_gateway_operation_watches %d\n", watches_fn ? watches_fn() : 0);
+	gw_str_printf(b, "syncular_gateway_operation_watches %d\n", watches_fn ? watches_fn() : 0);
 	family(b, "syncular_gateway_operation_watch_calls_total", "counter",
 		   "syncular.operations_watch_rerun calls (one per partition and wake-up, for all its watches)");
-	buf_printf(b, "syncular_gateway_operation_watch_calls_total %llu\n", (unsigned long long) watch_calls);
+	gw_str_printf(b, "syncular_gateway_operation_watch_calls_total %llu\n", (unsigned long long) watch_calls);
 	family(b, "syncular_gateway_deltas_sent_total", "counter", "commit deltas queued to realtime sockets");
-	buf_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
+	gw_str_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
 	family(b, "syncular_gateway_acks_received_total", "counter",
 		   "ack messages received on open realtime sockets (SPEC 8.2)");
-	buf_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
+	gw_str_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
 	family(b, "syncular_gateway_ack_writes_total", "counter",
-		   "statements writing realtime acks (one syncular.realtime_ack call per socket with a new ack)");
-	buf_printf(b, "syncular_gateway_ack_writes_total %llu\n", (unsigned long long) ack_writes);
+		   "statements writing realtime acks (one syncular.realtime_ack_many call per partition with new acks)");
+	gw_str_printf(b, "syncular_gateway_ack_writes_total %llu\n", (unsigned long long) ack_writes);
 	family(b, "syncular_gateway_acks_written_total", "counter",
 		   "socket acks written by those statements (each socket's highest ack since the previous write)");
-	buf_printf(b, "syncular_gateway_acks_written_total %llu\n", (unsigned long long) acks_written);
+	gw_str_printf(b, "syncular_gateway_acks_written_total %llu\n", (unsigned long long) acks_written);
 	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",
 		   "times the commit wake-up ring moved past this gateway's position (every partition resynchronized)");
-	buf_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", (unsigned long long) wakeups_lost);
+	gw_str_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", (unsigned long long) wakeups_lost);
 	family(b, "syncular_gateway_commit_wakeups_ring", "gauge",
 		   "1 when commit wake-ups come from the ring (syncular.wait_commits), 0 with NOTIFY");
-	buf_printf(b, "syncular_gateway_commit_wakeups_ring %d\n", gw_pool_waiting() ? 1 : 0);
+	gw_str_printf(b, "syncular_gateway_commit_wakeups_ring %d\n", gw_pool_waiting() ? 1 : 0);
 	family(b, "syncular_gateway_wakeups_sent_total", "counter", "sync wake-ups queued to realtime sockets, by reason");
 	for (int i = 0; i <= n_wake; i++)
 		if (i < n_wake || wake_n[MAX_WAKE_REASONS])
 		{
-			buf_printf(b, "syncular_gateway_wakeups_sent_total{reason=\"");
+			gw_str_printf(b, "syncular_gateway_wakeups_sent_total{reason=\"");
 			buf_label_value(b, i < n_wake ? wake_reason[i] : "other");
-			buf_printf(b, "\"} %llu\n", (unsigned long long) (i < n_wake ? wake_n[i] : wake_n[MAX_WAKE_REASONS]));
+			gw_str_printf(b, "\"} %llu\n", (unsigned long long) (i < n_wake ? wake_n[i] : wake_n[MAX_WAKE_REASONS]));
 		}
 	family(b, "syncular_gateway_commit_to_delta_seconds", "histogram",
 		   "from a commit wake-up's arrival (NOTIFY or the ring) to its delta being queued to a socket");
@@ -504,54 +494,55 @@ render_gateway(Buf *b)
 	{
 		cum += lat_n[i];
 		if (i < NLAT)
-			buf_printf(b, "syncular_gateway_commit_to_delta_seconds_bucket{le=\"%g\"} %llu\n", lat_le[i],
+			gw_str_printf(b, "syncular_gateway_commit_to_delta_seconds_bucket{le=\"%g\"} %llu\n", lat_le[i],
 					   (unsigned long long) cum);
 		else
-			buf_printf(b, "syncular_gateway_commit_to_delta_seconds_bucket{le=\"+Inf\"} %llu\n",
+			gw_str_printf(b, "syncular_gateway_commit_to_delta_seconds_bucket{le=\"+Inf\"} %llu\n",
 					   (unsigned long long) cum);
 	}
-	buf_printf(b, "syncular_gateway_commit_to_delta_seconds_sum %.6f\n", lat_sum);
-	buf_printf(b, "syncular_gateway_commit_to_delta_seconds_count %llu\n", (unsigned long long) cum);
+	gw_str_printf(b, "syncular_gateway_commit_to_delta_seconds_sum %.6f\n", lat_sum);
+	gw_str_printf(b, "syncular_gateway_commit_to_delta_seconds_count %llu\n", (unsigned long long) cum);
 	family(b, "syncular_gateway_pool_connections", "gauge", "database connections serving rounds (--pool)");
-	buf_printf(b, "syncular_gateway_pool_connections %d\n", gw_cfg.pool);
+	gw_str_printf(b, "syncular_gateway_pool_connections %d\n", gw_cfg.pool);
 	family(b, "syncular_gateway_pool_connections_live", "gauge", "round connections that are connected");
-	buf_printf(b, "syncular_gateway_pool_connections_live %d\n", gw_pool_live());
+	gw_str_printf(b, "syncular_gateway_pool_connections_live %d\n", gw_pool_live());
 	family(b, "syncular_gateway_pool_connections_in_use", "gauge", "round connections running a statement");
-	buf_printf(b, "syncular_gateway_pool_connections_in_use %d\n", gw_pool_in_use());
+	gw_str_printf(b, "syncular_gateway_pool_connections_in_use %d\n", gw_pool_in_use());
 	family(b, "syncular_gateway_inflight_bytes", "gauge", "bytes of the --max-inflight-bytes memory budget in use");
-	buf_printf(b, "syncular_gateway_inflight_bytes %zu\n", gw_budget_used());
+	gw_str_printf(b, "syncular_gateway_inflight_bytes %zu\n", gw_budget_used());
 	family(b, "syncular_gateway_inflight_bytes_limit", "gauge", "--max-inflight-bytes");
-	buf_printf(b, "syncular_gateway_inflight_bytes_limit %zu\n", gw_cfg.max_inflight_bytes);
+	gw_str_printf(b, "syncular_gateway_inflight_bytes_limit %zu\n", gw_cfg.max_inflight_bytes);
 	family(b, "syncular_gateway_received_bytes_total", "counter", "payload bytes read: HTTP bodies, WebSocket messages");
 	for (int t = 0; t < 2; t++)
-		buf_printf(b, "syncular_gateway_received_bytes_total{transport=\"%s\"} %llu\n", tname[t],
+		gw_str_printf(b, "syncular_gateway_received_bytes_total{transport=\"%s\"} %llu\n", tname[t],
 				   (unsigned long long) bytes_io[t][1]);
 	family(b, "syncular_gateway_sent_bytes_total", "counter", "payload bytes written: HTTP bodies, WebSocket messages");
 	for (int t = 0; t < 2; t++)
-		buf_printf(b, "syncular_gateway_sent_bytes_total{transport=\"%s\"} %llu\n", tname[t],
+		gw_str_printf(b, "syncular_gateway_sent_bytes_total{transport=\"%s\"} %llu\n", tname[t],
 				   (unsigned long long) bytes_io[t][0]);
+	render_gzip(b);
 	family(b, "syncular_gateway_metrics_scrapes_total", "counter",
 		   "queries of the database statistics (at most one per --metrics-interval)");
-	buf_printf(b, "syncular_gateway_metrics_scrapes_total %llu\n", (unsigned long long) scrapes);
+	gw_str_printf(b, "syncular_gateway_metrics_scrapes_total %llu\n", (unsigned long long) scrapes);
 	family(b, "syncular_gateway_metrics_scrape_errors_total", "counter",
 		   "statistics queries that failed or could not be queued");
-	buf_printf(b, "syncular_gateway_metrics_scrape_errors_total %llu\n", (unsigned long long) scrape_errors);
+	gw_str_printf(b, "syncular_gateway_metrics_scrape_errors_total %llu\n", (unsigned long long) scrape_errors);
 }
 
 char *
 gw_metrics_render(size_t *len)
 {
-	Buf b = {0};
+	GwStr b = {0};
 
 	render_gateway(&b);
 	if (readable >= 0)
 	{
 		family(&b, "syncular_stats_readable", "gauge",
 			   "1 when the gateway's role may read the statistics views (pg_read_all_stats)");
-		buf_printf(&b, "syncular_stats_readable %d\n", readable);
+		gw_str_printf(&b, "syncular_stats_readable %d\n", readable);
 	}
 	if (readable == 1 && db_text)
-		buf_add(&b, db_text, strlen(db_text));
+		gw_str_add(&b, db_text, strlen(db_text));
 	if (b.oom)
 	{
 		free(b.p);

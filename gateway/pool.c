@@ -478,7 +478,10 @@ pc_readable(PgConn *pc)
 				pc->pinned_by = j->user;
 			}
 			if (j)
-				gw_job_finish(j, pc->res, NULL);
+			{
+				if (gw_job_finish(j, pc->res, NULL))
+					pc->res = NULL;     /* the answer's body still points into it */
+			}
 			else if (pc->listener && pc->res && PQresultStatus(pc->res) != PGRES_COMMAND_OK)
 				gw_log("LISTEN failed: %s", PQresultErrorMessage(pc->res));
 			else if (pc->listener)

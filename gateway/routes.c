@@ -43,6 +43,7 @@ struct GwRouteReq
 	size_t      body_len, body_cap;
 	size_t      held;           /* bytes of the memory budget (budget.c) held by this request */
 	GwJob      *job;
+	GwZJob     *gz;             /* the answer being compressed (compress.c) */
 	GwBlob     *blob;           /* the blob routes (blobs.c) */
 	GwSeg      *seg;            /* the segment route (segments.c) */
 	GwOps      *ops;            /* the operations route (operations.c) */
@@ -59,6 +60,7 @@ gw_route_free(RouteReq *s)
 {
 	if (s->job)
 		s->job->user = NULL;    /* the pool drops or ignores it */
+	gw_gzip_cancel(s->gz);      /* its answer is dropped when the worker is done */
 	if (s->metrics_wait)
 		for (int i = 0; i < MAX_METRICS_WAITERS; i++)
 			if (metrics_waiters[i] == s)
@@ -75,13 +77,15 @@ gw_route_free(RouteReq *s)
 }
 
 /* the answer is held in the memory budget until the request ends (counted, never refused: the
- * work is done) */
+ * work is done); free_fn NULL: body is malloc'd */
 static void
-respond(RouteReq *s, int status, const char *type, uint8_t *body, size_t len, bool gz)
+respond_owned(RouteReq *s, int status, const char *type, const uint8_t *body, size_t len, bool gz,
+			  void (*free_fn) (void *), void *free_cls)
 {
 	const char *sync_hdrs[] = {"Cache-Control", "no-store", "Vary", "Accept-Encoding",
 		gz ? "Content-Encoding" : NULL, "gzip", NULL};
 	const char *hdrs[] = {"Cache-Control", "no-store", NULL};
+	const char *const *h = s->route == GW_ROUTE_SYNC ? sync_hdrs : hdrs;
 
 	s->in_body = false;
 	gw_budget_force(len);
@@ -89,7 +93,16 @@ respond(RouteReq *s, int status, const char *type, uint8_t *body, size_t len, bo
 	gw_metrics_http(s->route, status);
 	if (gw_cfg.verbose)
 		gw_log("%s -> %d (%zu bytes%s)", s->path, status, len, gz ? ", gzip" : "");
-	gw_req_answer(s->r, status, type, body, len, s->route == GW_ROUTE_SYNC ? sync_hdrs : hdrs);
+	if (free_fn)
+		gw_req_answer_owned(s->r, status, type, body, len, h, free_fn, free_cls);
+	else
+		gw_req_answer(s->r, status, type, (uint8_t *) body, len, h);
+}
+
+static void
+respond(RouteReq *s, int status, const char *type, uint8_t *body, size_t len, bool gz)
+{
+	respond_owned(s, status, type, body, len, gz, NULL, NULL);
 }
 
 static void
@@ -112,13 +125,55 @@ respond_json(RouteReq *s, int status, json_t *o)
 
 /* ---- database answers ---- */
 
+/* the gzip of an answer, back on the loop (compress.c) */
+static void
+gzip_done(void *owner, uint8_t *out, size_t outlen)
+{
+	RouteReq *s = owner;
+
+	s->gz = NULL;
+	if (!out)
+		respond_error(s, "sync.internal_error", "out of memory", 0);
+	else
+		respond(s, 200, s->ctype, out, outlen, true);
+}
+
+static void
+clear_result(void *res)
+{
+	PQclear(res);
+}
+
+/*
+ * The body stays in the PGresult (taken from the pool, cleared once the answer was sent or
+ * compressed): a bootstrap page is not copied out.  SPEC §1.3 lets a server answer gzip; a
+ * small body (where it saves little) is sent as it is (--gzip-min), a larger one is compressed
+ * by compress.c's worker threads while the loop serves other sockets; when their queue is full,
+ * uncompressed.
+ */
+static void
+answer_round(RouteReq *s, GwJob *job, PGresult *res, int status)
+{
+	const uint8_t *body = (const uint8_t *) PQgetvalue(res, 0, 2);
+	size_t blen = (size_t) PQgetlength(res, 0, 2);
+
+	gw_job_take_result(job);
+	if (status == 200 && s->gzip_ok && (blen >= gw_cfg.gzip_min || s->gzip_always))
+	{
+		bool queued;
+
+		s->gz = gw_gzip_submit(body, blen, clear_result, res, s->gzip_always, gzip_done, s, &queued);
+		if (queued)
+			return;
+	}
+	respond_owned(s, status, s->ctype, body, blen, false, clear_result, res);
+}
+
 static void
 round_done(GwJob *job, PGresult *res, const char *err)
 {
 	RouteReq *s = job->user;
-	const char *ct;
-	int ctlen, blen, status;
-	uint8_t *body;
+	int status;
 
 	if (!s)
 		return;
@@ -137,34 +192,14 @@ round_done(GwJob *job, PGresult *res, const char *err)
 		return;
 	}
 	status = (int) ntohl(*(const uint32_t *) PQgetvalue(res, 0, 0));
-	ct = PQgetvalue(res, 0, 1);
-	ctlen = PQgetlength(res, 0, 1);
-	blen = PQgetlength(res, 0, 2);
-	body = malloc(blen > 0 ? (size_t) blen : 1);
-	if (!body)
+	free(s->ctype);
+	s->ctype = strndup(PQgetvalue(res, 0, 1), (size_t) PQgetlength(res, 0, 1));
+	if (!s->ctype)
 	{
 		respond_error(s, "sync.internal_error", "out of memory", 0);
 		return;
 	}
-	memcpy(body, PQgetvalue(res, 0, 2), (size_t) blen);
-	free(s->ctype);
-	s->ctype = strndup(ct, (size_t) ctlen);     /* the response type outlives res */
-	/* SPEC §1.3 lets a server answer gzip; it runs on the event loop, so a small body (where
-	 * it saves little) is sent as it is and a large one at a cheap level (--gzip-min,
-	 * --gzip-level): a bootstrap page must not stall every other socket */
-	if (status == 200 && s->gzip_ok && ((size_t) blen >= gw_cfg.gzip_min || s->gzip_always))
-	{
-		uint8_t *z;
-		size_t zlen;
-
-		if (gw_gzip(body, (size_t) blen, gw_cfg.gzip_level, &z, &zlen) == 0)
-		{
-			free(body);
-			respond(s, status, s->ctype, z, zlen, true);
-			return;
-		}
-	}
-	respond(s, status, s->ctype, body, (size_t) blen, false);
+	answer_round(s, job, res, status);
 }
 
 static void

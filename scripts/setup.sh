@@ -13,7 +13,7 @@ SUDO=""
 PKGS="build-essential postgresql-15 postgresql-server-dev-15 postgresql-common postgresql-15-pgtap
       libtap-parser-sourcehandler-pgtap-perl libipc-run-perl postgresql-client-15 valgrind clang libclang-rt-14-dev python3 postgresql-15-plproxy
       libmicrohttpd-dev libwslay-dev libssl-dev libjwt-dev libjansson-dev libpq-dev zlib1g-dev python3-websockets python3-prometheus-client openssl
-      libzstd-dev libsqlite3-dev sqlite3 zstd xxd"
+      libzstd-dev libsqlite3-dev sqlite3 zstd xxd libdeflate-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -169,7 +169,8 @@ CREATE ROLE sync_gateway LOGIN;
 GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text), syncular.readiness(jsonb),
   syncular.commit_wakeup_mode(), syncular.wait_commits(bigint, integer),
   syncular.realtime_connect(text, text, text), syncular.realtime_fanout(text, bigint, jsonb),
-  syncular.realtime_ack(text, text, text, bigint, text) TO sync_gateway;
+  syncular.realtime_ack(text, text, text, bigint, text),
+  syncular.realtime_ack_many(text, text[], text[], bigint[], text[]) TO sync_gateway;
 SQL
 t_cluster=$(( $(date +%s) - t0 ))
 

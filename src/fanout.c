@@ -11,13 +11,15 @@
  * effective scopes recomputed by sync_scopes_effective, then the final match of its candidate
  * changes against those.  A delta is sent only when the live grant still yields exactly the
  * registered effective scopes; otherwise the connection is woken (catchup-required), so no
- * delta ever carries a row outside the live grant.
+ * delta ever carries a row outside the live grant.  Connections equal in everything steps 7-9
+ * read (the grant's content included) share one computed outcome ("shared outcomes").
  *
  * Frames are the pull's (SUB_START / COMMIT / SUB_END through ssp_write_frame, scopes maps from
  * pull.c), one COMMIT per commit, changes in commit order, commits never split.  Memory: the
  * window holds at most syncular.realtime_max_window_changes changes (plus one commit when a
- * single commit is larger), each delta at most syncular.realtime_max_delta_bytes; per-connection
- * work lives in a context reset after its row is emitted.
+ * single commit is larger), each delta at most syncular.realtime_max_delta_bytes, the deltas
+ * kept for sharing at most four times that; per-connection work lives in a context reset after
+ * its row is emitted.
  */
 #include "postgres.h"
 
@@ -28,7 +30,9 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "common/hashfn.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
@@ -83,6 +87,7 @@ typedef struct RtConn
 	int64		next;
 	bool		candidate;		/* reached the grant check (docs/realtime.md step 7) */
 	SyncAllowed *allowed;
+	char	   *grant_key;		/* the live grant's content as a string (grant_key) */
 } RtConn;
 
 typedef struct ScopeGroup
@@ -164,6 +169,20 @@ member_container(JsonbContainer *obj, const char *key, bool array, int index, co
 	return v.val.binary.data;
 }
 
+/*
+ * A string built in a StringInfo (1 KiB at least) as a chunk of its own length: what parsing
+ * keeps per connection for the whole call stays small, so a call over many connections does
+ * not grow its memory (and fault in fresh pages) by a kilobyte per string.
+ */
+static char *
+exact_copy(char *s)
+{
+	char	   *c = pstrdup(s);
+
+	pfree(s);
+	return c;
+}
+
 /* the registered effective scopes as the engine's struct */
 static SyncEffective *
 effective_from_map(const SspScopeMap *m)
@@ -207,7 +226,7 @@ parse_sub(Fanout *f, JsonbContainer *obj, int index, RtSub *s)
 										"registration.subscriptions.effective");
 	if (!sync_realtime_scope_map(s->effective_obj, &eff) || eff.n == 0)
 		malformed(index, "registration.subscriptions.effective");
-	s->effective_json = sync_effective_json(effective_from_map(&eff));
+	s->effective_json = exact_copy(sync_effective_json(effective_from_map(&eff)));
 	s->group_key = psprintf("%s\x1f%s", s->table->name, s->effective_json);
 }
 
@@ -466,6 +485,34 @@ cmp_conn_identity(const void *a, const void *b)
 	return r != 0 ? r : strcmp(x->client, y->client);
 }
 
+static void
+append_counted(StringInfo b, const char *p, size_t len)
+{
+	appendStringInfo(b, "%zu:", len);
+	appendBinaryStringInfo(b, p, (int) len);
+}
+
+/*
+ * A grant's whole content as a string (every field, each string length-prefixed: equal strings
+ * mean equal grants); connections share an outcome only when these are equal.
+ */
+static char *
+grant_key(const SyncAllowed *a)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfo(&b, "%d%d%d", a->failed, a->leased, a->nvars);
+	for (int i = 0; i < a->nvars; i++)
+	{
+		append_counted(&b, a->vars[i], strlen(a->vars[i]));
+		appendStringInfo(&b, "%d%d", a->any[i], a->nvalues[i]);
+		for (int k = 0; k < a->nvalues[i]; k++)
+			append_counted(&b, a->values[i][k], strlen(a->values[i][k]));
+	}
+	return b.data;
+}
+
 /* the live grant, once per (actor, client) among the candidates (realtime_grants.c) */
 static void
 resolve_grants(Fanout *f, RtConn *conns, int nconns)
@@ -481,10 +528,14 @@ resolve_grants(Fanout *f, RtConn *conns, int nconns)
 	for (int i = 0; i < n; i++)
 	{
 		if (i > 0 && cmp_conn_identity(&list[i - 1], &list[i]) == 0)
+		{
 			list[i]->allowed = list[i - 1]->allowed;
-		else
-			list[i]->allowed = sync_realtime_grant(f->schema, f->partition, list[i]->actor,
-												   list[i]->client, now_ms);
+			list[i]->grant_key = list[i - 1]->grant_key;
+			continue;
+		}
+		list[i]->allowed = sync_realtime_grant(f->schema, f->partition, list[i]->actor,
+											   list[i]->client, now_ms);
+		list[i]->grant_key = exact_copy(grant_key(list[i]->allowed));
 	}
 }
 
@@ -625,6 +676,114 @@ too_large:
 	return NULL;
 }
 
+/* ---------------------------------------------------------------- shared outcomes */
+
+/*
+ * Steps 7-9 read nothing of a connection but its live grant, its subscriptions (id, table,
+ * requested scopes and registered effective scopes, i.e. its group), its cursor and its wire
+ * version.  Connections equal in all of these (many sockets of one app registered alike, at the
+ * same cursor) get the outcome computed for the first of them: the same decision and the same
+ * delta bytes, without matching and encoding again.  The key holds the grant's whole content
+ * (grant_key), so a connection whose live grant differs in anything, even from a socket of the
+ * same registration, is judged on its own and never handed another's delta.  Kept delta bodies
+ * total at most SHARED_BODY_BYTES; past that an outcome keeps only its decision and each such
+ * delta is encoded again.
+ */
+#define SHARED_BODY_BYTES ((Size) 4 * sync_realtime_max_delta_bytes)
+
+typedef struct Outcome
+{
+	uint64		hash;			/* the key of the hash table */
+	char	   *key;
+	const char *action;
+	const char *reason;
+	int64		next;
+	bytea	   *body;			/* a delta's bytes when kept, else NULL */
+} Outcome;
+
+typedef struct Shared
+{
+	HTAB	   *table;
+	MemoryContext cxt;			/* keys and kept bodies */
+	Size		kept;			/* bytes of the kept bodies */
+} Shared;
+
+static void
+shared_init(Shared *sh, MemoryContext cxt)
+{
+	HASHCTL		ctl;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(Outcome);
+	ctl.hcxt = cxt;
+	sh->table = hash_create("syncular realtime outcomes", 64, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	sh->cxt = cxt;
+	sh->kept = 0;
+}
+
+/* everything build_delta reads of c, as a string (in the current context) */
+static char *
+outcome_key(RtConn *c)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfo(&b, "%d " INT64_FORMAT " %d ", c->wire, c->cursor, c->nsubs);
+	append_counted(&b, c->grant_key, strlen(c->grant_key));
+	for (int s = 0; s < c->nsubs; s++)
+	{
+		RtSub	   *sub = &c->subs[s];
+
+		append_counted(&b, sub->id, strlen(sub->id));
+		appendStringInfo(&b, "%d %u ", sub->group, sub->requested.n);
+		for (uint32 i = 0; i < sub->requested.n; i++)
+		{
+			SspScopeEntry *e = &sub->requested.entries[i];
+
+			append_counted(&b, e->key.ptr, e->key.len);
+			appendStringInfo(&b, "%u ", e->nvalues);
+			for (uint32 k = 0; k < e->nvalues; k++)
+				append_counted(&b, e->values[k].ptr, e->values[k].len);
+		}
+	}
+	return b.data;
+}
+
+/* Steps 7-9 for candidate c, shared with the connections equal to it (above). */
+static bytea *
+shared_delta(Shared *sh, Fanout *f, RtConn *c)
+{
+	char	   *key = outcome_key(c);
+	uint64		hash = hash_bytes_extended((const unsigned char *) key, strlen(key), 0);
+	bool		found;
+	Outcome    *o = hash_search(sh->table, &hash, HASH_ENTER, &found);
+	bytea	   *body;
+
+	if (found && strcmp(o->key, key) == 0 &&
+		(o->body != NULL || strcmp(o->action, "delta") != 0))
+	{
+		decide(c, o->action, o->reason, o->next);
+		return o->body;
+	}
+	body = build_delta(f, c);
+	if (found)
+		return body;			/* a hash collision, or a body not kept: not replaced */
+	o->key = MemoryContextStrdup(sh->cxt, key);
+	o->action = c->action;
+	o->reason = c->reason;
+	o->next = c->next;
+	o->body = NULL;
+	if (body != NULL && sh->kept + VARSIZE(body) <= SHARED_BODY_BYTES)
+	{
+		o->body = MemoryContextAlloc(sh->cxt, VARSIZE(body));
+		memcpy(o->body, body, VARSIZE(body));
+		sh->kept += VARSIZE(body);
+	}
+	return body;
+}
+
 /* ---------------------------------------------------------------- steps 1-6 */
 
 static void
@@ -683,6 +842,7 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext cxt;
 	MemoryContext per_conn;
+	Shared		shared;
 	Fanout		f;
 	Jsonb	   *input;
 	RtConn	   *conns;
@@ -762,6 +922,7 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 		resolve_grants(&f, conns, nconns);
 	}
 
+	shared_init(&shared, cxt);
 	per_conn = AllocSetContextCreate(cxt, "syncular realtime connection", ALLOCSET_DEFAULT_SIZES);
 	for (int i = 0; i < nconns; i++)
 	{
@@ -770,7 +931,7 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		if (conns[i].candidate)
-			body = build_delta(&f, &conns[i]);
+			body = shared_delta(&shared, &f, &conns[i]);
 		emit(rsinfo->setResult, rsinfo->setDesc, &conns[i], body);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(per_conn);

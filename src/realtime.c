@@ -1,10 +1,8 @@
 /*
  * realtime.c — the extension side of the realtime channel (SPEC §8), except the fanout
- * (fanout.c).  The contract with the gateway is docs/realtime.md.
+ * (fanout.c) and the acks (realtime_ack.c).  The contract with the gateway is docs/realtime.md.
  *
  *   syncular.realtime_connect(partition, actor_id, client_id) RETURNS jsonb       §8.1, §8.7
- *   syncular.realtime_ack(partition, actor_id, client_id, cursor, log_epoch)      §8.2
- *       RETURNS boolean
  *   syncular.presence_authorize(partition, actor_id, client_id, scope_keys text[]) §8.6.3
  *       RETURNS text[]
  *
@@ -413,40 +411,4 @@ syncular_presence_authorize(PG_FUNCTION_ARGS)
 	result = construct_array(outd, nout, TEXTOID, -1, false, TYPALIGN_INT);
 	SPI_finish();
 	PG_RETURN_ARRAYTYPE_P(result);
-}
-
-/* ---------------------------------------------------------------- realtime_ack */
-
-/*
- * §8.2: one UPDATE of the existing record — cursor and activity time move to their maxima;
- * actor, wire version and subscriptions (a concurrent round's registration) are never written;
- * the record must belong to the actor and the partition's current log epoch must be the
- * session's, so a delayed ack from before a rotation cannot touch a newly registered client;
- * a cursor beyond the log is not recorded.  Never inserts.
- */
-PG_FUNCTION_INFO_V1(syncular_realtime_ack);
-
-Datum
-syncular_realtime_ack(PG_FUNCTION_ARGS)
-{
-	char	   *partition = sync_required_text_arg(fcinfo, 0, "realtime", "partition");
-	char	   *actor = sync_required_text_arg(fcinfo, 1, "realtime", "actor_id");
-	char	   *client = sync_required_text_arg(fcinfo, 2, "realtime", "client_id");
-	char	   *epoch = sync_required_text_arg(fcinfo, 4, "realtime", "log_epoch");
-	int64		cursor;
-	bool		updated;
-
-	if (PG_ARGISNULL(3))
-		sync_raise("sync.invalid_request", "realtime: an argument is NULL",
-				   "{\"argument\": \"cursor\"}");
-	cursor = PG_GETARG_INT64(3);
-	if (cursor < 0 || cursor > SSP_I64_SAFE_MAX)
-		sync_raise("sync.invalid_request", "realtime: the ack cursor is out of range",
-				   psprintf("{\"cursor\": " INT64_FORMAT "}", cursor));
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "syncular realtime: SPI_connect failed");
-	updated = sync_storage_client_ack(partition, actor, client, cursor, epoch, sync_now_ms());
-	SPI_finish();
-	PG_RETURN_BOOL(updated);
 }

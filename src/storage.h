@@ -66,6 +66,9 @@ extern bool sync_storage_client_claim(const char *partition, const char *client_
 extern bool sync_storage_client_ack(const char *partition, const char *actor_id,
 									const char *client_id, int64 cursor, const char *epoch,
 									int64 now_ms);
+/* storage_acks.c: the acks of many clients of one partition in one statement (§8.2) */
+extern int64 sync_storage_client_ack_many(const char *partition, Datum actors, Datum clients,
+										  Datum cursors, Datum epochs, int64 now_ms);
 extern bool sync_storage_client_upsert(const char *partition, const char *client_id,
 									   const char *actor_id, int wire_version, int64 cursor,
 									   const char *subscriptions_json, int64 now_ms);

@@ -64,3 +64,8 @@ ALTER TABLE syncular.sync_changes ADD COLUMN scope_var text, ADD COLUMN scope_va
 --#include-or-replace udfs/prune/0.6.0.sql
 
 --#include udfs/prune/0.6.0.comment.sql
+-- Realtime acks of many sockets in one statement (src/realtime_ack.c, src/storage_acks.c): the
+-- gateway writes its pending acks with one call per partition instead of one per socket.
+--#include udfs/realtime_ack_many/0.6.0.sql
+--#include udfs/realtime_ack_many/0.6.0.comment.sql
+REVOKE EXECUTE ON FUNCTION syncular.realtime_ack_many(text, text[], text[], bigint[], text[]) FROM PUBLIC;

@@ -1,8 +1,8 @@
 -- syncular_router install script, part 30: the surface syncular-gateway uses (docs/gateway.md,
 -- docs/scaling.md "The gateway in front of the router").
 --
---   * realtime_connect, realtime_fanout, realtime_ack and presence_authorize are routed to the
---     shard of their partition like the round functions (part 10, router/routed.txt);
+--   * realtime_connect, realtime_fanout, realtime_ack, realtime_ack_many and presence_authorize are
+--     routed to the shard of their partition like the round functions (part 10, router/routed.txt);
 --   * the SQL authenticator lives in the router database itself: it answers which partition a
 --     request belongs to, so it runs before any shard is chosen.  set_authenticator registers it
 --     here (table syncular.router_settings), authenticate runs it here, and

@@ -4,3 +4,7 @@
 
 -- every routed wrapper, re-created from the engine's signatures (router/routed.txt)
 --#include generated/routed.sql
+
+-- the wrappers new in 0.6.0 are owner-only until granted (90_grants.sql's model)
+REVOKE EXECUTE ON FUNCTION syncular._r_realtime_ack_many(text, text[], text[], bigint[], text[]),
+  syncular.realtime_ack_many(text, text[], text[], bigint[], text[]) FROM PUBLIC;

@@ -7,6 +7,8 @@
 
 --#include udfs/realtime_ack/0.2.0.sql
 
+--#include udfs/realtime_ack_many/0.6.0.sql
+
 --#include udfs/presence_authorize/0.2.0.sql
 
 --#include udfs/realtime_connect/0.2.0.comment.sql
@@ -14,5 +16,7 @@
 --#include udfs/realtime_fanout/0.2.0.comment.sql
 
 --#include udfs/realtime_ack/0.2.0.comment.sql
+
+--#include udfs/realtime_ack_many/0.6.0.comment.sql
 
 --#include udfs/presence_authorize/0.2.0.comment.sql

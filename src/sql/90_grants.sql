@@ -26,6 +26,8 @@
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text)               TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text)     TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.realtime_ack_many(text, text[], text[], bigint[], text[])
+--                                                                                         TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.presence_authorize(text, text, text, text[])     TO sync_gateway;
 --   -- ... and its commit wake-ups (docs/realtime.md "Commit wake-ups")
 --   GRANT EXECUTE ON FUNCTION syncular.commit_wakeup_mode(), syncular.wait_commits(bigint, integer)

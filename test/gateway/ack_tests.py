@@ -1,5 +1,5 @@
 """Realtime acks (SPEC §8.2; docs/gateway.md "--ack-flush-ms"): coalesced per socket and written
-in one background statement, flushed on close and on SIGTERM, never in front of a fanout call;
+in one background statement (one syncular.realtime_ack_many call per partition), flushed on close and on SIGTERM, never in front of a fanout call;
 and the gzip thresholds of /sync answers (--gzip-min, --gzip-level)."""
 import asyncio, gzip, json, os, signal, subprocess, time
 
@@ -149,6 +149,56 @@ def t_ack_never_delays_delta():
         g.stop()
 
 
+def function_calls(name):
+    """calls of syncular.<name> in pg_stat_user_functions (every overload), from a new session"""
+    return int(psql("SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
+                    "WHERE schemaname = 'syncular' AND funcname = '%s'" % name))
+
+
+def t_ack_one_call_per_flush():
+    """Eight sockets, each its own client, ack one commit: every record gets its cursor, and the
+    database sees one syncular.realtime_ack_many call per ack write (one partition) and no
+    per-socket syncular.realtime_ack call (pg_stat_user_functions, track_functions = all)."""
+    clients = ["akMany%d" % i for i in range(8)]
+    psql("ALTER DATABASE gwtest SET track_functions = 'all'")
+    g = Gateway(env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "300"})
+    try:
+        pull_http(g, "akW5")
+        for c in clients:
+            pull_http(g, c)
+        single0, many0 = function_calls("realtime_ack"), function_calls("realtime_ack_many")
+        writes0 = metric(g, "syncular_gateway_ack_writes_total")
+
+        async def go():
+            socks = [await websockets.connect(url(g, c)) for c in clients]
+            try:
+                for ws in socks:
+                    await hello(ws)
+                seq = push_http(g, "akW5", "akm1", "arm1", "many")
+                for ws in socks:
+                    await delta_with(ws, seq)
+                for ws in socks:
+                    await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+                return seq
+            finally:
+                for ws in socks:
+                    await ws.close()
+        seq = arun(go())
+        for c in clients:
+            assert wait_cursor(c, seq) == seq, c
+        writes = metric(g, "syncular_gateway_ack_writes_total") - writes0
+        assert 1 <= writes < len(clients), writes
+        # the backends report function statistics within a second of going idle
+        end = time.time() + 10
+        while time.time() < end and function_calls("realtime_ack_many") - many0 < writes:
+            time.sleep(0.2)
+        assert function_calls("realtime_ack_many") - many0 == writes, (function_calls("realtime_ack_many"), many0, writes)
+        assert function_calls("realtime_ack") == single0, (function_calls("realtime_ack"), single0)
+    finally:
+        g.stop()
+        psql("ALTER DATABASE gwtest RESET track_functions")
+
+
 def t_gzip_thresholds():
     """A small /sync answer goes uncompressed even to a client accepting gzip; a large one is
     gzip (at --gzip-level) and decodes to the same bytes an identity answer carries."""
@@ -184,7 +234,8 @@ def t_gzip_thresholds():
 
 
 CT = "application/vnd.syncular.sync.v2"
-TESTS = [t_ack_coalesced, t_ack_flushed_on_close, t_ack_flushed_on_sigterm, t_ack_never_delays_delta,
+TESTS = [t_ack_coalesced, t_ack_one_call_per_flush, t_ack_flushed_on_close, t_ack_flushed_on_sigterm,
+         t_ack_never_delays_delta,
          t_gzip_thresholds]
 
 

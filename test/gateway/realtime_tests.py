@@ -646,6 +646,7 @@ def t_rt_least_privilege_role():
             GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.realtime_ack_many(text, text[], text[], bigint[], text[]) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.readiness(jsonb) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.commit_wakeup_mode(), syncular.wait_commits(bigint, integer)
               TO gw_least;
