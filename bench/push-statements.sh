@@ -8,12 +8,7 @@
 # pg_stat_statements.track=all), in a database `bench` it recreates.  Usage: [n]
 set -euo pipefail
 n=${1:-200}
-here=$(cd "$(dirname "$0")" && pwd)
-db=bench
-q() { psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -c "$1"; }
-dropdb --if-exists "$db" 2>/dev/null || true
-createdb "$db"
-psql -X -q -d "$db" -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
+. "$(dirname "$0")/bench-db.sh"
 q "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
 q "SELECT count(bench.push('p1', 1)) FROM generate_series(1, 2000)" >/dev/null
 # rounds 1..n warm up; n+1..2n new rows; 2n+1..3n the rows of n+1..2n again

@@ -13,12 +13,7 @@ clients=${1:-4}
 parts=${2:-16}
 per=${3:-1500}
 spread=${4:-random}
-here=$(cd "$(dirname "$0")" && pwd)
-db=bench
-q() { psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -c "$1"; }
-dropdb --if-exists "$db" 2>/dev/null || true
-createdb "$db"
-psql -X -q -d "$db" -v ON_ERROR_STOP=1 -f "$here/setup.sql" >/dev/null
+. "$(dirname "$0")/bench-db.sh"
 # 2,000 warm-up commits over the partitions (every keyed read has an index plan), then ANALYZE
 q "SELECT count(bench.push('p' || (1 + g % $parts), 1)) FROM generate_series(1, 2000) g" >/dev/null
 q "SELECT bench.fill(1, $clients, $parts, $per, 1)" >/dev/null
