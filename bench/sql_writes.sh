@@ -27,23 +27,7 @@ row() { awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" 'BEGIN {
   r = (u == "tps") ? (b > 0 ? s / b : 0) : (s > 0 ? b / s : 0);
   printf "| %s | %.1f | %.1f | %s | %.3f |\n", n, s, b, u, r }'; }
 
-psql -X -q -d "$db" -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION syncular;
-SELECT syncular.ensure_schema('{"version": 1, "tables": [
-  {"name": "items", "primaryKey": "id", "scopes": ["list:{list_id}"], "columns": [
-    {"name": "id", "type": "string", "nullable": false},
-    {"name": "list_id", "type": "string", "nullable": false},
-    {"name": "title", "type": "string", "nullable": true},
-    {"name": "qty", "type": "integer", "nullable": true},
-    {"name": "done", "type": "boolean", "nullable": true}]}]}', '[]', 'public');
-CREATE FUNCTION public.allow_all(text, text, text) RETURNS jsonb
-  LANGUAGE sql AS $$ SELECT '{"list_id": ["*"]}'::jsonb $$;
-SELECT syncular.set_scope_resolver('public.allow_all(text,text,text)');
--- the baseline: the same columns (the partition and the app columns), the same key
-CREATE TABLE public.items_plain (partition text NOT NULL, id text NOT NULL, list_id text NOT NULL,
-  title text, qty bigint, done boolean, PRIMARY KEY (partition, id));
-SQL
+psql -X -q -d "$db" -v ON_ERROR_STOP=1 -f "$(dirname "$0")/sql_writes_schema.sql" >/dev/null
 # the COPY input: id, list_id (100 lists), title, qty, done
 psql -X -Atq -d "$db" -c "COPY (SELECT 'r' || i, 'l' || (i % 100), 'title of row ' || i, i, i % 2 = 0
   FROM generate_series(1, $rows) i) TO STDOUT" > "$tmp/rows.tsv"

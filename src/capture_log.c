@@ -30,7 +30,12 @@
  * row is gone, then an upsert change (new scopes, full payload, row version) for every row
  * written; the scope index (sync_change_scopes), the row-scope index (sync_row_scopes), the
  * blob references of blob_ref columns, and tombstones cleared for re-inserted rows.  The row
- * values, versions and scopes were filled by capture_row.c before the row was stored.
+ * values, versions and scopes were filled by capture_row.c before the row was stored.  That is
+ * the general log statement; capture_scan.c reads the statement's shape first, and a statement
+ * that wrote one row (an INSERT, or an UPDATE that kept the row's key and scopes) appends its
+ * change with one statement that also writes the commit row after the gate's fast check, an
+ * UPDATE whose rows all kept their key and scopes and an INSERT take lean statements that skip
+ * what cannot apply to them (storage_capture.c); every shape writes the same rows.
  *
  * Backend state: the transaction's commits (partition -> commit_seq, next change index, the
  * subtransaction that created it) in TopMemoryContext, forgotten at transaction end and, for
@@ -76,6 +81,9 @@ typedef struct CaptureCommit
 	int32		next_idx;
 	SubTransactionId subid;
 } CaptureCommit;
+
+/* a statement of more rows is planned for many (sync_storage_capture_register) */
+#define BULK_ROWS 64
 
 static CaptureCommit *commits = NULL;
 static int	ncommits = 0;
@@ -279,24 +287,25 @@ validate_removed_rows(SyncSchema *schema, int ti, const char *src)
 	SPI_freetuptable(tt);
 }
 
-/* The transaction's commit to `partition`, created (locked, gated, numbered) when missing. */
-static CaptureCommit *
-commit_for(const char *partition, const SyncSchema *schema)
+static const char *
+commit_client_id(void)
 {
-	CaptureCommit *c = find_commit(partition);
-	int64		seq;
-	const char *actor;
+	return capture_client && capture_client[0] ? capture_client : "syncular:sql";
+}
 
-	if (c != NULL)
-		return c;
-	/* lock and number in one update; the gate refuses by raising (nothing to give back) */
-	seq = sync_storage_reserve_commit_seq(partition);
-	sync_gate_check_write(partition, schema->version);
-	actor = sync_capture_actor();
-	sync_storage_commit_insert(partition, seq,
-							   capture_client && capture_client[0] ? capture_client : "syncular:sql",
-							   psprintf("xid:%u", XidFromFullTransactionId(GetTopFullTransactionId())),
-							   actor, sync_now_ms(), (int64) schema->version);
+/* the commit's clientCommitId: the writing transaction */
+static char *
+commit_client_commit_id(void)
+{
+	return psprintf("xid:%u", XidFromFullTransactionId(GetTopFullTransactionId()));
+}
+
+/* Remember the commit the transaction made to `partition` (its row is written). */
+static CaptureCommit *
+remember_commit(const char *partition, int64 seq)
+{
+	CaptureCommit *c;
+
 	sync_wakeup_commit(partition, seq);
 	if (ncommits == maxcommits)
 	{
@@ -310,6 +319,76 @@ commit_for(const char *partition, const SyncSchema *schema)
 	c->next_idx = 0;
 	c->subid = GetCurrentSubTransactionId();
 	return c;
+}
+
+/* The transaction's commit to `partition`, created (locked, gated, numbered) when missing. */
+static CaptureCommit *
+commit_for(const char *partition, const SyncSchema *schema)
+{
+	CaptureCommit *c = find_commit(partition);
+	int64		seq;
+
+	if (c != NULL)
+		return c;
+	/* lock and number in one update; the gate refuses by raising (nothing to give back) */
+	seq = sync_storage_reserve_commit_seq(partition);
+	sync_gate_check_write(partition, schema->version);
+	sync_storage_commit_insert(partition, seq, commit_client_id(), commit_client_commit_id(),
+							   sync_capture_actor(), sync_now_ms(), (int64) schema->version);
+	return remember_commit(partition, seq);
+}
+
+/*
+ * A statement that wrote one row (capture_scan.c "one"): its change, and the commit's row when
+ * the transaction has none for the partition yet, in one statement after the lock
+ * (sync_storage_capture_one; the same rows as commit_for + the general log statement).
+ */
+static void
+append_one(const SyncSchema *schema, int ti, const SyncCaptureScan *scan, bool fresh)
+{
+	const char *partition = scan->parts[0];
+	CaptureCommit *c = find_commit(partition);
+	SyncCaptureRow r;
+
+	memset(&r, 0, sizeof(r));
+	r.partition = partition;
+	r.table = schema->tables[ti].name;
+	r.row_id = scan->row_id;
+	r.version = scan->version;
+	r.scopes = scan->scopes;
+	r.payload = scan->payload;
+	r.fresh = fresh;
+	r.schema_version = schema->version;
+	r.new_commit = c == NULL;
+	if (c != NULL)
+	{
+		r.commit_seq = c->seq;
+		r.idx = c->next_idx;
+	}
+	else
+	{
+		r.commit_seq = sync_storage_reserve_commit_seq(partition);
+		r.client_id = commit_client_id();
+		r.client_commit_id = commit_client_commit_id();
+		r.actor_id = sync_capture_actor();
+		r.created_at_ms = sync_now_ms();
+	}
+	if (!sync_storage_capture_one(&r))
+	{
+		/* the gate's fast check failed and nothing was written: the full gate refuses, or
+		 * passes for pending checkpoints the session declared */
+		sync_gate_check_write(partition, schema->version);
+		sync_storage_commit_insert(partition, r.commit_seq, r.client_id, r.client_commit_id,
+								   r.actor_id, r.created_at_ms, (int64) schema->version);
+		r.new_commit = false;
+		if (!sync_storage_capture_one(&r))
+			elog(ERROR, "syncular: appending a captured change failed");
+	}
+	if (c == NULL)
+		c = remember_commit(partition, r.commit_seq);
+	if (c->next_idx == PG_INT32_MAX)
+		sync_raise("sync.invalid_request", "a commit holds at most 2^31-1 changes", NULL);
+	c->next_idx++;
 }
 
 /* ---------------------------------------------------------------- the triggers */
@@ -329,6 +408,8 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 	int			nparts;
 	char	  **parts;
 	const SyncTable *t;
+	SyncCaptureScan scan;
+	SyncCaptureShape shape;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
 		td->tg_trigger->tgnargs != 1)
@@ -353,21 +434,48 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "syncular: SPI_connect failed");
-	if (ev != SYNC_EV_TRUNCATE && SPI_register_trigger_data(td) != SPI_OK_TD_REGISTER)
-		elog(ERROR, "syncular: transition tables could not be registered");
+	/* the statement's partitions, in byte order: the lock order; and its shape */
+	if (ev != SYNC_EV_TRUNCATE)
+	{
+		sync_capture_scan(td, ev, &scan);
+		sync_storage_capture_register(td, Max(scan.nnew, scan.nold) > BULK_ROWS);
+		nparts = scan.nparts;
+		parts = scan.parts;
+		if (scan.one && sync_storage_capture_lean_ok(t))
+			shape = SYNC_SHAPE_COUNT;	/* the one-row statement */
+		else if (!sync_storage_capture_lean_ok(t))
+			shape = Max(scan.nnew, scan.nold) > BULK_ROWS ? SYNC_SHAPE_GENERAL_BULK
+				: SYNC_SHAPE_GENERAL;
+		else if (ev == SYNC_EV_INSERT)
+			shape = SYNC_SHAPE_INSERT;
+		else if (scan.in_place)
+			shape = SYNC_SHAPE_IN_PLACE;
+		else
+			shape = Max(scan.nnew, scan.nold) > BULK_ROWS ? SYNC_SHAPE_GENERAL_BULK
+				: SYNC_SHAPE_GENERAL;
+	}
+	else
+	{
+		nparts = sync_storage_capture_partitions(t->qualified, &parts);
+		shape = SYNC_SHAPE_GENERAL_BULK;
+	}
 
 	if (sync_capture_validators && (ev == SYNC_EV_DELETE || ev == SYNC_EV_TRUNCATE) &&
 		sync_has_row_validator(schema, ti))
 		validate_removed_rows(schema, ti, ev == SYNC_EV_DELETE ? "sync_old" : t->qualified);
 
-	/* the statement's partitions, in byte order: the lock order */
-	nparts = sync_storage_capture_partitions(ev, t->qualified, &parts);
+	if (shape == SYNC_SHAPE_COUNT)
+	{
+		append_one(schema, ti, &scan, ev == SYNC_EV_INSERT);
+		nparts = 0;
+	}
 	for (int i = 0; i < nparts; i++)
 		(void) commit_for(parts[i], schema);
 	for (int i = 0; i < nparts; i++)
 	{
 		CaptureCommit *c = find_commit(parts[i]);
-		int64		n = sync_storage_capture_append(schema, ti, ev, parts[i], c->seq, c->next_idx);
+		int64		n = sync_storage_capture_append(schema, ti, ev, shape, parts[i], c->seq,
+													c->next_idx);
 
 		if (n > PG_INT32_MAX - c->next_idx)
 			sync_raise("sync.invalid_request", "a commit holds at most 2^31-1 changes", NULL);

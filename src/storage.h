@@ -245,11 +245,48 @@ typedef enum SyncCaptureEvent
 	SYNC_EV_COUNT
 } SyncCaptureEvent;
 
-extern int	sync_storage_capture_partitions(SyncCaptureEvent ev, const char *qualified,
-											char ***partitions);
+/*
+ * Which log statement appends a statement's changes: the general one (old and new rows joined by
+ * rowId; planned for a few rows or, BULK, for many), or a lean one for an UPDATE whose rows all
+ * kept their partition, rowId and scopes (IN_PLACE) or an INSERT (every row new).
+ */
+typedef enum SyncCaptureShape
+{
+	SYNC_SHAPE_GENERAL,
+	SYNC_SHAPE_GENERAL_BULK,
+	SYNC_SHAPE_IN_PLACE,
+	SYNC_SHAPE_INSERT,
+	SYNC_SHAPE_COUNT
+} SyncCaptureShape;
+
+/* One row written by one statement, appended as one upsert change (sync_storage_capture_one). */
+typedef struct SyncCaptureRow
+{
+	const char *partition;
+	const char *table;
+	int64		commit_seq;
+	int32		idx;			/* the change's index in its commit */
+	const char *row_id;
+	int64		version;
+	Datum		scopes;			/* jsonb: the row's _sync_scopes */
+	Datum		payload;		/* bytea: the row's _sync_payload */
+	bool		fresh;			/* inserted: clear its tombstone, write its row-scope entries */
+	/* the commit's row, written with the change when new_commit (gate permitting) */
+	bool		new_commit;
+	int32		schema_version; /* the running schema: the gate's and the writer_version */
+	const char *client_id;
+	const char *client_commit_id;
+	const char *actor_id;
+	int64		created_at_ms;
+} SyncCaptureRow;
+
+extern int	sync_storage_capture_partitions(const char *qualified, char ***partitions);
+extern bool sync_storage_capture_lean_ok(const SyncTable *t);
+extern void sync_storage_capture_register(struct TriggerData *td, bool bulk);
 extern int64 sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent ev,
-										 const char *partition, int64 commit_seq,
-										 int32 first_idx);
+										 SyncCaptureShape shape, const char *partition,
+										 int64 commit_seq, int32 first_idx);
+extern bool sync_storage_capture_one(const SyncCaptureRow *r);
 
 /* storage_meta.c: ensure_schema's registration state (schema_ensure.c; SPEC §4, RFC 0007) */
 extern void sync_storage_schema_lock(void);

@@ -4,24 +4,34 @@
  * transition tables touch, and the one set-based statement per (table, event) that appends a
  * statement's changes to its commit: sync_changes, sync_change_scopes, sync_tombstones,
  * sync_row_scopes and sync_blob_refs (how and why it is written as it is: capture_log.c's header
- * comment).  Plans are kept per backend: the partitions statement per event, the log statement
- * per (table, event) until the compiled schema's generation changes.  Every function needs an
- * SPI connection (with the trigger's transition tables registered) and restores the caller's
- * memory context, where its results are allocated.
+ * comment), in one of its shapes (SyncCaptureShape: the general statement, or a lean one for an
+ * UPDATE that moved no row and for an INSERT), and the one-row statement of a statement that
+ * wrote one row.  Plans are kept per backend: the partitions statement per event, the log
+ * statement per (table, event, shape) until the compiled schema's generation changes, the
+ * one-row statement once.  The transition tables are registered here with a fixed row estimate
+ * per size class (sync_storage_capture_register): a kept plan's estimate is the one of the
+ * statement it was first prepared for, so without it a plan made for one row (nested loops over
+ * the transition tables) would be kept for a 100,000-row statement.  Every function needs an
+ * SPI connection (with the transition tables registered) and restores the caller's memory
+ * context, where its results are allocated.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/queryenvironment.h"
+#include "utils/rel.h"
 
 #include "storage.h"
 
-/* kept plans: the partitions of a statement, and its log statement per table */
-static SPIPlanPtr part_plans[SYNC_EV_COUNT];
-static SPIPlanPtr *log_plans = NULL;	/* [table * SYNC_EV_COUNT + ev] */
+/* kept plans: the log statement per (table, event, shape), the one-row statement */
+static SPIPlanPtr *log_plans = NULL;	/* [(table * SYNC_EV_COUNT + ev) * SYNC_SHAPE_COUNT + shape] */
+static SPIPlanPtr one_plans[4];	/* [new_commit * 2 + fresh] */
 static int	nlog_plans = 0;
 static uint64 log_generation = 0;
 
@@ -32,30 +42,43 @@ keep(const char *sql, int nargs, Oid *types)
 }
 
 /*
- * The partitions a statement wrote, in byte ("C") order (the lock order): from its transition
- * tables, or for TRUNCATE from the table itself (`qualified`).  Their number; the names in
- * *partitions.
+ * Run a kept capture statement with jit and sequential scans off while it is planned and run:
+ * a plan for many rows passes jit_above_cost, and compiling (with inlining and optimization past
+ * their costs) spent more than the whole log statement of a 5,000-row COPY on expressions that
+ * run a few times per row; and a plan kept from a statement that found a catalog table small
+ * (sync_change_scopes of a new database) kept a sequential scan for its key probes once the
+ * table had grown.  Every probe of these statements has its key's index.  The settings are
+ * restored after the statement, and by the (sub)transaction's abort on an error.
+ */
+static int
+run_capture_plan(SPIPlanPtr plan, Datum *args)
+{
+	int			nest = NewGUCNestLevel();
+	int			rc;
+
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+							 false);
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	rc = SPI_execute_plan(plan, args, NULL, false, 0);
+	AtEOXact_GUC(true, nest);
+	return rc;
+}
+
+/*
+ * The partitions a TRUNCATE empties (the table itself, `qualified`), in byte ("C") order (the
+ * lock order; the other statements' partitions come from their transition tables,
+ * capture_scan.c).  Their number; the names in *partitions.  Not kept (TRUNCATE is rare).
  */
 int
-sync_storage_capture_partitions(SyncCaptureEvent ev, const char *qualified, char ***partitions)
+sync_storage_capture_partitions(const char *qualified, char ***partitions)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	int			rc;
 	int			n;
 
-	if (ev != SYNC_EV_TRUNCATE && part_plans[ev] == NULL)
-		part_plans[ev] = keep(ev == SYNC_EV_INSERT
-							  ? "SELECT DISTINCT _sync_partition COLLATE \"C\" FROM sync_new ORDER BY 1"
-							  : ev == SYNC_EV_DELETE
-							  ? "SELECT DISTINCT _sync_partition COLLATE \"C\" FROM sync_old ORDER BY 1"
-							  : "SELECT DISTINCT p COLLATE \"C\" FROM (SELECT _sync_partition AS p "
-							  "FROM sync_new UNION ALL SELECT _sync_partition FROM sync_old) x ORDER BY 1",
-							  0, NULL);
-	if (ev != SYNC_EV_TRUNCATE)
-		rc = SPI_execute_plan(part_plans[ev], NULL, NULL, true, 0);
-	else						/* per table: not kept (TRUNCATE is rare) */
-		rc = SPI_execute(psprintf("SELECT DISTINCT _sync_partition COLLATE \"C\" FROM %s ORDER BY 1",
-								  qualified), true, 0);
+	rc = SPI_execute(psprintf("SELECT DISTINCT _sync_partition COLLATE \"C\" FROM %s ORDER BY 1",
+							  qualified), true, 0);
 	MemoryContextSwitchTo(caller);
 	if (rc != SPI_OK_SELECT)
 		elog(ERROR, "syncular: reading the statement's partitions failed");
@@ -93,6 +116,117 @@ has_blob_refs(const SyncTable *t)
 		if (t->columns[c].type == SSP_COL_BLOB_REF)
 			return true;
 	return false;
+}
+
+/* Whether the lean shapes and the one-row statement serve table t (they write no blob references). */
+bool
+sync_storage_capture_lean_ok(const SyncTable *t)
+{
+	return !has_blob_refs(t);
+}
+
+/*
+ * Register the trigger's transition tables (sync_new, sync_old) for the log statement, with the
+ * row estimate of their size class: 1 (a few rows: key probes and nested loops) or, bulk,
+ * 100,000 (hash joins).  Parse analysis copies the estimate into the kept plan.
+ */
+#define BULK_ESTIMATE 100000
+
+void
+sync_storage_capture_register(struct TriggerData *td, bool bulk)
+{
+	Tuplestorestate *stores[2] = {td->tg_newtable, td->tg_oldtable};
+	const char *names[2] = {td->tg_trigger->tgnewtable, td->tg_trigger->tgoldtable};
+
+	for (int i = 0; i < 2; i++)
+	{
+		EphemeralNamedRelation enr;
+
+		if (stores[i] == NULL || names[i] == NULL)
+			continue;
+		enr = palloc(sizeof(EphemeralNamedRelationData));
+		enr->md.name = pstrdup(names[i]);
+		enr->md.reliddesc = RelationGetRelid(td->tg_relation);
+		enr->md.tupdesc = NULL;
+		enr->md.enrtype = ENR_NAMED_TUPLESTORE;
+		enr->md.enrtuples = bulk ? BULK_ESTIMATE : 1;
+		enr->reldata = stores[i];
+		if (SPI_register_relation(enr) != SPI_OK_REL_REGISTER)
+			elog(ERROR, "syncular: transition tables could not be registered");
+	}
+}
+
+/*
+ * The lean log statements: the changes of rows that are all upserts, numbered in rowId byte
+ * order from $4 exactly as the general statement numbers them (it has no delete change then),
+ * their scope index entries; for an INSERT (SYNC_SHAPE_INSERT) also the tombstones of the
+ * re-inserted rows (probed only when the partition's table has any) and the row-scope entries
+ * of the new rows.  Same parameters and answer as log_sql.
+ */
+static char *
+lean_sql(const SyncTable *t, SyncCaptureShape shape)
+{
+	StringInfoData s;
+	StringInfoData k;
+
+	/*
+	 * k(key, value): the row's scope members, read by key from the table's scope variables
+	 * (capture_row.c wrote every written row's _sync_scopes from exactly these) instead of
+	 * jsonb_each_text, whose set-returning call per row costed more than the insert it feeds
+	 */
+	initStringInfo(&k);
+	appendStringInfoString(&k, "CROSS JOIN LATERAL (VALUES ");
+	for (int i = 0; i < t->nscopes; i++)
+	{
+		bool		seen = false;
+
+		for (int j = 0; j < i; j++)
+			seen = seen || strcmp(t->scopes[j].variable, t->scopes[i].variable) == 0;
+		if (seen)
+			continue;
+		appendStringInfo(&k, "%s(%s::text, x.s ->> %s)", i > 0 ? ", " : "",
+						 quote_literal_cstr(t->scopes[i].variable),
+						 quote_literal_cstr(t->scopes[i].variable));
+	}
+	if (t->nscopes == 0)
+		appendStringInfoString(&k, "(NULL::text, NULL::text)");
+	appendStringInfoString(&k, ") k(key, value)");
+	initStringInfo(&s);
+	appendStringInfoString(&s,
+						   "WITH x AS MATERIALIZED (SELECT ($4 + row_number() OVER (ORDER BY "
+						   " _sync_row_id COLLATE \"C\") - 1)::int4 AS idx, _sync_row_id AS r, "
+						   " _sync_server_version AS v, _sync_scopes AS s, _sync_payload AS pl "
+						   " FROM sync_new WHERE _sync_partition = $1), "
+						   "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, "
+						   " row_id, op, row_version, scopes, payload) "
+						   " SELECT $1, $3, x.idx, $2, x.r, 1::int2, x.v, x.s, x.pl FROM x), "
+						   "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
+						   " commit_seq) SELECT $1, $2, e.var, e.value, $3 FROM (SELECT DISTINCT "
+						   " k.key AS var, k.value FROM x ");
+	appendStringInfo(&s, "%s WHERE k.value IS NOT NULL) e ", k.data);
+	appendStringInfoString(&s,
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.var "
+						   "  AND z.value = e.value AND z.commit_seq = $3 OFFSET 0)) ");
+	if (shape == SYNC_SHAPE_INSERT)
+	{
+		appendStringInfoString(&s,
+							   ", tc AS (DELETE FROM syncular.sync_tombstones t WHERE t.ctid = ANY (ARRAY("
+							   " SELECT z.ctid FROM x, LATERAL (SELECT y.ctid FROM syncular.sync_tombstones y "
+							   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = x.r OFFSET 0) z "
+							   " WHERE EXISTS (SELECT 1 FROM syncular.sync_tombstones w "
+							   "  WHERE w.partition = $1 AND w.tbl = $2)))), "
+							   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
+							   " SELECT $1, $2, k.key, k.value, x.r FROM x ");
+		appendStringInfo(&s, "%s ", k.data);
+		appendStringInfoString(&s,
+							   " WHERE k.value IS NOT NULL AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+							   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = k.key AND z.value = k.value "
+							   "  AND z.row_id = x.r COLLATE \"C\" OFFSET 0) "
+							   " ORDER BY k.key, k.value, x.r COLLATE \"C\") ");
+	}
+	appendStringInfoString(&s, "SELECT count(*) FROM x");
+	return s.data;
 }
 
 /*
@@ -182,8 +316,10 @@ log_sql(const SyncTable *t, SyncCaptureEvent ev)
 }
 
 static SPIPlanPtr
-log_plan(const SyncSchema *schema, int ti, SyncCaptureEvent ev)
+log_plan(const SyncSchema *schema, int ti, SyncCaptureEvent ev, SyncCaptureShape shape)
 {
+	int			k;
+
 	if (log_plans == NULL || log_generation != schema->generation)
 	{
 		if (log_plans != NULL)
@@ -193,14 +329,16 @@ log_plan(const SyncSchema *schema, int ti, SyncCaptureEvent ev)
 					SPI_freeplan(log_plans[i]);
 			pfree(log_plans);
 		}
-		nlog_plans = Max(schema->ntables, 1) * SYNC_EV_COUNT;
+		nlog_plans = Max(schema->ntables, 1) * SYNC_EV_COUNT * SYNC_SHAPE_COUNT;
 		log_plans = MemoryContextAllocZero(TopMemoryContext, sizeof(SPIPlanPtr) * nlog_plans);
 		log_generation = schema->generation;
 	}
-	if (log_plans[ti * SYNC_EV_COUNT + ev] == NULL)
-		log_plans[ti * SYNC_EV_COUNT + ev] = keep(log_sql(&schema->tables[ti], ev), 4,
-												  (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID});
-	return log_plans[ti * SYNC_EV_COUNT + ev];
+	k = (ti * SYNC_EV_COUNT + ev) * SYNC_SHAPE_COUNT + shape;
+	if (log_plans[k] == NULL)
+		log_plans[k] = keep(shape == SYNC_SHAPE_IN_PLACE || shape == SYNC_SHAPE_INSERT
+							? lean_sql(&schema->tables[ti], shape) : log_sql(&schema->tables[ti], ev), 4,
+							(Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID});
+	return log_plans[k];
 }
 
 /*
@@ -209,10 +347,11 @@ log_plan(const SyncSchema *schema, int ti, SyncCaptureEvent ev)
  */
 int64
 sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent ev,
-							const char *partition, int64 commit_seq, int32 first_idx)
+							SyncCaptureShape shape, const char *partition, int64 commit_seq,
+							int32 first_idx)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	SPIPlanPtr	plan = log_plan(schema, ti, ev);
+	SPIPlanPtr	plan = log_plan(schema, ti, ev, shape);
 	Datum		args[4];
 	bool		isnull;
 	int			rc;
@@ -222,11 +361,121 @@ sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent e
 	args[1] = CStringGetTextDatum(schema->tables[ti].name);
 	args[2] = Int64GetDatum(commit_seq);
 	args[3] = Int32GetDatum(first_idx);
-	rc = SPI_execute_plan(plan, args, NULL, false, 0);
+	rc = run_capture_plan(plan, args);
 	MemoryContextSwitchTo(caller);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "syncular: appending captured changes failed");
 	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
 	return n;
+}
+
+/*
+ * The one-row statement's text for a new commit or not (the commit row and the gate's fast check)
+ * and a fresh row or not (tombstone and row-scope entries): each variant holds only the writes
+ * it can make, so no statement starts a table modification it never runs.  Parameters: $1
+ * partition, $2 table, $3 commit_seq, $4 idx, $5 rowId, $6 row version, $7 scopes, $8 payload,
+ * $9 (unused), $10 the running schema version, $11 client_id, $12 client_commit_id, $13 actor_id,
+ * $14 created_at_ms, $15 (unused).
+ */
+static char *
+one_sql(bool new_commit, bool fresh)
+{
+	StringInfoData s;
+	const char *g = new_commit ? "g.ok" : "true";
+	const char *from_g = new_commit ? "FROM g" : "";
+
+	initStringInfo(&s);
+	appendStringInfoString(&s, "WITH ");
+	if (new_commit)
+		appendStringInfoString(&s,
+							   "g AS MATERIALIZED (SELECT coalesce((SELECT m.schema_version "
+							   " FROM syncular.sync_schema_meta m WHERE m.id = 1), 0) <= $10 "
+							   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_backfill_checkpoints b "
+							   " WHERE b.schema_version = $10 AND b.state <> 'activated') AS ok), "
+							   "k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
+							   " client_commit_id, actor_id, created_at_ms, writer_version) "
+							   " SELECT $1, $3, $11, $12, $13, $14, $10::int8 FROM g WHERE g.ok), ");
+	appendStringInfo(&s,
+					 "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, row_id, "
+					 " op, row_version, scopes, payload) SELECT $1, $3, $4, $2, $5, 1::int2, $6, $7, $8 "
+					 " %s WHERE %s), "
+					 "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
+					 " commit_seq) SELECT $1, $2, e.key, e.value, $3 FROM %s "
+					 " pg_catalog.jsonb_each_text($7) e WHERE %s",
+					 from_g, g, new_commit ? "g," : "", g);
+	/* a new commit_seq has no entries yet (see P_COMMIT_APPEND_ONE); an earlier statement of
+	 * the transaction may have written this commit's */
+	if (!new_commit)
+		appendStringInfoString(&s,
+							   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
+							   " WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key "
+							   " AND z.value = e.value AND z.commit_seq = $3 OFFSET 0)");
+	appendStringInfoChar(&s, ')');
+	if (fresh)
+		appendStringInfo(&s,
+						 ", tc AS (DELETE FROM syncular.sync_tombstones t %s WHERE %s "
+						 " AND t.partition = $1 AND t.tbl = $2 AND t.row_id = $5), "
+						 "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
+						 " SELECT $1, $2, e.key, e.value, $5 FROM %s pg_catalog.jsonb_each_text($7) e "
+						 " WHERE %s AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						 "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key AND z.value = e.value "
+						 "  AND z.row_id = $5 COLLATE \"C\" OFFSET 0) ORDER BY e.key, e.value)",
+						 new_commit ? "USING g" : "", g, new_commit ? "g," : "", g);
+	appendStringInfo(&s, " SELECT %s %s", g, from_g);
+	return s.data;
+}
+
+/*
+ * The one-row statement: one upsert change of a statement that wrote one row (capture_scan.c
+ * "one"), whole in one statement with its scope index entries and, for an inserted row, its
+ * tombstone cleared and its row-scope entries; when new_commit, also the commit's sync_commits
+ * row, after the serve gate's fast check in this statement's snapshot (taken after the partition
+ * lock, as the push commit's gate read: barrier-rfc0007.md §4.4 step 7): the stored schema
+ * version is not newer than the running one and no checkpoint of the running version is
+ * pending.  When that check fails nothing is written and false is answered: the caller runs the
+ * full gate (which refuses, or passes for checkpoints the session declared), writes the commit
+ * row itself and calls again with new_commit false.  The same rows as the general log statement
+ * for this row (its idx, op 1, version, scopes and payload are the row's) and as
+ * sync_storage_commit_insert.
+ */
+bool
+sync_storage_capture_one(const SyncCaptureRow *r)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Datum		v[15];
+	bool		isnull;
+	bool		ok;
+	int			rc;
+	int			k;
+
+	k = (r->new_commit ? 2 : 0) + (r->fresh ? 1 : 0);
+	if (one_plans[k] == NULL)
+		one_plans[k] = sync_storage_keep_plan(one_sql(r->new_commit, r->fresh), 15,
+											  (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID,
+											  INT8OID, JSONBOID, BYTEAOID, BOOLOID, INT4OID, TEXTOID,
+											  TEXTOID, TEXTOID, INT8OID, BOOLOID},
+											  CURSOR_OPT_GENERIC_PLAN);
+	v[0] = CStringGetTextDatum(r->partition);
+	v[1] = CStringGetTextDatum(r->table);
+	v[2] = Int64GetDatum(r->commit_seq);
+	v[3] = Int32GetDatum(r->idx);
+	v[4] = CStringGetTextDatum(r->row_id);
+	v[5] = Int64GetDatum(r->version);
+	v[6] = r->scopes;
+	v[7] = r->payload;
+	v[8] = BoolGetDatum(r->new_commit);
+	v[9] = Int32GetDatum(r->schema_version);
+	v[10] = CStringGetTextDatum(r->new_commit ? r->client_id : "");
+	v[11] = CStringGetTextDatum(r->new_commit ? r->client_commit_id : "");
+	v[12] = CStringGetTextDatum(r->new_commit ? r->actor_id : "");
+	v[13] = Int64GetDatum(r->created_at_ms);
+	v[14] = BoolGetDatum(r->fresh);
+	rc = run_capture_plan(one_plans[k], v);
+	MemoryContextSwitchTo(caller);
+	if (rc != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "syncular: appending a captured change failed");
+	ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	SPI_freetuptable(SPI_tuptable);
+	return ok;
 }
