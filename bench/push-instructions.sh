@@ -9,7 +9,9 @@
 # A round here is `SELECT syncular.handle(...)` of one PUSH_COMMIT, without a client round trip.
 # Rounds of new rows (inserts) and of the same rows again (updates) are counted apart.
 # Never fails on a figure.  Usage: bash bench/push-instructions.sh [rounds] [ops]   (needs
-# valgrind; SYNCULAR_STAGE selects the staged build, as for scripts/pgenv.sh; a few minutes)
+# valgrind; SYNCULAR_STAGE selects the staged build, as for scripts/pgenv.sh; a few minutes).
+# PUSH_IR_KEEP=<dir> keeps the callgrind outputs there (cg-push-both.out: insert and update
+# rounds, for callgrind_annotate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-200}
@@ -57,6 +59,7 @@ for side in none push-ins push-both plain-ins plain-both; do
     $BIN/postgres --single -D $work/data-$side -c autovacuum=off bench > $work/cg-$side.log 2>&1"
   ir[$side]=$(sed -n 's/^summary: //p' "$work/cg-$side.out")
   if grep -q ERROR "$work/cg-$side.log"; then grep -m3 ERROR "$work/cg-$side.log"; fi
+  if [ -n "${PUSH_IR_KEEP:-}" ]; then mkdir -p "$PUSH_IR_KEEP"; cp "$work/cg-$side.out" "$PUSH_IR_KEEP/"; fi
 done
 awk -v n="$n" -v o="$ops" -v none="${ir[none]}" -v si="${ir[push-ins]}" -v sb="${ir[push-both]}" \
     -v bi="${ir[plain-ins]}" -v bb="${ir[plain-both]}" 'BEGIN {

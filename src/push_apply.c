@@ -92,7 +92,7 @@ crdt_merge(SyncRound *round, PushState *st, const SyncTable *t, int c, const Ssp
 static void
 write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 version,
 		  char *scopes_json, uint8 *payload, size_t payload_len, bytea *cvblob,
-		  const SspValue *row, bool blob_refs, bool existing)
+		  const SspValue *row, bool blob_refs, SyncRowStored stored)
 {
 	const SyncTable *t = &st->schema->tables[ti];
 
@@ -108,7 +108,7 @@ write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 versi
 		w.column_versions = cvblob ? (const uint8 *) VARDATA(cvblob) : NULL;
 		w.column_versions_len = cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0;
 		w.values = row;
-		w.existing = existing;
+		w.stored = stored;
 		push_rows_queue(st, op_index, ti, &w);
 		st->writing_op = -1;
 		add_change(st, t->name, row_id, SSP_OP_UPSERT, true, version, scopes_json, payload,
@@ -120,7 +120,7 @@ write_row(PushState *st, int32 op_index, int ti, const char *row_id, int64 versi
 	sync_storage_row_upsert(st->schema, ti, st->round->partition, row_id, version, scopes_json,
 							payload, payload_len,
 							cvblob ? (const uint8 *) VARDATA(cvblob) : NULL,
-							cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, row, false);
+							cvblob ? VARSIZE(cvblob) - VARHDRSZ : 0, row, SYNC_ROW_UNKNOWN);
 	if (blob_refs && push_table_has_blob_refs(t))
 	{
 		char	  **ids;
@@ -166,7 +166,7 @@ update_stored(PushState *st, int32 op_index, int ti, const char *row_id,
 		return false;
 	}
 	write_row(st, op_index, ti, row_id, next_version, push_jsonb_text(stored->scopes), payload,
-			  payload_len, cvblob, merged, blob_refs, true);
+			  payload_len, cvblob, merged, blob_refs, SYNC_ROW_SAME_SCOPES);
 	return true;
 }
 
@@ -399,7 +399,7 @@ apply_insert(PushState *st, int32 i, const SspPushOp *op, int ti, const char *ro
 	if (!tomb_absent)
 		sync_storage_tombstone_clear(t->name, st->round->partition, row_id);
 	write_row(st, i, ti, row_id, 1, sync_row_scopes_json(&pscopes), payload, payload_len, NULL,
-			  vals, true, false);
+			  vals, true, SYNC_ROW_ABSENT);
 	return true;
 }
 

@@ -253,7 +253,7 @@ write_one(PushState *st, const PendingWrite *p)
 	sync_storage_row_upsert(st->schema, p->ti, st->round->partition, p->w.row_id,
 							p->w.server_version, p->w.scopes_json, p->w.payload,
 							p->w.payload_len, p->w.column_versions, p->w.column_versions_len,
-							p->w.values, p->w.existing);
+							p->w.values, p->w.stored);
 	st->writing_op = -1;
 }
 

@@ -11,9 +11,13 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "common/cryptohash.h"
 #include "common/sha2.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
@@ -25,6 +29,7 @@
 #include "utils/memutils.h"
 #include "utils/regproc.h"
 #include "utils/resowner.h"
+#include "utils/syscache.h"
 
 #include "engine.h"
 #include "leases.h"
@@ -196,6 +201,129 @@ is_outage(Jsonb *jb)
 }
 
 /*
+ * A SQL-language resolver is called through a statement kept for the backend, `SELECT
+ * fn($1, $2, $3)`: the planner inlines a single-SELECT body into it once (the plan cache
+ * re-plans it when the function is replaced or the search_path differs), where a call through
+ * fmgr parsed and planned the body again in every round (a SQL function's cached plan lives
+ * for one subtransaction, and the resolver runs in one of its own).  Any other language is
+ * called directly, as before: its own handler keeps what it compiled.
+ */
+static SPIPlanPtr resolver_plan = NULL;
+static Oid	resolver_plan_fn = InvalidOid;
+
+/* How a registered resolver is called (pg_proc, one catalog cache lookup). */
+typedef struct ResolverProc
+{
+	Oid			rettype;
+	bool		by_statement;	/* SQL language, a plain call of (text, text, text) */
+	bool		read_only;		/* not VOLATILE: the statement reads the active snapshot */
+} ResolverProc;
+
+static bool
+resolver_proc(Oid fn, ResolverProc *rp)
+{
+	HeapTuple	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	Form_pg_proc p;
+	bool		noconfig;
+
+	if (!HeapTupleIsValid(tup))
+		return false;
+	p = (Form_pg_proc) GETSTRUCT(tup);
+	(void) SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_proconfig, &noconfig);
+	rp->rettype = p->prorettype;
+	rp->by_statement = p->prolang == SQLlanguageId && p->prokind == PROKIND_FUNCTION &&
+		!p->proretset && !p->prosecdef && noconfig && p->provariadic == InvalidOid &&
+		p->pronargs == 3 && p->proargtypes.values[0] == TEXTOID &&
+		p->proargtypes.values[1] == TEXTOID && p->proargtypes.values[2] == TEXTOID;
+	rp->read_only = p->provolatile != PROVOLATILE_VOLATILE;
+	ReleaseSysCache(tup);
+	return true;
+}
+
+/* The kept `SELECT fn($1, $2, $3)` of resolver fn (by its schema-qualified name). */
+static SPIPlanPtr
+resolver_statement(Oid fn)
+{
+	char	   *nsp;
+	char	   *name;
+
+	if (resolver_plan != NULL && resolver_plan_fn == fn)
+		return resolver_plan;
+	if (resolver_plan != NULL)
+		SPI_freeplan(resolver_plan);
+	resolver_plan = NULL;
+	nsp = get_namespace_name(get_func_namespace(fn));
+	name = get_func_name(fn);
+	if (nsp == NULL || name == NULL)
+		elog(ERROR, "syncular: the scope resolver %u is gone", fn);
+	resolver_plan = sync_storage_keep_plan(psprintf("SELECT %s($1, $2, $3)",
+													quote_qualified_identifier(nsp, name)),
+										   3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID},
+										   CURSOR_OPT_GENERIC_PLAN);
+	resolver_plan_fn = fn;
+	return resolver_plan;
+}
+
+/*
+ * Call the resolver: its jsonb result in the caller's context, or NULL when it returned NULL.
+ * The caller is in the resolver's subtransaction.
+ */
+static Jsonb *
+resolver_call(SyncRound *round, Oid fn, const ResolverProc *rp)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	Datum		args[3];
+
+	args[0] = CStringGetTextDatum(round->actor_id);
+	args[1] = CStringGetTextDatum(round->partition);
+	args[2] = CStringGetTextDatum(round->client_id);
+	if (rp->by_statement)
+	{
+		Jsonb	   *result = NULL;
+		bool		isnull = true;
+		int			rc;
+		Datum		d;
+
+		/* a connection of its own: some callers (blob and segment downloads) have none */
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "syncular: SPI_connect failed");
+		rc = SPI_execute_plan(resolver_statement(fn), args, NULL, rp->read_only, 1);
+		MemoryContextSwitchTo(caller);
+		if (rc != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "syncular: calling the scope resolver failed: %s",
+				 SPI_result_code_string(rc));
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			result = DatumGetJsonbPCopy(d);
+		SPI_finish();
+		MemoryContextSwitchTo(caller);
+		return result;
+	}
+	else
+	{
+		LOCAL_FCINFO(fcinfo, 3);
+		FmgrInfo	flinfo;
+		Datum		d;
+		Jsonb	   *result = NULL;
+		MemoryContext old;
+
+		fmgr_info(fn, &flinfo);
+		InitFunctionCallInfoData(*fcinfo, &flinfo, 3, DEFAULT_COLLATION_OID, NULL, NULL);
+		for (int i = 0; i < 3; i++)
+		{
+			fcinfo->args[i].value = args[i];
+			fcinfo->args[i].isnull = false;
+		}
+		d = FunctionCallInvoke(fcinfo);
+		old = MemoryContextSwitchTo(caller);
+		if (!fcinfo->isnull)
+			result = DatumGetJsonbPCopy(d);
+		MemoryContextSwitchTo(old);
+		return result;
+	}
+}
+
+/*
  * sync_scopes_resolve — the allowed scopes of the round's actor, resolved at most once per round
  * (memoized in round->allowed).  Never raises for a resolver failure (fails closed, with a
  * WARNING in the server log); raises sync.invalid_subscription for an undeclared variable.
@@ -229,33 +357,17 @@ sync_scopes_resolve(SyncRound *round)
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
 	{
-		Datum		d;
-		LOCAL_FCINFO(fcinfo, 3);
-		FmgrInfo	flinfo;
+		ResolverProc rp;
 
 		if (pg_proc_aclcheck(fn, GetUserId(), ACL_EXECUTE) != ACLCHECK_OK)
 			reason = psprintf("role \"%s\" may not execute it", GetUserNameFromId(GetUserId(), false));
-		else if (get_func_rettype(fn) != JSONBOID)
+		else if (!resolver_proc(fn, &rp) || rp.rettype != JSONBOID)
 			reason = "it does not return jsonb";
 		else
 		{
-			fmgr_info(fn, &flinfo);
-			InitFunctionCallInfoData(*fcinfo, &flinfo, 3, DEFAULT_COLLATION_OID, NULL, NULL);
-			fcinfo->args[0].value = CStringGetTextDatum(round->actor_id);
-			fcinfo->args[0].isnull = false;
-			fcinfo->args[1].value = CStringGetTextDatum(round->partition);
-			fcinfo->args[1].isnull = false;
-			fcinfo->args[2].value = CStringGetTextDatum(round->client_id);
-			fcinfo->args[2].isnull = false;
-			d = FunctionCallInvoke(fcinfo);
-			if (!fcinfo->isnull)
-			{
-				MemoryContext old = MemoryContextSwitchTo(caller);
-
-				result = DatumGetJsonbPCopy(d);
-				MemoryContextSwitchTo(old);
+			result = resolver_call(round, fn, &rp);
+			if (result != NULL)
 				ok = true;
-			}
 			else
 				reason = "it returned NULL";
 		}

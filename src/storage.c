@@ -13,22 +13,26 @@
 #include "postgres.h"
 
 #include "storage_internal.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "executor/tuptable.h"
 #include "catalog/namespace.h"
 #include "utils/lsyscache.h"
+#include "utils/snapmgr.h"
+
+#include "storage_scan.h"
 
 /* ---------------------------------------------------------------- plans */
 
 enum
 {
 	P_EPOCH_INSERT,
-	P_EPOCH_SELECT,
 	P_REGISTRY_TOUCH,
 	P_PART_LOCK,
 	P_PART_INSERT,
 	P_SEQ_RESERVE,
 	P_SEQ_UNRESERVE,
-	P_SEQS,
-	P_CLIENT_GET,
 	P_CLIENT_CLAIM,
 	P_CLIENT_UPSERT,
 	P_CLIENT_ACK,
@@ -36,7 +40,7 @@ enum
 	P_RESULT_GET,
 	P_RESULT_LOOKUP,
 	P_RESULT_INSERT,
-	P_TOMBSTONE_GET,
+	P_TOMBSTONE_SCOPES,
 	P_TOMBSTONE_CLEAR,
 	P_BLOBS_REPLACE,
 	P_COMMIT_INSERT,
@@ -86,10 +90,6 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"VALUES ($1, pg_catalog.gen_random_uuid()::text, false, $2) "
 		"ON CONFLICT (partition) DO NOTHING RETURNING r.log_epoch",
 	2, {TEXTOID, INT8OID}},
-	[P_EPOCH_SELECT] = {
-		"SELECT r.log_epoch, r.last_authenticated_at_ms FROM syncular.sync_partition_registry r "
-		"WHERE r.partition = $1",
-	1, {TEXTOID}},
 	[P_REGISTRY_TOUCH] = {
 		/*
 		 * last_authenticated_at_ms is advisory: skip a row another transaction holds (it is
@@ -133,15 +133,6 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"UPDATE syncular.sync_partitions p SET max_commit_seq = p.max_commit_seq - 1 "
 		"WHERE p.partition = $1",
 	1, {TEXTOID}},
-	[P_SEQS] = {
-		"SELECT p.max_commit_seq, p.horizon_seq FROM syncular.sync_partitions p "
-		"WHERE p.partition = $1",
-	1, {TEXTOID}},
-	[P_CLIENT_GET] = {
-		"SELECT c.actor_id, c.cursor, c.wire_version, c.updated_at_ms, c.subscriptions "
-		"FROM syncular.sync_clients c "
-		"WHERE c.partition = $1 AND c.client_id = $2",
-	2, {TEXTOID, TEXTOID}},
 	[P_CLIENT_CLAIM] = {
 		/*
 		 * The binding is claimed before the round writes anything: a concurrent first round of
@@ -214,14 +205,12 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"VALUES ($1, $2, $3, $4::jsonb) "
 		"ON CONFLICT (partition, client_id, client_commit_id) DO NOTHING",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
-	[P_TOMBSTONE_GET] = {
-		"SELECT t.commit_seq, "
-		"(SELECT c.scopes FROM syncular.sync_changes c WHERE c.partition = t.partition "
-		" AND c.commit_seq = t.commit_seq AND c.tbl = t.tbl AND c.row_id = t.row_id AND c.op = 2 "
-		" ORDER BY c.idx DESC LIMIT 1) "
-		"FROM syncular.sync_tombstones t "
-		"WHERE t.partition = $1 AND t.tbl = $2 AND t.row_id = $3",
-	3, {TEXTOID, TEXTOID, TEXTOID}},
+	[P_TOMBSTONE_SCOPES] = {
+		/* the scopes of the delete a tombstone records (its last delete of the row) */
+		"SELECT c.scopes FROM syncular.sync_changes c WHERE c.partition = $1 "
+		" AND c.commit_seq = $2 AND c.tbl = $3 AND c.row_id = $4 AND c.op = 2 "
+		" ORDER BY c.idx DESC LIMIT 1",
+	4, {TEXTOID, INT8OID, TEXTOID, TEXTOID}},
 	[P_TOMBSTONE_CLEAR] = {
 		"DELETE FROM syncular.sync_tombstones WHERE partition = $1 AND tbl = $2 AND row_id = $3",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
@@ -377,6 +366,33 @@ sync_subxact_rollback(MemoryContext cxt, ResourceOwner owner)
 /* ---------------------------------------------------------------- registry and partitions */
 
 /*
+ * The partition's registry row (log epoch, last_authenticated_at_ms) by its key, in a fresh
+ * snapshot (read_only: the active one).  false: no row.
+ */
+static bool
+registry_read(const char *partition, bool read_only, char **epoch, int64 *touched_ms)
+{
+	Snapshot	snap = sync_scan_snapshot_begin(read_only);
+	SyncKeyed	k;
+	ScanKeyData key;
+	bool		found;
+	bool		isnull;
+
+	sync_scan_keyed_open(&k, "sync_partition_registry");
+	sync_scan_eq_key(&key, k.pk, 1, text_datum(partition));
+	found = sync_scan_fetch(k.heap, k.pk, &key, 1, snap, k.slot);
+	if (found)
+	{
+		*epoch = sync_scan_text(k.slot, sync_scan_attnum(k.heap, "log_epoch"));
+		*touched_ms = sync_scan_int8(k.slot, sync_scan_attnum(k.heap, "last_authenticated_at_ms"),
+									 &isnull);
+	}
+	sync_scan_keyed_close(&k);
+	sync_scan_snapshot_end(read_only);
+	return found;
+}
+
+/*
  * The partition's log epoch, read first and created (random, on first sight) only when the
  * registry has no row; *touched_ms gets the row's last_authenticated_at_ms (now_ms for a row
  * this call created).  NULL when there is no row and none may be written (hot standby).
@@ -387,20 +403,14 @@ sync_storage_partition_epoch(const char *partition, int64 now_ms, bool can_write
 {
 	Datum		v[2];
 	char	   *epoch = NULL;
-	bool		isnull;
 
 	v[0] = text_datum(partition);
 	v[1] = Int64GetDatum(now_ms);
 	*touched_ms = now_ms;
 	for (int attempt = 0; attempt < 2; attempt++)
 	{
-		if (run_row(static_plan(P_EPOCH_SELECT), v, !can_write))
-		{
-			epoch = get_text(0, 1);
-			*touched_ms = get_int8(0, 2, &isnull);
-			done();
+		if (registry_read(partition, !can_write, &epoch, touched_ms))
 			return epoch;
-		}
 		if (!can_write || attempt > 0)
 			break;
 		/* no row: create it (unless the operator said partitions are made on purpose only); a
@@ -449,6 +459,71 @@ sync_storage_lock_partition(const char *partition)
 }
 
 /*
+ * P_SEQ_RESERVE's common case without a statement: the partition row found by its key in a
+ * fresh snapshot and updated (max_commit_seq + 1) by table_tuple_update, which waits for a
+ * transaction holding the row as the statement's update does and takes the same row lock.
+ * false, nothing written, for anything else (no visible row, a concurrent update or delete
+ * committed meanwhile, the counter at its maximum): the statement then does what it always did
+ * (reads the latest version, refuses under REPEATABLE READ, inserts a missing row, raises).
+ */
+static bool
+reserve_direct(const char *partition, int64 *seq)
+{
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	Relation	rel = sync_scan_open_catalog("sync_partitions", RowExclusiveLock);
+	Oid			pkid = RelationGetPrimaryKeyIndex(rel);
+	Relation	pk;
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleTableSlot *old = table_slot_create(rel, NULL);
+	TupleTableSlot *new = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	AttrNumber	a_seq = sync_scan_attnum(rel, "max_commit_seq");
+	AttrNumber	a_part = sync_scan_attnum(rel, "partition");
+	ScanKeyData key;
+	bool		ok = false;
+
+	if (!OidIsValid(pkid))
+		elog(ERROR, "syncular: syncular.sync_partitions has no primary key");
+	pk = index_open(pkid, RowExclusiveLock);
+	sync_scan_eq_key(&key, pk, 1, text_datum(partition));
+	if (sync_scan_fetch(rel, pk, &key, 1, snap, old))
+	{
+		TM_FailureData tmfd;
+		LockTupleMode lockmode;
+		bool		update_indexes;
+		int64		cur;
+
+		slot_getallattrs(old);
+		cur = DatumGetInt64(old->tts_values[a_seq - 1]);
+		if (!old->tts_isnull[a_seq - 1] && cur < PG_INT64_MAX)
+		{
+			ExecClearTuple(new);
+			memcpy(new->tts_values, old->tts_values, sizeof(Datum) * desc->natts);
+			memcpy(new->tts_isnull, old->tts_isnull, sizeof(bool) * desc->natts);
+			new->tts_values[a_seq - 1] = Int64GetDatum(cur + 1);
+			ExecStoreVirtualTuple(new);
+			if (table_tuple_update(rel, &old->tts_tid, new, GetCurrentCommandId(true), snap,
+								   InvalidSnapshot, true, &tmfd, &lockmode,
+								   &update_indexes) == TM_Ok)
+			{
+				/* not a HOT update: the new version's key entry, as the executor inserts it */
+				if (update_indexes)
+					index_insert(pk, &new->tts_values[a_part - 1], &new->tts_isnull[a_part - 1],
+								 &new->tts_tid, rel, UNIQUE_CHECK_YES, false,
+								 BuildIndexInfo(pk));
+				*seq = cur + 1;
+				ok = true;
+			}
+		}
+	}
+	ExecDropSingleTupleTableSlot(new);
+	ExecDropSingleTupleTableSlot(old);
+	index_close(pk, NoLock);
+	table_close(rel, NoLock);
+	sync_scan_snapshot_end(false);
+	return ok;
+}
+
+/*
  * Lock the partition row and reserve the next commit_seq (inserting the row first when
  * missing): the caller's commit gets it, or gives it back with sync_storage_unreserve_commit_seq
  * before anything else takes the lock (it is held to the end of the transaction).
@@ -460,6 +535,8 @@ sync_storage_reserve_commit_seq(const char *partition)
 	bool		isnull;
 	int64		seq;
 
+	if (reserve_direct(partition, &seq))
+		return seq;
 	v[0] = text_datum(partition);
 	run_keep(static_plan(P_SEQ_RESERVE), v, NULL, false, 0);
 	if (SPI_processed == 0)
@@ -486,47 +563,59 @@ sync_storage_unreserve_commit_seq(const char *partition)
 		elog(ERROR, "syncular: partition row missing when giving back a commit_seq");
 }
 
+/* The partition's maxSeq and horizon in the active snapshot (0 and 0 without a row). */
 void
 sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq)
 {
-	Datum		v[1];
+	Snapshot	snap = sync_scan_snapshot_begin(true);
+	SyncKeyed	k;
+	ScanKeyData key;
 	bool		isnull;
 
-	v[0] = text_datum(partition);
-	if (run_row(static_plan(P_SEQS), v, true))
+	*max_seq = 0;
+	*horizon_seq = 0;
+	sync_scan_keyed_open(&k, "sync_partitions");
+	sync_scan_eq_key(&key, k.pk, 1, text_datum(partition));
+	if (sync_scan_fetch(k.heap, k.pk, &key, 1, snap, k.slot))
 	{
-		*max_seq = get_int8(0, 1, &isnull);
-		*horizon_seq = get_int8(0, 2, &isnull);
-		done();
+		*max_seq = sync_scan_int8(k.slot, sync_scan_attnum(k.heap, "max_commit_seq"), &isnull);
+		*horizon_seq = sync_scan_int8(k.slot, sync_scan_attnum(k.heap, "horizon_seq"), &isnull);
 	}
-	else
-	{
-		*max_seq = 0;
-		*horizon_seq = 0;
-	}
+	sync_scan_keyed_close(&k);
+	sync_scan_snapshot_end(true);
 }
 
 /* ---------------------------------------------------------------- client records */
 
+/* The client record by its key, in a fresh snapshot.  false: no record. */
 bool
 sync_storage_client_get(const char *partition, const char *client_id, SyncClientRecord *rec)
 {
-	Datum		v[2];
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	SyncKeyed	k;
+	ScanKeyData keys[2];
+	bool		found;
 	bool		isnull;
 
-	v[0] = text_datum(partition);
-	v[1] = text_datum(client_id);
-	if (!run_row(static_plan(P_CLIENT_GET), v, false))
-		return false;
-	rec->actor_id = get_text(0, 1);
-	rec->cursor = get_int8(0, 2, &isnull);
-	rec->wire_version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-													SPI_tuptable->tupdesc, 3, &isnull));
-	rec->updated_at_ms = get_int8(0, 4, &isnull);
-	rec->subscriptions = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[0],
-														  SPI_tuptable->tupdesc, 5, &isnull));
-	done();
-	return true;
+	sync_scan_keyed_open(&k, "sync_clients");
+	sync_scan_eq_key(&keys[0], k.pk, 1, text_datum(partition));
+	sync_scan_eq_key(&keys[1], k.pk, 2, text_datum(client_id));
+	found = sync_scan_fetch(k.heap, k.pk, keys, 2, snap, k.slot);
+	if (found)
+	{
+		Datum		wire;
+
+		rec->actor_id = sync_scan_text(k.slot, sync_scan_attnum(k.heap, "actor_id"));
+		rec->cursor = sync_scan_int8(k.slot, sync_scan_attnum(k.heap, "cursor"), &isnull);
+		wire = slot_getattr(k.slot, sync_scan_attnum(k.heap, "wire_version"), &isnull);
+		rec->wire_version = isnull ? 0 : DatumGetInt32(wire);
+		rec->updated_at_ms = sync_scan_int8(k.slot, sync_scan_attnum(k.heap, "updated_at_ms"),
+											&isnull);
+		rec->subscriptions = sync_scan_varlena(k.slot, sync_scan_attnum(k.heap, "subscriptions"));
+	}
+	sync_scan_keyed_close(&k);
+	sync_scan_snapshot_end(false);
+	return found;
 }
 
 /*
@@ -708,22 +797,47 @@ sync_storage_push_result_insert(const char *partition, const char *client_id,
 	return run(static_plan(P_RESULT_INSERT), v, NULL, false, 0) == 1;
 }
 
+/*
+ * The row's tombstone (its commit_seq) and the scopes of the delete it records (NULL when that
+ * change is gone), in one fresh snapshot: the tombstone by its key, the change, only when there
+ * is a tombstone, by a statement read in the same snapshot.  false: no tombstone.
+ */
 bool
 sync_storage_tombstone_get(const char *table, const char *partition, const char *row_id,
 						   int64 *commit_seq, Jsonb **delete_scopes)
 {
-	Datum		v[3];
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	SyncKeyed	k;
+	ScanKeyData keys[3];
+	bool		found;
 	bool		isnull;
 
-	v[0] = text_datum(partition);
-	v[1] = text_datum(table);
-	v[2] = text_datum(row_id);
-	if (!run_row(static_plan(P_TOMBSTONE_GET), v, false))
-		return false;
-	*commit_seq = get_int8(0, 1, &isnull);
-	*delete_scopes = get_varlena(0, 2, &isnull);
-	done();
-	return true;
+	sync_scan_keyed_open(&k, "sync_tombstones");
+	sync_scan_eq_key(&keys[0], k.pk, 1, text_datum(partition));
+	sync_scan_eq_key(&keys[1], k.pk, 2, text_datum(table));
+	sync_scan_eq_key(&keys[2], k.pk, 3, text_datum(row_id));
+	found = sync_scan_fetch(k.heap, k.pk, keys, 3, snap, k.slot);
+	if (found)
+		*commit_seq = sync_scan_int8(k.slot, sync_scan_attnum(k.heap, "commit_seq"), &isnull);
+	sync_scan_keyed_close(&k);
+	if (found)
+	{
+		Datum		v[4];
+
+		v[0] = text_datum(partition);
+		v[1] = Int64GetDatum(*commit_seq);
+		v[2] = text_datum(table);
+		v[3] = text_datum(row_id);
+		*delete_scopes = NULL;
+		/* read-only: in the snapshot pushed above */
+		if (run_row(static_plan(P_TOMBSTONE_SCOPES), v, true))
+		{
+			*delete_scopes = get_varlena(0, 1, &isnull);
+			done();
+		}
+	}
+	sync_scan_snapshot_end(false);
+	return found;
 }
 
 void

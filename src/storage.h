@@ -91,12 +91,20 @@ extern Oid	sync_storage_column_oid(uint8 type);
 extern void sync_storage_rows_prefetch(const SyncSchema *schema, int table_index,
 									   const char *partition, int n, const char **row_ids,
 									   SyncStoredRow *out, SyncTombstone *tombs);
+/* What a commit read of the row it writes (the upsert's cheaper forms follow from it). */
+typedef enum SyncRowStored
+{
+	SYNC_ROW_UNKNOWN = 0,		/* not known: the upsert */
+	SYNC_ROW_SAME_SCOPES,		/* stored with exactly these scopes: an update */
+	SYNC_ROW_ABSENT				/* not stored: an insert */
+} SyncRowStored;
+
 extern void sync_storage_row_upsert(const SyncSchema *schema, int table_index,
 									const char *partition, const char *row_id,
 									int64 server_version, const char *scopes_json,
 									const uint8 *payload, size_t payload_len,
 									const uint8 *column_versions, size_t column_versions_len,
-									const SspValue *values, bool existing);
+									const SspValue *values, SyncRowStored stored);
 /* One row of sync_storage_rows_upsert (the arguments of sync_storage_row_upsert). */
 typedef struct SyncRowWrite
 {
@@ -108,7 +116,7 @@ typedef struct SyncRowWrite
 	const uint8 *column_versions;	/* NULL: none above version 1 */
 	size_t		column_versions_len;
 	const SspValue *values;
-	bool		existing;		/* the row is stored with exactly these scopes (an update) */
+	SyncRowStored stored;		/* what the commit read of the row */
 } SyncRowWrite;
 
 extern void sync_storage_rows_upsert(const SyncSchema *schema, int table_index,

@@ -12,6 +12,7 @@
 
 #include "access/genam.h"
 #include "access/heapam.h"
+#include "access/tableam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "access/table.h"
@@ -29,6 +30,7 @@
 #include "utils/snapmgr.h"
 
 #include "storage.h"
+#include "storage_scan.h"
 
 /* A statement kept for the backend's life; the plan cache re-plans it after DDL. */
 static SPIPlanPtr
@@ -52,77 +54,127 @@ exec(SPIPlanPtr plan, Datum *args, const char *nulls, bool read_only, long count
 
 /* ---------------------------------------------------------------- the serve gate (§4.2) */
 
-static char *
-text_array_elem(ArrayType *a, int i, int n)
+/* A pending checkpoint, and the gate's order of them: (partition, name) COLLATE "C" (bytes). */
+typedef struct GatePending
 {
-	Datum	   *elems;
-	bool	   *nulls;
-	int			count;
+	char	   *partition;
+	char	   *name;
+} GatePending;
 
-	deconstruct_array(a, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &count);
-	if (count != n || nulls[i])
-		elog(ERROR, "syncular: serve gate read returned a malformed checkpoint list");
-	return TextDatumGetCString(elems[i]);
+static int
+pending_cmp(const void *a, const void *b)
+{
+	const GatePending *x = a;
+	const GatePending *y = b;
+	int			c = strcmp(x->partition, y->partition);
+
+	return c != 0 ? c : strcmp(x->name, y->name);
+}
+
+/* The stored schema version: sync_schema_meta's one row (id = 1), 0 without it. */
+static int64
+gate_stored_version(Snapshot snap)
+{
+	SyncKeyed	k;
+	ScanKeyData key;
+	bool		isnull = true;
+	int64		v = 0;
+
+	sync_scan_keyed_open(&k, "sync_schema_meta");
+	sync_scan_int4_key(&key, 1, 1);
+	if (sync_scan_fetch(k.heap, k.pk, &key, 1, snap, k.slot))
+		v = sync_scan_int8(k.slot, sync_scan_attnum(k.heap, "schema_version"), &isnull);
+	sync_scan_keyed_close(&k);
+	return isnull ? 0 : v;
+}
+
+/* The partition's log epoch (its sync_partition_registry row), NULL without one. */
+static char *
+gate_epoch(const char *partition, Snapshot snap)
+{
+	SyncKeyed	k;
+	ScanKeyData key;
+	char	   *epoch = NULL;
+
+	sync_scan_keyed_open(&k, "sync_partition_registry");
+	sync_scan_eq_key(&key, k.pk, 1, CStringGetTextDatum(partition));
+	if (sync_scan_fetch(k.heap, k.pk, &key, 1, snap, k.slot))
+		epoch = sync_scan_text(k.slot, sync_scan_attnum(k.heap, "log_epoch"));
+	sync_scan_keyed_close(&k);
+	return epoch;
 }
 
 /*
- * The gate read, in one statement (one snapshot).  read_only = true reads in the caller's
- * active snapshot; false gives the statement a fresh one.  partition NULL: no registry row.
+ * The checkpoints of schema version `running` not yet activated, in (partition, name)
+ * COLLATE "C" order: a scan of sync_backfill_checkpoints (a handful of rows, none between
+ * migrations; no index leads with schema_version).
  */
-void
-sync_storage_gate_read(const char *partition, int32 running, bool read_only, SyncGateRead *g)
+static void
+gate_pending(int32 running, Snapshot snap, SyncGateRead *g)
 {
-	static SPIPlanPtr plan = NULL;
-	Datum		args[2];
-	char		nulls[2] = {' ', ' '};
-	bool		isnull;
-	HeapTuple	tup;
-	TupleDesc	desc;
-	ArrayType  *pairs;
-	int			n;
-	Datum		e;
+	Relation	rel = sync_scan_open_catalog("sync_backfill_checkpoints", AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
+	AttrNumber	a_partition = sync_scan_attnum(rel, "partition");
+	AttrNumber	a_name = sync_scan_attnum(rel, "name");
+	AttrNumber	a_version = sync_scan_attnum(rel, "schema_version");
+	AttrNumber	a_state = sync_scan_attnum(rel, "state");
+	int			cap = 4;
+	int			n = 0;
+	GatePending *p = palloc(sizeof(GatePending) * cap);
 
-	if (plan == NULL)
-		plan = keep(
-			"SELECT coalesce((SELECT m.schema_version FROM syncular.sync_schema_meta m "
-			"  WHERE m.id = 1), 0)::int8, "
-			" (SELECT r.log_epoch FROM syncular.sync_partition_registry r WHERE r.partition = $1), "
-			/* the pending checkpoints as (partition, name) pairs: one scan, one sort */
-			" ARRAY(SELECT ARRAY[c.partition, c.name] FROM syncular.sync_backfill_checkpoints c "
-			"  WHERE c.schema_version = $2 AND c.state <> 'activated' "
-			"  ORDER BY c.partition COLLATE \"C\", c.name COLLATE \"C\")",
-			2, (Oid[]) {TEXTOID, INT4OID}, true);
-	if (partition != NULL)
-		args[0] = CStringGetTextDatum(partition);
-	else
+	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
 	{
-		args[0] = (Datum) 0;
-		nulls[0] = 'n';
+		bool		isnull;
+		Datum		version = slot_getattr(slot, a_version, &isnull);
+		char	   *state;
+
+		if (isnull || DatumGetInt32(version) != running)
+			continue;
+		state = sync_scan_text(slot, a_state);
+		if (state == NULL || strcmp(state, "activated") == 0)
+			continue;
+		if (n == cap)
+		{
+			cap *= 2;
+			p = repalloc(p, sizeof(GatePending) * cap);
+		}
+		p[n].partition = sync_scan_text(slot, a_partition);
+		p[n].name = sync_scan_text(slot, a_name);
+		n++;
 	}
-	args[1] = Int32GetDatum(running);
-	exec(plan, args, nulls, read_only, 1, SPI_OK_SELECT, "serve gate read");
-	if (SPI_processed != 1)
-		elog(ERROR, "syncular: serve gate read failed");
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	memset(g, 0, sizeof(*g));
-	g->stored = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-	e = SPI_getbinval(tup, desc, 2, &isnull);
-	g->epoch = isnull ? NULL : TextDatumGetCString(e);
-	/* a text[n][2] of (partition, name) rows; no pending checkpoint: an empty array */
-	pairs = DatumGetArrayTypePCopy(SPI_getbinval(tup, desc, 3, &isnull));
-	if (ARR_NDIM(pairs) != 0 && (ARR_NDIM(pairs) != 2 || ARR_DIMS(pairs)[1] != 2))
-		elog(ERROR, "syncular: serve gate read returned a malformed checkpoint list");
-	n = ARR_NDIM(pairs) == 2 ? ARR_DIMS(pairs)[0] : 0;
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	qsort(p, n, sizeof(GatePending), pending_cmp);
 	g->npending = n;
 	g->pending_partition = palloc(sizeof(char *) * Max(n, 1));
 	g->pending_name = palloc(sizeof(char *) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 	{
-		g->pending_partition[i] = text_array_elem(pairs, 2 * i, 2 * n);
-		g->pending_name[i] = text_array_elem(pairs, 2 * i + 1, 2 * n);
+		g->pending_partition[i] = p[i].partition;
+		g->pending_name[i] = p[i].name;
 	}
-	SPI_freetuptable(SPI_tuptable);
+	pfree(p);
+}
+
+/*
+ * The gate read: the stored schema version, the partition's log epoch and the pending
+ * checkpoints, all in one snapshot.  read_only = true reads in the caller's active snapshot;
+ * false in a fresh one, as a statement of its own would.  partition NULL: no registry row.
+ * Direct reads (a primary-key probe each and a scan of the checkpoints) rather than a
+ * statement: the gate runs twice in every push round.
+ */
+void
+sync_storage_gate_read(const char *partition, int32 running, bool read_only, SyncGateRead *g)
+{
+	Snapshot	snap = sync_scan_snapshot_begin(read_only);
+
+	memset(g, 0, sizeof(*g));
+	g->stored = gate_stored_version(snap);
+	g->epoch = partition != NULL ? gate_epoch(partition, snap) : NULL;
+	gate_pending(running, snap, g);
+	sync_scan_snapshot_end(read_only);
 }
 
 /* ---------------------------------------------------------------- the compiled schema row */
@@ -358,8 +410,6 @@ sync_storage_lease_get(const char *partition, const char *client_id, SyncStoredL
 bool
 sync_storage_writer_fence_read(Datum partition, int32 *required)
 {
-	Oid			relid = get_relname_relid("sync_writer_fence",
-										  get_namespace_oid("syncular", false));
 	Relation	rel;
 	Relation	pk;
 	Oid			pk_oid;
@@ -369,9 +419,7 @@ sync_storage_writer_fence_read(Datum partition, int32 *required)
 	HeapTuple	tup;
 	bool		found = false;
 
-	if (!OidIsValid(relid))
-		elog(ERROR, "syncular: table syncular.sync_writer_fence is missing");
-	rel = table_open(relid, AccessShareLock);
+	rel = sync_scan_open_catalog("sync_writer_fence", AccessShareLock);
 	pk_oid = RelationGetPrimaryKeyIndex(rel);
 	if (!OidIsValid(pk_oid))
 		elog(ERROR, "syncular: syncular.sync_writer_fence has no primary key");

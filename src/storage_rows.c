@@ -6,10 +6,14 @@
 #include "postgres.h"
 
 #include "access/relation.h"
+#include "access/table.h"
+#include "utils/regproc.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "capture.h"
 #include "storage_internal.h"
+#include "storage_scan.h"
 
 /*
  * A statement that writes synced rows for the engine (push, reference actions): the capture
@@ -38,13 +42,15 @@ run_engine_write(SPIPlanPtr plan, Datum *values, const char *nulls)
 
 typedef struct TablePlans
 {
-	SPIPlanPtr	get;
+	Oid			relid;			/* the synced table, as last opened by a keyed read */
+	Oid			nsp;
 	SPIPlanPtr	upsert;
 	SPIPlanPtr	del;
 	SPIPlanPtr	prefetch;		/* many rows (+ tombstones) by id, one statement */
 	SPIPlanPtr	upsert_many;	/* many rows' upserts, one statement (built on first use) */
 	SPIPlanPtr	update;			/* a stored row with unchanged scopes (built on first use) */
 	SPIPlanPtr	update_many;	/* many such rows, one statement (built on first use) */
+	SPIPlanPtr	insert;			/* a row read as absent (built on first use) */
 } TablePlans;
 
 static void
@@ -52,8 +58,6 @@ free_table_plans(void *entry)
 {
 	TablePlans *tp = entry;
 
-	if (tp->get)
-		SPI_freeplan(tp->get);
 	if (tp->upsert)
 		SPI_freeplan(tp->upsert);
 	if (tp->del)
@@ -66,6 +70,8 @@ free_table_plans(void *entry)
 		SPI_freeplan(tp->update);
 	if (tp->update_many)
 		SPI_freeplan(tp->update_many);
+	if (tp->insert)
+		SPI_freeplan(tp->insert);
 }
 
 static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
@@ -91,6 +97,22 @@ append_on_conflict_update(StringInfo sql, const SyncTable *t)
 						   "_sync_payload = EXCLUDED._sync_payload, "
 						   "_sync_column_versions = EXCLUDED._sync_column_versions "
 						   "RETURNING 1), ");
+}
+
+/* The one-row upsert's INSERT of the row, from its parameters (one_row_types). */
+static void
+append_row_insert(StringInfo sql, const SyncTable *t)
+{
+	appendStringInfo(sql, "INSERT INTO %s AS t (_sync_partition, _sync_row_id", t->qualified);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(sql, ", %s", quote_identifier(t->columns[i].name));
+	appendStringInfoString(sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
+						   "_sync_column_versions) VALUES ($1, $2");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(sql, ", $%d::%s", 8 + i, column_sql_type(t->columns[i].type));
+	appendStringInfoString(sql, ", $3, $4::jsonb, $5, $6) ");
 }
 
 /* The parameter types of the one-row upsert (and of its plain-update form). */
@@ -121,15 +143,6 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	Oid		   *types;
 	int			nargs;
 
-	/* read */
-	initStringInfo(&sql);
-	appendStringInfo(&sql,
-					 "SELECT _sync_server_version, _sync_scopes, _sync_payload, "
-					 "_sync_column_versions FROM %s "
-					 "WHERE _sync_partition = $1 AND _sync_row_id = $2",
-					 t->qualified);
-	tp->get = prepare(sql.data, 2, (Oid[]) {TEXTOID, TEXTOID});
-
 	/*
 	 * read-ahead of a commit's rows: every id with its stored row or, when absent, its
 	 * tombstone (the same answers as get and P_TOMBSTONE_GET), so a multi-op commit reads its
@@ -137,7 +150,7 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	 * keeps every read a key probe even in the generic plan (a flattened join hashed the whole
 	 * partition).
 	 */
-	resetStringInfo(&sql);
+	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "SELECT i.n, r._sync_server_version, r._sync_scopes, r._sync_payload, "
 					 "r._sync_column_versions, tb.commit_seq, tb.scopes, r.found IS NOT NULL "
@@ -172,17 +185,8 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	appendStringInfo(&sql, "WITH o AS MATERIALIZED (SELECT x._sync_scopes AS s FROM %s x "
 					 " WHERE x._sync_partition = $1 AND x._sync_row_id = $2), ",
 					 t->qualified);
-	appendStringInfo(&sql, "up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
-					 t->qualified);
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
-			appendStringInfo(&sql, ", %s", quote_identifier(t->columns[i].name));
-	appendStringInfoString(&sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
-						   "_sync_column_versions) VALUES ($1, $2");
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
-			appendStringInfo(&sql, ", $%d::%s", 8 + i, column_sql_type(t->columns[i].type));
-	appendStringInfoString(&sql, ", $3, $4::jsonb, $5, $6) ");
+	appendStringInfoString(&sql, "up AS (");
+	append_row_insert(&sql, t);
 	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
 						   "del AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.ctid = ANY (ARRAY("
@@ -227,7 +231,7 @@ table_plans(const SyncSchema *schema, int table_index)
 {
 	TablePlans *tp = plan_cache_entry(&table_plan_cache, schema, table_index);
 
-	if (tp->get == NULL)
+	if (tp->upsert == NULL)
 	{
 		TablePlans	built = {0};
 
@@ -240,26 +244,79 @@ table_plans(const SyncSchema *schema, int table_index)
 
 /* ---------------------------------------------------------------- rows */
 
+/*
+ * The synced table with AccessShareLock: by the OID a previous read found while it still names
+ * this table, else by its qualified name (after DDL, or the first time).
+ */
+static Relation
+open_synced(const SyncTable *t, TablePlans *tp)
+{
+	Relation	rel = OidIsValid(tp->relid) ? try_table_open(tp->relid, AccessShareLock) : NULL;
+
+	if (rel != NULL && (RelationGetNamespace(rel) != tp->nsp ||
+						strcmp(RelationGetRelationName(rel), t->name) != 0))
+	{
+		table_close(rel, AccessShareLock);
+		rel = NULL;
+	}
+	if (rel == NULL)
+	{
+		Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(
+												 stringToQualifiedNameList(t->qualified)),
+											 AccessShareLock, false);
+
+		rel = table_open(relid, NoLock);
+		tp->relid = relid;
+		tp->nsp = RelationGetNamespace(rel);
+	}
+	return rel;
+}
+
+/*
+ * A stored row by its primary key (_sync_partition, _sync_row_id), in a fresh snapshot as a
+ * statement of its own would read it: a direct probe of the key, no executor.
+ */
 bool
 sync_storage_row_get(const SyncSchema *schema, int table_index, const char *partition,
 					 const char *row_id, SyncStoredRow *out)
 {
+	const SyncTable *t = &schema->tables[table_index];
 	TablePlans *tp = table_plans(schema, table_index);
-	Datum		v[2];
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	Relation	rel = open_synced(t, tp);
+	Oid			pkid = RelationGetPrimaryKeyIndex(rel);
+	Relation	pk;
+	TupleTableSlot *slot;
+	ScanKeyData keys[2];
 	bool		isnull;
 
 	memset(out, 0, sizeof(*out));
-	v[0] = text_datum(partition);
-	v[1] = text_datum(row_id);
-	if (!run_row(tp->get, v, false))
-		return false;
-	out->found = true;
-	out->server_version = get_int8(0, 1, &isnull);
-	out->scopes = get_varlena(0, 2, &isnull);
-	out->payload = get_varlena(0, 3, &isnull);
-	out->column_versions = get_varlena(0, 4, &isnull);
-	done();
-	return true;
+	if (!OidIsValid(pkid))
+		elog(ERROR, "syncular: %s has no primary key", t->qualified);
+	pk = index_open(pkid, AccessShareLock);
+	if (pk->rd_index->indnkeyatts != 2 ||
+		pk->rd_index->indkey.values[0] != sync_scan_attnum(rel, "_sync_partition") ||
+		pk->rd_index->indkey.values[1] != sync_scan_attnum(rel, "_sync_row_id"))
+		elog(ERROR, "syncular: the primary key of %s is not (_sync_partition, _sync_row_id)",
+			 t->qualified);
+	slot = table_slot_create(rel, NULL);
+	sync_scan_eq_key(&keys[0], pk, 1, text_datum(partition));
+	sync_scan_eq_key(&keys[1], pk, 2, text_datum(row_id));
+	if (sync_scan_fetch(rel, pk, keys, 2, snap, slot))
+	{
+		out->found = true;
+		out->server_version = sync_scan_int8(slot, sync_scan_attnum(rel, "_sync_server_version"),
+											 &isnull);
+		out->scopes = sync_scan_varlena(slot, sync_scan_attnum(rel, "_sync_scopes"));
+		out->payload = sync_scan_varlena(slot, sync_scan_attnum(rel, "_sync_payload"));
+		out->column_versions = sync_scan_varlena(slot,
+												 sync_scan_attnum(rel, "_sync_column_versions"));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(pk, NoLock);
+	table_close(rel, NoLock);
+	sync_scan_snapshot_end(false);
+	return out->found;
 }
 
 /*
@@ -519,12 +576,44 @@ build_update(const SyncTable *t)
 	return prepare(sql.data, nargs, types);
 }
 
+/*
+ * The one-row upsert's write of a row the commit read as absent (a new row), with the
+ * upsert's parameters: the row inserted unless its key is there, and only then its row-scope
+ * entries (each unless present, as the upsert inserts them).  A new row has no stored scopes
+ * to compare and no stale entries to delete, so the statement has neither the upsert's read
+ * of the stored row nor its delete.  0 rows: the key was taken meanwhile (a writer outside the
+ * engine) and nothing was written; the caller runs the upsert.
+ */
+static SPIPlanPtr
+build_insert(const SyncTable *t)
+{
+	StringInfoData sql;
+	int			nargs;
+	Oid		   *types = one_row_types(t, &nargs);
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "WITH up AS (");
+	append_row_insert(&sql, t);
+	appendStringInfoString(&sql,
+						   "ON CONFLICT (_sync_partition, _sync_row_id) DO NOTHING RETURNING 1), "
+						   "ins AS (INSERT INTO syncular.sync_row_scopes "
+						   " (partition, tbl, var, value, row_id) "
+						   " SELECT $1, $7, e.key, e.value, $2 "
+						   " FROM (SELECT e.key, e.value FROM pg_catalog.jsonb_each_text($4::jsonb) e "
+						   "  WHERE EXISTS (SELECT 1 FROM up) OFFSET 0) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
+						   "  AND z.value = e.value AND z.row_id = $2 OFFSET 0)) "
+						   "SELECT count(*) FROM up");
+	return prepare(sql.data, nargs, types);
+}
+
 void
 sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *partition,
 						const char *row_id, int64 server_version, const char *scopes_json,
 						const uint8 *payload, size_t payload_len,
 						const uint8 *column_versions, size_t column_versions_len,
-						const SspValue *values, bool existing)
+						const SspValue *values, SyncRowStored stored)
 {
 	const SyncTable *t = &schema->tables[table_index];
 	TablePlans *tp = table_plans(schema, table_index);
@@ -557,12 +646,23 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 			if (isnull)
 				n[7 + i] = 'n';
 		}
-	if (existing)
+	if (stored == SYNC_ROW_SAME_SCOPES)
 	{
 		if (tp->update == NULL)
 			tp->update = build_update(t);
 		/* gone meanwhile (a writer outside the engine): the upsert inserts it again */
 		if (run_engine_write(tp->update, v, n) == 1)
+		{
+			scratch_end(caller);
+			return;
+		}
+	}
+	else if (stored == SYNC_ROW_ABSENT)
+	{
+		if (tp->insert == NULL)
+			tp->insert = build_insert(t);
+		/* stored meanwhile (a writer outside the engine): the upsert updates it */
+		if (run_engine_write(tp->insert, v, n) == 1)
 		{
 			scratch_end(caller);
 			return;
@@ -628,8 +728,8 @@ append_many_rows(StringInfo sql, const SyncTable *t, int *nargs)
 }
 
 /*
- * The plain update of many stored rows whose scopes stay (SyncRowWrite.existing), the
- * many-row form of build_update: parameters as in build_upsert_many ($7 unused), no row-scope
+ * The plain update of many stored rows whose scopes stay (SyncRowWrite.stored is
+ * SYNC_ROW_SAME_SCOPES), the many-row form of build_update: parameters as in build_upsert_many ($7 unused), no row-scope
  * entry read or written, no speculative insertion, no probe of the stored row's scopes.
  * Returns the number of rows updated (a row gone meanwhile is not).
  */
@@ -771,7 +871,7 @@ many_args(const SyncTable *t, const char *partition, int n, const SyncRowWrite *
 
 /*
  * sync_storage_row_upsert for n rows of one table (distinct row ids), with the same rows and
- * row-scope entries as n single-row calls: the stored rows whose scopes stay (existing) in one
+ * row-scope entries as n single-row calls: the stored rows whose scopes stay (SAME_SCOPES) in one
  * plain update, as the single-row call updates one, then the others in one upsert.  A stored
  * row gone meanwhile (a writer outside the engine) leaves the update short: then the upsert
  * writes those rows too (the ones the update wrote again, with the values they now hold).
@@ -797,7 +897,7 @@ sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *
 	ups = palloc(sizeof(SyncRowWrite *) * n);
 	for (int k = 0; k < n; k++)
 	{
-		if (rows[k].existing)
+		if (rows[k].stored == SYNC_ROW_SAME_SCOPES)
 			upd[nupd++] = &rows[k];
 		else
 			ups[nups++] = &rows[k];

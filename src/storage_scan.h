@@ -1,7 +1,8 @@
 /*
  * storage_scan.h — what the storage files that read by direct index scans share (storage_log.c,
- * storage_pages.c): relations of the syncular schema by name, columns by name, equality keys,
- * and the index-only visibility rule.  Internal to the storage layer.
+ * storage_pages.c; the keyed reads of storage.c, storage_meta.c and storage_rows.c): relations
+ * of the syncular schema by name, columns by name, equality keys, one row by its key, the
+ * snapshot of a read, and the index-only visibility rule.  Internal to the storage layer.
  */
 #ifndef SYNCULAR_STORAGE_SCAN_H
 #define SYNCULAR_STORAGE_SCAN_H
@@ -10,9 +11,30 @@
 #include "access/skey.h"
 #include "executor/tuptable.h"
 #include "storage/buf.h"
+#include "storage/lockdefs.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+/* A table of the syncular schema, its primary key and a slot of the table (keyed reads). */
+typedef struct SyncKeyed
+{
+	Relation	heap;
+	Relation	pk;
+	TupleTableSlot *slot;
+} SyncKeyed;
 
 extern Oid	sync_scan_catalog_relid(const char *name);
+extern void sync_scan_keyed_open(SyncKeyed *k, const char *table);
+extern void sync_scan_keyed_close(SyncKeyed *k);
+extern Relation sync_scan_open_catalog(const char *name, LOCKMODE lock);
+extern Snapshot sync_scan_snapshot_begin(bool read_only);
+extern void sync_scan_snapshot_end(bool read_only);
+extern bool sync_scan_fetch(Relation heap, Relation index, ScanKey keys, int nkeys,
+							Snapshot snap, TupleTableSlot *slot);
+extern char *sync_scan_text(TupleTableSlot *slot, AttrNumber attno);
+extern void *sync_scan_varlena(TupleTableSlot *slot, AttrNumber attno);
+extern int64 sync_scan_int8(TupleTableSlot *slot, AttrNumber attno, bool *isnull);
+extern void sync_scan_int4_key(ScanKey k, AttrNumber attno, int32 value);
 extern AttrNumber sync_scan_attnum(Relation rel, const char *name);
 extern void sync_scan_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value);
 extern bool sync_scan_next_visible(IndexScanDesc scan, Relation heap, TupleTableSlot *slot,
