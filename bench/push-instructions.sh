@@ -16,13 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-200}
 ops=${2:-1}
-command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)"; exit 0; }
-. scripts/cluster-work.sh bench-push-ir
-trap 'as_pg "$BIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-port=$(bash scripts/free-port.sh)
-start_cluster "$port" -c autovacuum=off
-sql() { "$BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres "$@"; }
-sql -d postgres -c "CREATE DATABASE bench"
+. bench/callgrind-cluster.sh bench-push-ir
 sql -d bench -f bench/setup.sql >/dev/null
 # a partition with a log (3,000 commits), so every keyed read has an index plan as in steady
 # state (on a near-empty table the planner scans it, and a kept plan keeps scanning it); then

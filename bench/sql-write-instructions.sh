@@ -16,13 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-200}
 bulk=${2:-10000}
-command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)"; exit 0; }
-. scripts/cluster-work.sh bench-sqlw-ir
-trap 'as_pg "$BIN/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-port=$(bash scripts/free-port.sh)
-start_cluster "$port" -c autovacuum=off
-sql() { "$BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres "$@"; }
-sql -d postgres -c "CREATE DATABASE bench"
+. bench/callgrind-cluster.sh bench-sqlw-ir
 sql -d bench -f bench/sql_writes_schema.sql >/dev/null
 # the rows: 20,000 stored in partition p (the single-row case updates them), and the bulk input
 rows=20000

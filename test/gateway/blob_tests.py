@@ -166,6 +166,16 @@ def t_blob_too_large_early():
         g.stop()
 
 
+def no_session_left_in_transaction(seconds):
+    """waits until no gateway session is idle in transaction; fails after `seconds`"""
+    deadline = time.monotonic() + seconds
+    while psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'syncular-gateway' "
+               "AND state LIKE 'idle in transaction%'") != "0":
+        if time.monotonic() > deadline:
+            raise AssertionError("a gateway session stayed idle in transaction for %d s" % seconds)
+        time.sleep(0.1)
+
+
 def t_blob_abandoned_upload():
     """A client that goes away mid-body: the transaction rolls back (nothing stored, no session
     left idle in transaction) and its connection and transfer slot go back (--pool 2 allows
@@ -181,12 +191,7 @@ def t_blob_abandoned_upload():
         s.close()
         # the gateway learns of the close when it next reads the socket, after the pieces it
         # already took reach the database: on a loaded machine (ASan build) that takes seconds
-        deadline = time.monotonic() + 30
-        while psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'syncular-gateway' "
-                   "AND state LIKE 'idle in transaction%'") != "0":
-            if time.monotonic() > deadline:
-                raise AssertionError("a gateway session stayed idle in transaction for 30 s")
-            time.sleep(0.1)
+        no_session_left_in_transaction(30)
         assert stored(bid(data)) == 0
         st, _, body = put(g, data)
         assert st == 200 and stored(bid(data)) == 1, (st, body)
@@ -209,12 +214,7 @@ def t_blob_close_with_last_bytes():
             time.sleep(1)           # the gateway is reading the body now, not waiting to start
             s.sendall(data[10 * 1024:100 * 1024])
             s.close()
-            deadline = time.monotonic() + 8
-            while psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'syncular-gateway' "
-                       "AND state LIKE 'idle in transaction%'") != "0":
-                if time.monotonic() > deadline:
-                    raise AssertionError("the close went unseen: a session idle in transaction for 8 s")
-                time.sleep(0.1)
+            no_session_left_in_transaction(8)   # not the 30 s connection timeout
         assert stored(bid(data)) == 0
         st, _, body = put(g, data)
         assert st == 200 and stored(bid(data)) == 1, (st, body)
