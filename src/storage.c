@@ -1,6 +1,8 @@
 /*
- * storage.c — every read and write the engine makes to the sync_* tables; synced rows and
- * declared references are in storage_rows.c, the helpers both use in storage_internal.h.
+ * storage.c — the engine's reads and writes of the sync_* tables around a commit (registry and
+ * partitions, commit_seq, client records, idempotency records, tombstones, blob references);
+ * the commit log's writes are storage_append.c, synced rows storage_rows.c, declared references
+ * storage_refs.c, the helpers they share storage_internal.h.
  *
  * All statements are prepared once per backend (SPI_prepare + SPI_keepplan).  Per-table
  * statements are rebuilt when the compiled-schema cache reloads (sync_schema_generation).
@@ -43,16 +45,9 @@ enum
 	P_TOMBSTONE_SCOPES,
 	P_TOMBSTONE_CLEAR,
 	P_BLOBS_REPLACE,
-	P_COMMIT_INSERT,
-	P_CHANGES_INSERT,
-	P_COMMIT_APPEND_ONE,
-	P_COMMIT_APPEND_ONE_SCOPES,
-	/* the same, for a catalog from before 0.6.0 (no sync_commits.result), see log_before_06 */
+	/* the same, for a catalog from before 0.6.0 (no sync_commits.result), see sync_storage_log_before_06 */
 	P_RESULT_GET_05,
 	P_RESULT_LOOKUP_05,
-	P_COMMIT_INSERT_05,
-	P_RESULT_INSERT_NEW_05,
-	P_COMMIT_APPEND_ONE_05,
 	P_COUNT
 };
 
@@ -62,26 +57,6 @@ typedef struct StaticPlan
 	int			nargs;
 	Oid			types[16];
 } StaticPlan;
-
-/*
- * The parts the one-upsert commit appends share (P_COMMIT_APPEND_ONE*): parameters $1 partition,
- * $2 commit_seq, $3 client_id, $4 client_commit_id, $5 actor_id, $6 created_at_ms,
- * $7 writer_version, $8 .. $13 the change (tbl, row_id, op, row_version, scopes, payload), $14
- * the result, $15 / $16 the change's one scope pair.
- */
-#define APPEND_ONE_TYPES \
-	{TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID, TEXTOID, \
-	 INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID, TEXTOID}
-#define APPEND_ONE_CHANGE_AND_SCOPES \
-	"c AS (INSERT INTO syncular.sync_changes " \
-	" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) " \
-	" VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13)), " \
-	"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) " \
-	" SELECT $1, $8, e.key, e.value, $2 FROM pg_catalog.jsonb_each_text($12) e) "
-#define APPEND_ONE_COMMIT \
-	"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, " \
-	" actor_id, created_at_ms, writer_version, result) " \
-	" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb)"
 
 static const StaticPlan static_sql[P_COUNT] = {
 	[P_EPOCH_INSERT] = {
@@ -221,78 +196,6 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"SELECT DISTINCT $1, $2, $3, x FROM pg_catalog.unnest($4::text[]) AS x "
 		"ON CONFLICT DO NOTHING",
 	4, {TEXTOID, TEXTOID, TEXTOID, TEXTARRAYOID}},
-	[P_COMMIT_INSERT] = {
-		/*
-		 * $8: a pushed commit's applied result, its idempotency record (NULL for a commit of SQL
-		 * writes).  The caller holds the partition lock and found no record after taking it, so
-		 * sync_commits_by_client_commit cannot conflict: a plain insert.
-		 */
-		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
-		"actor_id, created_at_ms, writer_version, result) "
-		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb)",
-	8, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID}},
-	[P_CHANGES_INSERT] = {
-		/*
-		 * A commit's changes (parallel arrays, one element per change): their sync_changes rows,
-		 * their scope index entries and the tombstones of deletes, one statement for many
-		 * changes instead of one per change.
-		 * DISTINCT ON: a commit can delete the same row twice (delete, re-insert, delete) and
-		 * ON CONFLICT DO UPDATE may not touch one row twice in a statement; every tombstone of
-		 * the commit carries the same commit_seq, so one per row is the same end state.
-		 * Scope entries: the commit_seq is new and only this commit (under the partition lock)
-		 * writes it, so DISTINCT plus NOT EXISTS (entries an earlier statement of the same
-		 * commit wrote) replace ON CONFLICT DO NOTHING and its speculative insertion; each
-		 * distinct (tbl, scopes) is expanded once (the changes of a commit mostly share their
-		 * scopes, and every jsonb_each_text call builds a tuplestore).  OFFSET 0
-		 * keeps NOT EXISTS a key probe per entry: as an anti-join the generic plan hashed the
-		 * partition's whole scope index on every commit.
-		 */
-		"WITH x AS (SELECT * FROM ROWS FROM (pg_catalog.unnest($3::int4[]), "
-		" pg_catalog.unnest($4::text[]), pg_catalog.unnest($5::text[]), "
-		" pg_catalog.unnest($6::int2[]), pg_catalog.unnest($7::int8[]), "
-		" pg_catalog.unnest($8::jsonb[]), pg_catalog.unnest($9::bytea[])) "
-		" AS x(idx, tbl, row_id, op, row_version, scopes, payload)), "
-		"c AS (INSERT INTO syncular.sync_changes "
-		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload) "
-		" SELECT $1, $2, x.idx, x.tbl, x.row_id, x.op, x.row_version, x.scopes, x.payload "
-		" FROM x), "
-		"s AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, commit_seq) "
-		" SELECT $1, d.tbl, d.var, d.value, $2 FROM (SELECT DISTINCT y.tbl, e.key AS var, "
-		"  e.value FROM (SELECT DISTINCT x.tbl, x.scopes FROM x) y, "
-		"  pg_catalog.jsonb_each_text(y.scopes) e) d "
-		" WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z WHERE z.partition = $1 "
-		"  AND z.tbl = d.tbl AND z.var = d.var AND z.value = d.value AND z.commit_seq = $2 "
-		"  OFFSET 0)) "
-		"INSERT INTO syncular.sync_tombstones AS t (partition, tbl, row_id, commit_seq) "
-		"SELECT DISTINCT ON (x.tbl, x.row_id) $1, x.tbl, x.row_id, $2 FROM x WHERE x.op = 2 "
-		"ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq",
-	9, {TEXTOID, INT8OID, INT4ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT2ARRAYOID, INT8ARRAYOID,
-	JSONBARRAYOID, BYTEAARRAYOID}},
-	[P_COMMIT_APPEND_ONE] = {
-		/*
-		 * A pushed commit of one upsert (the common realtime write) whose scopes are one
-		 * (variable, value) pair $15 / $16, whole in one statement: its sync_commits row with
-		 * its applied result and its change, which carries the commit's scope index entry
-		 * (sync_changes_by_scope, docs/storage.md "Commit log layout": one index entry instead
-		 * of a sync_change_scopes row and its key).  The same rows as the P_COMMIT_INSERT +
-		 * P_CHANGES_INSERT pair otherwise, without a second executor start and the general
-		 * statement's unnest / DISTINCT / NOT EXISTS / tombstone machinery.
-		 */
-		"WITH c AS (INSERT INTO syncular.sync_changes "
-		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload, scope_var, "
-		" scope_value) VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13, $15, $16)) "
-		APPEND_ONE_COMMIT,
-	16, APPEND_ONE_TYPES},
-	[P_COMMIT_APPEND_ONE_SCOPES] = {
-		/*
-		 * P_COMMIT_APPEND_ONE for any other scopes (none, several pairs, a value that is not a
-		 * string): the change's scope index entries are sync_change_scopes rows.  One object's
-		 * scope keys are distinct, the commit_seq is new (see P_CHANGES_INSERT), and an upsert
-		 * writes no tombstone.
-		 */
-		"WITH " APPEND_ONE_CHANGE_AND_SCOPES
-		APPEND_ONE_COMMIT,
-	16, APPEND_ONE_TYPES},
 	[P_RESULT_GET_05] = {
 		"SELECT r.result FROM syncular.sync_push_results r "
 		"WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3",
@@ -304,23 +207,6 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"SELECT EXISTS (SELECT 1 FROM f), (SELECT r.result FROM syncular.sync_push_results r "
 		" WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3)",
 	3, {TEXTOID, TEXTOID, TEXTOID}},
-	[P_COMMIT_INSERT_05] = {
-		/* $8 (the result) goes to sync_push_results: P_RESULT_INSERT_NEW_05 */
-		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
-		"actor_id, created_at_ms, writer_version) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-	8, {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID}},
-	[P_RESULT_INSERT_NEW_05] = {
-		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
-		"VALUES ($1, $2, $3, $4::jsonb)",
-	4, {TEXTOID, TEXTOID, TEXTOID, TEXTOID}},
-	[P_COMMIT_APPEND_ONE_05] = {
-		"WITH k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
-		" client_commit_id, actor_id, created_at_ms, writer_version) "
-		" VALUES ($1, $2, $3, $4, $5, $6, $7)), "
-		APPEND_ONE_CHANGE_AND_SCOPES
-		"INSERT INTO syncular.sync_push_results (partition, client_id, client_commit_id, result) "
-		"VALUES ($1, $3, $4, $14::jsonb)",
-	16, APPEND_ONE_TYPES},
 };
 
 static SPIPlanPtr plans[P_COUNT];
@@ -717,8 +603,8 @@ sync_storage_client_upsert(const char *partition, const char *client_id, const c
  * statement stored in sync_push_results is still found after the update (the 0.6.0 reads look in
  * both places).
  */
-static bool
-log_before_06(void)
+bool
+sync_storage_log_before_06(void)
 {
 	Oid			nsp = get_namespace_oid("syncular", true);
 	Oid			rel = OidIsValid(nsp) ? get_relname_relid("sync_commits", nsp) : InvalidOid;
@@ -748,7 +634,7 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
-	if (!run_row(static_plan(log_before_06() ? P_RESULT_GET_05 : P_RESULT_GET), v, false))
+	if (!run_row(static_plan(sync_storage_log_before_06() ? P_RESULT_GET_05 : P_RESULT_GET), v, false))
 		return NULL;
 	j = get_varlena(0, 1, &isnull);
 	done();
@@ -776,7 +662,7 @@ sync_storage_push_result_lookup(const char *partition, const char *client_id,
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
-	if (!run_row(static_plan(log_before_06() ? P_RESULT_LOOKUP_05 : P_RESULT_LOOKUP), v, false))
+	if (!run_row(static_plan(sync_storage_log_before_06() ? P_RESULT_LOOKUP_05 : P_RESULT_LOOKUP), v, false))
 		elog(ERROR, "syncular: the idempotency lookup returned no row");
 	*fault = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	j = get_varlena(0, 2, &isnull);
@@ -865,192 +751,4 @@ sync_storage_blob_refs_replace(const char *table, const char *partition, const c
 	v[2] = text_datum(row_id);
 	v[3] = PointerGetDatum(construct_array(elems, nids, TEXTOID, -1, false, TYPALIGN_INT));
 	run(static_plan(P_BLOBS_REPLACE), v, NULL, false, 0);
-}
-
-/* ---------------------------------------------------------------- the commit log */
-
-/* A commit row; result_json: a pushed commit's applied result, NULL for other commits. */
-static void
-commit_insert(const char *partition, int64 commit_seq, const char *client_id,
-			  const char *client_commit_id, const char *actor_id, int64 created_at_ms,
-			  int64 writer_version, const char *result_json)
-{
-	Datum		v[8];
-	char		n[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
-
-	v[0] = text_datum(partition);
-	v[1] = Int64GetDatum(commit_seq);
-	v[2] = text_datum(client_id);
-	v[3] = text_datum(client_commit_id);
-	v[4] = text_datum(actor_id);
-	v[5] = Int64GetDatum(created_at_ms);
-	v[6] = Int64GetDatum(writer_version);
-	if (result_json != NULL)
-		v[7] = text_datum(result_json);
-	else
-	{
-		v[7] = (Datum) 0;
-		n[7] = 'n';
-	}
-	if (!log_before_06())
-	{
-		run(static_plan(P_COMMIT_INSERT), v, n, false, 0);
-		return;
-	}
-	run(static_plan(P_COMMIT_INSERT_05), v, n, false, 0);
-	if (result_json != NULL)
-	{
-		Datum		r[4] = {v[0], v[2], v[3], v[7]};
-
-		run(static_plan(P_RESULT_INSERT_NEW_05), r, NULL, false, 0);
-	}
-}
-
-/* A commit row without a stored result (a commit of SQL writes, src/capture_log.c). */
-void
-sync_storage_commit_insert(const char *partition, int64 commit_seq, const char *client_id,
-						   const char *client_commit_id, const char *actor_id,
-						   int64 created_at_ms, int64 writer_version)
-{
-	commit_insert(partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms,
-				  writer_version, NULL);
-}
-
-/*
- * Append n changes of a commit, numbered idx first_idx .. first_idx + n - 1 (their sync_changes
- * rows, scope index entries and the tombstones of deletes), in one statement.
- */
-void
-sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first_idx, int n,
-							const SyncChangeRow *changes)
-{
-	Datum		v[9];
-	MemoryContext caller = scratch_begin();
-	Datum	   *idx = palloc(sizeof(Datum) * n);
-	Datum	   *tbl = palloc(sizeof(Datum) * n);
-	Datum	   *row = palloc(sizeof(Datum) * n);
-	Datum	   *op = palloc(sizeof(Datum) * n);
-	Datum	   *ver = palloc(sizeof(Datum) * n);
-	bool	   *ver_null = palloc(sizeof(bool) * n);
-	Datum	   *scopes = palloc(sizeof(Datum) * n);
-	Datum	   *payload = palloc(sizeof(Datum) * n);
-	bool	   *payload_null = palloc(sizeof(bool) * n);
-	int			dims[1] = {n};
-	int			lbs[1] = {1};
-
-	for (int k = 0; k < n; k++)
-	{
-		const SyncChangeRow *c = &changes[k];
-
-		idx[k] = Int32GetDatum(first_idx + k);
-		tbl[k] = text_datum(c->table);
-		row[k] = text_datum(c->row_id);
-		op[k] = Int16GetDatum(c->op);
-		ver[k] = Int64GetDatum(c->row_version);
-		ver_null[k] = !c->has_version;
-		/* as the $8::jsonb cast of the one-change statement makes it */
-		scopes[k] = scopes_jsonb(c->scopes_json, k > 0 ? changes[k - 1].scopes_json : NULL,
-								 k > 0 ? scopes[k - 1] : (Datum) 0);
-		payload_null[k] = c->payload == NULL;
-		payload[k] = c->payload ? PointerGetDatum(make_bytea(c->payload, c->payload_len))
-			: (Datum) 0;
-	}
-	v[0] = text_datum(partition);
-	v[1] = Int64GetDatum(commit_seq);
-	v[2] = PointerGetDatum(construct_array(idx, n, INT4OID, 4, true, TYPALIGN_INT));
-	v[3] = PointerGetDatum(construct_array(tbl, n, TEXTOID, -1, false, TYPALIGN_INT));
-	v[4] = PointerGetDatum(construct_array(row, n, TEXTOID, -1, false, TYPALIGN_INT));
-	v[5] = PointerGetDatum(construct_array(op, n, INT2OID, 2, true, TYPALIGN_SHORT));
-	v[6] = PointerGetDatum(construct_md_array(ver, ver_null, 1, dims, lbs, INT8OID, 8,
-											  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
-	v[7] = PointerGetDatum(construct_array(scopes, n, JSONBOID, -1, false, TYPALIGN_INT));
-	v[8] = PointerGetDatum(construct_md_array(payload, payload_null, 1, dims, lbs, BYTEAOID, -1,
-											  false, TYPALIGN_INT));
-	run(static_plan(P_CHANGES_INSERT), v, NULL, false, 0);
-	scratch_end(caller);
-}
-
-/*
- * true when scopes is one pair {"var": "value"} (a string value): *var and *value get them as
- * text, as jsonb_each_text gives them.
- */
-static bool
-one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
-{
-	JsonbIterator *it;
-	JsonbValue	v;
-
-	if (!JB_ROOT_IS_OBJECT(scopes) || JB_ROOT_COUNT(scopes) != 1)
-		return false;
-	it = JsonbIteratorInit(&scopes->root);
-	if (JsonbIteratorNext(&it, &v, false) != WJB_BEGIN_OBJECT ||
-		JsonbIteratorNext(&it, &v, false) != WJB_KEY)
-		return false;
-	*var = PointerGetDatum(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
-	if (JsonbIteratorNext(&it, &v, true) != WJB_VALUE || v.type != jbvString)
-		return false;
-	*value = PointerGetDatum(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
-	return true;
-}
-
-/*
- * Append an applied pushed commit: its sync_commits row with its stored result (the
- * idempotency record, docs/storage.md "Commit log layout") and its changes (numbered from 0,
- * with their scope index entries and the tombstones of deletes).  One statement for a commit of
- * one upsert; otherwise the commit row and one statement per SYNC_CHANGES_PER_STATEMENT changes.
- */
-void
-sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChangeRow *changes)
-{
-	if (nchanges == 1 && changes[0].op != 2)
-	{
-		const SyncChangeRow *ch = &changes[0];
-		Datum		v[16];
-		char		n[16];
-		int			which;
-
-		memset(n, ' ', sizeof(n));
-		v[0] = text_datum(c->partition);
-		v[1] = Int64GetDatum(c->commit_seq);
-		v[2] = text_datum(c->client_id);
-		v[3] = text_datum(c->client_commit_id);
-		v[4] = text_datum(c->actor_id);
-		v[5] = Int64GetDatum(c->created_at_ms);
-		v[6] = Int64GetDatum(c->writer_version);
-		v[7] = text_datum(ch->table);
-		v[8] = text_datum(ch->row_id);
-		v[9] = Int16GetDatum(ch->op);
-		v[10] = Int64GetDatum(ch->row_version);
-		if (!ch->has_version)
-			n[10] = 'n';
-		/* jsonb_in, as P_CHANGES_INSERT's jsonb[] elements are made */
-		v[11] = DirectFunctionCall1(jsonb_in, CStringGetDatum(ch->scopes_json));
-		if (ch->payload != NULL)
-			v[12] = PointerGetDatum(make_bytea(ch->payload, ch->payload_len));
-		else
-		{
-			v[12] = (Datum) 0;
-			n[12] = 'n';
-		}
-		v[13] = text_datum(c->result_json);
-		if (log_before_06())
-			which = P_COMMIT_APPEND_ONE_05;
-		else if (one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
-			which = P_COMMIT_APPEND_ONE;
-		else
-			which = P_COMMIT_APPEND_ONE_SCOPES;
-		if (which != P_COMMIT_APPEND_ONE)
-		{
-			v[14] = v[15] = (Datum) 0;
-			n[14] = n[15] = 'n';
-		}
-		run(static_plan(which), v, n, false, 0);
-		return;
-	}
-	commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id, c->actor_id,
-				  c->created_at_ms, c->writer_version, c->result_json);
-	for (int first = 0; first < nchanges; first += SYNC_CHANGES_PER_STATEMENT)
-		sync_storage_changes_insert(c->partition, c->commit_seq, first,
-									Min(nchanges - first, SYNC_CHANGES_PER_STATEMENT),
-									changes + first);
 }

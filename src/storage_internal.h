@@ -1,6 +1,6 @@
 /*
- * storage_internal.h — what storage.c (the sync_* tables) and storage_rows.c (synced rows and
- * declared references) share: the per-table plan cache and the SPI helpers, as static inline
+ * storage_internal.h — what storage.c (the sync_* tables), storage_append.c (the commit log's
+ * writes), storage_rows.c and storage_refs.c (synced rows, declared references) share: the per-table plan cache and the SPI helpers, as static inline
  * functions (each file keeps its own copies of these; storage_rows.c calls storage.c only for
  * the internal subtransaction helpers sync_subxact_*).
  *
@@ -255,3 +255,9 @@ column_type_oid(uint8 type)
 }
 
 #endif							/* SYNCULAR_STORAGE_INTERNAL_H */
+
+/*
+ * A catalog from before 0.6.0 (library updated, ALTER EXTENSION pending): sync_commits has no
+ * result column, so results go to sync_push_results (storage.c; used by storage_append.c).
+ */
+extern bool sync_storage_log_before_06(void);
