@@ -79,6 +79,11 @@ SELECT r ->> 'status' AS status, r ->> 'commitSeq' AS commit_seq, r -> 'results'
 SELECT s ->> 'status' AS status, jsonb_array_length(s -> 'rows') AS rows
   FROM jsonb_array_elements(syncular.pull('p1', 'u1', 'c2',
          '[{"id": "s1", "table": "todos", "scopes": {"list_id": ["l1"]}}]')) s;
+-- this session pushed before the update too: the commits pushed after it keep their result in
+-- their commit row, nothing new went to sync_push_results
+SELECT client_commit_id, result IS NOT NULL AS result_in_commit_row
+  FROM syncular.sync_commits ORDER BY commit_seq;
+SELECT client_commit_id FROM syncular.sync_push_results ORDER BY 1;
 
 -- 0.4.0: the update installed the capture triggers on the registered table: a plain SQL UPDATE
 -- is a sync commit a client pulls

@@ -598,18 +598,28 @@ sync_storage_client_upsert(const char *partition, const char *client_id, const c
 
 /*
  * A catalog from before 0.6.0 (library updated, ALTER EXTENSION pending) keeps every stored
- * result in sync_push_results: its sync_commits has no result column.  Checked per call (two
- * syscache probes): the update can run in this session between two rounds.  A result an old
- * statement stored in sync_push_results is still found after the update (the 0.6.0 reads look in
- * both places).
+ * result in sync_push_results: its sync_commits has no result column.  The update can run in
+ * this session between two rounds: its ALTER TABLE invalidates sync_commits, which empties the
+ * relation cache of storage_scan.c and bumps its generation, so the answer is kept per
+ * generation (a syscache probe per round otherwise, on the lookup and on the append).  A result
+ * an old statement stored in sync_push_results is still found after the update (the 0.6.0 reads
+ * look in both places).
  */
 bool
 sync_storage_log_before_06(void)
 {
-	Oid			nsp = get_namespace_oid("syncular", true);
-	Oid			rel = OidIsValid(nsp) ? get_relname_relid("sync_commits", nsp) : InvalidOid;
+	static bool checked = false;
+	static uint64 checked_generation;
+	static bool before;
+	Oid			rel = sync_scan_catalog_relid("sync_commits");
 
-	return !OidIsValid(rel) || get_attnum(rel, "result") == InvalidAttrNumber;
+	if (!checked || checked_generation != sync_scan_catalog_generation())
+	{
+		before = get_attnum(rel, "result") == InvalidAttrNumber;
+		checked_generation = sync_scan_catalog_generation();
+		checked = true;
+	}
+	return before;
 }
 
 /* A catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table. */

@@ -89,6 +89,14 @@ sync_scan_catalog_relid(const char *name)
 	return relid;
 }
 
+/* Bumped whenever the cache empties: what is derived from a cached relation's definition can
+ * be kept until it changes. */
+uint64
+sync_scan_catalog_generation(void)
+{
+	return relid_generation;
+}
+
 /*
  * Open a relation of the syncular schema (table or index) by name with lock: the cached OID,
  * looked up again when the lock brought an invalidation of the cache (the relation was

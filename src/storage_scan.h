@@ -24,6 +24,7 @@ typedef struct SyncKeyed
 } SyncKeyed;
 
 extern Oid	sync_scan_catalog_relid(const char *name);
+extern uint64 sync_scan_catalog_generation(void);
 extern void sync_scan_keyed_open(SyncKeyed *k, const char *table);
 extern void sync_scan_keyed_close(SyncKeyed *k);
 extern Relation sync_scan_open_catalog(const char *name, LOCKMODE lock);
