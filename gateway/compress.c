@@ -61,17 +61,6 @@ static struct libdeflate_compressor *loop_c;   /* the loop thread's (answers und
 static uint8_t *loop_scratch;
 static size_t loop_cap;
 
-/* the monotonic clock (vDSO, no system call): compression does not block, so its wall time on
- * a thread is its CPU time unless the thread is preempted */
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* gzip of in at level with a kept compressor: 0 ok (*out malloc'd, exactly *outlen bytes) */
 static int
 deflate_with(struct libdeflate_compressor *c, uint8_t **scratch, size_t *cap, const uint8_t *in,
@@ -98,10 +87,12 @@ deflate_with(struct libdeflate_compressor *c, uint8_t **scratch, size_t *cap, co
 	return 0;
 }
 
+/* j compressed; j->ns its wall time, which is its CPU time unless the thread was preempted
+ * (compression does not block) */
 static void
 compress_job(struct libdeflate_compressor *c, uint8_t **scratch, size_t *cap, GwZJob *j)
 {
-	int64_t t0 = now_ns();
+	int64_t t0 = gw_loop_now_ns();
 
 	if (!c || deflate_with(c, scratch, cap, j->in, j->inlen, &j->out, &j->outlen) != 0)
 		j->out = NULL;
@@ -109,7 +100,7 @@ compress_job(struct libdeflate_compressor *c, uint8_t **scratch, size_t *cap, Gw
 		j->release(j->release_cls);
 	j->in = NULL;
 	j->release = NULL;
-	j->ns = now_ns() - t0;
+	j->ns = gw_loop_now_ns() - t0;
 }
 
 static void *

@@ -31,13 +31,20 @@ static Watch *watches;
 static int nwatches;
 static GwTimer *timers;         /* sorted by at_us */
 
+/* the monotonic clock (vDSO, no system call); safe on any thread */
 int64_t
-gw_loop_now_us(void)
+gw_loop_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t
+gw_loop_now_us(void)
+{
+	return gw_loop_now_ns() / 1000;
 }
 
 int

@@ -30,6 +30,7 @@ void    gw_timer_after(GwTimer *t, GwTimerFn fn, int64_t after_us);
 void    gw_timer_cancel(GwTimer *t);
 void    gw_loop_once(int max_ms);
 void    gw_loop_shutdown(void);
+int64_t gw_loop_now_ns(void);        /* monotonic clock, any thread */
 int64_t gw_loop_now_us(void);
 
 #endif
