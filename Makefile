@@ -1,6 +1,6 @@
 # syncular — PGXS build.  `make && make install`, then `make installcheck` against a running server.
 EXTENSION   = syncular
-EXTVERSION  = 0.6.0
+EXTVERSION  = 0.7.0
 MODULE_big  = syncular
 
 CODEC_SRCS  = $(sort $(wildcard src/codec/*.c))

@@ -3,7 +3,7 @@
 \echo Use "ALTER EXTENSION syncular_router UPDATE TO '0.6.0'" to load this file. \quit
 
 -- every routed wrapper, re-created from the engine's signatures (router/routed.txt)
---#include generated/routed.sql
+--#include udfs/_routed/0.6.0.sql
 
 -- the wrappers new in 0.6.0 are owner-only until granted (90_grants.sql's model)
 REVOKE EXECUTE ON FUNCTION syncular._r_realtime_ack_many(text, text[], text[], bigint[], text[]),
