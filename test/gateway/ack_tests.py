@@ -6,7 +6,7 @@ import asyncio, gzip, json, os, signal, subprocess, time
 import websockets
 
 from gwlib import Gateway, frames, psql, req_bytes
-from realtime_tests import KEY, arun, delta_with, hello, pull_http, push_http, url
+from realtime_tests import KEY, arun, delta_with, hello, next_msg, no_msg, pull_http, push_http, url
 
 
 def metric(g, name):
@@ -233,9 +233,82 @@ def t_gzip_thresholds():
         g.stop()
 
 
+def t_fanout_batches():
+    """--fanout-batch 2 with five sockets, each its own client: each commit is fanned out by three
+    syncular.realtime_fanout calls (pg_stat_user_functions), and every socket still receives
+    exactly one delta per commit, in commit order, and its acks are all written."""
+    clients = ["fbSock%d" % i for i in range(5)]
+    psql("ALTER DATABASE gwtest SET track_functions = 'all'")
+    g = Gateway("--fanout-batch", "2")
+    try:
+        pull_http(g, "fbW")
+        for c in clients:
+            pull_http(g, c)
+
+        async def go():
+            socks = [await websockets.connect(url(g, c)) for c in clients]
+            try:
+                for ws in socks:
+                    await hello(ws)
+                calls0 = function_calls("realtime_fanout")
+                seqs = []
+                for k in range(3):
+                    seqs.append(push_http(g, "fbW", "fb%d" % k, "fbr%d" % k, "batch %d" % k))
+                    for ws in socks:
+                        m = await next_msg(ws, "binary")
+                        got = [f["commitSeq"] for f in frames(m[1:], "COMMIT")]
+                        assert got == [seqs[-1]], (got, seqs)
+                        await ws.send(json.dumps({"type": "ack", "cursor": seqs[-1]}))
+                for ws in socks:
+                    await no_msg(ws, "binary", 0.5)
+                # the backends report function statistics within a second of going idle
+                end = time.time() + 10
+                while time.time() < end and function_calls("realtime_fanout") - calls0 < 9:
+                    time.sleep(0.2)
+                assert function_calls("realtime_fanout") - calls0 == 9, function_calls("realtime_fanout") - calls0
+                return seqs[-1]
+            finally:
+                for ws in socks:
+                    await ws.close()
+        seq = arun(go())
+        for c in clients:
+            assert wait_cursor(c, seq) == seq, c
+    finally:
+        g.stop()
+        psql("ALTER DATABASE gwtest RESET track_functions")
+
+
+def t_ack_waits_for_fanout():
+    """One socket per fanout call: socket F (actor u1) gets its delta while the call for socket S
+    (actor slow: its scope resolver sleeps 2 s) still runs.  F's ack is written only after that
+    call answered, not while it runs (the deltas of a commit come before its acks' write; a write
+    waits at most a second for fanout calls)."""
+    g = Gateway("--fanout-batch", "1", env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "1"})
+    try:
+        pull_http(g, "awW")
+        pull_http(g, "awFast")
+        pull_http(g, "awSlow", key="slow@p1")
+
+        async def go():
+            async with websockets.connect(url(g, "awSlow", key="slow@p1")) as s, \
+                    websockets.connect(url(g, "awFast")) as f:
+                await hello(s)
+                await hello(f)
+                seq = push_http(g, "awW", "aw1", "awr1", "wait")
+                await delta_with(f, seq, timeout=1.5)   # before S's resolver wakes up
+                await f.send(json.dumps({"type": "ack", "cursor": seq}))
+                await asyncio.sleep(0.4)                 # received; S's call still runs (2 s)
+                assert stored_cursor("awFast") != seq    # so not written yet (and not for 1 s)
+                await delta_with(s, seq, timeout=10)
+                assert wait_cursor("awFast", seq) == seq
+        arun(go())
+    finally:
+        g.stop()
+
+
 CT = "application/vnd.syncular.sync.v2"
 TESTS = [t_ack_coalesced, t_ack_one_call_per_flush, t_ack_flushed_on_close, t_ack_flushed_on_sigterm,
-         t_ack_never_delays_delta,
+         t_ack_never_delays_delta, t_fanout_batches, t_ack_waits_for_fanout,
          t_gzip_thresholds]
 
 
