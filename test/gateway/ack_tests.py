@@ -155,6 +155,33 @@ def function_calls(name):
                     "WHERE schemaname = 'syncular' AND funcname = '%s'" % name))
 
 
+def calls_since(name, before, want):
+    """calls of syncular.<name> since `before`, once they reach `want` (the backends report function
+    statistics within a second of going idle) or after 10 s"""
+    end = time.time() + 10
+    while time.time() < end and function_calls(name) - before < want:
+        time.sleep(0.2)
+    return function_calls(name) - before
+
+
+def with_sockets(g, clients, body):
+    """One socket per client (hello read), `await body(sockets)`, the sockets closed; every client's
+    stored cursor must then reach the commitSeq body returned (its acks all written)."""
+    async def go():
+        socks = [await websockets.connect(url(g, c)) for c in clients]
+        try:
+            for ws in socks:
+                await hello(ws)
+            return await body(socks)
+        finally:
+            for ws in socks:
+                await ws.close()
+    seq = arun(go())
+    for c in clients:
+        assert wait_cursor(c, seq) == seq, c
+    return seq
+
+
 def t_ack_one_call_per_flush():
     """Eight sockets, each its own client, ack one commit: every record gets its cursor, and the
     database sees one syncular.realtime_ack_many call per ack write (one partition) and no
@@ -169,30 +196,18 @@ def t_ack_one_call_per_flush():
         single0, many0 = function_calls("realtime_ack"), function_calls("realtime_ack_many")
         writes0 = metric(g, "syncular_gateway_ack_writes_total")
 
-        async def go():
-            socks = [await websockets.connect(url(g, c)) for c in clients]
-            try:
-                for ws in socks:
-                    await hello(ws)
-                seq = push_http(g, "akW5", "akm1", "arm1", "many")
-                for ws in socks:
-                    await delta_with(ws, seq)
-                for ws in socks:
-                    await ws.send(json.dumps({"type": "ack", "cursor": seq}))
-                return seq
-            finally:
-                for ws in socks:
-                    await ws.close()
-        seq = arun(go())
-        for c in clients:
-            assert wait_cursor(c, seq) == seq, c
+        async def body(socks):
+            seq = push_http(g, "akW5", "akm1", "arm1", "many")
+            for ws in socks:
+                await delta_with(ws, seq)
+            for ws in socks:
+                await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+            return seq
+        with_sockets(g, clients, body)
         writes = metric(g, "syncular_gateway_ack_writes_total") - writes0
         assert 1 <= writes < len(clients), writes
-        # the backends report function statistics within a second of going idle
-        end = time.time() + 10
-        while time.time() < end and function_calls("realtime_ack_many") - many0 < writes:
-            time.sleep(0.2)
-        assert function_calls("realtime_ack_many") - many0 == writes, (function_calls("realtime_ack_many"), many0, writes)
+        many = calls_since("realtime_ack_many", many0, writes)
+        assert many == writes, (many, writes)
         assert function_calls("realtime_ack") == single0, (function_calls("realtime_ack"), single0)
     finally:
         g.stop()
@@ -245,34 +260,22 @@ def t_fanout_batches():
         for c in clients:
             pull_http(g, c)
 
-        async def go():
-            socks = [await websockets.connect(url(g, c)) for c in clients]
-            try:
+        async def body(socks):
+            calls0 = function_calls("realtime_fanout")
+            seqs = []
+            for k in range(3):
+                seqs.append(push_http(g, "fbW", "fb%d" % k, "fbr%d" % k, "batch %d" % k))
                 for ws in socks:
-                    await hello(ws)
-                calls0 = function_calls("realtime_fanout")
-                seqs = []
-                for k in range(3):
-                    seqs.append(push_http(g, "fbW", "fb%d" % k, "fbr%d" % k, "batch %d" % k))
-                    for ws in socks:
-                        m = await next_msg(ws, "binary")
-                        got = [f["commitSeq"] for f in frames(m[1:], "COMMIT")]
-                        assert got == [seqs[-1]], (got, seqs)
-                        await ws.send(json.dumps({"type": "ack", "cursor": seqs[-1]}))
-                for ws in socks:
-                    await no_msg(ws, "binary", 0.5)
-                # the backends report function statistics within a second of going idle
-                end = time.time() + 10
-                while time.time() < end and function_calls("realtime_fanout") - calls0 < 9:
-                    time.sleep(0.2)
-                assert function_calls("realtime_fanout") - calls0 == 9, function_calls("realtime_fanout") - calls0
-                return seqs[-1]
-            finally:
-                for ws in socks:
-                    await ws.close()
-        seq = arun(go())
-        for c in clients:
-            assert wait_cursor(c, seq) == seq, c
+                    m = await next_msg(ws, "binary")
+                    got = [f["commitSeq"] for f in frames(m[1:], "COMMIT")]
+                    assert got == [seqs[-1]], (got, seqs)
+                    await ws.send(json.dumps({"type": "ack", "cursor": seqs[-1]}))
+            for ws in socks:
+                await no_msg(ws, "binary", 0.5)
+            calls = calls_since("realtime_fanout", calls0, 9)
+            assert calls == 9, calls
+            return seqs[-1]
+        with_sockets(g, clients, body)
     finally:
         g.stop()
         psql("ALTER DATABASE gwtest RESET track_functions")
