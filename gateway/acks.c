@@ -9,8 +9,9 @@
  * and every --ack-flush-ms the pending acks of the whole gateway go to the database in ONE
  * statement calling syncular.realtime_ack_many once per partition: one set-based UPDATE of
  * all of that partition's client records.  That statement is a background job
- * of the pool (pool.c): it is sent only when no round or fanout call waits for a connection.
- * At most one write is in flight; acks that arrive meanwhile wait for the next one.
+ * of the pool (pool.c): it is sent only when no round or fanout call waits for a connection,
+ * and it waits while fanout calls run (defer_for_fanout).  At most one write is in flight;
+ * acks that arrive meanwhile wait for the next one.
  *
  * A socket on the pending list is held (the caller of acks_note holds it when it is listed; this
  * file gives it back through the release callback ws.c sets: no call up), so its ack is written

@@ -3,18 +3,19 @@
  *
  * Wake-ups arrive as NOTIFY syncular_commit with payload base64url(partition) ":" commitSeq
  * (fanout_on_notify), or from the ring of syncular.wait_commits (fanout_on_commit; pool.c runs
- * the waiter, docs/realtime.md "Commit wake-ups").  For each partition this gateway holds sockets on, ONE
- * syncular.realtime_fanout call per wake-up names every idle socket (id, delivered cursor,
- * registration); the extension answers each one's delta bytes or wake-up reason, computed
- * with the same scope rules as a pull.  At most one call per partition is in flight: wake-ups
- * that arrive meanwhile coalesce into one follow-up call at the highest sequence.  Sockets over
+ * the waiter, docs/realtime.md "Commit wake-ups").  For each partition this gateway holds sockets
+ * on, the syncular.realtime_fanout calls of one wake-up (batches of --fanout-batch sockets, run
+ * side by side: run_fanout) name every idle socket (id, delivered cursor, registration); the
+ * extension answers each one's delta bytes or wake-up reason, computed with the same scope
+ * rules as a pull.  One wake-up's calls per partition are in flight at a time: wake-ups that
+ * arrive meanwhile coalesce into one follow-up wake-up at the highest sequence.  Sockets over
  * the unacked-delta budget, and sockets behind (§8.2: at connect, or since a wake-up, until an
  * ack or a round reaches that head) get a catchup-required wake-up from the gateway itself,
  * never a gap-bridging delta (the reference keeps no replay buffer; SDK state machines expect
  * the wake-ups).  Sockets with a socket round in flight get nothing until the round's
  * re-registration decides (§8.7, ws.c).  When the ring reports wake-ups lost, every
- * partition gets one call at GW_SEQ_HEAD: realtime_fanout covers (cursor, min(seq, the
- * partition's max commit_seq)], so that call delivers whatever the lost wake-ups would have.
+ * partition gets one wake-up at GW_SEQ_HEAD: realtime_fanout covers (cursor, min(seq, the
+ * partition's max commit_seq)], so its calls deliver whatever the lost wake-ups would have.
  */
 #include "ws.h"
 
