@@ -9,8 +9,9 @@
  * and every --ack-flush-ms the pending acks of the whole gateway go to the database in ONE
  * statement calling syncular.realtime_ack_many once per partition: one set-based UPDATE of
  * all of that partition's client records.  That statement is a background job
- * of the pool (pool.c): it is sent only when no round or fanout call waits for a connection.
- * At most one write is in flight; acks that arrive meanwhile wait for the next one.
+ * of the pool (pool.c): it is sent only when no round or fanout call waits for a connection,
+ * and it waits while fanout calls run (defer_for_fanout).  At most one write is in flight;
+ * acks that arrive meanwhile wait for the next one.
  *
  * A socket on the pending list is held (the caller of acks_note holds it when it is listed; this
  * file gives it back through the release callback ws.c sets: no call up), so its ack is written
@@ -44,11 +45,15 @@
 	"AS a(partition, actor_id, client_id, cursor, log_epoch) GROUP BY a.partition " \
 	"ORDER BY a.partition) b"
 
+/* the longest pending acks wait for running realtime_fanout calls (write_pending) */
+#define ACK_DEFER_MAX_US 1000000
+
 static Sock   *pending;         /* sockets with an ack not yet written */
 static int     npending;
 static bool    writing;         /* a write is in flight */
 static bool    warned;          /* a failed write was logged (until one succeeds) */
 static GwTimer flush_timer;
+static int64_t deferred_us;     /* when the write started waiting for fanout calls, 0: not */
 
 static void (*release_sock)(Sock *s);	/* ws.c's ws_release */
 
@@ -107,11 +112,16 @@ static void
 lit_elem(GwStr *l, const char *v)
 {
 	gw_str_add(l, l->len > 1 ? ",\"" : "\"", l->len > 1 ? 2 : 1);
-	for (const char *c = v; *c; c++)
+	for (;;)
 	{
-		if (*c == '"' || *c == '\\')
-			gw_str_add(l, "\\", 1);
-		gw_str_add(l, c, 1);
+		size_t run = strcspn(v, "\"\\");     /* the bytes up to the next one to escape */
+
+		gw_str_add(l, v, run);
+		if (!v[run])
+			break;
+		gw_str_add(l, "\\", 1);
+		gw_str_add(l, v + run, 1);
+		v += run + 1;
 	}
 	gw_str_add(l, "\"", 1);
 }
@@ -142,6 +152,37 @@ write_done(GwJob *job, PGresult *res, const char *err)
 	else
 		warned = false;
 	arm();
+}
+
+/*
+ * While realtime_fanout calls run, the sockets of their later batches wait for deltas, and the
+ * ack write would take the database's CPU from those calls (the acks of the first batches
+ * arrive while the others still compute).  So a flush waits until no fanout call runs (SPEC
+ * §8.2: bookkeeping never delays a delta), at most ACK_DEFER_MAX_US, so that a gateway whose
+ * fanouts never pause still writes its acks; checked again every --ack-flush-ms (1 ms at
+ * least: the loop does not spin while it waits).
+ */
+static bool
+defer_for_fanout(void)
+{
+	int64_t now;
+
+	if (!fanout_running())
+	{
+		deferred_us = 0;
+		return false;
+	}
+	now = gw_loop_now_us();
+	if (!deferred_us)
+		deferred_us = now;
+	if (now - deferred_us >= ACK_DEFER_MAX_US)
+	{
+		deferred_us = 0;
+		return false;
+	}
+	gw_timer_after(&flush_timer, flush_cb,
+				   (int64_t) (gw_cfg.ack_flush_ms > 1 ? gw_cfg.ack_flush_ms : 1) * 1000);
+	return true;
 }
 
 /* the pending acks as five array parameters of one statement; the sockets are released */
@@ -208,6 +249,8 @@ static void
 flush_cb(GwTimer *t)
 {
 	(void) t;
+	if (pending && !writing && defer_for_fanout())
+		return;
 	write_pending();
 }
 

@@ -75,6 +75,9 @@ static const Opt opts[] = {
 	 "live query watches on one <mount>/operations/realtime socket; beyond, watch_error operation.invalid_request"},
 	{"watch-batch", "SYNCULAR_GATEWAY_WATCH_BATCH", T_INT, &gw_cfg.watch_batch, "1000",
 	 "watches of one partition in one syncular.operations_watch_rerun call (more: follow-up calls)"},
+	{"fanout-batch", "SYNCULAR_GATEWAY_FANOUT_BATCH", T_INT, &gw_cfg.fanout_batch, "250",
+	 "realtime sockets of one partition in one syncular.realtime_fanout call (more: that many calls at "
+	 "once on the pool's connections, each socket's delta sent as soon as its call answers; 1-100000)"},
 	{"ack-flush-ms", "SYNCULAR_GATEWAY_ACK_FLUSH_MS", T_INT, &gw_cfg.ack_flush_ms, "5",
 	 "milliseconds between two writes of the realtime acks received meanwhile (SPEC 8.2): each socket's "
 	 "highest ack, all in one statement, sent after every waiting round and fanout call (0-10000; 0: at "
@@ -235,6 +238,7 @@ check(void)
 		gw_cfg.ws_max_watches < 1 || gw_cfg.watch_batch < 1 || gw_cfg.watch_batch > 100000 ||
 		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s || gw_cfg.shard_refresh_s < 1 ||
 		gw_cfg.shard_refresh_s > 86400 || gw_cfg.ack_flush_ms < 0 || gw_cfg.ack_flush_ms > 10000 ||
+		gw_cfg.fanout_batch < 1 || gw_cfg.fanout_batch > 100000 ||
 		gw_cfg.gzip_level < 1 || gw_cfg.gzip_level > 12 || gw_cfg.gzip_threads < 0 || gw_cfg.gzip_threads > 64)
 	{
 		fprintf(stderr, "syncular-gateway: limits out of range (see --help)\n");

@@ -3,18 +3,19 @@
  *
  * Wake-ups arrive as NOTIFY syncular_commit with payload base64url(partition) ":" commitSeq
  * (fanout_on_notify), or from the ring of syncular.wait_commits (fanout_on_commit; pool.c runs
- * the waiter, docs/realtime.md "Commit wake-ups").  For each partition this gateway holds sockets on, ONE
- * syncular.realtime_fanout call per wake-up names every idle socket (id, delivered cursor,
- * registration); the extension answers each one's delta bytes or wake-up reason, computed
- * with the same scope rules as a pull.  At most one call per partition is in flight: wake-ups
- * that arrive meanwhile coalesce into one follow-up call at the highest sequence.  Sockets over
+ * the waiter, docs/realtime.md "Commit wake-ups").  For each partition this gateway holds sockets
+ * on, the syncular.realtime_fanout calls of one wake-up (batches of --fanout-batch sockets, run
+ * side by side: run_fanout) name every idle socket (id, delivered cursor, registration); the
+ * extension answers each one's delta bytes or wake-up reason, computed with the same scope
+ * rules as a pull.  One wake-up's calls per partition are in flight at a time: wake-ups that
+ * arrive meanwhile coalesce into one follow-up wake-up at the highest sequence.  Sockets over
  * the unacked-delta budget, and sockets behind (§8.2: at connect, or since a wake-up, until an
  * ack or a round reaches that head) get a catchup-required wake-up from the gateway itself,
  * never a gap-bridging delta (the reference keeps no replay buffer; SDK state machines expect
  * the wake-ups).  Sockets with a socket round in flight get nothing until the round's
  * re-registration decides (§8.7, ws.c).  When the ring reports wake-ups lost, every
- * partition gets one call at GW_SEQ_HEAD: realtime_fanout covers (cursor, min(seq, the
- * partition's max commit_seq)], so that call delivers whatever the lost wake-ups would have.
+ * partition gets one wake-up at GW_SEQ_HEAD: realtime_fanout covers (cursor, min(seq, the
+ * partition's max commit_seq)], so its calls deliver whatever the lost wake-ups would have.
  */
 #include "ws.h"
 
@@ -32,6 +33,15 @@ WsPart *
 fanout_parts(void)
 {
 	return parts;
+}
+
+bool
+fanout_running(void)
+{
+	for (WsPart *p = parts; p; p = p->next)
+		if (p->fanout_calls > 0)
+			return true;
+	return false;
 }
 
 WsPart *
@@ -63,7 +73,7 @@ fanout_join(Sock *s, const char *partition)
 static void
 part_maybe_free(WsPart *p)
 {
-	if (p->nsocks > 0 || p->fanout_busy)
+	if (p->nsocks > 0 || p->fanout_calls > 0)
 		return;
 	for (WsPart **pp = &parts; *pp; pp = &(*pp)->next)
 		if (*pp == p)
@@ -216,7 +226,7 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 	WsPart *p = job->user;
 	int64_t seq = p->seen_seq;
 
-	p->fanout_busy = false;
+	p->fanout_calls--;
 	if (gw_cfg.verbose)
 		gw_log("realtime_fanout for %d socket(s) of a partition: %lld ms", res ? PQntuples(res) : 0,
 			   (long long) (ws_now_ms() - p->fanout_started_ms));
@@ -229,6 +239,8 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 		for (int i = 0; i < PQntuples(res); i++)
 			apply_row(p, res, i, seq, &from);
 	}
+	if (p->fanout_calls > 0)
+		return;                 /* the other batches of this wake-up still run */
 	if (p->pending_seq > 0)
 	{
 		int64_t next = p->pending_seq;
@@ -241,16 +253,55 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 		part_maybe_free(p);     /* it may have lost its last socket while the call ran */
 }
 
+/* one realtime_fanout call for the connections in conns (a JSON array, taken) */
+static void
+submit_batch(WsPart *p, int64_t seq, SspBuf *conns)
+{
+	char seqtxt[24];
+	GwJob *j;
+
+	ssp_buf_append(conns, "]", 1);
+	if (conns->oom || !(j = gw_job_new("SELECT conn, action, reason, body, next_cursor "
+									   "FROM syncular.realtime_fanout($1, $2::bigint, $3::jsonb)",
+									   fanout_done, p)))
+	{
+		ssp_buf_free(conns);
+		return;
+	}
+	snprintf(seqtxt, sizeof(seqtxt), "%lld", (long long) seq);
+	gw_job_param(j, p->name, (int) strlen(p->name), 0, true);
+	gw_job_param(j, seqtxt, (int) strlen(seqtxt), 0, true);
+	gw_job_param(j, conns->data, (int) conns->len, 0, true);
+	ssp_buf_free(conns);
+	if (gw_pool_submit(j))
+		p->fanout_calls++;
+	else
+		gw_log("realtime fanout skipped: the round queue is full");
+}
+
+/*
+ * The idle sockets of p in calls of --fanout-batch connections, all sent at once: the pool runs
+ * them on as many connections, so the database computes batches side by side and each batch's
+ * sockets get their deltas as soon as that batch answers, while later batches still run (the
+ * last socket waits for its batch, not for the whole partition).  One wake-up takes at most
+ * half the pool (larger batches past that), so rounds keep connections.  A socket is in one
+ * batch per wake-up, and the next wake-up's calls start only when all of these answered, so
+ * each socket still receives its deltas in commit order.
+ */
 static void
 run_fanout(WsPart *p, int64_t seq)
 {
 	SspBuf conns;               /* [{"conn":..,"cursor":..,"registration":<text>}, ...] */
-	char seqtxt[24], head[80];
+	char head[80];
 	int n = 0;
-	GwJob *j;
+	int calls = gw_cfg.pool / 2 > 1 ? gw_cfg.pool / 2 : 1;
+	int batch = (p->nsocks + calls - 1) / calls;
+
+	if (batch < gw_cfg.fanout_batch)
+		batch = gw_cfg.fanout_batch;
 
 	ssp_buf_init(&conns);
-	ssp_buf_append(&conns, "[", 1);
+	p->fanout_started_ms = ws_now_ms();
 	for (Sock *s = p->socks; s; s = s->pnext)
 	{
 		if (s->st != WS_OPEN || !s->registration_text)
@@ -276,32 +327,24 @@ run_fanout(WsPart *p, int64_t seq)
 			}
 			continue;
 		}
+		if (n == 0)
+			ssp_buf_append(&conns, "[", 1);
 		snprintf(head, sizeof(head), "%s{\"conn\":%llu,\"cursor\":%lld,\"registration\":",
 				 n++ ? "," : "", (unsigned long long) s->id, (long long) s->cursor);
 		ssp_buf_append(&conns, head, strlen(head));
 		ssp_buf_append(&conns, s->registration_text, strlen(s->registration_text));
 		ssp_buf_append(&conns, "}", 1);
+		if (n == batch)
+		{
+			submit_batch(p, seq, &conns);
+			ssp_buf_init(&conns);
+			n = 0;
+		}
 	}
-	ssp_buf_append(&conns, "]", 1);
-	if (n == 0 || conns.oom || !(j = gw_job_new("SELECT conn, action, reason, body, next_cursor "
-												"FROM syncular.realtime_fanout($1, $2::bigint, $3::jsonb)",
-												fanout_done, p)))
-	{
+	if (n > 0)
+		submit_batch(p, seq, &conns);
+	else
 		ssp_buf_free(&conns);
-		return;
-	}
-	snprintf(seqtxt, sizeof(seqtxt), "%lld", (long long) seq);
-	gw_job_param(j, p->name, (int) strlen(p->name), 0, true);
-	gw_job_param(j, seqtxt, (int) strlen(seqtxt), 0, true);
-	gw_job_param(j, conns.data, (int) conns.len, 0, true);
-	ssp_buf_free(&conns);
-	p->fanout_busy = true;
-	p->fanout_started_ms = ws_now_ms();
-	if (!gw_pool_submit(j))
-	{
-		p->fanout_busy = false;
-		gw_log("realtime fanout skipped: the round queue is full");
-	}
 }
 
 /* one wake-up: partition and commitSeq, or partition NULL when wake-ups were lost */
@@ -317,10 +360,10 @@ fanout_on_commit(const char *part, int64_t seq)
 			continue;
 		if (part && seq > p->seen_seq)
 			p->seen_seq = seq;
-		gw_metrics_notify(p->notify_us, p->fanout_busy);
+		gw_metrics_notify(p->notify_us, p->fanout_calls > 0);
 		if (!part)
 			seq = GW_SEQ_HEAD;	/* resynchronize every partition */
-		if (p->fanout_busy)
+		if (p->fanout_calls > 0)
 		{
 			if (seq > p->pending_seq)
 				p->pending_seq = seq;

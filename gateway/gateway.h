@@ -94,6 +94,7 @@ typedef struct GwConfig
 	int         ws_max_watches;   /* live query watches on one operations socket (REMOTE.md 6) */
 	int         watch_batch;      /* watches in one syncular.operations_watch_rerun call */
 	int         ack_flush_ms;     /* milliseconds between two realtime ack writes (acks.c) */
+	int         fanout_batch;     /* sockets per realtime_fanout call (fanout.c) */
 	size_t      gzip_min;         /* bytes: smaller /sync answers are not compressed */
 	int         gzip_level;       /* libdeflate level (1-12) of gzip /sync answers */
 	int         gzip_threads;     /* compression threads; 0: on the event loop */

@@ -82,7 +82,7 @@ struct WsPart
 	char       *name;
 	Sock       *socks;
 	int         nsocks;
-	bool        fanout_busy;
+	int         fanout_calls;   /* realtime_fanout calls of one wake-up still running (batches) */
 	int64_t     pending_seq;    /* highest seq notified while a fanout ran */
 	int64_t     seen_seq;       /* highest seq notified */
 	int64_t     fanout_started_ms;
@@ -124,6 +124,7 @@ void    fanout_leave(Sock *s);
 void    fanout_on_notify(const char *channel, const char *payload);
 void    fanout_on_commit(const char *partition, int64_t seq);  /* NULL: wake-ups lost */
 WsPart *fanout_parts(void);
+bool    fanout_running(void);       /* a realtime_fanout call of some partition is running */
 
 /* acks.c (SPEC §8.2): acks are coalesced per socket and written together, in the background */
 /* a valid ack (0 .. 2^53-1) of an open socket; true when the socket was listed (the caller then

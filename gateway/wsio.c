@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <wslay/wslay.h>
 
@@ -46,6 +47,10 @@ struct WsIo
 	bool        fin;
 	bool        dead;
 	bool        linger;         /* our close is out, the peer's awaited: its bytes are discarded */
+	bool        in_ready;       /* inside io_ready: it writes what is queued when it returns */
+	bool        drained;        /* a short read emptied the socket: no recv until it is readable */
+	uint8_t     hdr[14];        /* a frame header held back to leave with its payload (io_send) */
+	uint8_t     hdr_len;
 	uint32_t    events;
 	GwTimer     first;          /* serves the bytes that came with the upgrade request */
 	WsIo       *prev, *next;
@@ -182,11 +187,20 @@ io_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *
 		io->extra_off += (size_t) n;
 		return n;
 	}
+	if (io->drained)
+	{
+		/* the last read returned less than it asked for: the socket had nothing more, and the
+		 * loop (level-triggered) reports it readable again when bytes arrive; wslay asks until
+		 * it would block, so this saves a recv that fails with EAGAIN after every message */
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
 	n = recv(io->fd, buf, len, 0);
 	if (n > 0)
 	{
 		io->last_rx_us = gw_loop_now_us();
 		io->ping_out = false;
+		io->drained = (size_t) n < len;
 		return n;
 	}
 	wslay_event_set_error(ctx, n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
@@ -194,16 +208,58 @@ io_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *
 	return -1;
 }
 
+/*
+ * wslay hands a frame's header and its payload in two calls, the header with WSLAY_MSG_MORE.
+ * The header is kept here and leaves with the payload in one sendmsg: one system call and one
+ * segment per frame (see TCP_NODELAY at the upgrade).  wslay counts the header as sent; bytes
+ * of it the socket did not take stay here and go first in the next call, which is always the
+ * same frame's payload (wslay finishes a frame before it starts the next).
+ */
 static ssize_t
 io_send(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *user)
 {
 	WsIo *io = user;
-	/* wslay hands a frame's header and its payload in two calls, the header with
-	 * WSLAY_MSG_MORE: MSG_MORE makes them one segment (see TCP_NODELAY at the upgrade) */
-	ssize_t n = send(io->fd, data, len, MSG_NOSIGNAL | ((flags & WSLAY_MSG_MORE) ? MSG_MORE : 0));
+	struct iovec iov[2];
+	struct msghdr mh;
+	ssize_t n;
+	int k = 0;
 
+	if ((flags & WSLAY_MSG_MORE) && io->hdr_len == 0 && len <= sizeof(io->hdr))
+	{
+		memcpy(io->hdr, data, len);
+		io->hdr_len = (uint8_t) len;
+		return (ssize_t) len;
+	}
+	if (io->hdr_len > 0)
+	{
+		iov[k].iov_base = io->hdr;
+		iov[k++].iov_len = io->hdr_len;
+	}
+	iov[k].iov_base = (void *) data;
+	iov[k++].iov_len = len;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = (size_t) k;
+	n = sendmsg(io->fd, &mh, MSG_NOSIGNAL);
 	if (n >= 0)
-		return n;
+	{
+		size_t h = io->hdr_len;
+
+		if ((size_t) n < h)
+		{
+			memmove(io->hdr, io->hdr + n, h - (size_t) n);
+			io->hdr_len = (uint8_t) (h - (size_t) n);
+			n = 0;
+		}
+		else
+		{
+			io->hdr_len = 0;
+			n -= (ssize_t) h;
+		}
+		if (n > 0)
+			return n;
+		errno = EAGAIN;         /* only header bytes left: the payload waits for writable */
+	}
 	wslay_event_set_error(ctx, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR
 						  ? WSLAY_ERR_WOULDBLOCK : WSLAY_ERR_CALLBACK_FAILURE);
 	return -1;
@@ -259,8 +315,8 @@ io_watch(WsIo *io)
 	if (wslay_event_want_read(io->ctx) && wslay_event_get_queued_msg_count(io->ctx) <= PONGS_MAX)
 		ev |= EPOLLIN;
 	if (wslay_event_want_write(io->ctx) || io->s->qhead ||
-		(io->s->st == WS_CLOSING && !io->close_queued))
-		ev |= EPOLLOUT;
+		(io->s->st == WS_CLOSING && !io->close_queued) || io->dead)
+		ev |= EPOLLOUT;         /* dead: io_ready ends it in the loop's next turn */
 	if (ev != io->events && gw_loop_watch(io->fd, ev, io_ready, io) == 0)
 		io->events = ev;
 }
@@ -361,11 +417,16 @@ io_ready(int fd, uint32_t events, void *arg)
 	 * reading stopped; a frame its parser refuses (§5.5: a control frame over 125 bytes or
 	 * fragmented; a length with the top bit set) ends the connection (§7.1.7), as does a socket
 	 * error or the peer's end */
-	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
-		wslay_event_recv(io->ctx) == WSLAY_ERR_CALLBACK_FAILURE)
-		io->dead = true;
+	io->in_ready = true;
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+	{
+		io->drained = false;
+		if (wslay_event_recv(io->ctx) == WSLAY_ERR_CALLBACK_FAILURE)
+			io->dead = true;
+	}
 	if (!io->dead && !io_flush(io))
 		io->dead = true;
+	io->in_ready = false;
 	/* both closes exchanged (RFC 6455 §7.1.1), the peer gone, or an error */
 	if (io->dead || (wslay_event_get_close_received(io->ctx) && !wslay_event_want_write(io->ctx)))
 	{
@@ -384,11 +445,24 @@ io_ready(int fd, uint32_t events, void *arg)
 	io_watch(io);
 }
 
+/*
+ * Something was queued.  An open socket outside its own callback writes it now: a fanout
+ * hands each socket its delta while it walks the answer (the first sockets do not wait for
+ * the last to be queued), and a socket whose kernel buffer takes the frame needs no EPOLLOUT
+ * watch switched on and off (two epoll_ctl calls) nor a loop turn.  What the socket cannot take
+ * waits for writable as before.  Nothing is freed here: a write error marks the socket dead
+ * and the loop's next turn ends it (io_ready), so a caller walking sockets is safe.
+ */
 void
 ws_io_kick(Sock *s)
 {
-	if (s->io && !s->io->dead && !s->io->linger)
-		io_watch(s->io);
+	WsIo *io = s->io;
+
+	if (!io || io->dead || io->linger)
+		return;
+	if (!io->in_ready && s->st == WS_OPEN && !io_flush(io))
+		io->dead = true;
+	io_watch(io);
 }
 
 /* ---------------------------------------------------------------- liveness */

@@ -6,7 +6,7 @@ import asyncio, gzip, json, os, signal, subprocess, time
 import websockets
 
 from gwlib import Gateway, frames, psql, req_bytes
-from realtime_tests import KEY, arun, delta_with, hello, pull_http, push_http, url
+from realtime_tests import KEY, arun, delta_with, hello, next_msg, no_msg, pull_http, push_http, url
 
 
 def metric(g, name):
@@ -155,6 +155,33 @@ def function_calls(name):
                     "WHERE schemaname = 'syncular' AND funcname = '%s'" % name))
 
 
+def calls_since(name, before, want):
+    """calls of syncular.<name> since `before`, once they reach `want` (the backends report function
+    statistics within a second of going idle) or after 10 s"""
+    end = time.time() + 10
+    while time.time() < end and function_calls(name) - before < want:
+        time.sleep(0.2)
+    return function_calls(name) - before
+
+
+def with_sockets(g, clients, body):
+    """One socket per client (hello read), `await body(sockets)`, the sockets closed; every client's
+    stored cursor must then reach the commitSeq body returned (its acks all written)."""
+    async def go():
+        socks = [await websockets.connect(url(g, c)) for c in clients]
+        try:
+            for ws in socks:
+                await hello(ws)
+            return await body(socks)
+        finally:
+            for ws in socks:
+                await ws.close()
+    seq = arun(go())
+    for c in clients:
+        assert wait_cursor(c, seq) == seq, c
+    return seq
+
+
 def t_ack_one_call_per_flush():
     """Eight sockets, each its own client, ack one commit: every record gets its cursor, and the
     database sees one syncular.realtime_ack_many call per ack write (one partition) and no
@@ -169,30 +196,18 @@ def t_ack_one_call_per_flush():
         single0, many0 = function_calls("realtime_ack"), function_calls("realtime_ack_many")
         writes0 = metric(g, "syncular_gateway_ack_writes_total")
 
-        async def go():
-            socks = [await websockets.connect(url(g, c)) for c in clients]
-            try:
-                for ws in socks:
-                    await hello(ws)
-                seq = push_http(g, "akW5", "akm1", "arm1", "many")
-                for ws in socks:
-                    await delta_with(ws, seq)
-                for ws in socks:
-                    await ws.send(json.dumps({"type": "ack", "cursor": seq}))
-                return seq
-            finally:
-                for ws in socks:
-                    await ws.close()
-        seq = arun(go())
-        for c in clients:
-            assert wait_cursor(c, seq) == seq, c
+        async def body(socks):
+            seq = push_http(g, "akW5", "akm1", "arm1", "many")
+            for ws in socks:
+                await delta_with(ws, seq)
+            for ws in socks:
+                await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+            return seq
+        with_sockets(g, clients, body)
         writes = metric(g, "syncular_gateway_ack_writes_total") - writes0
         assert 1 <= writes < len(clients), writes
-        # the backends report function statistics within a second of going idle
-        end = time.time() + 10
-        while time.time() < end and function_calls("realtime_ack_many") - many0 < writes:
-            time.sleep(0.2)
-        assert function_calls("realtime_ack_many") - many0 == writes, (function_calls("realtime_ack_many"), many0, writes)
+        many = calls_since("realtime_ack_many", many0, writes)
+        assert many == writes, (many, writes)
         assert function_calls("realtime_ack") == single0, (function_calls("realtime_ack"), single0)
     finally:
         g.stop()
@@ -233,9 +248,70 @@ def t_gzip_thresholds():
         g.stop()
 
 
+def t_fanout_batches():
+    """--fanout-batch 2 with five sockets, each its own client: each commit is fanned out by three
+    syncular.realtime_fanout calls (pg_stat_user_functions), and every socket still receives
+    exactly one delta per commit, in commit order, and its acks are all written."""
+    clients = ["fbSock%d" % i for i in range(5)]
+    psql("ALTER DATABASE gwtest SET track_functions = 'all'")
+    g = Gateway("--fanout-batch", "2")
+    try:
+        pull_http(g, "fbW")
+        for c in clients:
+            pull_http(g, c)
+
+        async def body(socks):
+            calls0 = function_calls("realtime_fanout")
+            seqs = []
+            for k in range(3):
+                seqs.append(push_http(g, "fbW", "fb%d" % k, "fbr%d" % k, "batch %d" % k))
+                for ws in socks:
+                    m = await next_msg(ws, "binary")
+                    got = [f["commitSeq"] for f in frames(m[1:], "COMMIT")]
+                    assert got == [seqs[-1]], (got, seqs)
+                    await ws.send(json.dumps({"type": "ack", "cursor": seqs[-1]}))
+            for ws in socks:
+                await no_msg(ws, "binary", 0.5)
+            calls = calls_since("realtime_fanout", calls0, 9)
+            assert calls == 9, calls
+            return seqs[-1]
+        with_sockets(g, clients, body)
+    finally:
+        g.stop()
+        psql("ALTER DATABASE gwtest RESET track_functions")
+
+
+def t_ack_waits_for_fanout():
+    """One socket per fanout call: socket F (actor u1) gets its delta while the call for socket S
+    (actor slow: its scope resolver sleeps 2 s) still runs.  F's ack is written only after that
+    call answered, not while it runs (the deltas of a commit come before its acks' write; a write
+    waits at most a second for fanout calls)."""
+    g = Gateway("--fanout-batch", "1", env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "1"})
+    try:
+        pull_http(g, "awW")
+        pull_http(g, "awFast")
+        pull_http(g, "awSlow", key="slow@p1")
+
+        async def go():
+            async with websockets.connect(url(g, "awSlow", key="slow@p1")) as s, \
+                    websockets.connect(url(g, "awFast")) as f:
+                await hello(s)
+                await hello(f)
+                seq = push_http(g, "awW", "aw1", "awr1", "wait")
+                await delta_with(f, seq, timeout=1.5)   # before S's resolver wakes up
+                await f.send(json.dumps({"type": "ack", "cursor": seq}))
+                await asyncio.sleep(0.4)                 # received; S's call still runs (2 s)
+                assert stored_cursor("awFast") != seq    # so not written yet (and not for 1 s)
+                await delta_with(s, seq, timeout=10)
+                assert wait_cursor("awFast", seq) == seq
+        arun(go())
+    finally:
+        g.stop()
+
+
 CT = "application/vnd.syncular.sync.v2"
 TESTS = [t_ack_coalesced, t_ack_one_call_per_flush, t_ack_flushed_on_close, t_ack_flushed_on_sigterm,
-         t_ack_never_delays_delta,
+         t_ack_never_delays_delta, t_fanout_batches, t_ack_waits_for_fanout,
          t_gzip_thresholds]
 
 
