@@ -700,7 +700,8 @@ append_many_insert(StringInfo sql, const SyncTable *t)
  * its key is there (a probe, NOT EXISTS, instead of ON CONFLICT: no speculative-insertion
  * confirm; the partition lock excludes a concurrent insert of the key, docs/storage.md), then the
  * row-scope entries of the rows inserted, each distinct scopes value expanded once, each entry
- * unless present, in key order.  One result row per row inserted (fewer: a key was taken
+ * unless present, in key order (the returned row id in the default collation, as the rows' ids
+ * are: the synced key column may have another, which would not compare with the entries').  One result row per row inserted (fewer: a key was taken
  * meanwhile by a writer outside the engine, and the caller runs the upsert).
  */
 static SPIPlanPtr
@@ -714,7 +715,8 @@ build_insert_many(const SyncTable *t)
 	append_many_insert(&sql, t);
 	appendStringInfo(&sql, "WHERE NOT EXISTS ("
 					 "SELECT 1 FROM %s y WHERE y._sync_partition = $1 AND y._sync_row_id = x.row_id "
-					 "OFFSET 0) RETURNING t._sync_row_id AS row_id, t._sync_scopes AS ns), ",
+					 "OFFSET 0) RETURNING t._sync_row_id COLLATE pg_catalog.\"default\" AS row_id, "
+					 "t._sync_scopes AS ns), ",
 					 t->qualified);
 	appendStringInfoString(&sql,
 						   "nx AS MATERIALIZED (SELECT d.ns, e.key, e.value FROM (SELECT DISTINCT up.ns "
