@@ -7,7 +7,8 @@
 # then the same rows again), whose figures are also given per change.  Runs against the cluster
 # of the PG* environment as a superuser on the same machine (reads its pg_wal), in a database
 # `bench_wal` it recreates; autovacuum off, a CHECKPOINT before each case (FPI = full-page
-# images, the first write of each page after it).  Never asserts.
+# images, the first write of each page after it).  WAL_BY_TYPE=1 also splits each relation's
+# records by record type (HOT_UPDATE, LOCK, INSERT_LEAF, ...).  Never asserts.
 # Usage: bash scripts/pgenv.sh -- bash bench/wal-per-push.sh [rounds-1op] [rounds-100op]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,7 +42,7 @@ measure() {
   l1=$(q "SELECT pg_current_wal_insert_lsn()")
   q "SELECT pg_switch_wal()" >/dev/null   # the last segment complete for pg_waldump
   "$waldump" -p "$walpath" -s "$l0" -e "$l1" 2>/dev/null > "$tmp/dump" || true
-  awk -v label="$label" -v ops="$ops" -v n="$rounds" -v relfile="$tmp/rels" '
+  awk -v label="$label" -v ops="$ops" -v n="$rounds" -v relfile="$tmp/rels" -v bytype="${WAL_BY_TYPE:-}" '
     BEGIN { while ((getline line < relfile) > 0) { split(line, a, " "); name[a[1]] = a[2] } }
     /^rmgr:/ {
       recs++
@@ -52,6 +53,7 @@ measure() {
       if ($2 == "Transaction") rel = "transaction record"
       if (match($0, /rel [0-9]+\/[0-9]+\/[0-9]+/)) { r = substr($0, RSTART + 4, RLENGTH - 4); split(r, p, "/"); rel = (p[3] in name) ? name[p[3]] : "other relation" }
       if ($2 == "Standby" || $2 == "XLOG") rel = "other (" $2 ")"
+      if (bytype != "" && match($0, /desc: [A-Z_+0-9]+/)) rel = rel " " substr($0, RSTART + 6, RLENGTH - 6)
       by[rel]++
     }
     END {

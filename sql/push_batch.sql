@@ -190,7 +190,7 @@ SELECT count(DISTINCT cmin::text) AS statements FROM public.items
  WHERE _sync_partition = 'p2' AND id IN ('i004', 'i040', 'i041');
 
 -- 7c. a commit that updates stored rows (their scopes stay) and inserts new ones between them:
--- the updates are one plain UPDATE, the new rows one upsert (two statements, each row written
+-- the updates are one plain UPDATE, the new rows one insert (two statements, each row written
 -- once), with the rows, versions and row-scope entries of the op-by-op path (section 7)
 SELECT count(*) FROM pg_temp.acquire('p6', 'u1', 'B');
 SELECT * FROM pg_temp.round('p6', 'u1', 'B', jsonb_build_array(pg_temp.pc('first', VARIADIC

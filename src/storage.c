@@ -652,6 +652,65 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 }
 
 /*
+ * The stored result of (partition, client_id, client_commit_id) = key in table, read through
+ * index (NULL: the primary key) in snap; NULL when there is none.
+ */
+static Jsonb *
+keyed_result(const char *table, const char *index, const Datum *key, Snapshot snap)
+{
+	Relation	heap = sync_scan_open_catalog(table, AccessShareLock);
+	Relation	ix = index_open(index ? sync_scan_catalog_relid(index)
+								: RelationGetPrimaryKeyIndex(heap), AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	ScanKeyData keys[3];
+	Jsonb	   *j = NULL;
+
+	for (int k = 0; k < 3; k++)
+		sync_scan_eq_key(&keys[k], ix, k + 1, key[k]);
+	if (sync_scan_fetch(heap, ix, keys, 3, snap, slot))
+		j = sync_scan_varlena(slot, sync_scan_attnum(heap, "result"));
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(ix, NoLock);
+	table_close(heap, NoLock);
+	return j;
+}
+
+/*
+ * P_RESULT_LOOKUP without the statement when no fault is armed for (partition, client), the
+ * common case: the fault's row probed by its key, then the commit row through
+ * sync_commits_by_client_commit (a partial index of the rows with a result) and the
+ * sync_push_results row by its key, in one fresh snapshot as the statement reads them.  false,
+ * nothing read, when the fault is armed: the statement consumes it (its DELETE).
+ */
+static bool
+result_lookup_direct(const char *partition, const char *client_id,
+					 const char *client_commit_id, Jsonb **result)
+{
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	Datum		key[3] = {text_datum(partition), text_datum(client_id),
+	text_datum(client_commit_id)};
+	SyncKeyed	f;
+	ScanKeyData keys[3];
+	bool		armed;
+
+	sync_scan_keyed_open(&f, "sync_faults");
+	sync_scan_eq_key(&keys[0], f.pk, 1, key[0]);
+	sync_scan_eq_key(&keys[1], f.pk, 2, key[1]);
+	sync_scan_eq_key(&keys[2], f.pk, 3, text_datum("idempotency_cache_miss"));
+	armed = sync_scan_fetch(f.heap, f.pk, keys, 3, snap, f.slot);
+	sync_scan_keyed_close(&f);
+	*result = NULL;
+	if (!armed)
+	{
+		*result = keyed_result("sync_commits", "sync_commits_by_client_commit", key, snap);
+		if (*result == NULL)
+			*result = keyed_result("sync_push_results", NULL, key, snap);
+	}
+	sync_scan_snapshot_end(false);
+	return !armed;
+}
+
+/*
  * A push's locked idempotency lookup: *fault is true when the armed idempotency_cache_miss
  * fault of (partition, client) was consumed (syncular.inject_fault; the lookup is then
  * unreadable and the caller ignores the result); otherwise the stored result or NULL.
@@ -669,6 +728,10 @@ sync_storage_push_result_lookup(const char *partition, const char *client_id,
 		*fault = false;
 		return sync_storage_push_result_get(partition, client_id, client_commit_id);
 	}
+	*fault = false;
+	if (!sync_storage_log_before_06() &&
+		result_lookup_direct(partition, client_id, client_commit_id, &j))
+		return j;
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);

@@ -254,6 +254,9 @@ column_type_oid(uint8 type)
 	}
 }
 
+/* storage_values.c */
+extern Datum sync_storage_column_datum(const SyncColumn *c, const SspValue *val, bool *isnull);
+
 #endif							/* SYNCULAR_STORAGE_INTERNAL_H */
 
 /*

@@ -13,6 +13,7 @@
 
 #include "capture.h"
 #include "storage_internal.h"
+#include "storage_rowdirect.h"
 #include "storage_scan.h"
 
 /*
@@ -51,6 +52,7 @@ typedef struct TablePlans
 	SPIPlanPtr	update;			/* a stored row with unchanged scopes (built on first use) */
 	SPIPlanPtr	update_many;	/* many such rows, one statement (built on first use) */
 	SPIPlanPtr	insert;			/* a row read as absent (built on first use) */
+	SPIPlanPtr	insert_many;	/* many such rows, one statement (built on first use) */
 } TablePlans;
 
 static void
@@ -72,6 +74,8 @@ free_table_plans(void *entry)
 		SPI_freeplan(tp->update_many);
 	if (tp->insert)
 		SPI_freeplan(tp->insert);
+	if (tp->insert_many)
+		SPI_freeplan(tp->insert_many);
 }
 
 static PlanCache table_plan_cache = {.entry_size = sizeof(TablePlans), .free_entry = free_table_plans};
@@ -99,16 +103,24 @@ append_on_conflict_update(StringInfo sql, const SyncTable *t)
 						   "RETURNING 1), ");
 }
 
-/* The one-row upsert's INSERT of the row, from its parameters (one_row_types). */
+/* "INSERT INTO <table> AS t (<every column a write gives>) " */
 static void
-append_row_insert(StringInfo sql, const SyncTable *t)
+append_insert_columns(StringInfo sql, const SyncTable *t)
 {
 	appendStringInfo(sql, "INSERT INTO %s AS t (_sync_partition, _sync_row_id", t->qualified);
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
 			appendStringInfo(sql, ", %s", quote_identifier(t->columns[i].name));
 	appendStringInfoString(sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
-						   "_sync_column_versions) VALUES ($1, $2");
+						   "_sync_column_versions) ");
+}
+
+/* The one-row upsert's INSERT of the row, from its parameters (one_row_types). */
+static void
+append_row_insert(StringInfo sql, const SyncTable *t)
+{
+	append_insert_columns(sql, t);
+	appendStringInfoString(sql, "VALUES ($1, $2");
 	if (t->materialize)
 		for (int i = 0; i < t->ncolumns; i++)
 			appendStringInfo(sql, ", $%d::%s", 8 + i, column_sql_type(t->columns[i].type));
@@ -136,12 +148,11 @@ one_row_types(const SyncTable *t, int *nargs)
 	return types;
 }
 
-static void
-build_table_plans(const SyncTable *t, TablePlans *tp)
+/* Each statement of a table is prepared on its first use (the table_plans entry starts empty). */
+static SPIPlanPtr
+build_prefetch(const SyncTable *t)
 {
 	StringInfoData sql;
-	Oid		   *types;
-	int			nargs;
 
 	/*
 	 * read-ahead of a commit's rows: every id with its stored row or, when absent, its
@@ -165,7 +176,15 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 					 " FROM syncular.sync_tombstones t WHERE r.found IS NULL "
 					 " AND t.partition = $1 AND t.tbl = $3 AND t.row_id = i.id LIMIT 1) tb ON true",
 					 t->qualified);
-	tp->prefetch = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
+	return prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
+}
+
+static SPIPlanPtr
+build_upsert(const SyncTable *t)
+{
+	StringInfoData sql;
+	Oid		   *types;
+	int			nargs;
 
 	/*
 	 * upsert + row-scope index sync, one statement.  The row's entries are exactly its stored
@@ -181,7 +200,7 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 	 * no entry.
 	 */
 	types = one_row_types(t, &nargs);
-	resetStringInfo(&sql);
+	initStringInfo(&sql);
 	appendStringInfo(&sql, "WITH o AS MATERIALIZED (SELECT x._sync_scopes AS s FROM %s x "
 					 " WHERE x._sync_partition = $1 AND x._sync_row_id = $2), ",
 					 t->qualified);
@@ -204,13 +223,19 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
 						   "  AND z.value = e.value AND z.row_id = $2 OFFSET 0)) "
 						   "SELECT count(*) FROM up");
-	tp->upsert = prepare(sql.data, nargs, types);
+	return prepare(sql.data, nargs, types);
+}
+
+static SPIPlanPtr
+build_delete(const SyncTable *t)
+{
+	StringInfoData sql;
 
 	/*
 	 * delete the row with its row-scope entries (key probes from the scopes the deleted row
 	 * carried, deleted by ctid as in the upsert) and blob-ref entries, one statement
 	 */
-	resetStringInfo(&sql);
+	initStringInfo(&sql);
 	appendStringInfo(&sql,
 					 "WITH d AS (DELETE FROM %s WHERE _sync_partition = $1 AND _sync_row_id = $2 "
 					 "RETURNING _sync_scopes), "
@@ -223,47 +248,38 @@ build_table_plans(const SyncTable *t, TablePlans *tp)
 					 " AND tbl = $3 AND row_id = $2) "
 					 "SELECT count(*) FROM d",
 					 t->qualified);
-	tp->del = prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
+	return prepare(sql.data, 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 }
 
+/* The table's entry: its statements (each NULL until first used) and its OID as last opened. */
 static TablePlans *
 table_plans(const SyncSchema *schema, int table_index)
 {
-	TablePlans *tp = plan_cache_entry(&table_plan_cache, schema, table_index);
-
-	if (tp->upsert == NULL)
-	{
-		TablePlans	built = {0};
-
-		/* built aside: a failure half-way leaves the entry empty, to be built again */
-		build_table_plans(&schema->tables[table_index], &built);
-		*tp = built;
-	}
-	return tp;
+	return plan_cache_entry(&table_plan_cache, schema, table_index);
 }
 
 /* ---------------------------------------------------------------- rows */
 
 /*
- * The synced table with AccessShareLock: by the OID a previous read found while it still names
- * this table, else by its qualified name (after DDL, or the first time).
+ * The synced table with lock: by the OID a previous read found while it still names this
+ * table, else by its qualified name (after DDL, or the first time).
  */
 static Relation
-open_synced(const SyncTable *t, TablePlans *tp)
+open_synced(const SyncTable *t, TablePlans *tp, LOCKMODE lock)
 {
-	Relation	rel = OidIsValid(tp->relid) ? try_table_open(tp->relid, AccessShareLock) : NULL;
+	Relation	rel = OidIsValid(tp->relid) ? try_table_open(tp->relid, lock) : NULL;
 
 	if (rel != NULL && (RelationGetNamespace(rel) != tp->nsp ||
 						strcmp(RelationGetRelationName(rel), t->name) != 0))
 	{
-		table_close(rel, AccessShareLock);
+		table_close(rel, lock);
 		rel = NULL;
 	}
 	if (rel == NULL)
 	{
 		Oid			relid = RangeVarGetRelid(makeRangeVarFromNameList(
 												 stringToQualifiedNameList(t->qualified)),
-											 AccessShareLock, false);
+											 lock, false);
 
 		rel = table_open(relid, NoLock);
 		tp->relid = relid;
@@ -283,7 +299,7 @@ sync_storage_row_get(const SyncSchema *schema, int table_index, const char *part
 	const SyncTable *t = &schema->tables[table_index];
 	TablePlans *tp = table_plans(schema, table_index);
 	Snapshot	snap = sync_scan_snapshot_begin(false);
-	Relation	rel = open_synced(t, tp);
+	Relation	rel = open_synced(t, tp, AccessShareLock);
 	Oid			pkid = RelationGetPrimaryKeyIndex(rel);
 	Relation	pk;
 	TupleTableSlot *slot;
@@ -329,26 +345,13 @@ sync_storage_column_oid(uint8 type)
 	return column_type_oid(type);
 }
 
-/*
- * Every trigger of the relation is one of the capture triggers ensure_schema installs
- * (syncular._capture_row / _capture_log, 32_capture.sql): those skip the engine's own writes,
- * so they observe nothing of a commit's batch.
- */
+/* Every trigger of the relation is a capture trigger (sync_rowdirect_capture_only). */
 static bool
 only_capture_triggers(Oid relid)
 {
 	Relation	r = relation_open(relid, AccessShareLock);
-	Oid			nsp = get_namespace_oid("syncular", false);
-	bool		only = true;
+	bool		only = sync_rowdirect_capture_only(r->trigdesc);
 
-	for (int i = 0; r->trigdesc != NULL && i < r->trigdesc->numtriggers && only; i++)
-	{
-		Oid			fn = r->trigdesc->triggers[i].tgfoid;
-		char	   *name = get_func_name(fn);
-
-		only = name != NULL && get_func_namespace(fn) == nsp &&
-			(strcmp(name, "_capture_row") == 0 || strcmp(name, "_capture_log") == 0);
-	}
 	relation_close(r, AccessShareLock);
 	return only;
 }
@@ -399,6 +402,8 @@ sync_storage_rows_prefetch(const SyncSchema *schema, int table_index, const char
 	v[0] = text_datum(partition);
 	v[1] = PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
 	v[2] = text_datum(schema->tables[table_index].name);
+	if (tp->prefetch == NULL)
+		tp->prefetch = build_prefetch(&schema->tables[table_index]);
 	run_keep(tp->prefetch, v, NULL, false, 0);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
@@ -427,135 +432,15 @@ sync_storage_rows_prefetch(const SyncSchema *schema, int table_index, const char
 }
 
 /*
- * True when jsonb_in cannot refuse this (already JSON.parse-valid) text: a UTF-8 database, no
- * escape sequences, no exponent and no very long number (numeric's range is the only other
- * refusal).  Everything else takes the guarded path below.
- */
-static bool
-json_surely_accepted(const char *s, uint32 len)
-{
-	bool		in_string = false;
-	int			digits = 0;
-
-	if (GetDatabaseEncoding() != PG_UTF8)
-		return false;
-	for (uint32 i = 0; i < len; i++)
-	{
-		char		c = s[i];
-
-		if (c == '\\')
-			return false;
-		if (c == '"')
-		{
-			in_string = !in_string;
-			continue;
-		}
-		if (in_string)
-			continue;
-		if (c == 'e' || c == 'E')
-			return false;
-		if (c >= '0' && c <= '9')
-		{
-			if (++digits > 1000)
-				return false;
-		}
-		else
-			digits = 0;
-	}
-	return true;
-}
-
-/*
- * A json value as jsonb for the projection.  PostgreSQL refuses some texts JSON.parse accepts
- * (\u0000, lone surrogate escapes, numbers beyond numeric's range); those project as NULL.
- * The conversion runs in a subtransaction so a refusal leaves nothing behind.
- */
-static Datum
-json_projection(const char *text, uint32 len, bool *isnull)
-{
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	char	   *cstr = pnstrdup(text, len);
-	Datum		result = (Datum) 0;
-
-	*isnull = true;
-	if (strlen(cstr) != len)
-		return (Datum) 0;		/* a raw NUL byte cannot be valid JSON text anyway */
-	if (json_surely_accepted(cstr, len))
-	{
-		*isnull = false;
-		return DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
-	}
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(caller);
-	PG_TRY();
-	{
-		result = DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
-		*isnull = false;
-		sync_subxact_release(caller, owner);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata = sync_subxact_rollback(caller, owner);
-
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		*isnull = true;
-		result = (Datum) 0;
-	}
-	PG_END_TRY();
-	return result;
-}
-
-static Datum
-value_datum(const SyncColumn *c, const SspValue *val, bool *isnull)
-{
-	*isnull = false;
-	if (!val->present || val->is_null)
-	{
-		*isnull = true;
-		return (Datum) 0;
-	}
-	switch (c->type)
-	{
-		case SSP_COL_STRING:
-		case SSP_COL_BLOB_REF:
-			if (memchr(val->str.ptr, '\0', val->str.len) != NULL)
-			{
-				*isnull = true;	/* text cannot hold U+0000: projection only */
-				return (Datum) 0;
-			}
-			return PointerGetDatum(cstring_to_text_with_len(val->str.ptr, val->str.len));
-		case SSP_COL_INTEGER:
-			return Int64GetDatum(val->i);
-		case SSP_COL_FLOAT:
-			return Float8GetDatum(val->f);
-		case SSP_COL_BOOLEAN:
-			return BoolGetDatum(val->b);
-		case SSP_COL_JSON:
-			return json_projection(val->str.ptr, val->str.len, isnull);
-		default:
-			{
-				bytea	   *b = palloc(VARHDRSZ + val->bytes.len);
-
-				SET_VARSIZE(b, VARHDRSZ + val->bytes.len);
-				if (val->bytes.len > 0)
-					memcpy(VARDATA(b), val->bytes.ptr, val->bytes.len);
-				return PointerGetDatum(b);
-			}
-	}
-}
-
-
-/*
  * The one-row upsert's write of a row that is stored with the same scopes (an update under the
  * partition lock), as a plain UPDATE with the upsert's parameters ($7, the table name, is
  * unused): the row-scope entries are already those of the scopes, so the statement needs
  * neither the row-scope delete and insert nor the upsert's speculative-insertion check.  (The
- * row is still locked, and the lock logged, before the update: the capture BEFORE ROW trigger
- * makes the executor lock it, as ON CONFLICT DO UPDATE does.)  The upsert's end state exactly,
- * for a table whose only triggers are the capture triggers (which skip engine writes).
+ * row is still locked, and the lock logged, before the update: any BEFORE ROW trigger makes the
+ * executor lock it, as ON CONFLICT DO UPDATE does.)  The upsert's end state exactly, for a
+ * table whose only triggers are the capture triggers (which skip engine writes).  Such a table
+ * is written by storage_rowdirect.c instead (no statement, no lock record) unless something
+ * there needs the executor.
  */
 static SPIPlanPtr
 build_update(const SyncTable *t)
@@ -581,8 +466,11 @@ build_update(const SyncTable *t)
  * upsert's parameters: the row inserted unless its key is there, and only then its row-scope
  * entries (each unless present, as the upsert inserts them).  A new row has no stored scopes
  * to compare and no stale entries to delete, so the statement has neither the upsert's read
- * of the stored row nor its delete.  0 rows: the key was taken meanwhile (a writer outside the
- * engine) and nothing was written; the caller runs the upsert.
+ * of the stored row nor its delete.  One result row per row inserted (SPI_processed; a
+ * count(*) would always be one row); 0 rows: the key was taken meanwhile (a writer outside the
+ * engine) and nothing was written; the caller runs the upsert.  (storage_rowdirect.c writes
+ * such a row without a statement, and without the speculative insertion, unless its key is
+ * there, even uncommitted, or the table needs the statement.)
  */
 static SPIPlanPtr
 build_insert(const SyncTable *t)
@@ -604,8 +492,29 @@ build_insert(const SyncTable *t)
 						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
 						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
 						   "  AND z.value = e.value AND z.row_id = $2 OFFSET 0)) "
-						   "SELECT count(*) FROM up");
+						   "SELECT 1 FROM up");
 	return prepare(sql.data, nargs, types);
+}
+
+/*
+ * The write of a stored row whose scopes stay, or of a row read as absent, without a
+ * statement (storage_rowdirect.c): true when done, false with nothing written.
+ */
+static bool
+write_direct(const SyncTable *t, TablePlans *tp, const Datum *v, const char *n,
+			 const char *scopes_json, SyncRowStored stored)
+{
+	Relation	rel = open_synced(t, tp, RowExclusiveLock);
+	Datum		scopes = DirectFunctionCall1(jsonb_in, CStringGetDatum(scopes_json));
+	SyncDirectRow row;
+	bool		done = false;
+
+	if (sync_rowdirect_row(rel, t, v, n, scopes, &row))
+		done = stored == SYNC_ROW_SAME_SCOPES
+			? sync_rowdirect_update(rel, v, &row)
+			: sync_rowdirect_insert(rel, v, &row, DatumGetJsonbP(scopes), v[6]);
+	table_close(rel, NoLock);
+	return done;
 }
 
 void
@@ -642,10 +551,15 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 		{
 			bool		isnull;
 
-			v[7 + i] = value_datum(&t->columns[i], &values[i], &isnull);
+			v[7 + i] = sync_storage_column_datum(&t->columns[i], &values[i], &isnull);
 			if (isnull)
 				n[7 + i] = 'n';
 		}
+	if (stored != SYNC_ROW_UNKNOWN && write_direct(t, tp, v, n, scopes_json, stored))
+	{
+		scratch_end(caller);
+		return;
+	}
 	if (stored == SYNC_ROW_SAME_SCOPES)
 	{
 		if (tp->update == NULL)
@@ -668,6 +582,8 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 			return;
 		}
 	}
+	if (tp->upsert == NULL)
+		tp->upsert = build_upsert(t);
 	run_engine_write(tp->upsert, v, n);
 	scratch_end(caller);
 }
@@ -752,6 +668,72 @@ build_update_many(const SyncTable *t)
 	return prepare(sql.data, nargs, types);
 }
 
+/* A many-row statement's start, "WITH x AS (SELECT * FROM ROWS FROM (...)), ": its types. */
+static Oid *
+begin_many(StringInfo sql, const SyncTable *t, int *nargs)
+{
+	Oid		   *types;
+
+	initStringInfo(sql);
+	appendStringInfoString(sql, "WITH x AS (SELECT * FROM ");
+	types = append_many_rows(sql, t, nargs);
+	appendStringInfoString(sql, "), ");
+	return types;
+}
+
+/* "up AS (INSERT INTO <table> (...) SELECT <the rows of x> FROM x " of the many-row statements */
+static void
+append_many_insert(StringInfo sql, const SyncTable *t)
+{
+	appendStringInfoString(sql, "up AS (");
+	append_insert_columns(sql, t);
+	appendStringInfoString(sql, "SELECT $1, x.row_id");
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+			appendStringInfo(sql, ", x.c%d", i);
+	appendStringInfoString(sql, ", x.ver, x.scopes, x.payload, x.cv FROM x ");
+}
+
+/*
+ * The insert of many rows the commit read as absent (SyncRowWrite.stored SYNC_ROW_ABSENT), the
+ * many-row form of build_insert: parameters as in build_upsert_many, each row inserted unless
+ * its key is there (a probe, NOT EXISTS, instead of ON CONFLICT: no speculative-insertion
+ * confirm; the partition lock excludes a concurrent insert of the key, docs/storage.md), then the
+ * row-scope entries of the rows inserted, each distinct scopes value expanded once, each entry
+ * unless present, in key order (the returned row id in the default collation, as the rows' ids
+ * are: the synced key column may have another, which would not compare with the entries').  One result row per row inserted (fewer: a key was taken
+ * meanwhile by a writer outside the engine, and the caller runs the upsert).
+ */
+static SPIPlanPtr
+build_insert_many(const SyncTable *t)
+{
+	StringInfoData sql;
+	int			nargs;
+	Oid		   *types;
+
+	types = begin_many(&sql, t, &nargs);
+	append_many_insert(&sql, t);
+	appendStringInfo(&sql, "WHERE NOT EXISTS ("
+					 "SELECT 1 FROM %s y WHERE y._sync_partition = $1 AND y._sync_row_id = x.row_id "
+					 "OFFSET 0) RETURNING t._sync_row_id COLLATE pg_catalog.\"default\" AS row_id, "
+					 "t._sync_scopes AS ns), ",
+					 t->qualified);
+	appendStringInfoString(&sql,
+						   "nx AS MATERIALIZED (SELECT d.ns, e.key, e.value FROM (SELECT DISTINCT up.ns "
+						   " FROM up) d, pg_catalog.jsonb_each_text(d.ns) e), "
+						   "ins AS (INSERT INTO syncular.sync_row_scopes "
+						   " (partition, tbl, var, value, row_id) "
+						   " SELECT $1, $7, e.key, e.value, e.row_id "
+						   " FROM (SELECT up.row_id, nx.key, nx.value FROM up JOIN nx ON nx.ns = up.ns "
+						   "  OFFSET 0) e "
+						   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+						   "  WHERE z.partition = $1 AND z.tbl = $7 AND z.var = e.key "
+						   "  AND z.value = e.value AND z.row_id = e.row_id OFFSET 0) "
+						   " ORDER BY e.key, e.value, e.row_id) "
+						   "SELECT 1 FROM up");
+	return prepare(sql.data, nargs, types);
+}
+
 static SPIPlanPtr
 build_upsert_many(const SyncTable *t)
 {
@@ -759,24 +741,12 @@ build_upsert_many(const SyncTable *t)
 	int			nargs;
 	Oid		   *types;
 
-	initStringInfo(&sql);
-	appendStringInfoString(&sql, "WITH x AS (SELECT * FROM ");
-	types = append_many_rows(&sql, t, &nargs);
-	appendStringInfo(&sql, "), o AS MATERIALIZED (SELECT x.row_id, x.scopes AS ns, r.s AS os "
+	types = begin_many(&sql, t, &nargs);
+	appendStringInfo(&sql, "o AS MATERIALIZED (SELECT x.row_id, x.scopes AS ns, r.s AS os "
 					 " FROM x LEFT JOIN LATERAL (SELECT y._sync_scopes AS s FROM %s y "
 					 "  WHERE y._sync_partition = $1 AND y._sync_row_id = x.row_id OFFSET 0) r ON true), ",
 					 t->qualified);
-	appendStringInfo(&sql, "up AS (INSERT INTO %s AS t (_sync_partition, _sync_row_id",
-					 t->qualified);
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
-			appendStringInfo(&sql, ", %s", quote_identifier(t->columns[i].name));
-	appendStringInfoString(&sql, ", _sync_server_version, _sync_scopes, _sync_payload, "
-						   "_sync_column_versions) SELECT $1, x.row_id");
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
-			appendStringInfo(&sql, ", x.c%d", i);
-	appendStringInfoString(&sql, ", x.ver, x.scopes, x.payload, x.cv FROM x ");
+	append_many_insert(&sql, t);
 	append_on_conflict_update(&sql, t);
 	appendStringInfoString(&sql,
 						   "stale AS MATERIALIZED (SELECT ARRAY("
@@ -854,7 +824,7 @@ many_args(const SyncTable *t, const char *partition, int n, const SyncRowWrite *
 			? PointerGetDatum(make_bytea(w->column_versions, w->column_versions_len))
 			: (Datum) 0;
 		for (int i = 0; i < ncols; i++)
-			cols[i * n + k] = value_datum(&t->columns[i], &w->values[i], &col_null[i * n + k]);
+			cols[i * n + k] = sync_storage_column_datum(&t->columns[i], &w->values[i], &col_null[i * n + k]);
 	}
 	args[0] = text_datum(partition);
 	args[1] = datum_array(ids, NULL, n, TEXTOID);
@@ -876,6 +846,25 @@ many_args(const SyncTable *t, const char *partition, int n, const SyncRowWrite *
  * row gone meanwhile (a writer outside the engine) leaves the update short: then the upsert
  * writes those rows too (the ones the update wrote again, with the values they now hold).
  */
+/*
+ * The n rows written by *plan (built by build on first use), one result row or row written per
+ * row; when it writes fewer (a row gone, or a key taken, meanwhile: a writer outside the engine)
+ * they all go to ups for the upsert, which writes those already written with the same values.
+ */
+static void
+write_or_defer(SPIPlanPtr *plan, SPIPlanPtr (*build) (const SyncTable *), const SyncTable *t,
+			   const char *partition, int n, const SyncRowWrite **rows,
+			   const SyncRowWrite **ups, int *nups)
+{
+	if (n == 0)
+		return;
+	if (*plan == NULL)
+		*plan = build(t);
+	if (run_engine_write(*plan, many_args(t, partition, n, rows), NULL) != (uint64) n)
+		for (int k = 0; k < n; k++)
+			ups[(*nups)++] = rows[k];
+}
+
 void
 sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *partition,
 						 int n, const SyncRowWrite *rows)
@@ -884,30 +873,29 @@ sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *
 	TablePlans *tp = table_plans(schema, table_index);
 	MemoryContext caller;
 	const SyncRowWrite **upd;
+	const SyncRowWrite **ins;
 	const SyncRowWrite **ups;
 	int			nupd = 0;
+	int			nins = 0;
 	int			nups = 0;
 
-	if (tp->upsert_many == NULL)
-		tp->upsert_many = build_upsert_many(t);
-	if (tp->update_many == NULL)
-		tp->update_many = build_update_many(t);
 	caller = scratch_begin();
 	upd = palloc(sizeof(SyncRowWrite *) * n);
+	ins = palloc(sizeof(SyncRowWrite *) * n);
 	ups = palloc(sizeof(SyncRowWrite *) * n);
 	for (int k = 0; k < n; k++)
 	{
 		if (rows[k].stored == SYNC_ROW_SAME_SCOPES)
 			upd[nupd++] = &rows[k];
+		else if (rows[k].stored == SYNC_ROW_ABSENT)
+			ins[nins++] = &rows[k];
 		else
 			ups[nups++] = &rows[k];
 	}
-	if (nupd > 0 &&
-		run_engine_write(tp->update_many, many_args(t, partition, nupd, upd), NULL) != (uint64) nupd)
-	{
-		for (int k = 0; k < nupd; k++)
-			ups[nups++] = upd[k];
-	}
+	write_or_defer(&tp->update_many, build_update_many, t, partition, nupd, upd, ups, &nups);
+	write_or_defer(&tp->insert_many, build_insert_many, t, partition, nins, ins, ups, &nups);
+	if (nups > 0 && tp->upsert_many == NULL)
+		tp->upsert_many = build_upsert_many(t);
 	if (nups > 0)
 		run_engine_write(tp->upsert_many, many_args(t, partition, nups, ups), NULL);
 	scratch_end(caller);
@@ -923,5 +911,7 @@ sync_storage_row_delete(const SyncSchema *schema, int table_index, const char *p
 	v[0] = text_datum(partition);
 	v[1] = text_datum(row_id);
 	v[2] = text_datum(schema->tables[table_index].name);
+	if (tp->del == NULL)
+		tp->del = build_delete(&schema->tables[table_index]);
 	run_engine_write(tp->del, v, NULL);
 }

@@ -1,0 +1,140 @@
+-- push_direct_write: a pushed write of one row of a table whose only triggers are the capture
+-- triggers is made without a statement (src/storage_rowdirect.c): the update of a stored row
+-- logs no tuple lock (the executor locks the old tuple before any BEFORE UPDATE row trigger, the
+-- capture's included), a new row no speculative-insertion confirm, and the rows, their index
+-- entries and row-scope entries are those the statements wrote.  A table with a trigger of the
+-- app is written by the upsert statement, which fires it.  The WAL is read with pg_walinspect,
+-- by relation.  Works in a private database.
+\set VERBOSITY terse
+SELECT current_database() AS orig_db \gset
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS syncular_t_direct_write;
+CREATE DATABASE syncular_t_direct_write;
+\c syncular_t_direct_write
+SET client_min_messages = warning;
+CREATE EXTENSION syncular;
+CREATE EXTENSION pg_walinspect;
+SELECT syncular.ensure_schema('{"version": 1, "tables": [
+  {"name": "todos", "primaryKey": "id", "scopes": ["list:{list_id}"], "columns": [
+    {"name": "id", "type": "string", "nullable": false},
+    {"name": "list_id", "type": "string", "nullable": false},
+    {"name": "title", "type": "string", "nullable": true},
+    {"name": "n", "type": "integer", "nullable": true}]},
+  {"name": "notes", "primaryKey": "id", "scopes": ["list:{list_id}"], "columns": [
+    {"name": "id", "type": "string", "nullable": false},
+    {"name": "list_id", "type": "string", "nullable": false},
+    {"name": "body", "type": "string", "nullable": true}]}]}') ->> 'action' AS action;
+CREATE FUNCTION public.resolve(actor text, part text, client text) RETURNS jsonb
+LANGUAGE sql STABLE AS $$ SELECT '{"list_id": ["l1", "l2"]}'::jsonb $$;
+SELECT syncular.set_scope_resolver('public.resolve(text,text,text)');
+-- an index of the app on a column
+CREATE INDEX todos_n ON public.todos (n);
+-- a trigger of the app on notes
+CREATE TABLE public.audit (k serial, what text);
+CREATE FUNCTION public.audit_note() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO public.audit (what) VALUES (TG_OP || ' ' || NEW.id || ' ' || coalesce(NEW.body, '-'));
+  RETURN NEW;
+END $$;
+CREATE TRIGGER audit_note AFTER INSERT OR UPDATE ON public.notes
+  FOR EACH ROW EXECUTE FUNCTION public.audit_note();
+
+-- push(tbl, row, commit id): a commit of one upsert, its status; wal(tbl, since): the heap
+-- records logged since on the synced table and on sync_row_scopes (read after the push's
+-- transaction committed)
+CREATE FUNCTION pg_temp.push(tbl text, r jsonb, id text, base bigint DEFAULT NULL) RETURNS text
+LANGUAGE sql AS $$
+  SELECT syncular.push('p1', 'u1', 'c1', jsonb_build_array(jsonb_build_object(
+           'clientCommitId', id, 'operations', jsonb_build_array(
+             jsonb_build_object('table', tbl, 'row', r)
+             || CASE WHEN base IS NULL THEN '{}' ELSE jsonb_build_object('baseVersion', base) END)))) -> 0 ->> 'status'
+$$;
+CREATE FUNCTION pg_temp.wal_of(rel regclass, since pg_lsn) RETURNS text LANGUAGE sql AS $$
+  SELECT coalesce(string_agg(record_type, ', ' ORDER BY start_lsn), '-')
+    FROM pg_get_wal_records_info_till_end_of_wal(since)
+   WHERE resource_manager = 'Heap'
+     AND block_ref ~ ('rel \d+/\d+/' || pg_relation_filenode(rel) || ' ')
+$$;
+CREATE FUNCTION pg_temp.wal(tbl text, since pg_lsn) RETURNS text LANGUAGE sql AS $$
+  SELECT format('%s: %s | sync_row_scopes: %s', tbl, pg_temp.wal_of(tbl::regclass, since),
+                pg_temp.wal_of('syncular.sync_row_scopes', since))
+$$;
+CREATE FUNCTION pg_temp.rows() RETURNS TABLE (id text, list_id text, title text, n bigint,
+  ver bigint, scopes jsonb, payload_matches boolean) LANGUAGE sql AS $$
+  SELECT id, list_id, title, n, _sync_server_version, _sync_scopes,
+         syncular.decode_row('todos', _sync_payload) = jsonb_build_object('id', id,
+           'list_id', list_id, 'title', title, 'n', n)
+    FROM public.todos ORDER BY id
+$$;
+
+-- a new row: a plain insert (no HEAP_CONFIRM), its row-scope entry; then updates: no LOCK
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('todos', '{"id": "t1", "list_id": "l1", "title": "a", "n": 5}', 'c1');
+SELECT pg_temp.wal('todos', :'l0');
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('todos', '{"id": "t1", "list_id": "l1", "title": "b", "n": 5}', 'c2');
+SELECT pg_temp.wal('todos', :'l0');
+SELECT * FROM pg_temp.rows();
+-- the indexed column changes: not a HOT update; the app's index finds the new version only
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('todos', '{"id": "t1", "list_id": "l1", "title": "c", "n": 7}', 'c3');
+SELECT pg_temp.wal('todos', :'l0');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM public.todos WHERE n = 7;
+SELECT id, title FROM public.todos WHERE n = 7;
+SELECT id, title FROM public.todos WHERE n = 5;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+-- a second row; deleted (the delete statement takes its row-scope entry) and pushed again in
+-- another list (baseVersion 0 recreates it): a new row once more, its tombstone cleared
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('todos', '{"id": "t2", "list_id": "l1", "title": "d", "n": null}', 'c4');
+SELECT pg_temp.wal('todos', :'l0');
+SELECT syncular.push('p1', 'u1', 'c1', '[{"clientCommitId": "c5", "operations": [
+  {"table": "todos", "op": "delete", "rowId": "t2"}]}]') -> 0 ->> 'status' AS deleted;
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('todos', '{"id": "t2", "list_id": "l2", "title": "e", "n": 1}', 'c5b', 0);
+SELECT pg_temp.wal('todos', :'l0');
+SELECT count(*) AS tombstones FROM syncular.sync_tombstones;
+SELECT * FROM pg_temp.rows();
+SELECT partition, tbl, var, value, row_id FROM syncular.sync_row_scopes ORDER BY row_id, value;
+-- the log holds every commit, each with its change, as before
+SELECT commit_seq, (SELECT count(*) FROM syncular.sync_changes c
+                     WHERE c.partition = m.partition AND c.commit_seq = m.commit_seq) AS changes
+  FROM syncular.sync_commits m WHERE partition = 'p1' ORDER BY commit_seq;
+-- a replayed commit writes nothing
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('todos', '{"id": "t1", "list_id": "l1", "title": "c", "n": 7}', 'c3');
+SELECT pg_temp.wal('todos', :'l0');
+SELECT * FROM pg_temp.rows();
+
+-- a table with a trigger of the app: the upsert statement writes it (the push reads nothing
+-- ahead of such a table) and fires the trigger; the insert is a speculative insertion, the
+-- update locks the row first (ON CONFLICT DO UPDATE, and any BEFORE UPDATE row trigger)
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('notes', '{"id": "n1", "list_id": "l1", "body": "x"}', 'c6');
+SELECT pg_temp.wal('notes', :'l0');
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('notes', '{"id": "n1", "list_id": "l1", "body": "y"}', 'c7');
+SELECT pg_temp.wal('notes', :'l0');
+SELECT what FROM public.audit ORDER BY k;
+SELECT id, body, _sync_server_version FROM public.notes;
+SELECT partition, tbl, var, value, row_id FROM syncular.sync_row_scopes WHERE tbl = 'notes';
+
+-- a CHECK constraint of the app: the statements write the table, which checks it
+ALTER TABLE public.todos ADD CONSTRAINT n_small CHECK (n < 100);
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('todos', '{"id": "t1", "list_id": "l1", "title": "c", "n": 8}', 'c8');
+SELECT pg_temp.wal('todos', :'l0');
+SELECT pg_temp.push('todos', '{"id": "t1", "list_id": "l1", "title": "c", "n": 500}', 'c9');
+ALTER TABLE public.todos DROP CONSTRAINT n_small;
+
+-- the capture of SQL writes is unchanged: an UPDATE by SQL is logged as a commit
+UPDATE public.todos SET title = 'sql' WHERE id = 't1';
+SELECT * FROM pg_temp.rows();
+SELECT count(*) AS commits FROM syncular.sync_commits WHERE partition = 'p1';
+
+\c :orig_db
+SET client_min_messages = warning;
+DROP DATABASE IF EXISTS syncular_t_direct_write;

@@ -1,0 +1,575 @@
+/*
+ * storage_rowdirect.c — one row written without a statement, as the statement would write it:
+ * for storage_rows.c the push's update of a stored row whose scopes stay and its insert of a row
+ * the commit read as absent with its row-scope entries (push-and-pull.md §2.3 "Upsert"; the
+ * layout of docs/storage.md); for storage_append.c the two rows of a commit of one upsert.
+ *
+ * Why: through a statement, any BEFORE UPDATE row trigger (the SQL-write capture's
+ * zz_syncular_capture, capture_row.c, which skips engine writes anyway) makes the executor lock
+ * the old tuple before the update, one more WAL record per pushed update; and a statement's
+ * executor start and end cost as much as the write itself.  Here a synced row is found by its
+ * primary key in a fresh snapshot (as a statement of its own reads it) and written by
+ * table_tuple_update / table_tuple_insert, every index entry inserted as the executor inserts it
+ * (ExecInsertIndexTuples: unique checks, expression and partial indexes), so the heap, its
+ * indexes and the WAL carry what the statement wrote, less the tuple lock.
+ *
+ * A synced row only where nothing but the write itself could happen, so the end state is the
+ * statement's: an ordinary table (not partitioned, not a partition), no rewrite rule, no trigger
+ * but the capture triggers (an app trigger, a foreign key's or a deferrable constraint's
+ * trigger: the statement, which fires them), no CHECK constraint or generated column, no
+ * row-level security for the caller, the caller's table privileges, every written column of the
+ * type the statement's parameter has, and no NULL for a NOT NULL column (the statement raises
+ * the error).  Anything else returns false having written nothing, and the caller runs the
+ * statement; so does a concurrent update of the row, which the statement waits for, follows or
+ * refuses as the isolation level says.  A commit-log row (sync_rowdirect_insertable /
+ * _insert_values) fires the BEFORE INSERT row triggers (the writer fence) and checks the
+ * constraints as the executor does, and needs the statement for any other kind of trigger.
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/acl.h"
+#include "utils/inval.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "utils/syscache.h"
+
+#include "storage_internal.h"
+#include "storage_rowdirect.h"
+#include "storage_scan.h"
+
+/*
+ * The capture trigger functions seen so far, by OID: a function's name or schema can change, so
+ * the list empties on any invalidation of pg_proc entries.
+ */
+#define CAPTURE_FNS 4
+static Oid	capture_fns[CAPTURE_FNS];
+static int	ncapture_fns = 0;
+static bool capture_callback = false;
+
+static void
+capture_fns_reset(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ncapture_fns = 0;
+}
+
+static bool
+is_capture_fn(Oid fn)
+{
+	char	   *name;
+	bool		capture;
+
+	for (int i = 0; i < ncapture_fns; i++)
+		if (capture_fns[i] == fn)
+			return true;
+	if (!capture_callback)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, capture_fns_reset, (Datum) 0);
+		capture_callback = true;
+	}
+	name = get_func_name(fn);
+	capture = name != NULL &&
+		get_func_namespace(fn) == get_namespace_oid("syncular", false) &&
+		(strcmp(name, "_capture_row") == 0 || strcmp(name, "_capture_log") == 0);
+	if (capture && ncapture_fns < CAPTURE_FNS)
+		capture_fns[ncapture_fns++] = fn;
+	return capture;
+}
+
+/*
+ * Every trigger is one of the capture triggers ensure_schema installs (syncular._capture_row /
+ * _capture_log, 32_capture.sql): those skip the engine's own writes, so a write that fires none
+ * of them ends the same.
+ */
+bool
+sync_rowdirect_capture_only(const TriggerDesc *td)
+{
+	for (int i = 0; td != NULL && i < td->numtriggers; i++)
+		if (!is_capture_fn(td->triggers[i].tgfoid))
+			return false;
+	return true;
+}
+
+/* The index of rel's live attribute name, -1 when there is none. */
+static int
+attr_index(TupleDesc desc, const char *name)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (!a->attisdropped && strcmp(NameStr(a->attname), name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * The one-row write's parameters v / n (one_row_types; $4's text as the jsonb scopes) as
+ * attributes of rel: false when a column is missing or of another type than its parameter
+ * (the statement would coerce the value).
+ */
+bool
+sync_rowdirect_row(Relation rel, const SyncTable *t, const Datum *v, const char *n, Datum scopes,
+		   SyncDirectRow *row)
+{
+	static const char *const sync_cols[] = {"_sync_partition", "_sync_row_id",
+		"_sync_server_version", "_sync_scopes", "_sync_payload", "_sync_column_versions"};
+	static const Oid sync_types[] = {TEXTOID, TEXTOID, INT8OID, JSONBOID, BYTEAOID, BYTEAOID};
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			ncols = 6 + (t->materialize ? t->ncolumns : 0);
+
+	row->values = palloc0(sizeof(Datum) * desc->natts);
+	row->isnull = palloc(sizeof(bool) * desc->natts);
+	row->set = palloc0(sizeof(bool) * desc->natts);
+	memset(row->isnull, true, sizeof(bool) * desc->natts);
+	for (int c = 0; c < ncols; c++)
+	{
+		const char *name = c < 6 ? sync_cols[c] : t->columns[c - 6].name;
+		Oid			type = c < 6 ? sync_types[c] : column_type_oid(t->columns[c - 6].type);
+		int			p = c < 6 ? c : c + 1;	/* the parameter: $7 is the table name */
+		int			i = attr_index(desc, name);
+
+		if (i < 0 || row->set[i] || TupleDescAttr(desc, i)->atttypid != type ||
+			TupleDescAttr(desc, i)->atttypmod != -1)
+			return false;
+		if (c < 2)
+			row->key[c] = i;
+		row->set[i] = true;
+		row->isnull[i] = n[p] == 'n';
+		row->values[i] = row->isnull[i] ? (Datum) 0 : (c == 3 ? scopes : v[p]);
+	}
+	return true;
+}
+
+static bool
+privileged(Oid relid, AclMode mode)
+{
+	return pg_class_aclcheck(relid, GetUserId(), mode) == ACLCHECK_OK;
+}
+
+/* The write of rel can skip the executor (see the head of this file). */
+static bool
+direct_allowed(Relation rel, AclMode mode)
+{
+	TupleConstr *c = RelationGetDescr(rel)->constr;
+	Oid			relid = RelationGetRelid(rel);
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relispartition ||
+		rel->rd_rules != NULL)
+		return false;
+	if (c != NULL && (c->num_check > 0 || c->has_generated_stored))
+		return false;
+	if (rel->trigdesc != NULL && !sync_rowdirect_capture_only(rel->trigdesc))
+		return false;
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+		return false;
+	/* the statement reads the key columns too (its WHERE, or the probe before an insert) */
+	return privileged(relid, mode) && privileged(relid, ACL_SELECT);
+}
+
+/* No NULL in a NOT NULL column of the row in slot (else the statement raises it). */
+static bool
+not_null_ok(TupleTableSlot *slot)
+{
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (a->attnotnull && !a->attisdropped && slot->tts_isnull[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * An executor state for one row write to rel, as a statement's: the range-table entry carries
+ * the updated columns (updated: by attribute index, NULL for an insert), which the executor's
+ * hint to the indexes (unchanged key) reads; the result relation has rel's triggers and open
+ * indexes.  All of it lives in the state's memory; direct_estate_end closes and frees it.
+ */
+static ResultRelInfo *
+direct_estate(Relation rel, const bool *updated, EState **estate)
+{
+	MemoryContext caller;
+	RangeTblEntry *rte;
+	ResultRelInfo *rri;
+
+	*estate = CreateExecutorState();
+	caller = MemoryContextSwitchTo((*estate)->es_query_cxt);
+	rte = makeNode(RangeTblEntry);
+	rri = makeNode(ResultRelInfo);
+	rte->rtekind = RTE_RELATION;
+	rte->relid = RelationGetRelid(rel);
+	rte->relkind = rel->rd_rel->relkind;
+	rte->rellockmode = RowExclusiveLock;
+	for (int i = 0; updated != NULL && i < RelationGetDescr(rel)->natts; i++)
+		if (updated[i])
+			rte->updatedCols = bms_add_member(rte->updatedCols,
+											  i + 1 - FirstLowInvalidHeapAttributeNumber);
+	ExecInitRangeTable(*estate, list_make1(rte));
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	MemoryContextSwitchTo(caller);
+	return rri;
+}
+
+static void
+direct_estate_end(EState *estate, ResultRelInfo *rri)
+{
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+}
+
+/* The index entries of the row version in slot, just written at slot->tts_tid. */
+static void
+index_entries(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot, bool update)
+{
+	List	   *recheck;
+
+	if (rri->ri_NumIndices == 0)
+		return;
+	recheck = ExecInsertIndexTuples(rri, slot, estate, update, false, NULL, NIL);
+	/* a deferred check needs its constraint trigger, which the callers refuse */
+	if (recheck != NIL)
+		elog(ERROR, "syncular: a deferred index check on a direct row write");
+}
+
+/*
+ * The index entries of the row version in slot (just written at slot->tts_tid), as the
+ * executor inserts them after an insert or a non-HOT update (set: the updated attributes).
+ */
+static void
+insert_index_entries(Relation rel, TupleTableSlot *slot, bool update, const bool *set)
+{
+	EState	   *estate;
+	ResultRelInfo *rri = direct_estate(rel, update ? set : NULL, &estate);
+
+	index_entries(estate, rri, slot, update);
+	direct_estate_end(estate, rri);
+}
+
+/* The row of rel whose primary key (_sync_partition, _sync_row_id) is key, visible in snap. */
+static bool
+fetch_by_key(Relation rel, Relation pk, const Datum *key, Snapshot snap, TupleTableSlot *slot)
+{
+	ScanKeyData keys[2];
+
+	sync_scan_eq_key(&keys[0], pk, 1, key[0]);
+	sync_scan_eq_key(&keys[1], pk, 2, key[1]);
+	return sync_scan_fetch(rel, pk, keys, 2, snap, slot);
+}
+
+/* The primary key of a synced table (its shape checked by sync_storage_row_get). */
+static Relation
+open_pk(Relation rel)
+{
+	Oid			pkid = RelationGetPrimaryKeyIndex(rel);
+
+	if (!OidIsValid(pkid))
+		elog(ERROR, "syncular: %s has no primary key", RelationGetRelationName(rel));
+	return index_open(pkid, RowExclusiveLock);
+}
+
+/*
+ * UPDATE rel SET <the set attributes> WHERE (_sync_partition, _sync_row_id) = key: true when
+ * the row was found and updated, false with nothing written (no visible row, a concurrent
+ * update, or a table the statement must write).  rel is open with RowExclusiveLock.
+ */
+bool
+sync_rowdirect_update(Relation rel, const Datum *key, const SyncDirectRow *row)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Snapshot	snap;
+	Relation	pk;
+	TupleTableSlot *old;
+	TupleTableSlot *new;
+	bool		ok = false;
+
+	if (!direct_allowed(rel, ACL_UPDATE))
+		return false;
+	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
+	snap = sync_scan_snapshot_begin(false);
+	pk = open_pk(rel);
+	old = table_slot_create(rel, NULL);
+	new = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	if (fetch_by_key(rel, pk, key, snap, old))
+	{
+		/* the statement's SET: every written column but the key, which it matched */
+		bool	   *set = palloc(sizeof(bool) * desc->natts);
+
+		memcpy(set, row->set, sizeof(bool) * desc->natts);
+		set[row->key[0]] = set[row->key[1]] = false;
+		slot_getallattrs(old);
+		ExecClearTuple(new);
+		for (int i = 0; i < desc->natts; i++)
+		{
+			new->tts_values[i] = set[i] ? row->values[i] : old->tts_values[i];
+			new->tts_isnull[i] = set[i] ? row->isnull[i] : old->tts_isnull[i];
+		}
+		ExecStoreVirtualTuple(new);
+		if (not_null_ok(new))
+		{
+			TM_FailureData tmfd;
+			LockTupleMode lockmode;
+			bool		update_indexes;
+
+			if (table_tuple_update(rel, &old->tts_tid, new, GetCurrentCommandId(true), snap,
+								   InvalidSnapshot, true, &tmfd, &lockmode,
+								   &update_indexes) == TM_Ok)
+			{
+				if (update_indexes)
+					insert_index_entries(rel, new, true, set);
+				ok = true;
+			}
+		}
+	}
+	ExecDropSingleTupleTableSlot(new);
+	ExecDropSingleTupleTableSlot(old);
+	index_close(pk, NoLock);
+	sync_scan_snapshot_end(false);
+	return ok;
+}
+
+/*
+ * The string members of a scopes object as (var, value) text pairs; false when a value is not
+ * a string (the statement's jsonb_each_text renders those; none of the push's scopes is one).
+ */
+static bool
+scope_pairs(Jsonb *scopes, List **vars, List **values)
+{
+	JsonbIterator *it = JsonbIteratorInit(&scopes->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	text	   *key = NULL;
+
+	*vars = *values = NIL;
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			key = cstring_to_text_with_len(v.val.string.val, v.val.string.len);
+		else if (tok == WJB_VALUE)
+		{
+			if (v.type != jbvString)
+				return false;
+			*vars = lappend(*vars, key);
+			*values = lappend(*values,
+							  cstring_to_text_with_len(v.val.string.val, v.val.string.len));
+		}
+		else if (tok != WJB_BEGIN_OBJECT && tok != WJB_END_OBJECT)
+			return false;
+	}
+	return true;
+}
+
+/* Insert the row in slot into rel with its index entries. */
+static void
+insert_row(Relation rel, TupleTableSlot *slot)
+{
+	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
+	insert_index_entries(rel, slot, false, NULL);
+}
+
+/*
+ * The row-scope entries (partition, tbl, var, value, row_id) of a new row, each inserted unless
+ * present (a key probe in snap: the partition lock excludes a concurrent writer of the same
+ * entry, docs/storage.md), as the statement inserts them.
+ */
+static void
+insert_scope_entries(Relation rs, Datum partition, Datum tbl, Datum row_id, List *vars,
+					 List *values, Snapshot snap)
+{
+	Relation	pk = open_pk(rs);
+	TupleDesc	desc = RelationGetDescr(rs);
+	TupleTableSlot *found = table_slot_create(rs, NULL);
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	AttrNumber	a[5];
+	ListCell   *lv;
+	ListCell   *lval;
+
+	a[0] = sync_scan_attnum(rs, "partition");
+	a[1] = sync_scan_attnum(rs, "tbl");
+	a[2] = sync_scan_attnum(rs, "var");
+	a[3] = sync_scan_attnum(rs, "value");
+	a[4] = sync_scan_attnum(rs, "row_id");
+	forboth(lv, vars, lval, values)
+	{
+		Datum		kv[5] = {partition, tbl, PointerGetDatum(lfirst(lv)),
+		PointerGetDatum(lfirst(lval)), row_id};
+		ScanKeyData keys[5];
+
+		for (int k = 0; k < 5; k++)
+			sync_scan_eq_key(&keys[k], pk, k + 1, kv[k]);
+		if (sync_scan_fetch(rs, pk, keys, 5, snap, found))
+			continue;
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+		for (int k = 0; k < 5; k++)
+		{
+			slot->tts_values[a[k] - 1] = kv[k];
+			slot->tts_isnull[a[k] - 1] = false;
+		}
+		ExecStoreVirtualTuple(slot);
+		insert_row(rs, slot);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	ExecDropSingleTupleTableSlot(found);
+	index_close(pk, NoLock);
+}
+
+/*
+ * INSERT INTO rel <every attribute, from row> unless its primary key (_sync_partition,
+ * _sync_row_id) = key is there, then its row-scope entries from scopes (a jsonb object) for
+ * table tbl: true when inserted; false with nothing written (the key is taken, even by a
+ * transaction in progress, or a table the statement must write).  A plain insert: no
+ * speculative-insertion confirm.  rel is open with RowExclusiveLock.
+ */
+bool
+sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row, Jsonb *scopes,
+					  Datum tbl)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	Relation	rs;
+	List	   *vars;
+	List	   *values;
+	Snapshot	snap;
+	Relation	pk;
+	TupleTableSlot *slot;
+	SnapshotData dirty;
+	bool		ok = false;
+
+	if (!direct_allowed(rel, ACL_INSERT) || !scope_pairs(scopes, &vars, &values))
+		return false;
+	for (int i = 0; i < desc->natts; i++)
+		if (!row->set[i] && !TupleDescAttr(desc, i)->attisdropped)
+			return false;		/* the statement would give it its default */
+	rs = sync_scan_open_catalog("sync_row_scopes", RowExclusiveLock);
+	if (!privileged(RelationGetRelid(rs), ACL_INSERT) ||
+		!privileged(RelationGetRelid(rs), ACL_SELECT))
+	{
+		table_close(rs, NoLock);
+		return false;
+	}
+	snap = sync_scan_snapshot_begin(false);
+	pk = open_pk(rel);
+	slot = table_slot_create(rel, NULL);
+	/*
+	 * the key probed in a dirty snapshot: a row there, committed or not (a writer outside the
+	 * engine), leaves the write to the statement, whose ON CONFLICT waits for it
+	 */
+	InitDirtySnapshot(dirty);
+	if (!fetch_by_key(rel, pk, key, &dirty, slot))
+	{
+		TupleTableSlot *new = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+
+		ExecClearTuple(new);
+		memcpy(new->tts_values, row->values, sizeof(Datum) * desc->natts);
+		memcpy(new->tts_isnull, row->isnull, sizeof(bool) * desc->natts);
+		for (int i = 0; i < desc->natts; i++)
+			new->tts_isnull[i] |= TupleDescAttr(desc, i)->attisdropped;
+		ExecStoreVirtualTuple(new);
+		if (not_null_ok(new))
+		{
+			insert_row(rel, new);
+			insert_scope_entries(rs, key[0], tbl, key[1], vars, values, snap);
+			ok = true;
+		}
+		ExecDropSingleTupleTableSlot(new);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(pk, NoLock);
+	table_close(rs, NoLock);
+	sync_scan_snapshot_end(false);
+	return ok;
+}
+
+/*
+ * Whether INSERT INTO rel (names) VALUES (...) can be made without the statement: a table of
+ * the syncular schema, every live attribute named with the parameter's type (att[k]: the
+ * attribute index of names[k]), no rewrite rule, no row-level security for the caller, the
+ * caller's INSERT privilege, and no trigger an INSERT fires but BEFORE ROW ones (the writer
+ * fence of sync_commits), which sync_rowdirect_insert_values fires.
+ */
+bool
+sync_rowdirect_insertable(Relation rel, int n, const char *const *names, const Oid *types,
+						  int *att)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	TriggerDesc *td = rel->trigdesc;
+	int			named = 0;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relispartition ||
+		rel->rd_rules != NULL ||
+		(desc->constr != NULL && desc->constr->has_generated_stored))
+		return false;
+	for (int i = 0; td != NULL && i < td->numtriggers; i++)
+		if (TRIGGER_FOR_INSERT(td->triggers[i].tgtype) &&
+			(!TRIGGER_FOR_ROW(td->triggers[i].tgtype) ||
+			 !TRIGGER_FOR_BEFORE(td->triggers[i].tgtype)))
+			return false;
+	if (td != NULL && td->trig_insert_new_table)
+		return false;
+	for (int k = 0; k < n; k++)
+	{
+		att[k] = attr_index(desc, names[k]);
+		if (att[k] < 0 || TupleDescAttr(desc, att[k])->atttypid != types[k] ||
+			TupleDescAttr(desc, att[k])->atttypmod != -1)
+			return false;
+	}
+	for (int i = 0; i < desc->natts; i++)
+		named += !TupleDescAttr(desc, i)->attisdropped;
+	if (named != n)
+		return false;			/* another column would get its default */
+	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, true) == RLS_ENABLED)
+		return false;
+	return privileged(RelationGetRelid(rel), ACL_INSERT);
+}
+
+/*
+ * The insert sync_rowdirect_insertable allowed, as the executor makes it: the BEFORE INSERT
+ * row triggers (one returning NULL skips the row), the table's constraints (their errors), the
+ * heap insert and its index entries.
+ */
+void
+sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *vals,
+							 const bool *nulls)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	EState	   *estate;
+	ResultRelInfo *rri = direct_estate(rel, NULL, &estate);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+	for (int k = 0; k < n; k++)
+	{
+		slot->tts_values[att[k]] = nulls[k] ? (Datum) 0 : vals[k];
+		slot->tts_isnull[att[k]] = nulls[k];
+	}
+	ExecStoreVirtualTuple(slot);
+	if (rri->ri_TrigDesc == NULL || !rri->ri_TrigDesc->trig_insert_before_row ||
+		ExecBRInsertTriggers(estate, rri, slot))
+	{
+		if (desc->constr != NULL)
+			ExecConstraints(rri, slot, estate);
+		table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
+		index_entries(estate, rri, slot, false);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	direct_estate_end(estate, rri);
+}

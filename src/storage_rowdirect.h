@@ -1,0 +1,35 @@
+/*
+ * storage_rowdirect.h — the direct write of one synced row (storage_rowdirect.c), for
+ * storage_rows.c.  Internal to the storage layer.
+ */
+#ifndef SYNCULAR_STORAGE_ROWDIRECT_H
+#define SYNCULAR_STORAGE_ROWDIRECT_H
+
+#include "commands/trigger.h"
+#include "utils/jsonb.h"
+#include "utils/relcache.h"
+
+#include "engine.h"
+
+/* A row to write, by attribute (index attnum - 1) of the table: set says which the write gives. */
+typedef struct SyncDirectRow
+{
+	Datum	   *values;
+	bool	   *isnull;
+	bool	   *set;
+	int			key[2];			/* the attribute indexes of _sync_partition, _sync_row_id */
+} SyncDirectRow;
+
+extern bool sync_rowdirect_row(Relation rel, const SyncTable *t, const Datum *v, const char *n,
+							   Datum scopes, SyncDirectRow *row);
+extern bool sync_rowdirect_capture_only(const TriggerDesc *td);
+extern bool sync_rowdirect_update(Relation rel, const Datum *key, const SyncDirectRow *row);
+extern bool sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row,
+								  Jsonb *scopes, Datum tbl);
+
+extern bool sync_rowdirect_insertable(Relation rel, int n, const char *const *names,
+									  const Oid *types, int *att);
+extern void sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *vals,
+										 const bool *nulls);
+
+#endif							/* SYNCULAR_STORAGE_ROWDIRECT_H */
