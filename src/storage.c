@@ -734,9 +734,79 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 }
 
 /*
+ * Whether syncular.inject_fault armed the idempotency_cache_miss fault of (partition, client),
+ * read without a statement: a heap scan of sync_faults (empty outside tests) in a fresh
+ * snapshot, taking no lock stronger than the statement's scan did.
+ */
+static bool
+fault_armed(const char *partition, const char *client_id)
+{
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	Relation	rel = sync_scan_open_catalog("sync_faults", AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
+	AttrNumber	a_part = sync_scan_attnum(rel, "partition");
+	AttrNumber	a_client = sync_scan_attnum(rel, "client_id");
+	AttrNumber	a_fault = sync_scan_attnum(rel, "fault");
+	bool		found = false;
+
+	while (!found && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+		found = strcmp(sync_scan_text(slot, a_part), partition) == 0 &&
+			strcmp(sync_scan_text(slot, a_client), client_id) == 0 &&
+			strcmp(sync_scan_text(slot, a_fault), "idempotency_cache_miss") == 0;
+	table_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, NoLock);
+	sync_scan_snapshot_end(false);
+	return found;
+}
+
+/*
+ * P_RESULT_LOOKUP's read without a statement, in one fresh snapshot (the caller has just taken
+ * the partition lock: a racing delivery's result committed before it is seen): an applied
+ * commit's result by sync_commits_by_client_commit, else a rejected or pruned commit's record
+ * by the primary key of sync_push_results.  NULL: neither.
+ */
+static Jsonb *
+result_read(const char *partition, const char *client_id, const char *client_commit_id)
+{
+	Snapshot	snap = sync_scan_snapshot_begin(false);
+	Relation	heap = sync_scan_open_catalog("sync_commits", AccessShareLock);
+	Relation	idx = index_open(sync_scan_catalog_relid("sync_commits_by_client_commit"),
+								 AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	ScanKeyData keys[3];
+	Jsonb	   *j = NULL;
+	SyncKeyed	k;
+
+	for (int i = 0; i < 3; i++)
+		sync_scan_eq_key(&keys[i], idx, i + 1,
+						 text_datum(i == 0 ? partition : i == 1 ? client_id : client_commit_id));
+	if (sync_scan_fetch(heap, idx, keys, 3, snap, slot))
+		j = sync_scan_varlena(slot, sync_scan_attnum(heap, "result"));
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(idx, NoLock);
+	table_close(heap, NoLock);
+	if (j == NULL)
+	{
+		sync_scan_keyed_open(&k, "sync_push_results");
+		for (int i = 0; i < 3; i++)
+			sync_scan_eq_key(&keys[i], k.pk, i + 1,
+							 text_datum(i == 0 ? partition : i == 1 ? client_id : client_commit_id));
+		if (sync_scan_fetch(k.heap, k.pk, keys, 3, snap, k.slot))
+			j = sync_scan_varlena(k.slot, sync_scan_attnum(k.heap, "result"));
+		sync_scan_keyed_close(&k);
+	}
+	sync_scan_snapshot_end(false);
+	return j;
+}
+
+/*
  * A push's locked idempotency lookup: *fault is true when the armed idempotency_cache_miss
  * fault of (partition, client) was consumed (syncular.inject_fault; the lookup is then
- * unreadable and the caller ignores the result); otherwise the stored result or NULL.
+ * unreadable and the caller ignores the result); otherwise the stored result or NULL.  Runs
+ * under the partition lock, so the common case (no fault armed) reads by key without a
+ * statement; an armed fault is consumed by the statement, which reads the result beside it.
  */
 Jsonb *
 sync_storage_push_result_lookup(const char *partition, const char *client_id,
@@ -746,11 +816,11 @@ sync_storage_push_result_lookup(const char *partition, const char *client_id,
 	bool		isnull;
 	Jsonb	   *j;
 
+	*fault = false;
 	if (!faults_table_exists())
-	{
-		*fault = false;
 		return sync_storage_push_result_get(partition, client_id, client_commit_id);
-	}
+	if (!sync_storage_log_before_06() && !fault_armed(partition, client_id))
+		return result_read(partition, client_id, client_commit_id);
 	v[0] = text_datum(partition);
 	v[1] = text_datum(client_id);
 	v[2] = text_datum(client_commit_id);
