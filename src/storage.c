@@ -373,9 +373,10 @@ partition_queue_wait(const char *partition)
 /*
  * Whether the row version in slot (read by key, pinned) is held by another transaction: a
  * plain xmax that is not this transaction's (an updater or locker, running or just ended).
- * A MultiXact or this transaction's own lock (ops_command.c locks the row before its push)
- * is not queued for: a writer that holds the row must never wait on the queue, where a
- * waiter for its row may stand first.
+ * A MultiXact or this transaction's own lock (SELECT ... FOR UPDATE of the row) is not queued
+ * for, and a version this transaction wrote (an earlier reservation, ops_command.c's lock) has
+ * no xmax: a writer that holds the row must never wait on the queue, where a waiter for its
+ * row may stand first.
  */
 static bool
 row_held_by_other(TupleTableSlot *slot)
@@ -741,22 +742,21 @@ sync_storage_push_result_get(const char *partition, const char *client_id,
 static bool
 fault_armed(const char *partition, const char *client_id)
 {
-	Snapshot	snap = sync_scan_snapshot_begin(false);
-	Relation	rel = sync_scan_open_catalog("sync_faults", AccessShareLock);
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
-	AttrNumber	a_part = sync_scan_attnum(rel, "partition");
-	AttrNumber	a_client = sync_scan_attnum(rel, "client_id");
-	AttrNumber	a_fault = sync_scan_attnum(rel, "fault");
+	SyncTableScan s;
+	AttrNumber	a_part;
+	AttrNumber	a_client;
+	AttrNumber	a_fault;
 	bool		found = false;
 
-	while (!found && table_scan_getnextslot(scan, ForwardScanDirection, slot))
-		found = strcmp(sync_scan_text(slot, a_part), partition) == 0 &&
-			strcmp(sync_scan_text(slot, a_client), client_id) == 0 &&
-			strcmp(sync_scan_text(slot, a_fault), "idempotency_cache_miss") == 0;
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	table_close(rel, NoLock);
+	sync_scan_table_begin(&s, "sync_faults", sync_scan_snapshot_begin(false));
+	a_part = sync_scan_attnum(s.heap, "partition");
+	a_client = sync_scan_attnum(s.heap, "client_id");
+	a_fault = sync_scan_attnum(s.heap, "fault");
+	while (!found && table_scan_getnextslot(s.scan, ForwardScanDirection, s.slot))
+		found = strcmp(sync_scan_text(s.slot, a_part), partition) == 0 &&
+			strcmp(sync_scan_text(s.slot, a_client), client_id) == 0 &&
+			strcmp(sync_scan_text(s.slot, a_fault), "idempotency_cache_miss") == 0;
+	sync_scan_table_end(&s);
 	sync_scan_snapshot_end(false);
 	return found;
 }
