@@ -24,7 +24,7 @@ if [ "$spread" = disjoint ]; then
                     (k % 100000) % GREATEST($parts / $clients, 1)) AS part FROM bench.req) x
       WHERE u.k = x.k" >/dev/null
 fi
-q "CREATE UNLOGGED TABLE bench.waits (t text, e text, rel text)"
+q "CREATE UNLOGGED TABLE bench.waits (c text, t text, e text, rel text)"
 q "ANALYZE"
 q "CHECKPOINT"
 mx0=$(q "SELECT next_multixact_id FROM pg_control_checkpoint()")
@@ -32,26 +32,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '%s\n' '\set n :n + 1' '\set k :client_id * 100000 + :n' \
   "SELECT length(syncular.handle(q.req, q.part, 'bench')) FROM bench.req q WHERE q.k = :k;" > "$tmp/s.sql"
-# the sampler: until no pgbench backend was seen for a second after the first one (pgbench
-# connects once on its own before its clients do), at most 600 s
-psql -X -Atq -d "$db" -c "DO \$\$
-DECLARE last timestamptz; n int; t0 timestamptz := clock_timestamp();
-BEGIN
-  LOOP
-    PERFORM pg_stat_clear_snapshot();
-    SELECT count(*) INTO n FROM pg_stat_activity WHERE application_name = 'pgbench';
-    IF n > 0 THEN
-      last := clock_timestamp();
-    END IF;
-    EXIT WHEN clock_timestamp() > last + interval '1 s' OR clock_timestamp() > t0 + interval '600 s';
-    INSERT INTO bench.waits
-    SELECT coalesce(a.wait_event_type, 'CPU'), coalesce(a.wait_event, 'CPU'),
-           (SELECT string_agg(DISTINCT coalesce(l.relation::regclass::text, l.locktype), ',')
-              FROM pg_locks l WHERE l.pid = a.pid AND NOT l.granted)
-      FROM pg_stat_activity a WHERE a.application_name = 'pgbench' AND a.state = 'active';
-    PERFORM pg_sleep(0.003);
-  END LOOP;
-END \$\$" &
+sample_waits all 0.003 &
 sampler=$!
 sleep 0.5
 tps=$(pgbench -n -M prepared -c "$clients" -j "$clients" -t "$per" -D n=0 -f "$tmp/s.sql" "$db" 2>"$tmp/err" |

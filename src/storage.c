@@ -20,6 +20,9 @@
 #include "catalog/index.h"
 #include "executor/tuptable.h"
 #include "catalog/namespace.h"
+#include "common/hashfn.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
@@ -345,15 +348,74 @@ sync_storage_lock_partition(const char *partition)
 }
 
 /*
+ * The partition's queue (docs/storage.md "The partition lock"): a transaction-duration
+ * heavyweight lock keyed by the database and a 64-bit hash of the partition name, taken only
+ * by a writer that finds the partition row held by another transaction, before it waits on
+ * the row.  Waiters then line up in the lock manager's FIFO queue and each commit wakes one:
+ * waiting on the row alone, every waiter woke at each commit, found the version it waited on
+ * updated and retried, and all but one went back to sleep.  It is an advisory lock with
+ * field4 SYNC_PARTITION_QUEUE (pg_advisory_lock uses 1 and 2, so no SQL key collides with
+ * it); a hash collision only queues two partitions together.  The row lock stays the
+ * partition lock: correctness never depends on the queue.
+ */
+#define SYNC_PARTITION_QUEUE 0x5359
+
+static void
+partition_queue_wait(const char *partition)
+{
+	LOCKTAG		tag;
+	uint64		h = hash_bytes_extended((const unsigned char *) partition, strlen(partition), 0);
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h, SYNC_PARTITION_QUEUE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
+ * Whether the row version in slot (read by key, pinned) is held by another transaction: a
+ * plain xmax that is not this transaction's (an updater or locker, running or just ended).
+ * A MultiXact or this transaction's own lock (SELECT ... FOR UPDATE of the row) is not queued
+ * for, and a version this transaction wrote (an earlier reservation, ops_command.c's lock) has
+ * no xmax: a writer that holds the row must never wait on the queue, where a waiter for its
+ * row may stand first.
+ */
+static bool
+row_held_by_other(TupleTableSlot *slot)
+{
+	BufferHeapTupleTableSlot *b = (BufferHeapTupleTableSlot *) slot;
+	uint16		mask;
+	TransactionId xmax;
+
+	if (!TTS_IS_BUFFERTUPLE(slot) || !BufferIsValid(b->buffer))
+		return false;
+	LockBuffer(b->buffer, BUFFER_LOCK_SHARE);
+	mask = b->base.tuple->t_data->t_infomask;
+	xmax = HeapTupleHeaderGetRawXmax(b->base.tuple->t_data);
+	LockBuffer(b->buffer, BUFFER_LOCK_UNLOCK);
+	return (mask & (HEAP_XMAX_INVALID | HEAP_XMAX_IS_MULTI)) == 0 &&
+		TransactionIdIsNormal(xmax) && !TransactionIdIsCurrentTransactionId(xmax);
+}
+
+typedef enum
+{
+	RESERVE_DONE,				/* *seq reserved */
+	RESERVE_QUEUE,				/* the row is held by another transaction: queue first */
+	RESERVE_AGAIN,				/* a concurrent update committed meanwhile: a fresh read */
+	RESERVE_STATEMENT			/* anything else: the kept UPDATE */
+} ReserveStep;
+
+/*
  * P_SEQ_RESERVE's common case without a statement: the partition row found by its key in a
  * fresh snapshot and updated (max_commit_seq + 1) by table_tuple_update, which waits for a
  * transaction holding the row as the statement's update does and takes the same row lock.
- * false, nothing written, for anything else (no visible row, a concurrent update or delete
- * committed meanwhile, the counter at its maximum): the statement then does what it always did
- * (reads the latest version, refuses under REPEATABLE READ, inserts a missing row, raises).
+ * Unless `queued`, a row held by another transaction is not waited on here (RESERVE_QUEUE).
+ * After a wait for a writer that committed, READ COMMITTED reads the row again (RESERVE_AGAIN,
+ * as the statement's EvalPlanQual would); anything else (no visible row, a concurrent delete,
+ * an update under REPEATABLE READ, the counter at its maximum) writes nothing and leaves it to
+ * the statement, which does what it always did (reads the latest version, refuses under
+ * REPEATABLE READ, inserts a missing row, raises).
  */
-static bool
-reserve_direct(const char *partition, int64 *seq)
+static ReserveStep
+reserve_direct(const char *partition, bool queued, int64 *seq)
 {
 	Snapshot	snap = sync_scan_snapshot_begin(false);
 	Relation	rel = sync_scan_open_catalog("sync_partitions", RowExclusiveLock);
@@ -365,7 +427,7 @@ reserve_direct(const char *partition, int64 *seq)
 	AttrNumber	a_seq = sync_scan_attnum(rel, "max_commit_seq");
 	AttrNumber	a_part = sync_scan_attnum(rel, "partition");
 	ScanKeyData key;
-	bool		ok = false;
+	ReserveStep step = RESERVE_STATEMENT;
 
 	if (!OidIsValid(pkid))
 		elog(ERROR, "syncular: syncular.sync_partitions has no primary key");
@@ -380,16 +442,20 @@ reserve_direct(const char *partition, int64 *seq)
 
 		slot_getallattrs(old);
 		cur = DatumGetInt64(old->tts_values[a_seq - 1]);
-		if (!old->tts_isnull[a_seq - 1] && cur < PG_INT64_MAX)
+		if (!queued && row_held_by_other(old))
+			step = RESERVE_QUEUE;
+		else if (!old->tts_isnull[a_seq - 1] && cur < PG_INT64_MAX)
 		{
+			TM_Result	res;
+
 			ExecClearTuple(new);
 			memcpy(new->tts_values, old->tts_values, sizeof(Datum) * desc->natts);
 			memcpy(new->tts_isnull, old->tts_isnull, sizeof(bool) * desc->natts);
 			new->tts_values[a_seq - 1] = Int64GetDatum(cur + 1);
 			ExecStoreVirtualTuple(new);
-			if (table_tuple_update(rel, &old->tts_tid, new, GetCurrentCommandId(true), snap,
-								   InvalidSnapshot, true, &tmfd, &lockmode,
-								   &update_indexes) == TM_Ok)
+			res = table_tuple_update(rel, &old->tts_tid, new, GetCurrentCommandId(true), snap,
+									 InvalidSnapshot, true, &tmfd, &lockmode, &update_indexes);
+			if (res == TM_Ok)
 			{
 				/* not a HOT update: the new version's key entry, as the executor inserts it */
 				if (update_indexes)
@@ -397,8 +463,10 @@ reserve_direct(const char *partition, int64 *seq)
 								 &new->tts_tid, rel, UNIQUE_CHECK_YES, false,
 								 BuildIndexInfo(pk));
 				*seq = cur + 1;
-				ok = true;
+				step = RESERVE_DONE;
 			}
+			else if (res == TM_Updated && !IsolationUsesXactSnapshot())
+				step = RESERVE_AGAIN;
 		}
 	}
 	ExecDropSingleTupleTableSlot(new);
@@ -406,23 +474,38 @@ reserve_direct(const char *partition, int64 *seq)
 	index_close(pk, NoLock);
 	table_close(rel, NoLock);
 	sync_scan_snapshot_end(false);
-	return ok;
+	return step;
 }
 
 /*
  * Lock the partition row and reserve the next commit_seq (inserting the row first when
  * missing): the caller's commit gets it, or gives it back with sync_storage_unreserve_commit_seq
- * before anything else takes the lock (it is held to the end of the transaction).
+ * before anything else takes the lock (it is held to the end of the transaction).  A writer
+ * that finds the row held queues first (partition_queue_wait), then waits on the row.
  */
 int64
 sync_storage_reserve_commit_seq(const char *partition)
 {
 	Datum		v[1];
 	bool		isnull;
+	bool		queued = false;
 	int64		seq;
 
-	if (reserve_direct(partition, &seq))
-		return seq;
+	/* a few reads at most: once queued, only a writer that never queued can come first */
+	for (int attempt = 0; attempt < 4; attempt++)
+	{
+		ReserveStep step = reserve_direct(partition, queued, &seq);
+
+		if (step == RESERVE_DONE)
+			return seq;
+		if (step == RESERVE_STATEMENT)
+			break;
+		if (step == RESERVE_QUEUE)
+		{
+			partition_queue_wait(partition);
+			queued = true;
+		}
+	}
 	v[0] = text_datum(partition);
 	run_keep(static_plan(P_SEQ_RESERVE), v, NULL, false, 0);
 	if (SPI_processed == 0)
@@ -713,7 +796,9 @@ result_lookup_direct(const char *partition, const char *client_id,
 /*
  * A push's locked idempotency lookup: *fault is true when the armed idempotency_cache_miss
  * fault of (partition, client) was consumed (syncular.inject_fault; the lookup is then
- * unreadable and the caller ignores the result); otherwise the stored result or NULL.
+ * unreadable and the caller ignores the result); otherwise the stored result or NULL.  Runs
+ * under the partition lock, so the common case (no fault armed) reads by key without a
+ * statement; an armed fault is consumed by the statement, which reads the result beside it.
  */
 Jsonb *
 sync_storage_push_result_lookup(const char *partition, const char *client_id,
@@ -723,12 +808,9 @@ sync_storage_push_result_lookup(const char *partition, const char *client_id,
 	bool		isnull;
 	Jsonb	   *j;
 
-	if (!faults_table_exists())
-	{
-		*fault = false;
-		return sync_storage_push_result_get(partition, client_id, client_commit_id);
-	}
 	*fault = false;
+	if (!faults_table_exists())
+		return sync_storage_push_result_get(partition, client_id, client_commit_id);
 	if (!sync_storage_log_before_06() &&
 		result_lookup_direct(partition, client_id, client_commit_id, &j))
 		return j;

@@ -112,18 +112,23 @@ gate_epoch(const char *partition, Snapshot snap)
 static void
 gate_pending(int32 running, Snapshot snap, SyncGateRead *g)
 {
-	Relation	rel = sync_scan_open_catalog("sync_backfill_checkpoints", AccessShareLock);
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
-	TableScanDesc scan = table_beginscan(rel, snap, 0, NULL);
-	AttrNumber	a_partition = sync_scan_attnum(rel, "partition");
-	AttrNumber	a_name = sync_scan_attnum(rel, "name");
-	AttrNumber	a_version = sync_scan_attnum(rel, "schema_version");
-	AttrNumber	a_state = sync_scan_attnum(rel, "state");
+	SyncTableScan s;
+	TupleTableSlot *slot;
+	AttrNumber	a_partition;
+	AttrNumber	a_name;
+	AttrNumber	a_version;
+	AttrNumber	a_state;
 	int			cap = 4;
 	int			n = 0;
 	GatePending *p = palloc(sizeof(GatePending) * cap);
 
-	while (table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	sync_scan_table_begin(&s, "sync_backfill_checkpoints", snap);
+	slot = s.slot;
+	a_partition = sync_scan_attnum(s.heap, "partition");
+	a_name = sync_scan_attnum(s.heap, "name");
+	a_version = sync_scan_attnum(s.heap, "schema_version");
+	a_state = sync_scan_attnum(s.heap, "state");
+	while (table_scan_getnextslot(s.scan, ForwardScanDirection, slot))
 	{
 		bool		isnull;
 		Datum		version = slot_getattr(slot, a_version, &isnull);
@@ -143,9 +148,7 @@ gate_pending(int32 running, Snapshot snap, SyncGateRead *g)
 		p[n].name = sync_scan_text(slot, a_name);
 		n++;
 	}
-	table_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
-	table_close(rel, NoLock);
+	sync_scan_table_end(&s);
 	qsort(p, n, sizeof(GatePending), pending_cmp);
 	g->npending = n;
 	g->pending_partition = palloc(sizeof(char *) * Max(n, 1));

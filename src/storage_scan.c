@@ -141,6 +141,26 @@ sync_scan_keyed_close(SyncKeyed *k)
 }
 
 /*
+ * A sequential scan of a table of the syncular schema (AccessShareLock, kept to the end of the
+ * transaction) in snap, for the small tables read whole; the rows come into s->slot.
+ */
+void
+sync_scan_table_begin(SyncTableScan *s, const char *table, Snapshot snap)
+{
+	s->heap = sync_scan_open_catalog(table, AccessShareLock);
+	s->slot = table_slot_create(s->heap, NULL);
+	s->scan = table_beginscan(s->heap, snap, 0, NULL);
+}
+
+void
+sync_scan_table_end(SyncTableScan *s)
+{
+	table_endscan(s->scan);
+	ExecDropSingleTupleTableSlot(s->slot);
+	table_close(s->heap, NoLock);
+}
+
+/*
  * The snapshot of a keyed read: read_only, the caller's active snapshot (the pull's, a SQL
  * function's statement); otherwise what SPI gives a statement that is not read-only: a new
  * snapshot (READ COMMITTED; the transaction's otherwise) in which the transaction's own

@@ -23,10 +23,20 @@ typedef struct SyncKeyed
 	TupleTableSlot *slot;
 } SyncKeyed;
 
+/* A sequential scan of a small table of the syncular schema and its slot. */
+typedef struct SyncTableScan
+{
+	Relation	heap;
+	TupleTableSlot *slot;
+	struct TableScanDescData *scan;
+} SyncTableScan;
+
 extern Oid	sync_scan_catalog_relid(const char *name);
 extern uint64 sync_scan_catalog_generation(void);
 extern void sync_scan_keyed_open(SyncKeyed *k, const char *table);
 extern void sync_scan_keyed_close(SyncKeyed *k);
+extern void sync_scan_table_begin(SyncTableScan *s, const char *table, Snapshot snap);
+extern void sync_scan_table_end(SyncTableScan *s);
 extern Relation sync_scan_open_catalog(const char *name, LOCKMODE lock);
 extern Snapshot sync_scan_snapshot_begin(bool read_only);
 extern void sync_scan_snapshot_end(bool read_only);
