@@ -22,18 +22,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-3}
 rows=${2:-100000}
 db=bench_copy
-dropdb --if-exists "$db" 2>/dev/null || true
-createdb "$db"
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-q() { psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -c "$1"; }
-# ms <sql...>: the server time of the last statement (psql \timing), one session
-ms() {
-  { printf '%s\n' "${@:1:$#-1}"; echo '\timing on'; echo "${!#}"; } \
-    | psql -X -q -d "$db" -v ON_ERROR_STOP=1 2>&1 | awk '/^Time:/ {t=$2} END {print t}'
-}
-median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}'; }
+. bench/sql-bench-lib.sh
 
 psql -X -q -d "$db" -v ON_ERROR_STOP=1 -f bench/sql_writes_schema.sql >/dev/null
 psql -X -q -d "$db" -v ON_ERROR_STOP=1 >/dev/null <<'SQL'

@@ -10,18 +10,7 @@ set -euo pipefail
 runs=${1:-3}
 rows=${2:-100000}
 db=bench_sql
-dropdb --if-exists "$db" 2>/dev/null || true
-createdb "$db"
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-q() { psql -X -Atq -d "$db" -v ON_ERROR_STOP=1 -c "$1"; }
-# ms <sql...>: the server time of the last statement (psql \timing), one session
-ms() {
-  { echo '\timing on'; printf '%s\n' "$@"; } | psql -X -q -d "$db" -v ON_ERROR_STOP=1 2>&1 \
-    | awk '/^Time:/ {t=$2} END {print t}'
-}
-median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}'; }
+. "$(dirname "$0")/sql-bench-lib.sh"
 # row <case> <syncular> <plain> <unit>: ratio = plain time / syncular time (or tps ratio)
 row() { awk -v n="$1" -v s="$2" -v b="$3" -v u="$4" 'BEGIN {
   r = (u == "tps") ? (b > 0 ? s / b : 0) : (s > 0 ? b / s : 0);
