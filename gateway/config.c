@@ -40,6 +40,10 @@ static const Opt opts[] = {
 	{"max-inflight-bytes", "SYNCULAR_GATEWAY_MAX_INFLIGHT_BYTES", T_SIZE, &gw_cfg.max_inflight_bytes, "268435456",
 	 "bytes: memory budget of the whole process for request bodies being received, buffered or queued "
 	 "(and /sync answers waiting to be written); a new body beyond it gets 503 sync.rate_limited before it is read"},
+	{"bootstrap-connections", "SYNCULAR_GATEWAY_BOOTSTRAP_CONNECTIONS", T_INT, &gw_cfg.bootstrap_connections, "0",
+	 "pool connections that rounds asking for a bootstrap may hold at once (the others stay free for pushes, "
+	 "incremental pulls, realtime fanouts and acks); 0: --pool minus a quarter of it (at least one kept free, "
+	 "none with --pool 1); 0..--pool"},
 	{"max-queue", "SYNCULAR_GATEWAY_MAX_QUEUE", T_INT, &gw_cfg.max_queue, "1024",
 	 "rounds waiting for a free connection before answering 429 sync.rate_limited"},
 	{"jwt-secret", "SYNCULAR_GATEWAY_JWT_SECRET", T_STR, &gw_cfg.jwt_secret, NULL,
@@ -231,6 +235,14 @@ check(void)
 		fprintf(stderr, "syncular-gateway: --pool must be 1..256\n");
 		return 2;
 	}
+	if (gw_cfg.bootstrap_connections < 0 || gw_cfg.bootstrap_connections > gw_cfg.pool)
+	{
+		fprintf(stderr, "syncular-gateway: --bootstrap-connections must be 0..--pool\n");
+		return 2;
+	}
+	if (gw_cfg.bootstrap_connections == 0)  /* a quarter kept free, at least one (--pool 1: none) */
+		gw_cfg.bootstrap_connections = gw_cfg.pool == 1 ? 1
+			: gw_cfg.pool - (gw_cfg.pool / 4 > 1 ? gw_cfg.pool / 4 : 1);
 	gw_cfg.max_body_set = gw_cfg.max_body != 0;
 	if (!gw_cfg.max_body_set)
 		gw_cfg.max_body = 8 * 1024 * 1024;  /* the extension's default, until the database says */

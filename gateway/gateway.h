@@ -75,6 +75,7 @@ typedef struct GwConfig
 	bool        max_body_set;     /* --max-body given: not taken from syncular.max_request_bytes */
 	size_t      max_inflight_bytes;   /* bytes: the process's memory budget for bodies */
 	int         max_queue;        /* rounds waiting for a connection before 429 */
+	int         bootstrap_connections;    /* pool connections bootstrap rounds may hold at once */
 	/* auth */
 	const char *jwt_secret;       /* HS256 */
 	const char *jwt_public_key;   /* PEM file: RS256 / ES256 */
@@ -168,6 +169,7 @@ struct GwJob
 	size_t      budget;                 /* bytes of the memory budget released with the job */
 	void       *user;                   /* NULL once the requester went away */
 	bool        hold;                   /* keep the connection pinned for user afterwards */
+	bool        bootstrap;              /* a round that asks for a bootstrap (pool.c's lane) */
 	bool        res_taken;              /* done kept the result (gw_job_take_result) */
 	int         conn;                   /* the connection that ran it (set by the pool) */
 	GwJob      *next;
@@ -204,6 +206,8 @@ void   gw_pool_shutdown(void);
 int    gw_pool_live(void);          /* connections in the ready state */
 int    gw_pool_busy(void);          /* jobs queued or running */
 int    gw_pool_in_use(void);        /* round connections running a statement */
+int    gw_pool_bootstraps_running(void);   /* bootstrap rounds on a connection now */
+int    gw_pool_bootstraps_waiting(void);   /* bootstrap rounds queued for one */
 int    gw_pool_connects(void);      /* round connections established so far (reconnects count) */
 /* the LISTEN connection: called with channel and payload of each notification, and with
  * ("syncular_commit", NULL) when a listen connection is back after a loss (commits of the gap

@@ -508,6 +508,12 @@ render_gateway(GwStr *b)
 	gw_str_printf(b, "syncular_gateway_pool_connections_live %d\n", gw_pool_live());
 	family(b, "syncular_gateway_pool_connections_in_use", "gauge", "round connections running a statement");
 	gw_str_printf(b, "syncular_gateway_pool_connections_in_use %d\n", gw_pool_in_use());
+	family(b, "syncular_gateway_pool_bootstrap_rounds", "gauge",
+		   "rounds asking for a bootstrap on a connection (at most --bootstrap-connections)");
+	gw_str_printf(b, "syncular_gateway_pool_bootstrap_rounds %d\n", gw_pool_bootstraps_running());
+	family(b, "syncular_gateway_pool_bootstrap_rounds_waiting", "gauge",
+		   "rounds asking for a bootstrap queued for a connection");
+	gw_str_printf(b, "syncular_gateway_pool_bootstrap_rounds_waiting %d\n", gw_pool_bootstraps_waiting());
 	family(b, "syncular_gateway_inflight_bytes", "gauge", "bytes of the --max-inflight-bytes memory budget in use");
 	gw_str_printf(b, "syncular_gateway_inflight_bytes %zu\n", gw_budget_used());
 	family(b, "syncular_gateway_inflight_bytes_limit", "gauge", "--max-inflight-bytes");

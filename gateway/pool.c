@@ -49,6 +49,7 @@ typedef struct PgConn
 	bool        flushing;       /* query bytes still to send */
 	bool        conn_writing;   /* PQconnectPoll waits for writable */
 	GwJob      *job;
+	bool        bootstrap;      /* job is a bootstrap round (counted in bootstraps_running) */
 	void       *pinned_by;     /* the requester holding the connection (PC_PINNED) */
 	PGresult   *res;
 	int         backoff_ms;
@@ -78,6 +79,15 @@ static JobQueue jobs = {.orphans = true};
 /* background jobs (the realtime ack writes, acks.c): sent only when no round, fanout or other
  * job waits, so bookkeeping never delays a round or a delta (SPEC §8.2) */
 static JobQueue background;
+/*
+ * Bootstrap rounds (a request whose subscription has cursor -1 or a bootstrapState,
+ * ssp_request_bootstraps): at most --bootstrap-connections of them run at once, so a burst of
+ * bootstraps, each holding its connection for the pages it builds, leaves the other connections
+ * to pushes, incremental pulls, fanouts and acks instead of queueing them behind itself.  They
+ * are sent after the first queue, in their own order.
+ */
+static JobQueue bootstraps = {.orphans = true};
+static int bootstraps_running;
 static GwNotifyFn notify_fn;
 static GwCommitFn commit_fn;
 static GwListenUpFn listen_up_fn;
@@ -158,6 +168,15 @@ queue_fail(JobQueue *q, const char *err)
 	q->len = 0;
 }
 
+/* pc has no job any more (it completed, or the connection failed) */
+static void
+pc_job_ended(PgConn *pc)
+{
+	pc->job = NULL;
+	bootstraps_running -= pc->bootstrap;
+	pc->bootstrap = false;
+}
+
 /* no round connection is up or coming up: answer the waiting jobs now instead of letting
  * clients wait for a database that is gone (they retry; SPEC §10 retryable internal_error) */
 static void
@@ -167,6 +186,7 @@ fail_queue_without_db(void)
 		if (!conns[i].listener && conns[i].st != PC_DOWN)
 			return;
 	queue_fail(&jobs, "no database connection");
+	queue_fail(&bootstraps, "no database connection");
 	queue_fail(&background, "no database connection");
 }
 
@@ -185,7 +205,7 @@ pc_fail(PgConn *pc, const char *why)
 			gw_log("database connection %d%s lost: %s", pc->idx, pc->listener ? " (listen)" : "",
 				   why ? why : PQerrorMessage(pc->conn));
 	}
-	pc->job = NULL;
+	pc_job_ended(pc);
 	if (pc->res)
 		PQclear(pc->res);
 	pc->res = NULL;
@@ -293,20 +313,25 @@ pc_send(PgConn *pc, GwJob *j)
 						   j->result_format))
 		return false;
 	pc->job = j;
+	pc->bootstrap = j->bootstrap;
+	bootstraps_running += j->bootstrap;
 	j->conn = pc->idx;
 	pc->st = PC_BUSY;
 	pc_flush(pc);
 	return true;
 }
 
+/* the jobs of q on the ready connections, in order; capped: while bootstraps_running allows */
 static void
-queue_send(JobQueue *q)
+queue_send(JobQueue *q, bool capped)
 {
 	for (int i = 0; i < nconns && q->head; i++)
 	{
 		PgConn *pc = &conns[i];
 		GwJob *j;
 
+		if (capped && bootstraps_running >= gw_cfg.bootstrap_connections)
+			return;
 		if (pc->listener || pc->st != PC_READY)
 			continue;
 		j = q->head;
@@ -336,9 +361,10 @@ queue_send(JobQueue *q)
 static void
 pc_dispatch(void)
 {
-	queue_send(&jobs);
+	queue_send(&jobs, false);
+	queue_send(&bootstraps, true);
 	if (!jobs.head)
-		queue_send(&background);
+		queue_send(&background, false);
 }
 
 void
@@ -351,12 +377,12 @@ gw_pool_submit_background(GwJob *job)
 bool
 gw_pool_submit(GwJob *job)
 {
-	if (jobs.len >= gw_cfg.max_queue)
+	if (jobs.len + bootstraps.len >= gw_cfg.max_queue)
 	{
 		gw_job_free(job);
 		return false;
 	}
-	queue_push(&jobs, job);
+	queue_push(job->bootstrap ? &bootstraps : &jobs, job);
 	pc_dispatch();
 	return true;
 }
@@ -469,7 +495,7 @@ pc_readable(PgConn *pc)
 			}
 			/* the statement is complete */
 			j = pc->job;
-			pc->job = NULL;
+			pc_job_ended(pc);
 			pc->st = PC_READY;
 			pc->pinned_by = NULL;
 			if (j && j->hold && j->user)
@@ -564,6 +590,7 @@ gw_pool_shutdown(void)
 			pc_fail(&conns[i], NULL);
 	}
 	queue_fail(&jobs, "gateway shutting down");
+	queue_fail(&bootstraps, "gateway shutting down");
 	queue_fail(&background, "gateway shutting down");
 }
 
@@ -580,7 +607,7 @@ gw_pool_live(void)
 int
 gw_pool_busy(void)
 {
-	int n = jobs.len;
+	int n = jobs.len + bootstraps.len;
 
 	for (int i = 0; i < gw_cfg.pool; i++)
 		n += (conns[i].st == PC_BUSY || conns[i].st == PC_PINNED);
@@ -953,4 +980,16 @@ gw_pool_shards_live(void)
 	for (PgConn *pc = shards; pc; pc = pc->snext)
 		n += (pc->st == PC_READY || pc->st == PC_BUSY);
 	return n;
+}
+
+int
+gw_pool_bootstraps_running(void)
+{
+	return bootstraps_running;
+}
+
+int
+gw_pool_bootstraps_waiting(void)
+{
+	return bootstraps.len;
 }

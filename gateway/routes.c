@@ -16,6 +16,7 @@
 #include "gateway.h"
 #include "metrics.h"
 #include "parse.h"
+#include "ssp.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -312,6 +313,7 @@ start_round(RouteReq *s)
 		submit(s, NULL);
 		return;
 	}
+	j->bootstrap = ssp_request_bootstraps((const uint8_t *) s->body, s->body_len);
 	gw_job_param_take(j, s->body, (int) s->body_len, 1, s->held);
 	s->body = NULL;
 	s->body_len = s->body_cap = 0;

@@ -489,6 +489,7 @@ start_round(Sock *s)
 		return;
 	}
 	j->budget = s->round_len;
+	j->bootstrap = ssp_request_bootstraps(s->round, s->round_len);
 	gw_job_param(j, s->round, (int) s->round_len, 1, true);
 	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
 	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);

@@ -572,6 +572,14 @@ const char *ssp_frame_name(uint8_t type);
 bool ssp_decode_message(const uint8_t *data, size_t len, SspMessage *msg,
 						SspError *err);
 
+/*
+ * Whether a request asks for a bootstrap: a SUBSCRIPTION frame with cursor -1 or a
+ * bootstrapState (SPEC §4.7; wire-format.md §4.3).  Reads the frame headers and the
+ * SUBSCRIPTION payloads only, allocates nothing; anything it cannot read (not a request, a
+ * truncated frame) answers false.  For scheduling a round (classify.c), never for validation.
+ */
+bool ssp_request_bootstraps(const uint8_t *data, size_t len);
+
 /* Free the arena of a decoded message and zero the struct. */
 void ssp_message_free(SspMessage *msg);
 

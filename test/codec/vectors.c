@@ -171,6 +171,64 @@ check_commit_writer(const char *name, const SspMessage *m)
 			   ncommits);
 }
 
+/* whether a decoded message asks for a bootstrap: the rule ssp_request_bootstraps reads */
+static bool
+asks_bootstrap(const SspMessage *m)
+{
+	if (m->kind != SSP_KIND_REQUEST)
+		return false;
+	for (uint32_t i = 0; i < m->nframes; i++)
+		if (m->frames[i].type == SSP_FRAME_SUBSCRIPTION &&
+			(m->frames[i].subscription.cursor < 0 || m->frames[i].subscription.has_bootstrap_state))
+			return true;
+	return false;
+}
+
+/*
+ * ssp_request_bootstraps (classify.c) against the decoded message: the whole vector, then each
+ * SUBSCRIPTION alone asking (the others made incremental, re-encoded), then every truncation of
+ * the bytes (read safely: valgrind runs this).
+ */
+static void
+check_classify(const char *kind, const char *name, SspMessage *m, const uint8_t *data, size_t len)
+{
+	bool		asks = asks_bootstrap(m);
+	bool		ok = ssp_request_bootstraps(data, len) == asks;
+	SspSubscription *saved = calloc(m->nframes + 1, sizeof(SspSubscription));
+	int			alone = 0;
+
+	for (uint32_t j = 0; j < m->nframes; j++)
+		if (m->frames[j].type == SSP_FRAME_SUBSCRIPTION)
+			saved[j] = m->frames[j].subscription;
+	for (uint32_t i = 0; ok && i < m->nframes && m->kind == SSP_KIND_REQUEST; i++)
+	{
+		SspBuf		b;
+		SspError	err = {0};
+
+		if (m->frames[i].type != SSP_FRAME_SUBSCRIPTION)
+			continue;
+		for (uint32_t j = 0; j < m->nframes; j++)
+			if (j != i && m->frames[j].type == SSP_FRAME_SUBSCRIPTION)
+			{
+				m->frames[j].subscription.cursor = 7;
+				m->frames[j].subscription.has_bootstrap_state = false;
+			}
+		ssp_buf_init(&b);
+		ok = ssp_encode_message(m, &b, &err) &&
+			ssp_request_bootstraps(b.data, b.len) == asks_bootstrap(m);
+		alone += asks_bootstrap(m);
+		ssp_buf_free(&b);
+		for (uint32_t j = 0; j < m->nframes; j++)
+			if (m->frames[j].type == SSP_FRAME_SUBSCRIPTION)
+				m->frames[j].subscription = saved[j];
+	}
+	free(saved);
+	for (size_t n = 0; n < len; n++)
+		(void) ssp_request_bootstraps(data, n);
+	tap_ok(ok, "%s/%s: ssp_request_bootstraps says whether it asks for a bootstrap (%s; %d subscription(s) asking alone)",
+		   kind, name, asks ? "it does" : "it does not", alone);
+}
+
 static void
 run_valid(const char *dir, const char *kind, const SspJson *c)
 {
@@ -239,6 +297,7 @@ run_valid(const char *dir, const char *kind, const SspJson *c)
 	{
 		check_message_rows(name, &m);
 		check_commit_writer(name, &m);
+		check_classify(kind, name, &m, (const uint8_t *) data, dlen);
 		ssp_message_free(&m);
 	}
 out:

@@ -2,8 +2,9 @@
  * fuzz_codec.c — libFuzzer targets for every decoder entry point of the pure-C codec
  * (src/codec), one binary per target (built with -DFUZZ_TARGET=...):
  *
- *   message   ssp_decode_message: SSP2 requests and responses (WF §2, §3); a message that
- *             decodes re-encodes to exactly the input bytes (canonical encoding, unknown frames
+ *   message   ssp_decode_message: SSP2 requests and responses (WF §2, §3), and
+ *             ssp_request_bootstraps (it must agree with what a decoded request asks); a message
+ *             that decodes re-encodes to exactly the input bytes (canonical encoding, unknown frames
  *             kept) and renders (SPEC §11)
  *   segment   ssp_segment_decode: SSG2 rows segments (WF §4.8); re-encodes byte for byte, renders
  *   row_full  ssp_row_decode_full against a column table taken from the input (WF §4.2)
@@ -73,10 +74,18 @@ fuzz_message(const uint8_t *data, size_t size)
 	SspMessage	msg;
 	SspError	err;
 	SspBuf		out;
+	bool		boots = ssp_request_bootstraps(data, size);	/* any bytes: read safely */
+	bool		asks = false;
 
 	memset(&msg, 0, sizeof(msg));
 	if (!ssp_decode_message(data, size, &msg, &err))
 		return;
+	/* a message that decodes: the classifier reads what the decoder read */
+	for (uint32_t i = 0; i < msg.nframes && msg.kind == SSP_KIND_REQUEST; i++)
+		asks |= msg.frames[i].type == SSP_FRAME_SUBSCRIPTION &&
+			(msg.frames[i].subscription.cursor < 0 || msg.frames[i].subscription.has_bootstrap_state);
+	if (boots != asks)
+		abort();
 	ssp_buf_init(&out);
 	if (!ssp_encode_message(&msg, &out, &err))
 		abort();

@@ -7,7 +7,7 @@ loop) dropped such a request, so the pool never came up over TCP (readyz stayed 
 query could stall.  A cluster reached
 over a unix socket (connect completes at once, the server reads fast) does not show it, so the
 gateway reaches the cluster through a TCP relay on 127.0.0.1 that forwards slowly."""
-import os, socket, threading, time
+import os, re, socket, threading, time
 
 from gwlib import Gateway, frames, req_bytes
 
@@ -101,7 +101,45 @@ def t_pool_connects_over_tcp():
         relay.close()
 
 
-TESTS = [t_pool_connects_over_tcp]
+def t_bootstraps_leave_connections():
+    """--pool 2 (default --bootstrap-connections: 1): two bootstrap rounds (cursor -1) of actor
+    "slow", whose scope resolver sleeps 2 s, take one connection, the second queued behind the
+    first; meanwhile the /metrics query (which shows the lane), a push and an incremental pull
+    (cursor >= 0) run on the other connection at once.  Both bootstraps still answer.  Without
+    the lane the three wait about 1.5 s for the first bootstrap."""
+    g = Gateway("--pool", "2")
+    slow = {"x-api-key": "slow@p1"}
+    try:
+        st, _, body = g.sync(req_bytes("gwtest.pull('p1', 'bl-w')"), KEY)      # the log epoch
+        assert st == 200, body
+        answers = []
+
+        def boot(c):
+            answers.append(g.sync(req_bytes("gwtest.pull('p1', '%s')" % c), slow)[0])
+        ts = [threading.Thread(target=boot, args=("bl-b%d" % i,)) for i in range(2)]
+        for t in ts:
+            t.start()
+        time.sleep(0.5)     # both sent: one in the resolver's sleep (2 s), one queued
+        t0 = time.time()
+        st, _, text = g.request("GET", "/sync-api/metrics")    # its query runs on the pool too
+        m = text.decode()
+        assert st == 200 and re.search(r"^syncular_gateway_pool_bootstrap_rounds 1$", m, re.M), m
+        assert re.search(r"^syncular_gateway_pool_bootstrap_rounds_waiting 1$", m, re.M), m
+        st, _, body = g.sync(req_bytes("gwtest.push('p1', 'bl-w', 'bl-c1', 'bl-r1', 'beside bootstraps')"), KEY)
+        assert st == 200 and frames(body, "PUSH_RESULT")[0]["status"] == "applied", body
+        seq = frames(body, "PUSH_RESULT")[0]["commitSeq"]
+        st, _, body = g.sync(req_bytes("gwtest.pull('p1', 'bl-w', %d)" % (seq - 1)), KEY)
+        assert st == 200 and frames(body, "COMMIT"), body
+        took = time.time() - t0
+        assert took < 1.0, took     # all three before the first bootstrap's resolver wakes up
+        for t in ts:
+            t.join(15)
+        assert answers == [200, 200], answers
+    finally:
+        g.stop()
+
+
+TESTS = [t_pool_connects_over_tcp, t_bootstraps_leave_connections]
 
 
 def run(tap):
