@@ -98,76 +98,16 @@ jsonb_safe_text(const char *s, size_t len)
 }
 
 /*
- * False when jsonb_in surely accepts the (jsonb_safe_text) rendering: a UTF-8 database (every \u
- * escape left is representable) and no number with an exponent or more than 1000 digits
- * (numeric's range is the only other refusal).
- */
-static bool
-may_be_refused(const char *s)
-{
-	bool		in_string = false;
-	int			digits = 0;
-
-	if (GetDatabaseEncoding() != PG_UTF8)
-		return true;
-	for (; *s; s++)
-	{
-		if (in_string)
-		{
-			if (*s == '\\' && s[1])
-				s++;
-			else if (*s == '"')
-				in_string = false;
-			continue;
-		}
-		if (*s == '"')
-			in_string = true;
-		else if ((*s == 'e' || *s == 'E') && digits > 0)
-			return true;		/* an exponent (the e of true / false follows no digit) */
-		else if (*s >= '0' && *s <= '9')
-		{
-			if (++digits > 1000)
-				return true;
-			continue;
-		}
-		digits = 0;
-	}
-	return false;
-}
-
-/*
- * jsonb_in over the rendering, guarded: after jsonb_safe_text the only refusals left are values
- * jsonb truly cannot hold (a number beyond numeric's range, a \u escape the database encoding
- * cannot represent).  Those raise sync.invalid_request with the SQLSTATE in the details, not a
- * bare data exception.  Runs in a subtransaction so a refusal leaves nothing behind.
+ * jsonb_in over the rendering.  After jsonb_safe_text the only refusals left are values jsonb
+ * truly cannot hold (a number beyond numeric's range, a \u escape the database encoding cannot
+ * represent): sync.invalid_request with the SQLSTATE in the details, not a bare data exception.
  */
 static Datum
 rendering_to_jsonb(const char *text)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	volatile Datum result = (Datum) 0;	/* volatile: set inside PG_TRY */
-	ErrorData  *volatile refused = NULL;
+	ErrorData  *refused;
+	Datum		result = sync_jsonb_in_guarded(text, (uint32) strlen(text), &refused);
 
-	/* the common case needs no subtransaction; a parallel worker may not start one */
-	if (!may_be_refused(text) || IsInParallelMode())
-		return DirectFunctionCall1(jsonb_in, CStringGetDatum(text));
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(caller);
-	PG_TRY();
-	{
-		result = DirectFunctionCall1(jsonb_in, CStringGetDatum(text));
-		sync_subxact_release(caller, owner);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata = sync_subxact_rollback(caller, owner);
-
-		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION)
-			ReThrowError(edata);
-		refused = edata;
-	}
-	PG_END_TRY();
 	if (refused)
 		sync_raise(SSP_ERR_INVALID_REQUEST,
 				   psprintf("debug_render: the message holds a value jsonb cannot store: %s",

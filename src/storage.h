@@ -342,4 +342,10 @@ extern int	sync_blob_store_partitions(const char *blob_id, char ***partitions);
 extern void sync_subxact_release(MemoryContext cxt, ResourceOwner owner);
 extern ErrorData *sync_subxact_rollback(MemoryContext cxt, ResourceOwner owner);
 
+/*
+ * jsonb_in of JSON.parse-valid text (len bytes, no NUL), what jsonb refuses (SQLSTATE class 22
+ * or 54) caught: the datum, or (Datum) 0 with *refused set (storage_values.c).
+ */
+extern Datum sync_jsonb_in_guarded(const char *text, uint32 len, ErrorData **refused);
+
 #endif							/* SYNCULAR_STORAGE_H */

@@ -47,45 +47,62 @@ json_surely_accepted(const char *s, uint32 len)
 }
 
 /*
- * A json value as jsonb for the projection.  PostgreSQL refuses some texts JSON.parse accepts
- * (\u0000, lone surrogate escapes, numbers beyond numeric's range); those project as NULL.
- * The conversion runs in a subtransaction so a refusal leaves nothing behind.
+ * jsonb_in of a JSON.parse-valid text (SPEC §5.1 json values), its refusals caught: PostgreSQL
+ * refuses some texts JSON.parse accepts (\u0000, lone surrogate escapes, a \u escape the
+ * database encoding cannot represent, numbers beyond numeric's range, nesting past the stack
+ * limit).  The jsonb datum, or (Datum) 0 with *refused set to the refusal (a SQLSTATE class 22
+ * or 54 error, the caller's to free); any other error is re-thrown.  A text that surely passes is converted directly; the others in
+ * a subtransaction, so a refusal leaves nothing behind (in a parallel worker, which cannot start
+ * one, the refusal is raised as is).
  */
-static Datum
-json_projection(const char *text, uint32 len, bool *isnull)
+Datum
+sync_jsonb_in_guarded(const char *text, uint32 len, ErrorData **refused)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 	char	   *cstr = pnstrdup(text, len);
-	Datum		result = (Datum) 0;
+	volatile Datum result = (Datum) 0;	/* volatile: set inside PG_TRY */
 
-	*isnull = true;
-	if (strlen(cstr) != len)
-		return (Datum) 0;		/* a raw NUL byte cannot be valid JSON text anyway */
-	if (json_surely_accepted(cstr, len))
-	{
-		*isnull = false;
+	*refused = NULL;
+	if (json_surely_accepted(cstr, len) || IsInParallelMode())
 		return DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
-	}
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
 	{
 		result = DirectFunctionCall1(jsonb_in, CStringGetDatum(cstr));
-		*isnull = false;
 		sync_subxact_release(caller, owner);
 	}
 	PG_CATCH();
 	{
 		ErrorData  *edata = sync_subxact_rollback(caller, owner);
 
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED)
+		if (ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_DATA_EXCEPTION &&
+			ERRCODE_TO_CATEGORY(edata->sqlerrcode) != ERRCODE_PROGRAM_LIMIT_EXCEEDED)
 			ReThrowError(edata);
-		FreeErrorData(edata);
-		*isnull = true;
+		*refused = edata;
 		result = (Datum) 0;
 	}
 	PG_END_TRY();
+	return result;
+}
+
+/* A json value as jsonb for the projection: what jsonb_in refuses projects as NULL. */
+static Datum
+json_projection(const char *text, uint32 len, bool *isnull)
+{
+	ErrorData  *refused;
+	Datum		result;
+
+	if (memchr(text, '\0', len) != NULL)
+	{
+		*isnull = true;
+		return (Datum) 0;		/* a raw NUL byte cannot be valid JSON text anyway */
+	}
+	result = sync_jsonb_in_guarded(text, len, &refused);
+	*isnull = refused != NULL;
+	if (refused)
+		FreeErrorData(refused);
 	return result;
 }
 
