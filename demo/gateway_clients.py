@@ -51,7 +51,7 @@ def post(actor, body, title):
 
 
 async def main():
-    print("── A (alice) over HTTP: first round acquires the log epoch, then a bootstrap pull")
+    print("── A (alice) over HTTP: first round acquires the log epoch")
     post("alice", req("demo_gw.pull('phone-A')"), "A: POST /sync (pull)")
     print("── B (bob) pulls once over HTTP (registers its subscription), then opens the realtime socket")
     post("bob", req("demo_gw.pull('laptop-B')"), "B: POST /sync (pull)")

@@ -39,11 +39,12 @@ static const Opt opts[] = {
 	 "syncular.max_request_bytes, read at start and after each reconnect"},
 	{"max-inflight-bytes", "SYNCULAR_GATEWAY_MAX_INFLIGHT_BYTES", T_SIZE, &gw_cfg.max_inflight_bytes, "268435456",
 	 "bytes: memory budget of the whole process for request bodies being received, buffered or queued "
-	 "(and /sync answers waiting to be written); a new body beyond it gets 503 sync.rate_limited before it is read"},
+	 "(and /sync answers waiting to be written); a new body beyond it gets 503 sync.rate_limited before it is read; "
+	 "at least 65536"},
 	{"bootstrap-connections", "SYNCULAR_GATEWAY_BOOTSTRAP_CONNECTIONS", T_INT, &gw_cfg.bootstrap_connections, "0",
-	 "pool connections that rounds asking for a bootstrap may hold at once (the others stay free for pushes, "
-	 "incremental pulls, realtime fanouts and acks); 0: --pool minus a quarter of it (at least one kept free, "
-	 "none with --pool 1); 0..--pool"},
+	 "pool connections that rounds asking for a bootstrap (HTTP or socket rounds) may hold at once (the others "
+	 "stay free for pushes, incremental pulls, realtime fanouts and acks); 0 (the default): --pool less a "
+	 "quarter of it, rounded down, keeping at least one free (8: 6, 3: 2, 2: 1; --pool 1: 1, none kept free); 0..--pool"},
 	{"max-queue", "SYNCULAR_GATEWAY_MAX_QUEUE", T_INT, &gw_cfg.max_queue, "1024",
 	 "rounds waiting for a free connection before answering 429 sync.rate_limited"},
 	{"jwt-secret", "SYNCULAR_GATEWAY_JWT_SECRET", T_STR, &gw_cfg.jwt_secret, NULL,
@@ -78,7 +79,7 @@ static const Opt opts[] = {
 	{"ws-max-watches", "SYNCULAR_GATEWAY_WS_MAX_WATCHES", T_INT, &gw_cfg.ws_max_watches, "1000",
 	 "live query watches on one <mount>/operations/realtime socket; beyond, watch_error operation.invalid_request"},
 	{"watch-batch", "SYNCULAR_GATEWAY_WATCH_BATCH", T_INT, &gw_cfg.watch_batch, "1000",
-	 "watches of one partition in one syncular.operations_watch_rerun call (more: follow-up calls)"},
+	 "watches of one partition in one syncular.operations_watch_rerun call (more: follow-up calls; 1-100000)"},
 	{"fanout-batch", "SYNCULAR_GATEWAY_FANOUT_BATCH", T_INT, &gw_cfg.fanout_batch, "250",
 	 "realtime sockets of one partition in one syncular.realtime_fanout call (more: that many calls at "
 	 "once on the pool's connections, each socket's delta sent as soon as its call answers; 1-100000)"},
@@ -104,12 +105,12 @@ static const Opt opts[] = {
 	{"idle-timeout", "SYNCULAR_GATEWAY_IDLE_TIMEOUT", T_INT, &gw_cfg.idle_timeout_s, "90",
 	 "seconds without a valid WebSocket frame or pong before a socket is dropped (> --heartbeat; a WebSocket ping goes out after --heartbeat idle seconds)"},
 	{"presence-max", "SYNCULAR_GATEWAY_PRESENCE_MAX", T_SIZE, &gw_cfg.presence_max, "4096",
-	 "bytes: largest presence metadata of one publish (SPEC 8.6)"},
+	 "bytes: largest presence metadata of one publish (SPEC 8.6; 2-7000)"},
 	{"drain", "SYNCULAR_GATEWAY_DRAIN", T_INT, &gw_cfg.drain_s, "10",
 	 "seconds SIGTERM waits for in-flight rounds before exiting"},
 	{"shard-refresh", "SYNCULAR_GATEWAY_SHARD_REFRESH", T_INT, &gw_cfg.shard_refresh_s, "30",
 	 "seconds between re-reads of the shard list when --db is a syncular_router database (one commit "
-	 "wake-up connection per shard: LISTEN or syncular.wait_commits)"},
+	 "wake-up connection per shard: LISTEN or syncular.wait_commits; 1-86400)"},
 	{"metrics", "SYNCULAR_GATEWAY_METRICS", T_ONOFF, &gw_cfg.metrics_on, "on",
 	 "on or off: serve GET <mount>/metrics (Prometheus text, unauthenticated like /healthz; off answers 404)"},
 	{"metrics-interval", "SYNCULAR_GATEWAY_METRICS_INTERVAL", T_INT, &gw_cfg.metrics_interval_s, "10",
@@ -237,7 +238,8 @@ check(void)
 	}
 	if (gw_cfg.bootstrap_connections < 0 || gw_cfg.bootstrap_connections > gw_cfg.pool)
 	{
-		fprintf(stderr, "syncular-gateway: --bootstrap-connections must be 0..--pool\n");
+		fprintf(stderr, "syncular-gateway: --bootstrap-connections (%d) must be 0..--pool (%d)\n",
+				gw_cfg.bootstrap_connections, gw_cfg.pool);
 		return 2;
 	}
 	if (gw_cfg.bootstrap_connections == 0)  /* a quarter kept free, at least one (--pool 1: none) */

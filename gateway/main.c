@@ -109,8 +109,9 @@ static const GwHttpHandlers handlers = {
 static void
 log_start(void)
 {
-	gw_log("listening on http://%s:%d%s (pool %d, auth %s, syncular %s, max body %zu%s, inflight budget %zu)",
-		   gw_cfg.listen_host, gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool,
+	gw_log("listening on http://%s:%d%s (pool %d, bootstrap rounds on %d of them, auth %s, syncular %s, "
+		   "max body %zu%s, inflight budget %zu)",
+		   gw_cfg.listen_host, gw_cfg.listen_port, gw_cfg.mount, gw_cfg.pool, gw_cfg.bootstrap_connections,
 		   gw_cfg.auth_none ? "NONE" : gw_auth_is_jwt() ? "jwt" : "sql",
 		   GW_EXTVERSION, gw_cfg.max_body, gw_cfg.max_body_set ? "" : " from the database",
 		   gw_cfg.max_inflight_bytes);
