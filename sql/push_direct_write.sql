@@ -130,6 +130,23 @@ SELECT pg_temp.wal('todos', :'l0');
 SELECT pg_temp.push('todos', '{"id": "t1", "list_id": "l1", "title": "c", "n": 500}', 'c9');
 ALTER TABLE public.todos DROP CONSTRAINT n_small;
 
+-- the commit log's two rows are inserted without a statement while their tables have no
+-- trigger but the writer fence; the answer is kept per session and dropped when a table's
+-- definition changes: a trigger of the app added on sync_changes after pushes of this session
+-- makes the next push's log insert a statement, which fires it; dropped, the direct insert again
+CREATE FUNCTION public.audit_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO public.audit (what) VALUES ('change ' || NEW.tbl || ' ' || NEW.row_id);
+  RETURN NEW;
+END $$;
+CREATE TRIGGER audit_change AFTER INSERT ON syncular.sync_changes
+  FOR EACH ROW EXECUTE FUNCTION public.audit_change();
+SELECT pg_temp.push('todos', '{"id": "t3", "list_id": "l1", "title": "f", "n": 2}', 'c10');
+SELECT what FROM public.audit WHERE what LIKE 'change %' ORDER BY k;
+DROP TRIGGER audit_change ON syncular.sync_changes;
+SELECT pg_temp.push('todos', '{"id": "t4", "list_id": "l1", "title": "g", "n": 3}', 'c11');
+SELECT what FROM public.audit WHERE what LIKE 'change %' ORDER BY k;
+
 -- the capture of SQL writes is unchanged: an UPDATE by SQL is logged as a commit
 UPDATE public.todos SET title = 'sql' WHERE id = 't1';
 SELECT * FROM pg_temp.rows();

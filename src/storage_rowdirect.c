@@ -499,15 +499,84 @@ sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row, 
 }
 
 /*
- * Whether INSERT INTO rel (names) VALUES (...) can be made without the statement: a table of
- * the syncular schema, every live attribute named with the parameter's type (att[k]: the
- * attribute index of names[k]), no rewrite rule, no row-level security for the caller, the
- * caller's INSERT privilege, and no trigger an INSERT fires but BEFORE ROW ones (the writer
- * fence of sync_commits), which sync_rowdirect_insert_values fires.
+ * sync_rowdirect_insertable's answers (one commit asks two per round), by relation, user and
+ * column list (the caller's static names array).  What an answer reads is the relation's
+ * definition (relcache: kind, rules, triggers, attributes, row-level security flags, its ACL
+ * and owner; any change of them invalidates the relation's relcache entry, whose callback drops
+ * the relation's answers) and the user's roles (superuser, BYPASSRLS, memberships: a change of
+ * pg_authid or pg_auth_members drops every answer).  A relation with row-level security enabled
+ * is not cached: check_enable_rls also reads the security context there.
  */
-bool
-sync_rowdirect_insertable(Relation rel, int n, const char *const *names, const Oid *types,
-						  int *att)
+#define INSERTABLE_CACHE 8
+#define INSERTABLE_MAX_COLS 16
+
+typedef struct InsertableAnswer
+{
+	Oid			relid;
+	Oid			userid;
+	const char *const *names;
+	int			n;
+	bool		ok;
+	int			att[INSERTABLE_MAX_COLS];
+} InsertableAnswer;
+
+static InsertableAnswer insertable_cache[INSERTABLE_CACHE];
+static int	ninsertable = 0;
+static bool insertable_callbacks = false;
+
+static void
+insertable_rel_reset(Datum arg, Oid relid)
+{
+	for (int i = ninsertable - 1; i >= 0; i--)
+		if (!OidIsValid(relid) || insertable_cache[i].relid == relid)
+			insertable_cache[i] = insertable_cache[--ninsertable];
+}
+
+static void
+insertable_roles_reset(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ninsertable = 0;
+}
+
+static InsertableAnswer *
+insertable_cached(Oid relid, Oid userid, int n, const char *const *names)
+{
+	for (int i = 0; i < ninsertable; i++)
+		if (insertable_cache[i].relid == relid && insertable_cache[i].userid == userid &&
+			insertable_cache[i].names == names && insertable_cache[i].n == n)
+			return &insertable_cache[i];
+	return NULL;
+}
+
+static void
+insertable_remember(Relation rel, Oid userid, int n, const char *const *names, bool ok,
+					const int *att)
+{
+	InsertableAnswer *a;
+
+	if (rel->rd_rel->relrowsecurity || n > INSERTABLE_MAX_COLS)
+		return;
+	if (!insertable_callbacks)
+	{
+		CacheRegisterRelcacheCallback(insertable_rel_reset, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, insertable_roles_reset, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, insertable_roles_reset, (Datum) 0);
+		insertable_callbacks = true;
+	}
+	if (ninsertable == INSERTABLE_CACHE)
+		ninsertable = 0;		/* more relations than the log has: start over */
+	a = &insertable_cache[ninsertable++];
+	a->relid = RelationGetRelid(rel);
+	a->userid = userid;
+	a->names = names;
+	a->n = n;
+	a->ok = ok;
+	memcpy(a->att, att, sizeof(int) * n);
+}
+
+/* sync_rowdirect_insertable without the cache. */
+static bool
+insertable_check(Relation rel, int n, const char *const *names, const Oid *types, int *att)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	TriggerDesc *td = rel->trigdesc;
@@ -538,6 +607,36 @@ sync_rowdirect_insertable(Relation rel, int n, const char *const *names, const O
 	if (check_enable_rls(RelationGetRelid(rel), InvalidOid, true) == RLS_ENABLED)
 		return false;
 	return privileged(RelationGetRelid(rel), ACL_INSERT);
+}
+
+/*
+ * Whether INSERT INTO rel (names) VALUES (...) can be made without the statement: a table of
+ * the syncular schema, every live attribute named with the parameter's type (att[k]: the
+ * attribute index of names[k]; n at most 16), no rewrite rule, no row-level security for the
+ * caller, the caller's INSERT privilege, and no trigger an INSERT fires but BEFORE ROW ones (the
+ * writer fence of sync_commits), which sync_rowdirect_insert_values fires.  names must be a
+ * static array (the answer is kept by its address).  rel is open with a lock, so the
+ * invalidations of its definition have been received.
+ */
+bool
+sync_rowdirect_insertable(Relation rel, int n, const char *const *names, const Oid *types,
+						  int *att)
+{
+	Oid			userid = GetUserId();
+	InsertableAnswer *a = insertable_cached(RelationGetRelid(rel), userid, n, names);
+	bool		ok;
+
+	if (a != NULL)
+	{
+		memcpy(att, a->att, sizeof(int) * n);
+		return a->ok;
+	}
+	/* every att[k] set, even when the check stops early, so the kept answer is defined */
+	for (int k = 0; k < n; k++)
+		att[k] = -1;
+	ok = insertable_check(rel, n, names, types, att);
+	insertable_remember(rel, userid, n, names, ok, att);
+	return ok;
 }
 
 /*
