@@ -147,6 +147,16 @@ DROP TRIGGER audit_change ON syncular.sync_changes;
 SELECT pg_temp.push('todos', '{"id": "t4", "list_id": "l1", "title": "g", "n": 3}', 'c11');
 SELECT what FROM public.audit WHERE what LIKE 'change %' ORDER BY k;
 
+-- a unique index of the app refuses a direct insert inside the commit (its writes share one
+-- executor state, src/storage_direct_scope.c): the commit is rejected, nothing of it stays, and
+-- the next commit of the session writes directly again
+CREATE UNIQUE INDEX todos_title ON public.todos (title);
+SELECT pg_temp.push('todos', '{"id": "t5", "list_id": "l1", "title": "g", "n": 4}', 'c12');
+SELECT pg_temp.push('todos', '{"id": "t5", "list_id": "l1", "title": "h", "n": 4}', 'c13');
+DROP INDEX public.todos_title;
+SELECT id, title FROM public.todos WHERE id IN ('t4', 't5') ORDER BY id;
+SELECT count(*) AS scope_entries FROM syncular.sync_row_scopes WHERE row_id = 't5';
+
 -- the capture of SQL writes is unchanged: an UPDATE by SQL is logged as a commit
 UPDATE public.todos SET title = 'sql' WHERE id = 't1';
 SELECT * FROM pg_temp.rows();

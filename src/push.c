@@ -291,14 +291,18 @@ push_in_subxact(PushState *st, int64 seq, CommitOutcome *outcome)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
+		/* the commit's direct row writes share one executor state (storage_direct_scope.c) */
+		sync_storage_direct_scope_begin();
 		if (push_apply_commit(st) < 0)
 		{
 			push_applied(st, seq, outcome);
+			sync_storage_direct_scope_end();
 			ReleaseCurrentSubTransaction();
 			applied = true;
 		}
 		else
 		{
+			sync_storage_direct_scope_end();
 			RollbackAndReleaseCurrentSubTransaction();
 			rejected = true;
 		}
@@ -309,7 +313,10 @@ push_in_subxact(PushState *st, int64 seq, CommitOutcome *outcome)
 	PG_CATCH();
 	{
 		/* restores cxt and owner */
-		rejected = push_failure_rejects(st, sync_subxact_rollback(cxt, owner));
+		ErrorData  *edata = sync_subxact_rollback(cxt, owner);
+
+		sync_storage_direct_scope_abandon();
+		rejected = push_failure_rejects(st, edata);
 	}
 	PG_END_TRY();
 

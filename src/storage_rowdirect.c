@@ -197,45 +197,6 @@ not_null_ok(TupleTableSlot *slot)
 	return true;
 }
 
-/*
- * An executor state for one row write to rel, as a statement's: the range-table entry carries
- * the updated columns (updated: by attribute index, NULL for an insert), which the executor's
- * hint to the indexes (unchanged key) reads; the result relation has rel's triggers and open
- * indexes.  All of it lives in the state's memory; direct_estate_end closes and frees it.
- */
-static ResultRelInfo *
-direct_estate(Relation rel, const bool *updated, EState **estate)
-{
-	MemoryContext caller;
-	RangeTblEntry *rte;
-	ResultRelInfo *rri;
-
-	*estate = CreateExecutorState();
-	caller = MemoryContextSwitchTo((*estate)->es_query_cxt);
-	rte = makeNode(RangeTblEntry);
-	rri = makeNode(ResultRelInfo);
-	rte->rtekind = RTE_RELATION;
-	rte->relid = RelationGetRelid(rel);
-	rte->relkind = rel->rd_rel->relkind;
-	rte->rellockmode = RowExclusiveLock;
-	for (int i = 0; updated != NULL && i < RelationGetDescr(rel)->natts; i++)
-		if (updated[i])
-			rte->updatedCols = bms_add_member(rte->updatedCols,
-											  i + 1 - FirstLowInvalidHeapAttributeNumber);
-	ExecInitRangeTable(*estate, list_make1(rte));
-	InitResultRelInfo(rri, rel, 1, NULL, 0);
-	ExecOpenIndices(rri, false);
-	MemoryContextSwitchTo(caller);
-	return rri;
-}
-
-static void
-direct_estate_end(EState *estate, ResultRelInfo *rri)
-{
-	ExecCloseIndices(rri);
-	FreeExecutorState(estate);
-}
-
 /* The index entries of the row version in slot, just written at slot->tts_tid. */
 static void
 index_entries(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot, bool update)
@@ -258,10 +219,10 @@ static void
 insert_index_entries(Relation rel, TupleTableSlot *slot, bool update, const bool *set)
 {
 	EState	   *estate;
-	ResultRelInfo *rri = direct_estate(rel, update ? set : NULL, &estate);
+	ResultRelInfo *rri = sync_direct_state(rel, update ? set : NULL, &estate);
 
 	index_entries(estate, rri, slot, update);
-	direct_estate_end(estate, rri);
+	sync_direct_state_done(estate, rri);
 }
 
 /* The row of rel whose primary key (_sync_partition, _sync_row_id) is key, visible in snap. */
@@ -650,7 +611,7 @@ sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *v
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	EState	   *estate;
-	ResultRelInfo *rri = direct_estate(rel, NULL, &estate);
+	ResultRelInfo *rri = sync_direct_state(rel, NULL, &estate);
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 
 	ExecClearTuple(slot);
@@ -670,5 +631,5 @@ sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *v
 		index_entries(estate, rri, slot, false);
 	}
 	ExecDropSingleTupleTableSlot(slot);
-	direct_estate_end(estate, rri);
+	sync_direct_state_done(estate, rri);
 }
