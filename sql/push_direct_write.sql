@@ -157,6 +157,14 @@ DROP INDEX public.todos_title;
 SELECT id, title FROM public.todos WHERE id IN ('t4', 't5') ORDER BY id;
 SELECT count(*) AS scope_entries FROM syncular.sync_row_scopes WHERE row_id = 't5';
 
+-- the writer fence of the direct commit-row insert is checked in place of its trigger call
+-- (push_errors: its refusal); the call is made when function statistics count it
+BEGIN;
+SET LOCAL track_functions = 'all';
+SELECT pg_temp.push('todos', '{"id": "t6", "list_id": "l1", "title": "i", "n": 6}', 'c14');
+SELECT pg_stat_get_xact_function_calls('syncular.syncular_writer_fence()'::regprocedure) AS fence_calls;
+COMMIT;
+
 -- the capture of SQL writes is unchanged: an UPDATE by SQL is logged as a commit
 UPDATE public.todos SET title = 'sql' WHERE id = 't1';
 SELECT * FROM pg_temp.rows();

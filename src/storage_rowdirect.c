@@ -32,11 +32,14 @@
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "pgstat.h"
 #include "utils/acl.h"
 #include "utils/inval.h"
 #include "utils/builtins.h"
@@ -59,11 +62,13 @@
 static Oid	capture_fns[CAPTURE_FNS];
 static int	ncapture_fns = 0;
 static bool capture_callback = false;
+static Oid	fence_fn = InvalidOid;	/* see is_fence_fn */
 
 static void
 capture_fns_reset(Datum arg, int cacheid, uint32 hashvalue)
 {
 	ncapture_fns = 0;
+	fence_fn = InvalidOid;
 }
 
 static bool
@@ -87,6 +92,65 @@ is_capture_fn(Oid fn)
 	if (capture && ncapture_fns < CAPTURE_FNS)
 		capture_fns[ncapture_fns++] = fn;
 	return capture;
+}
+
+/*
+ * The writer fence's trigger function (syncular.syncular_writer_fence, fence.c) by OID, once
+ * seen: its C symbol is checked too, as CREATE OR REPLACE keeps the OID.  Forgotten with the
+ * capture functions on any invalidation of pg_proc entries.
+ */
+static bool
+is_fence_fn(Oid fn)
+{
+	HeapTuple	tup;
+	bool		fence = false;
+
+	if (OidIsValid(fence_fn))
+		return fn == fence_fn;
+	if (!capture_callback)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, capture_fns_reset, (Datum) 0);
+		capture_callback = true;
+	}
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_proc p = (Form_pg_proc) GETSTRUCT(tup);
+		bool		isnull;
+		Datum		src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+
+		fence = p->prolang == ClanguageId && !isnull &&
+			p->pronamespace == get_namespace_oid("syncular", false) &&
+			strcmp(NameStr(p->proname), "syncular_writer_fence") == 0 &&
+			strcmp(TextDatumGetCString(src), "syncular_writer_fence") == 0;
+		ReleaseSysCache(tup);
+	}
+	if (fence)
+		fence_fn = fn;
+	return fence;
+}
+
+/*
+ * td's only trigger is the writer fence, BEFORE INSERT FOR EACH ROW, firing in this session's
+ * replication role, without a WHEN condition, and no function statistics are kept for it
+ * (track_functions = all counts C functions): its call through the executor (the function's
+ * SET search_path saved and restored, the trigger data built) can be left out for the check
+ * it makes, which resolves no name.
+ */
+static bool
+fence_only(const TriggerDesc *td)
+{
+	const Trigger *t = &td->triggers[0];
+
+	if (td->numtriggers != 1 || t->tgtype != (TRIGGER_TYPE_ROW | TRIGGER_TYPE_BEFORE |
+											  TRIGGER_TYPE_INSERT) ||
+		t->tgqual != NULL || t->tgnargs != 0 || pgstat_track_functions == TRACK_FUNC_ALL)
+		return false;
+	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA
+		? t->tgenabled != TRIGGER_FIRES_ALWAYS && t->tgenabled != TRIGGER_FIRES_ON_REPLICA
+		: t->tgenabled != TRIGGER_FIRES_ALWAYS && t->tgenabled != TRIGGER_FIRES_ON_ORIGIN)
+		return false;
+	return is_fence_fn(t->tgfoid);
 }
 
 /*
@@ -601,6 +665,25 @@ sync_rowdirect_insertable(Relation rel, int n, const char *const *names, const O
 }
 
 /*
+ * The BEFORE INSERT row triggers of rri fired on slot (a row of desc): false when one skipped
+ * the row.  The writer fence alone (fence_only) is checked in place, as its trigger function
+ * checks the row (the partition and writer_version columns) and returns it unchanged.
+ */
+static bool
+before_insert_triggers(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot, TupleDesc desc)
+{
+	int			p;
+	int			w;
+
+	if (!fence_only(rri->ri_TrigDesc) || (p = attr_index(desc, "partition")) < 0 ||
+		(w = attr_index(desc, "writer_version")) < 0)
+		return ExecBRInsertTriggers(estate, rri, slot);
+	sync_storage_writer_fence_check(slot->tts_values[p], slot->tts_isnull[p],
+									slot->tts_values[w], slot->tts_isnull[w]);
+	return true;
+}
+
+/*
  * The insert sync_rowdirect_insertable allowed, as the executor makes it: the BEFORE INSERT
  * row triggers (one returning NULL skips the row), the table's constraints (their errors), the
  * heap insert and its index entries.
@@ -623,7 +706,7 @@ sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *v
 	}
 	ExecStoreVirtualTuple(slot);
 	if (rri->ri_TrigDesc == NULL || !rri->ri_TrigDesc->trig_insert_before_row ||
-		ExecBRInsertTriggers(estate, rri, slot))
+		before_insert_triggers(estate, rri, slot, desc))
 	{
 		if (desc->constr != NULL)
 			ExecConstraints(rri, slot, estate);
