@@ -165,6 +165,14 @@ SELECT pg_temp.push('todos', '{"id": "t6", "list_id": "l1", "title": "i", "n": 6
 SELECT pg_stat_get_xact_function_calls('syncular.syncular_writer_fence()'::regprocedure) AS fence_calls;
 COMMIT;
 
+-- a one-upsert commit's stored result is built as jsonb without its text (push_outcome_jsonb):
+-- the value and the size jsonb_in gives its text
+SELECT commit_seq, result - 'recordedAtMs' - 'cacheIdentity' AS stored,
+       (result ->> 'recordedAtMs') ~ '^[0-9]+$' AS integral_time,
+       length(result ->> 'cacheIdentity') > 0 AS has_identity,
+       result = (result::text)::jsonb AND pg_column_size(result) = pg_column_size((result::text)::jsonb) AS as_parsed
+  FROM syncular.sync_commits WHERE partition = 'p1' AND commit_seq IN (1, 2) ORDER BY commit_seq;
+
 -- the capture of SQL writes is unchanged: an UPDATE by SQL is logged as a commit
 UPDATE public.todos SET title = 'sql' WHERE id = 't1';
 SELECT * FROM pg_temp.rows();

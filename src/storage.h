@@ -215,6 +215,8 @@ typedef struct SyncCommitRow
 	int64		created_at_ms;
 	int64		writer_version;
 	const char *result_json;
+	/* result_json as jsonb_in makes it, or NULL: storage parses the text where it needs one */
+	Jsonb	   *result;
 } SyncCommitRow;
 
 extern void sync_storage_commit_append(const SyncCommitRow *c, int nchanges,
