@@ -23,9 +23,13 @@ SELECT syncular.ensure_schema('{"version": 1, "tables": [
   {"name": "notes", "primaryKey": "id", "scopes": ["list:{list_id}"], "columns": [
     {"name": "id", "type": "string", "nullable": false},
     {"name": "list_id", "type": "string", "nullable": false},
-    {"name": "body", "type": "string", "nullable": true}]}]}') ->> 'action' AS action;
+    {"name": "body", "type": "string", "nullable": true}]},
+  {"name": "tasks", "primaryKey": "id", "scopes": ["list:{list_id}", "owner:{owner_id}"], "columns": [
+    {"name": "id", "type": "string", "nullable": false},
+    {"name": "list_id", "type": "string", "nullable": false},
+    {"name": "owner_id", "type": "string", "nullable": false}]}]}') ->> 'action' AS action;
 CREATE FUNCTION public.resolve(actor text, part text, client text) RETURNS jsonb
-LANGUAGE sql STABLE AS $$ SELECT '{"list_id": ["l1", "l2"]}'::jsonb $$;
+LANGUAGE sql STABLE AS $$ SELECT '{"list_id": ["l1", "l2"], "owner_id": ["o1"]}'::jsonb $$;
 SELECT syncular.set_scope_resolver('public.resolve(text,text,text)');
 -- an index of the app on a column
 CREATE INDEX todos_n ON public.todos (n);
@@ -172,6 +176,21 @@ SELECT commit_seq, result - 'recordedAtMs' - 'cacheIdentity' AS stored,
        length(result ->> 'cacheIdentity') > 0 AS has_identity,
        result = (result::text)::jsonb AND pg_column_size(result) = pg_column_size((result::text)::jsonb) AS as_parsed
   FROM syncular.sync_commits WHERE partition = 'p1' AND commit_seq IN (1, 2) ORDER BY commit_seq;
+
+-- a new row of a table with two scope variables: its two row-scope entries inserted directly,
+-- one executor state for both
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push('tasks', '{"id": "k1", "list_id": "l1", "owner_id": "o1"}', 'c15');
+SELECT pg_temp.wal('tasks', :'l0');
+SELECT partition, tbl, var, value, row_id FROM syncular.sync_row_scopes WHERE tbl = 'tasks' ORDER BY var;
+-- both have their index entries (found by the primary key alone)
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS by_key FROM syncular.sync_row_scopes
+ WHERE partition = 'p1' AND tbl = 'tasks' AND var IN ('list_id', 'owner_id')
+   AND value IN ('l1', 'o1') AND row_id = 'k1';
+RESET enable_seqscan;
+RESET enable_bitmapscan;
 
 -- the capture of SQL writes is unchanged: an UPDATE by SQL is logged as a commit
 UPDATE public.todos SET title = 'sql' WHERE id = 't1';

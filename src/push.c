@@ -296,18 +296,14 @@ push_in_subxact(PushState *st, int64 seq, CommitOutcome *outcome)
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		/* the commit's direct row writes share one executor state (storage_direct_scope.c) */
-		sync_storage_direct_scope_begin();
 		if (push_apply_commit(st) < 0)
 		{
 			push_applied(st, seq, outcome);
-			sync_storage_direct_scope_end();
 			ReleaseCurrentSubTransaction();
 			applied = true;
 		}
 		else
 		{
-			sync_storage_direct_scope_end();
 			RollbackAndReleaseCurrentSubTransaction();
 			rejected = true;
 		}
@@ -318,10 +314,7 @@ push_in_subxact(PushState *st, int64 seq, CommitOutcome *outcome)
 	PG_CATCH();
 	{
 		/* restores cxt and owner */
-		ErrorData  *edata = sync_subxact_rollback(cxt, owner);
-
-		sync_storage_direct_scope_abandon();
-		rejected = push_failure_rejects(st, edata);
+		rejected = push_failure_rejects(st, sync_subxact_rollback(cxt, owner));
 	}
 	PG_END_TRY();
 

@@ -339,15 +339,6 @@ extern int64 sync_blob_store_chunks_each(int64 upload_id, void (*fn) (bytea *chu
 extern int	sync_blob_store_partitions(const char *blob_id, char ***partitions);
 
 /*
- * storage_direct_scope.c: the direct row writes of one commit share one executor state between
- * _begin and _end (called in the subtransaction that writes, before it ends); after an error
- * that rolled it back, _abandon.
- */
-extern void sync_storage_direct_scope_begin(void);
-extern void sync_storage_direct_scope_end(void);
-extern void sync_storage_direct_scope_abandon(void);
-
-/*
  * Internal subtransactions (no SPI needed): release on success, or in PG_CATCH roll back and
  * get the error (copied into cxt); either way cxt and owner are current again.  What to
  * re-throw stays the caller's decision.

@@ -261,6 +261,48 @@ not_null_ok(TupleTableSlot *slot)
 	return true;
 }
 
+/*
+ * An executor state for row writes to rel, as a statement's: the range-table entry carries the
+ * updated columns (updated: by attribute index, NULL for an insert), which the executor's hint
+ * to the indexes (unchanged key) reads; the result relation has rel's triggers and open
+ * indexes.  All of it lives in the state's memory; direct_estate_end closes and frees it.  One
+ * state serves the writes of one call (one row, or a new row's row-scope entries): a commit of
+ * one upsert writes one row of each of four tables, so a state kept across a commit's rows
+ * would save nothing there and cost the longer-held index locks.
+ */
+static ResultRelInfo *
+direct_estate(Relation rel, const bool *updated, EState **estate)
+{
+	MemoryContext caller;
+	RangeTblEntry *rte;
+	ResultRelInfo *rri;
+
+	*estate = CreateExecutorState();
+	caller = MemoryContextSwitchTo((*estate)->es_query_cxt);
+	rte = makeNode(RangeTblEntry);
+	rri = makeNode(ResultRelInfo);
+	rte->rtekind = RTE_RELATION;
+	rte->relid = RelationGetRelid(rel);
+	rte->relkind = rel->rd_rel->relkind;
+	rte->rellockmode = RowExclusiveLock;
+	for (int i = 0; updated != NULL && i < RelationGetDescr(rel)->natts; i++)
+		if (updated[i])
+			rte->updatedCols = bms_add_member(rte->updatedCols,
+											  i + 1 - FirstLowInvalidHeapAttributeNumber);
+	ExecInitRangeTable(*estate, list_make1(rte));
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	ExecOpenIndices(rri, false);
+	MemoryContextSwitchTo(caller);
+	return rri;
+}
+
+static void
+direct_estate_end(EState *estate, ResultRelInfo *rri)
+{
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+}
+
 /* The index entries of the row version in slot, just written at slot->tts_tid. */
 static void
 index_entries(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot, bool update)
@@ -283,10 +325,10 @@ static void
 insert_index_entries(Relation rel, TupleTableSlot *slot, bool update, const bool *set)
 {
 	EState	   *estate;
-	ResultRelInfo *rri = sync_direct_state(rel, update ? set : NULL, &estate);
+	ResultRelInfo *rri = direct_estate(rel, update ? set : NULL, &estate);
 
 	index_entries(estate, rri, slot, update);
-	sync_direct_state_done(estate, rri);
+	direct_estate_end(estate, rri);
 }
 
 /* The row of rel whose primary key (_sync_partition, _sync_row_id) is key, visible in snap. */
@@ -402,12 +444,20 @@ scope_pairs(Jsonb *scopes, List **vars, List **values)
 	return true;
 }
 
-/* Insert the row in slot into rel with its index entries. */
+/*
+ * Insert the row in slot into rel with its index entries, made in *estate (*rri: its result
+ * relation of rel; both made at the first row when *estate is NULL, so one state serves the
+ * rows of one loop: the caller ends it with direct_estate_end).  The per-row memory of the
+ * state is emptied after each row.
+ */
 static void
-insert_row(Relation rel, TupleTableSlot *slot)
+insert_row(Relation rel, TupleTableSlot *slot, EState **estate, ResultRelInfo **rri)
 {
+	if (*estate == NULL)
+		*rri = direct_estate(rel, NULL, estate);
 	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
-	insert_index_entries(rel, slot, false, NULL);
+	index_entries(*estate, *rri, slot, false);
+	ResetPerTupleExprContext(*estate);
 }
 
 /*
@@ -423,6 +473,8 @@ insert_scope_entries(Relation rs, Datum partition, Datum tbl, Datum row_id, List
 	TupleDesc	desc = RelationGetDescr(rs);
 	TupleTableSlot *found = table_slot_create(rs, NULL);
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	EState	   *estate = NULL;
+	ResultRelInfo *rri = NULL;
 	AttrNumber	a[5];
 	ListCell   *lv;
 	ListCell   *lval;
@@ -450,8 +502,10 @@ insert_scope_entries(Relation rs, Datum partition, Datum tbl, Datum row_id, List
 			slot->tts_isnull[a[k] - 1] = false;
 		}
 		ExecStoreVirtualTuple(slot);
-		insert_row(rs, slot);
+		insert_row(rs, slot, &estate, &rri);
 	}
+	if (estate != NULL)
+		direct_estate_end(estate, rri);
 	ExecDropSingleTupleTableSlot(slot);
 	ExecDropSingleTupleTableSlot(found);
 	index_close(pk, NoLock);
@@ -510,7 +564,11 @@ sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row, 
 		ExecStoreVirtualTuple(new);
 		if (not_null_ok(new))
 		{
-			insert_row(rel, new);
+			EState	   *estate = NULL;
+			ResultRelInfo *rri = NULL;
+
+			insert_row(rel, new, &estate, &rri);
+			direct_estate_end(estate, rri);
 			insert_scope_entries(rs, key[0], tbl, key[1], vars, values, snap);
 			ok = true;
 		}
@@ -694,7 +752,7 @@ sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *v
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	EState	   *estate;
-	ResultRelInfo *rri = sync_direct_state(rel, NULL, &estate);
+	ResultRelInfo *rri = direct_estate(rel, NULL, &estate);
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
 
 	ExecClearTuple(slot);
@@ -714,5 +772,5 @@ sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *v
 		index_entries(estate, rri, slot, false);
 	}
 	ExecDropSingleTupleTableSlot(slot);
-	sync_direct_state_done(estate, rri);
+	direct_estate_end(estate, rri);
 }

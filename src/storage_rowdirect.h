@@ -6,7 +6,6 @@
 #define SYNCULAR_STORAGE_ROWDIRECT_H
 
 #include "commands/trigger.h"
-#include "nodes/execnodes.h"
 #include "utils/jsonb.h"
 #include "utils/relcache.h"
 
@@ -27,10 +26,6 @@ extern bool sync_rowdirect_capture_only(const TriggerDesc *td);
 extern bool sync_rowdirect_update(Relation rel, const Datum *key, const SyncDirectRow *row);
 extern bool sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row,
 								  Jsonb *scopes, Datum tbl);
-
-/* storage_direct_scope.c: the executor state of one direct row write */
-extern ResultRelInfo *sync_direct_state(Relation rel, const bool *updated, EState **estate);
-extern void sync_direct_state_done(EState *estate, ResultRelInfo *rri);
 
 extern bool sync_rowdirect_insertable(Relation rel, int n, const char *const *names,
 									  const Oid *types, int *att);
