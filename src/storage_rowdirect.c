@@ -22,8 +22,9 @@
  * the error).  Anything else returns false having written nothing, and the caller runs the
  * statement; so does a concurrent update of the row, which the statement waits for, follows or
  * refuses as the isolation level says.  A commit-log row (sync_rowdirect_insertable /
- * _insert_values) fires the BEFORE INSERT row triggers (the writer fence) and checks the
- * constraints as the executor does, and needs the statement for any other kind of trigger.
+ * _insert_values) fires the BEFORE INSERT row triggers (the writer fence, alone, is checked
+ * in place of its call: fence_only) and checks the constraints as the executor does, and needs
+ * the statement for any other kind of trigger.
  */
 #include "postgres.h"
 
