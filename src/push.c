@@ -127,10 +127,10 @@ push_apply_commit(PushState *st)
 
 /*
  * The commit, its changes (scope index entries, tombstones) and its applied result `json`
- * (storage.c, one statement for a commit of one upsert).
+ * (storage.c, one statement for a commit of one upsert), also as `jsonb` when given.
  */
 static void
-push_log_append(PushState *st, int64 seq, int64 now, char *json)
+push_log_append(PushState *st, int64 seq, int64 now, char *json, Jsonb *jsonb)
 {
 	SyncRound  *round = st->round;
 	SyncCommitRow c;
@@ -144,6 +144,7 @@ push_log_append(PushState *st, int64 seq, int64 now, char *json)
 	c.created_at_ms = now;
 	c.writer_version = (int64) round->schema->version;
 	c.result_json = json;
+	c.result = jsonb;
 	for (int k = 0; k < st->nchanges; k++)
 	{
 		PendingChange *pc = &st->changes[k];
@@ -171,6 +172,7 @@ push_applied(PushState *st, int64 seq, CommitOutcome *outcome)
 {
 	const SspPushCommit *commit = st->commit;
 	int64		now = sync_now_ms();
+	char	   *identity;
 
 	st->cs.created_at_ms = now;
 	outcome->status = SSP_PUSH_APPLIED;
@@ -183,7 +185,10 @@ push_applied(PushState *st, int64 seq, CommitOutcome *outcome)
 		outcome->records[i].op_index = (int32) i;
 		outcome->records[i].status = SSP_RESULT_APPLIED;
 	}
-	push_log_append(st, seq, now, push_outcome_json(outcome, now, push_new_cache_identity()));
+	identity = push_new_cache_identity();
+	/* the result as jsonb too where the log's one-upsert append stores it without a statement */
+	push_log_append(st, seq, now, push_outcome_json(outcome, now, identity),
+					st->nchanges == 1 ? push_outcome_jsonb(outcome, now, identity) : NULL);
 	st->planning = true;
 	sync_plan_reactions(st->round, &st->cs, seq);
 	st->planning = false;

@@ -96,6 +96,8 @@ extern void push_internal_error(const char *what) pg_attribute_noreturn();
 extern char *push_new_cache_identity(void);
 extern char *push_outcome_json(const CommitOutcome *o, int64 recorded_at_ms,
 							   const char *cache_identity);
+extern Jsonb *push_outcome_jsonb(const CommitOutcome *o, int64 recorded_at_ms,
+								 const char *cache_identity);
 extern bool push_outcome_from_json(Jsonb *j, CommitOutcome *o, char **identity);
 extern void push_cache_miss(CommitOutcome *o);
 extern void push_replay(Jsonb *stored, CommitOutcome *o);

@@ -12,6 +12,7 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 
 #include "push_internal.h"
 #include "stats.h"
@@ -178,6 +179,75 @@ push_outcome_json(const CommitOutcome *o, int64 recorded_at_ms, const char *cach
 	}
 	appendStringInfoString(&b, "]}");
 	return b.data;
+}
+
+/* A string scalar, as jsonb_in makes it. */
+static void
+jb_string(JsonbParseState **ps, JsonbIteratorToken tok, const char *s)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	pushJsonbValue(ps, tok, &v);
+}
+
+/*
+ * An integer, as jsonb_in makes a number: numeric_in of an integer's text and int64_to_numeric
+ * both give the numeric of scale 0 in its normalized short form.
+ */
+static void
+jb_int(JsonbParseState **ps, JsonbIteratorToken tok, int64 i)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(i);
+	pushJsonbValue(ps, tok, &v);
+}
+
+/*
+ * jsonb_in(push_outcome_json(o, recorded_at_ms, cache_identity)) built without the text and its
+ * parse, for an outcome whose records are all applied (an applied commit's: what its log row
+ * stores); NULL for any other outcome (the caller parses the text).  The same values reach
+ * pushJsonbValue as from the parser, so the value is the parser's, byte for byte.
+ */
+Jsonb *
+push_outcome_jsonb(const CommitOutcome *o, int64 recorded_at_ms, const char *cache_identity)
+{
+	JsonbParseState *ps = NULL;
+	JsonbValue *res;
+
+	for (int i = 0; i < o->nrecords; i++)
+		if (o->records[i].status != SSP_RESULT_APPLIED)
+			return NULL;
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	jb_string(&ps, WJB_KEY, "status");
+	jb_string(&ps, WJB_VALUE, o->status == SSP_PUSH_REJECTED ? "rejected" : "applied");
+	if (o->has_seq)
+	{
+		jb_string(&ps, WJB_KEY, "commitSeq");
+		jb_int(&ps, WJB_VALUE, o->commit_seq);
+	}
+	jb_string(&ps, WJB_KEY, "recordedAtMs");
+	jb_int(&ps, WJB_VALUE, recorded_at_ms);
+	jb_string(&ps, WJB_KEY, "cacheIdentity");
+	jb_string(&ps, WJB_VALUE, cache_identity);
+	jb_string(&ps, WJB_KEY, "results");
+	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
+	for (int i = 0; i < o->nrecords; i++)
+	{
+		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+		jb_string(&ps, WJB_KEY, "opIndex");
+		jb_int(&ps, WJB_VALUE, o->records[i].op_index);
+		jb_string(&ps, WJB_KEY, "status");
+		jb_string(&ps, WJB_VALUE, "applied");
+		pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
+	}
+	pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
+	res = pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
 }
 
 static bool

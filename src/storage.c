@@ -42,7 +42,6 @@ enum
 	P_CLIENT_UPSERT,
 	P_CLIENT_ACK,
 	P_CLIENT_UPDATE,
-	P_RESULT_GET,
 	P_RESULT_LOOKUP,
 	P_RESULT_INSERT,
 	P_TOMBSTONE_SCOPES,
@@ -154,16 +153,6 @@ static const StaticPlan static_sql[P_COUNT] = {
 		"subscriptions = COALESCE($6::jsonb, c.subscriptions), updated_at_ms = $7 "
 		"WHERE c.partition = $1 AND c.client_id = $2 AND c.actor_id = $3",
 	7, {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, TEXTOID, INT8OID}},
-	[P_RESULT_GET] = {
-		/*
-		 * An applied commit's result is in its commit row (sync_commits_by_client_commit); a
-		 * rejected or pruned commit's in sync_push_results (docs/storage.md).
-		 */
-		"SELECT COALESCE((SELECT c.result FROM syncular.sync_commits c WHERE c.partition = $1 "
-		" AND c.client_id = $2 AND c.client_commit_id = $3 AND c.result IS NOT NULL), "
-		" (SELECT r.result FROM syncular.sync_push_results r "
-		"  WHERE r.partition = $1 AND r.client_id = $2 AND r.client_commit_id = $3))",
-	3, {TEXTOID, TEXTOID, TEXTOID}},
 	[P_RESULT_LOOKUP] = {
 		/*
 		 * The push's idempotency lookup with its fault seam (03_seams.sql) in one statement:
@@ -716,24 +705,6 @@ faults_table_exists(void)
 
 /* ---------------------------------------------------------------- idempotency records */
 
-Jsonb *
-sync_storage_push_result_get(const char *partition, const char *client_id,
-							 const char *client_commit_id)
-{
-	Datum		v[3];
-	bool		isnull;
-	Jsonb	   *j;
-
-	v[0] = text_datum(partition);
-	v[1] = text_datum(client_id);
-	v[2] = text_datum(client_commit_id);
-	if (!run_row(static_plan(sync_storage_log_before_06() ? P_RESULT_GET_05 : P_RESULT_GET), v, false))
-		return NULL;
-	j = get_varlena(0, 1, &isnull);
-	done();
-	return isnull ? NULL : j;
-}
-
 /*
  * The stored result of (partition, client_id, client_commit_id) = key in table, read through
  * index (NULL: the primary key) in snap; NULL when there is none.
@@ -756,6 +727,51 @@ keyed_result(const char *table, const char *index, const Datum *key, Snapshot sn
 	index_close(ix, NoLock);
 	table_close(heap, NoLock);
 	return j;
+}
+
+/*
+ * The stored result of key = (partition, client_id, client_commit_id) in snap, as P_RESULT_LOOKUP
+ * reads it: an applied commit's result is in its commit row (through
+ * sync_commits_by_client_commit, a partial index of the rows with a result), a rejected or pruned
+ * commit's in sync_push_results by its key (docs/storage.md); NULL when there is none.  0.6.0
+ * catalogs and later only (the index and sync_commits.result).
+ */
+static Jsonb *
+result_read_direct(const Datum *key, Snapshot snap)
+{
+	Jsonb	   *j = keyed_result("sync_commits", "sync_commits_by_client_commit", key, snap);
+
+	return j != NULL ? j : keyed_result("sync_push_results", NULL, key, snap);
+}
+
+/*
+ * The stored result of (partition, client_id, client_commit_id), or NULL (push-and-pull.md
+ * §3.3 step 5, the re-read of a stored rejection; commands).  Read by key in a fresh snapshot
+ * after a command counter increment, as the statement (read_only = false) reads: the caller's
+ * own insert of the rejection is seen.  A catalog from before 0.6.0 keeps the statement.
+ */
+Jsonb *
+sync_storage_push_result_get(const char *partition, const char *client_id,
+							 const char *client_commit_id)
+{
+	Datum		v[3];
+	bool		isnull;
+	Jsonb	   *j;
+
+	v[0] = text_datum(partition);
+	v[1] = text_datum(client_id);
+	v[2] = text_datum(client_commit_id);
+	if (!sync_storage_log_before_06())
+	{
+		j = result_read_direct(v, sync_scan_snapshot_begin(false));
+		sync_scan_snapshot_end(false);
+		return j;
+	}
+	if (!run_row(static_plan(P_RESULT_GET_05), v, false))
+		return NULL;
+	j = get_varlena(0, 1, &isnull);
+	done();
+	return isnull ? NULL : j;
 }
 
 /*
@@ -785,9 +801,7 @@ result_lookup_direct(const char *partition, const char *client_id,
 	*result = NULL;
 	if (!armed)
 	{
-		*result = keyed_result("sync_commits", "sync_commits_by_client_commit", key, snap);
-		if (*result == NULL)
-			*result = keyed_result("sync_push_results", NULL, key, snap);
+		*result = result_read_direct(key, snap);
 	}
 	sync_scan_snapshot_end(false);
 	return !armed;

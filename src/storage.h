@@ -215,6 +215,8 @@ typedef struct SyncCommitRow
 	int64		created_at_ms;
 	int64		writer_version;
 	const char *result_json;
+	/* result_json as jsonb_in makes it, or NULL: storage parses the text where it needs one */
+	Jsonb	   *result;
 } SyncCommitRow;
 
 extern void sync_storage_commit_append(const SyncCommitRow *c, int nchanges,
@@ -298,6 +300,8 @@ extern void sync_storage_forget_table(const char *tbl);
 
 /* storage_meta.c: the partition's writer fence (RFC 0007); true with *required when fenced */
 extern bool sync_storage_writer_fence_read(Datum partition, int32 *required);
+extern void sync_storage_writer_fence_check(Datum partition, bool partition_null, Datum writer,
+											bool writer_null);
 
 /* remote-operation registrations (storage_ops.c; REMOTE.md §2, §3, §5) */
 typedef struct SyncOpsQueryRow

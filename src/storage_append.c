@@ -387,8 +387,8 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 			n[14] = n[15] = 'n';
 		}
 		if (which != A_COMMIT_APPEND_ONE ||
-			!append_one_direct(v, n, DirectFunctionCall1(jsonb_in,
-														 CStringGetDatum(c->result_json))))
+			!append_one_direct(v, n, c->result != NULL ? JsonbPGetDatum(c->result)
+							   : DirectFunctionCall1(jsonb_in, CStringGetDatum(c->result_json))))
 			run(append_plan(which), v, n, false, 0);
 		return;
 	}

@@ -23,6 +23,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -448,6 +449,38 @@ sync_storage_writer_fence_read(Datum partition, int32 *required)
 	UnregisterSnapshot(snap);
 	table_close(rel, AccessShareLock);
 	return found;
+}
+
+/*
+ * The writer fence's check of one commit row (fence.c, the trigger; storage_rowdirect.c, which
+ * runs it in place of the trigger on a direct insert): raises the catalogue form of
+ * sync.storage.writer_fence_rejected (SQLSTATE P0001, DETAIL {"code", "details": {"partition",
+ * "writerVersion", "requiredWriterVersion"}} in jsonb's text form) when the row's partition is
+ * fenced and its writer_version is NULL or below the fence.
+ */
+void
+sync_storage_writer_fence_check(Datum partition, bool partition_null, Datum writer,
+								bool writer_null)
+{
+	int32		required;
+	StringInfoData d;
+
+	if (partition_null || !sync_storage_writer_fence_read(partition, &required) ||
+		(!writer_null && DatumGetInt64(writer) >= (int64) required))
+		return;
+	initStringInfo(&d);
+	appendStringInfoString(&d, "{\"code\": \"sync.storage.writer_fence_rejected\", "
+						   "\"details\": {\"partition\": ");
+	escape_json(&d, TextDatumGetCString(partition));
+	if (writer_null)
+		appendStringInfoString(&d, ", \"writerVersion\": null");
+	else
+		appendStringInfo(&d, ", \"writerVersion\": " INT64_FORMAT, DatumGetInt64(writer));
+	appendStringInfo(&d, ", \"requiredWriterVersion\": %d}}", required);
+	ereport(ERROR,
+			(errcode(ERRCODE_RAISE_EXCEPTION),
+			 errmsg("sync.storage.writer_fence_rejected"),
+			 errdetail_internal("%s", d.data)));
 }
 
 /* ---------------------------------------------------------------- ensure_schema (schema_ensure.c) */

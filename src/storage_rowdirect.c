@@ -22,8 +22,9 @@
  * the error).  Anything else returns false having written nothing, and the caller runs the
  * statement; so does a concurrent update of the row, which the statement waits for, follows or
  * refuses as the isolation level says.  A commit-log row (sync_rowdirect_insertable /
- * _insert_values) fires the BEFORE INSERT row triggers (the writer fence) and checks the
- * constraints as the executor does, and needs the statement for any other kind of trigger.
+ * _insert_values) fires the BEFORE INSERT row triggers (the writer fence, alone, is checked
+ * in place of its call: fence_only) and checks the constraints as the executor does, and needs
+ * the statement for any other kind of trigger.
  */
 #include "postgres.h"
 
@@ -32,11 +33,14 @@
 #include "access/tableam.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "pgstat.h"
 #include "utils/acl.h"
 #include "utils/inval.h"
 #include "utils/builtins.h"
@@ -59,11 +63,13 @@
 static Oid	capture_fns[CAPTURE_FNS];
 static int	ncapture_fns = 0;
 static bool capture_callback = false;
+static Oid	fence_fn = InvalidOid;	/* see is_fence_fn */
 
 static void
 capture_fns_reset(Datum arg, int cacheid, uint32 hashvalue)
 {
 	ncapture_fns = 0;
+	fence_fn = InvalidOid;
 }
 
 static bool
@@ -87,6 +93,65 @@ is_capture_fn(Oid fn)
 	if (capture && ncapture_fns < CAPTURE_FNS)
 		capture_fns[ncapture_fns++] = fn;
 	return capture;
+}
+
+/*
+ * The writer fence's trigger function (syncular.syncular_writer_fence, fence.c) by OID, once
+ * seen: its C symbol is checked too, as CREATE OR REPLACE keeps the OID.  Forgotten with the
+ * capture functions on any invalidation of pg_proc entries.
+ */
+static bool
+is_fence_fn(Oid fn)
+{
+	HeapTuple	tup;
+	bool		fence = false;
+
+	if (OidIsValid(fence_fn))
+		return fn == fence_fn;
+	if (!capture_callback)
+	{
+		CacheRegisterSyscacheCallback(PROCOID, capture_fns_reset, (Datum) 0);
+		capture_callback = true;
+	}
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_proc p = (Form_pg_proc) GETSTRUCT(tup);
+		bool		isnull;
+		Datum		src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+
+		fence = p->prolang == ClanguageId && !isnull &&
+			p->pronamespace == get_namespace_oid("syncular", false) &&
+			strcmp(NameStr(p->proname), "syncular_writer_fence") == 0 &&
+			strcmp(TextDatumGetCString(src), "syncular_writer_fence") == 0;
+		ReleaseSysCache(tup);
+	}
+	if (fence)
+		fence_fn = fn;
+	return fence;
+}
+
+/*
+ * td's only trigger is the writer fence, BEFORE INSERT FOR EACH ROW, firing in this session's
+ * replication role, without a WHEN condition, and no function statistics are kept for it
+ * (track_functions = all counts C functions): its call through the executor (the function's
+ * SET search_path saved and restored, the trigger data built) can be left out for the check
+ * it makes, which resolves no name.
+ */
+static bool
+fence_only(const TriggerDesc *td)
+{
+	const Trigger *t = &td->triggers[0];
+
+	if (td->numtriggers != 1 || t->tgtype != (TRIGGER_TYPE_ROW | TRIGGER_TYPE_BEFORE |
+											  TRIGGER_TYPE_INSERT) ||
+		t->tgqual != NULL || t->tgnargs != 0 || pgstat_track_functions == TRACK_FUNC_ALL)
+		return false;
+	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA
+		? t->tgenabled != TRIGGER_FIRES_ALWAYS && t->tgenabled != TRIGGER_FIRES_ON_REPLICA
+		: t->tgenabled != TRIGGER_FIRES_ALWAYS && t->tgenabled != TRIGGER_FIRES_ON_ORIGIN)
+		return false;
+	return is_fence_fn(t->tgfoid);
 }
 
 /*
@@ -198,10 +263,13 @@ not_null_ok(TupleTableSlot *slot)
 }
 
 /*
- * An executor state for one row write to rel, as a statement's: the range-table entry carries
- * the updated columns (updated: by attribute index, NULL for an insert), which the executor's
- * hint to the indexes (unchanged key) reads; the result relation has rel's triggers and open
- * indexes.  All of it lives in the state's memory; direct_estate_end closes and frees it.
+ * An executor state for row writes to rel, as a statement's: the range-table entry carries the
+ * updated columns (updated: by attribute index, NULL for an insert), which the executor's hint
+ * to the indexes (unchanged key) reads; the result relation has rel's triggers and open
+ * indexes.  All of it lives in the state's memory; direct_estate_end closes and frees it.  One
+ * state serves the writes of one call (one row, or a new row's row-scope entries): a commit of
+ * one upsert writes one row of each of four tables, so a state kept across a commit's rows
+ * would save nothing there and cost the longer-held index locks.
  */
 static ResultRelInfo *
 direct_estate(Relation rel, const bool *updated, EState **estate)
@@ -377,12 +445,20 @@ scope_pairs(Jsonb *scopes, List **vars, List **values)
 	return true;
 }
 
-/* Insert the row in slot into rel with its index entries. */
+/*
+ * Insert the row in slot into rel with its index entries, made in *estate (*rri: its result
+ * relation of rel; both made at the first row when *estate is NULL, so one state serves the
+ * rows of one loop: the caller ends it with direct_estate_end).  The per-row memory of the
+ * state is emptied after each row.
+ */
 static void
-insert_row(Relation rel, TupleTableSlot *slot)
+insert_row(Relation rel, TupleTableSlot *slot, EState **estate, ResultRelInfo **rri)
 {
+	if (*estate == NULL)
+		*rri = direct_estate(rel, NULL, estate);
 	table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
-	insert_index_entries(rel, slot, false, NULL);
+	index_entries(*estate, *rri, slot, false);
+	ResetPerTupleExprContext(*estate);
 }
 
 /*
@@ -398,6 +474,8 @@ insert_scope_entries(Relation rs, Datum partition, Datum tbl, Datum row_id, List
 	TupleDesc	desc = RelationGetDescr(rs);
 	TupleTableSlot *found = table_slot_create(rs, NULL);
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
+	EState	   *estate = NULL;
+	ResultRelInfo *rri = NULL;
 	AttrNumber	a[5];
 	ListCell   *lv;
 	ListCell   *lval;
@@ -425,8 +503,10 @@ insert_scope_entries(Relation rs, Datum partition, Datum tbl, Datum row_id, List
 			slot->tts_isnull[a[k] - 1] = false;
 		}
 		ExecStoreVirtualTuple(slot);
-		insert_row(rs, slot);
+		insert_row(rs, slot, &estate, &rri);
 	}
+	if (estate != NULL)
+		direct_estate_end(estate, rri);
 	ExecDropSingleTupleTableSlot(slot);
 	ExecDropSingleTupleTableSlot(found);
 	index_close(pk, NoLock);
@@ -485,7 +565,11 @@ sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row, 
 		ExecStoreVirtualTuple(new);
 		if (not_null_ok(new))
 		{
-			insert_row(rel, new);
+			EState	   *estate = NULL;
+			ResultRelInfo *rri = NULL;
+
+			insert_row(rel, new, &estate, &rri);
+			direct_estate_end(estate, rri);
 			insert_scope_entries(rs, key[0], tbl, key[1], vars, values, snap);
 			ok = true;
 		}
@@ -499,15 +583,84 @@ sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row, 
 }
 
 /*
- * Whether INSERT INTO rel (names) VALUES (...) can be made without the statement: a table of
- * the syncular schema, every live attribute named with the parameter's type (att[k]: the
- * attribute index of names[k]), no rewrite rule, no row-level security for the caller, the
- * caller's INSERT privilege, and no trigger an INSERT fires but BEFORE ROW ones (the writer
- * fence of sync_commits), which sync_rowdirect_insert_values fires.
+ * sync_rowdirect_insertable's answers (one commit asks two per round), by relation, user and
+ * column list (the caller's static names array).  What an answer reads is the relation's
+ * definition (relcache: kind, rules, triggers, attributes, row-level security flags, its ACL
+ * and owner; any change of them invalidates the relation's relcache entry, whose callback drops
+ * the relation's answers) and the user's roles (superuser, BYPASSRLS, memberships: a change of
+ * pg_authid or pg_auth_members drops every answer).  A relation with row-level security enabled
+ * is not cached: check_enable_rls also reads the security context there.
  */
-bool
-sync_rowdirect_insertable(Relation rel, int n, const char *const *names, const Oid *types,
-						  int *att)
+#define INSERTABLE_CACHE 8
+#define INSERTABLE_MAX_COLS 16
+
+typedef struct InsertableAnswer
+{
+	Oid			relid;
+	Oid			userid;
+	const char *const *names;
+	int			n;
+	bool		ok;
+	int			att[INSERTABLE_MAX_COLS];
+} InsertableAnswer;
+
+static InsertableAnswer insertable_cache[INSERTABLE_CACHE];
+static int	ninsertable = 0;
+static bool insertable_callbacks = false;
+
+static void
+insertable_rel_reset(Datum arg, Oid relid)
+{
+	for (int i = ninsertable - 1; i >= 0; i--)
+		if (!OidIsValid(relid) || insertable_cache[i].relid == relid)
+			insertable_cache[i] = insertable_cache[--ninsertable];
+}
+
+static void
+insertable_roles_reset(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ninsertable = 0;
+}
+
+static InsertableAnswer *
+insertable_cached(Oid relid, Oid userid, int n, const char *const *names)
+{
+	for (int i = 0; i < ninsertable; i++)
+		if (insertable_cache[i].relid == relid && insertable_cache[i].userid == userid &&
+			insertable_cache[i].names == names && insertable_cache[i].n == n)
+			return &insertable_cache[i];
+	return NULL;
+}
+
+static void
+insertable_remember(Relation rel, Oid userid, int n, const char *const *names, bool ok,
+					const int *att)
+{
+	InsertableAnswer *a;
+
+	if (rel->rd_rel->relrowsecurity || n > INSERTABLE_MAX_COLS)
+		return;
+	if (!insertable_callbacks)
+	{
+		CacheRegisterRelcacheCallback(insertable_rel_reset, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHOID, insertable_roles_reset, (Datum) 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, insertable_roles_reset, (Datum) 0);
+		insertable_callbacks = true;
+	}
+	if (ninsertable == INSERTABLE_CACHE)
+		ninsertable = 0;		/* more relations than the log has: start over */
+	a = &insertable_cache[ninsertable++];
+	a->relid = RelationGetRelid(rel);
+	a->userid = userid;
+	a->names = names;
+	a->n = n;
+	a->ok = ok;
+	memcpy(a->att, att, sizeof(int) * n);
+}
+
+/* sync_rowdirect_insertable without the cache. */
+static bool
+insertable_check(Relation rel, int n, const char *const *names, const Oid *types, int *att)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	TriggerDesc *td = rel->trigdesc;
@@ -541,6 +694,55 @@ sync_rowdirect_insertable(Relation rel, int n, const char *const *names, const O
 }
 
 /*
+ * Whether INSERT INTO rel (names) VALUES (...) can be made without the statement: a table of
+ * the syncular schema, every live attribute named with the parameter's type (att[k]: the
+ * attribute index of names[k]; n at most 16), no rewrite rule, no row-level security for the
+ * caller, the caller's INSERT privilege, and no trigger an INSERT fires but BEFORE ROW ones (the
+ * writer fence of sync_commits), which sync_rowdirect_insert_values fires.  names must be a
+ * static array (the answer is kept by its address).  rel is open with a lock, so the
+ * invalidations of its definition have been received.
+ */
+bool
+sync_rowdirect_insertable(Relation rel, int n, const char *const *names, const Oid *types,
+						  int *att)
+{
+	Oid			userid = GetUserId();
+	InsertableAnswer *a = insertable_cached(RelationGetRelid(rel), userid, n, names);
+	bool		ok;
+
+	if (a != NULL)
+	{
+		memcpy(att, a->att, sizeof(int) * n);
+		return a->ok;
+	}
+	/* every att[k] set, even when the check stops early, so the kept answer is defined */
+	for (int k = 0; k < n; k++)
+		att[k] = -1;
+	ok = insertable_check(rel, n, names, types, att);
+	insertable_remember(rel, userid, n, names, ok, att);
+	return ok;
+}
+
+/*
+ * The BEFORE INSERT row triggers of rri fired on slot (a row of desc): false when one skipped
+ * the row.  The writer fence alone (fence_only) is checked in place, as its trigger function
+ * checks the row (the partition and writer_version columns) and returns it unchanged.
+ */
+static bool
+before_insert_triggers(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot, TupleDesc desc)
+{
+	int			p;
+	int			w;
+
+	if (!fence_only(rri->ri_TrigDesc) || (p = attr_index(desc, "partition")) < 0 ||
+		(w = attr_index(desc, "writer_version")) < 0)
+		return ExecBRInsertTriggers(estate, rri, slot);
+	sync_storage_writer_fence_check(slot->tts_values[p], slot->tts_isnull[p],
+									slot->tts_values[w], slot->tts_isnull[w]);
+	return true;
+}
+
+/*
  * The insert sync_rowdirect_insertable allowed, as the executor makes it: the BEFORE INSERT
  * row triggers (one returning NULL skips the row), the table's constraints (their errors), the
  * heap insert and its index entries.
@@ -563,7 +765,7 @@ sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *v
 	}
 	ExecStoreVirtualTuple(slot);
 	if (rri->ri_TrigDesc == NULL || !rri->ri_TrigDesc->trig_insert_before_row ||
-		ExecBRInsertTriggers(estate, rri, slot))
+		before_insert_triggers(estate, rri, slot, desc))
 	{
 		if (desc->constr != NULL)
 			ExecConstraints(rri, slot, estate);
