@@ -11,6 +11,8 @@
 # caches, loading the library, parsing the registrations into an empty cache) is left out.
 # Never fails on a figure.  Usage: bash bench/fanout-instructions.sh [sockets] [calls]   (needs
 # valgrind; SYNCULAR_STAGE selects the staged build, as for scripts/pgenv.sh; a few minutes).
+# FANOUT_IR_KEEP=<dir> keeps the callgrind outputs there (cg-<case>-<calls>.out, for
+# callgrind_annotate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-250}
@@ -26,12 +28,15 @@ CREATE TABLE public.bench_conns AS
   SELECT i AS conn, (h ->> 'cursor')::bigint AS cursor, (h -> 'registration')::text AS registration
     FROM generate_series(0, $((n - 1))) i, syncular.realtime_connect('p1', 'u1', 'lat' || i) h;
 SELECT count(syncular.handle(gwtest.push('p1', 'writer', 'c0', 'r0', 'x'), 'p1', 'u1'));
-CREATE TABLE public.bench_args AS
+-- stored uncompressed (as a gateway's parameter arrives: no decompression in the count)
+CREATE TABLE public.bench_args (conns_text text, ids bigint[], cursors bigint[], regs text[], seq bigint);
+ALTER TABLE public.bench_args ALTER conns_text SET STORAGE EXTERNAL, ALTER ids SET STORAGE EXTERNAL,
+  ALTER cursors SET STORAGE EXTERNAL, ALTER regs SET STORAGE EXTERNAL;
+INSERT INTO public.bench_args
   SELECT '[' || string_agg(format('{"conn":%s,"cursor":%s,"registration":%s}', conn, cursor, registration),
-                            ',' ORDER BY conn) || ']' AS conns_text,
-         array_agg(conn::bigint ORDER BY conn) AS ids, array_agg(cursor ORDER BY conn) AS cursors,
-         array_agg(registration ORDER BY conn) AS regs,
-         (SELECT max(commit_seq) FROM syncular.sync_commits) AS seq
+                            ',' ORDER BY conn) || ']',
+         array_agg(conn::bigint ORDER BY conn), array_agg(cursor ORDER BY conn),
+         array_agg(registration ORDER BY conn), (SELECT max(commit_seq) FROM syncular.sync_commits)
     FROM public.bench_conns;
 SQL
 summary=$(sql -d bench -c "SELECT string_agg(cnt || ' ' || action, ', ') FROM (SELECT action, count(*) cnt
@@ -39,22 +44,21 @@ summary=$(sql -d bench -c "SELECT string_agg(cnt || ' ' || action, ', ') FROM (S
   GROUP BY 1 ORDER BY 1) x")
 arrays=$(sql -d bench -c "SELECT count(*) FROM pg_proc WHERE proname = 'realtime_fanout_arrays'")
 as_pg "$BIN/pg_ctl" -D "$work/data" -m fast -w stop >/dev/null
+# the JSON text is cast to jsonb when the statement runs (jsonb_in, as for a gateway's parameter)
 declare -A stmt=(
-  [jsonb]="EXECUTE f((SELECT conns_text FROM bench_args), (SELECT seq FROM bench_args));"
-  [arrays]="EXECUTE f((SELECT ids FROM bench_args), (SELECT cursors FROM bench_args), (SELECT regs FROM bench_args), (SELECT seq FROM bench_args));")
-declare -A prep=(
-  [jsonb]="PREPARE f(text, bigint) AS SELECT count(*) FROM syncular.realtime_fanout('p1', \$2, \$1::jsonb);"
-  [arrays]="PREPARE f(bigint[], bigint[], text[], bigint) AS SELECT count(*) FROM syncular.realtime_fanout_arrays('p1', \$4, \$1, \$2, \$3);")
+  [jsonb]="SELECT count(*) FROM bench_args a, syncular.realtime_fanout('p1', a.seq, a.conns_text::jsonb) f;"
+  [arrays]="SELECT count(*) FROM bench_args a, syncular.realtime_fanout_arrays('p1', a.seq, a.ids, a.cursors, a.regs) f;")
 label() { [ "$1" = jsonb ] && echo "realtime_fanout (text cast to jsonb)" || echo "realtime_fanout_arrays"; }
 echo "$n sockets ($summary), instructions per call (the mean of $calls after the first):"
 for c in jsonb arrays; do
   [ "$c" = arrays ] && [ "$arrays" != 1 ] && continue
   for k in 1 $((calls + 1)); do
-    { echo "${prep[$c]}"; for _ in $(seq 1 "$k"); do echo "${stmt[$c]}"; done; } > "$work/$c-$k.sql"
+    for _ in $(seq 1 "$k"); do echo "${stmt[$c]}"; done > "$work/$c-$k.sql"
     chmod 644 "$work/$c-$k.sql"
     as_pg bash -c "valgrind --tool=callgrind --callgrind-out-file=$work/cg-$c-$k.out \
       $BIN/postgres --single -D $work/data -c autovacuum=off bench < $work/$c-$k.sql > $work/cg-$c-$k.log 2>&1"
     if grep -q ERROR "$work/cg-$c-$k.log"; then grep -m3 ERROR "$work/cg-$c-$k.log"; fi
+    if [ -n "${FANOUT_IR_KEEP:-}" ]; then mkdir -p "$FANOUT_IR_KEEP"; cp "$work/cg-$c-$k.out" "$FANOUT_IR_KEEP/"; fi
   done
   one=$(sed -n 's/^summary: //p' "$work/cg-$c-1.out")
   many=$(sed -n 's/^summary: //p' "$work/cg-$c-$((calls + 1)).out")
