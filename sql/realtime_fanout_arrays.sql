@@ -93,12 +93,31 @@ SELECT * FROM syncular.realtime_fanout_arrays('p1', 1, '{}', '{}', '{}');
 SELECT conn, action, reason, next_cursor FROM syncular.realtime_fanout_arrays('p1', 3, '{5, 6}', '{3, 3}',
                                                                                ARRAY[:'reg', :'reg']);
 
+-- a call inside a call: a scope resolver that runs realtime_fanout_arrays itself with the cache
+-- turned off (which drops every kept parse when no other call runs) leaves the outer call's
+-- registrations alone: A still gets its delta, the same bytes as from the jsonb signature
+CREATE FUNCTION public.resolve_nested(actor text, part text, client text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('syncular.realtime_registration_cache_kb', '0', true);
+  PERFORM count(*) FROM syncular.realtime_fanout_arrays(part, 1, '{9}', '{1}',
+                                                       ARRAY[(SELECT registration::text FROM gw.sockets WHERE conn = 3)]);
+  RETURN public.resolve(actor, part, client);
+END $$;
+SELECT syncular.set_scope_resolver('public.resolve_nested(text,text,text)');
+SELECT sim.queue('W', 'w-4', '[{"row": {"id": "t1", "title": "rice milk"}}]');
+SELECT * FROM sim.sync('W');
+SELECT * FROM pg_temp.both(4);
+SELECT * FROM pg_temp.both(4);
+SELECT syncular.set_scope_resolver('public.resolve(text,text,text)');
+SELECT * FROM gw.fanout(4);
+
 -- a new compiled schema drops what was parsed under the old one: schema version 2 no longer
 -- has table counters, so A's registration (counters under version 1, parsed and kept above) is
 -- refused as the jsonb signature refuses it; a parse kept from version 1 would be answered
 -- (reset-required: registered under version 1) instead
 SELECT registration::text AS reg_a FROM gw.sockets WHERE conn = 1 \gset
-SELECT pg_temp.arr('p1', '{1}', '{3}', ARRAY[:'reg_a']);
+SELECT pg_temp.arr('p1', '{1}', '{4}', ARRAY[:'reg_a']);
 SELECT syncular.ensure_schema('{"version": 2, "tables": [
   {"name": "todos", "primaryKey": "id", "columns": [
      {"name": "id", "type": "string", "nullable": false},
@@ -111,14 +130,14 @@ SELECT syncular.ensure_schema('{"version": 2, "tables": [
      {"name": "att", "type": "blob_ref", "nullable": true}],
    "scopes": ["list:{list_id}"],
    "indexes": [{"name": "uniq_title", "columns": ["title"], "unique": true}]}]}'::jsonb) ->> 'action' AS bump;
-SELECT pg_temp.arr('p1', '{1}', '{3}', ARRAY[:'reg_a']);
+SELECT pg_temp.arr('p1', '{1}', '{4}', ARRAY[:'reg_a']);
 SELECT pg_temp.try(format($$SELECT count(*) FROM syncular.realtime_fanout('p1', 1, %L)$$,
-  jsonb_build_array(jsonb_build_object('conn', 1, 'cursor', 3, 'registration', :'reg_a'::jsonb))));
+  jsonb_build_array(jsonb_build_object('conn', 1, 'cursor', 4, 'registration', :'reg_a'::jsonb))));
 -- C's registration (todos only) is parsed again under version 2: reset-required (registered
 -- under version 1) until it registers again
 DELETE FROM gw.sockets WHERE conn = 1;
-SELECT * FROM pg_temp.both(3);
+SELECT * FROM pg_temp.both(4);
 SELECT gw.connect(3, 'C');
-SELECT * FROM gw.fanout(3, ARRAY[3]::bigint[]);
+SELECT * FROM gw.fanout(4, ARRAY[3]::bigint[]);
 
 \i sql/scenario_done.psql

@@ -19,8 +19,9 @@
  *     transaction, and everything the decision needs from the database (epoch, schema version,
  *     gate, window, live grant) is still read per call.
  *   - Entries are never changed after they are added, and memory is freed only in
- *     sync_fanout_regs_begin, at the start of a call: a running call never loses an entry it
- *     holds.  An entry is added only once it is completely copied, so an error (a malformed
+ *     sync_fanout_regs_begin, at the start of a call and only when no other call is running (a
+ *     call nested in another, from a scope resolver, frees nothing): a running call never loses
+ *     an entry it holds.  An entry is added only once it is completely copied, so an error (a malformed
  *     registration, out of memory) leaves no partial entry; what a failed copy allocated stays in
  *     the generation's context and goes with it.
  *   - Bounded: two generations, each its own context under TopMemoryContext.  Lookups try the
@@ -310,6 +311,14 @@ typedef struct RegGen
 static RegGen gens[2];			/* gens[cur]: the current generation, gens[1 - cur]: the previous */
 static int	cur = 0;
 static uint64 cached_schema_generation = 0;
+static int	active_calls = 0;		/* fanout calls running in this backend (nested: a resolver's) */
+
+/* the reset callback of a call's memory context: the call ended, or failed */
+static void
+call_ended(void *arg)
+{
+	active_calls--;
+}
 
 static void
 gen_drop(RegGen *g)
@@ -339,7 +348,17 @@ void
 sync_fanout_regs_begin(const SyncSchema *schema)
 {
 	Size		limit = (Size) sync_realtime_registration_cache_kb * 1024;
+	MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
 
+	/*
+	 * Counted until the call's context goes (its end or its error), so that a call started
+	 * inside another one (a scope resolver calling realtime_fanout_arrays) frees nothing the
+	 * outer call holds; such a call under another schema generation parses without the cache.
+	 */
+	cb->func = call_ended;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+	if (active_calls++ > 0)
+		return;
 	if (limit == 0 || schema->generation != cached_schema_generation)
 	{
 		gen_drop(&gens[0]);

@@ -52,8 +52,9 @@ extern RtReg *sync_fanout_reg_parse(SyncSchema *schema, JsonbContainer *reg, con
 extern const RtReg *sync_fanout_reg_text(SyncSchema *schema, const char *text, int len,
 										 const char *partition, int index);
 
-/* At the start of a fanout call, before any sync_fanout_reg_text: drops what schema outdates
- * and evicts (the only place the cache frees anything) */
+/* At the start of a fanout call, before any sync_fanout_reg_text, with the call's own memory
+ * context current (freed when the call ends or fails): drops what schema outdates and evicts
+ * (the only place the cache frees anything, and only when no other call is running) */
 extern void sync_fanout_regs_begin(const SyncSchema *schema);
 
 #endif							/* SYNCULAR_FANOUT_REGS_H */
