@@ -6,9 +6,9 @@
  * the waiter, docs/realtime.md "Commit wake-ups").  For each partition this gateway holds sockets
  * on, the syncular.realtime_fanout_arrays calls of one wake-up (batches of --fanout-batch
  * sockets, run side by side: run_fanout) name every idle socket (id, delivered cursor, the
- * registration text realtime_connect answered, the same text every commit, so the database
- * parses it once per backend: src/fanout_regs.c); the extension answers each one's delta bytes or wake-up reason, computed with the same scope
- * rules as a pull.  One wake-up's calls per partition are in flight at a time: wake-ups that
+ * registration text realtime_connect answered: the same text every commit, so the database
+ * parses it once per backend, src/fanout_regs.c); the extension answers each one's delta bytes
+ * or wake-up reason, computed with the same scope rules as a pull.  One wake-up's calls per partition are in flight at a time: wake-ups that
  * arrive meanwhile coalesce into one follow-up wake-up at the highest sequence.  Sockets over
  * the unacked-delta budget, and sockets behind (§8.2: at connect, or since a wake-up, until an
  * ack or a round reaches that head) get a catchup-required wake-up from the gateway itself,
