@@ -4,10 +4,11 @@
  * Wake-ups arrive as NOTIFY syncular_commit with payload base64url(partition) ":" commitSeq
  * (fanout_on_notify), or from the ring of syncular.wait_commits (fanout_on_commit; pool.c runs
  * the waiter, docs/realtime.md "Commit wake-ups").  For each partition this gateway holds sockets
- * on, the syncular.realtime_fanout calls of one wake-up (batches of --fanout-batch sockets, run
- * side by side: run_fanout) name every idle socket (id, delivered cursor, registration); the
- * extension answers each one's delta bytes or wake-up reason, computed with the same scope
- * rules as a pull.  One wake-up's calls per partition are in flight at a time: wake-ups that
+ * on, the syncular.realtime_fanout_arrays calls of one wake-up (batches of --fanout-batch
+ * sockets, run side by side: run_fanout) name every idle socket (id, delivered cursor, the
+ * registration text realtime_connect answered: the same text every commit, so the database
+ * parses it once per backend, src/fanout_regs.c); the extension answers each one's delta bytes
+ * or wake-up reason, computed with the same scope rules as a pull.  One wake-up's calls per partition are in flight at a time: wake-ups that
  * arrive meanwhile coalesce into one follow-up wake-up at the highest sequence.  Sockets over
  * the unacked-delta budget, and sockets behind (§8.2: at connect, or since a wake-up, until an
  * ack or a round reaches that head) get a catchup-required wake-up from the gateway itself,
@@ -253,26 +254,117 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 		part_maybe_free(p);     /* it may have lost its last socket while the call ran */
 }
 
-/* one realtime_fanout call for the connections in conns (a JSON array, taken) */
+/*
+ * One call's connections as the three array parameters of syncular.realtime_fanout_arrays, in
+ * PostgreSQL's binary array format (array_recv: ndim, flags, element type, then per dimension
+ * size and lower bound, then each element as a length and its bytes).  Binary, so that the
+ * registration texts travel as they are, with nothing to escape; the element count is written
+ * when the call is submitted.
+ */
+typedef struct Batch
+{
+	SspBuf ids;                 /* bigint[] of socket ids */
+	SspBuf cursors;             /* bigint[] of delivered cursors */
+	SspBuf regs;                /* text[] of registration texts */
+	int    n;
+} Batch;
+
+#define OID_INT8 20
+#define OID_TEXT 25
+
 static void
-submit_batch(WsPart *p, int64_t seq, SspBuf *conns)
+put32(SspBuf *b, uint32_t v)
+{
+	v = htonl(v);
+	ssp_buf_append(b, &v, 4);
+}
+
+static void
+arr_start(SspBuf *b, uint32_t elemtype)
+{
+	ssp_buf_init(b);
+	put32(b, 1);
+	put32(b, 0);
+	put32(b, elemtype);
+	put32(b, 0);                /* the size, set by arr_finish */
+	put32(b, 1);
+}
+
+static void
+arr_finish(SspBuf *b, int n)
+{
+	uint32_t v = htonl((uint32_t) n);
+
+	if (!b->oom)
+		memcpy(b->data + 12, &v, 4);
+}
+
+static void
+arr_int8(SspBuf *b, int64_t x)
+{
+	uint64_t v = htobe64((uint64_t) x);
+
+	put32(b, 8);
+	ssp_buf_append(b, &v, 8);
+}
+
+static void
+batch_start(Batch *bt)
+{
+	arr_start(&bt->ids, OID_INT8);
+	arr_start(&bt->cursors, OID_INT8);
+	arr_start(&bt->regs, OID_TEXT);
+	bt->n = 0;
+}
+
+static void
+batch_free(Batch *bt)
+{
+	ssp_buf_free(&bt->ids);
+	ssp_buf_free(&bt->cursors);
+	ssp_buf_free(&bt->regs);
+}
+
+static void
+batch_add(Batch *bt, const Sock *s)
+{
+	size_t len = strlen(s->registration_text);
+
+	arr_int8(&bt->ids, (int64_t) s->id);
+	arr_int8(&bt->cursors, s->cursor);
+	put32(&bt->regs, (uint32_t) len);
+	ssp_buf_append(&bt->regs, s->registration_text, len);
+	bt->n++;
+}
+
+/* one realtime_fanout_arrays call for the connections of bt (freed) */
+static void
+submit_batch(WsPart *p, int64_t seq, Batch *bt)
 {
 	char seqtxt[24];
 	GwJob *j;
 
-	ssp_buf_append(conns, "]", 1);
-	if (conns->oom || !(j = gw_job_new("SELECT conn, action, reason, body, next_cursor "
-									   "FROM syncular.realtime_fanout($1, $2::bigint, $3::jsonb)",
-									   fanout_done, p)))
+	arr_finish(&bt->ids, bt->n);
+	arr_finish(&bt->cursors, bt->n);
+	arr_finish(&bt->regs, bt->n);
+	if (bt->ids.oom || bt->cursors.oom || bt->regs.oom ||
+		!(j = gw_job_new("SELECT conn, action, reason, body, next_cursor "
+						 "FROM syncular.realtime_fanout_arrays($1, $2::bigint, $3::bigint[], "
+						 "$4::bigint[], $5::text[])", fanout_done, p)))
 	{
-		ssp_buf_free(conns);
+		batch_free(bt);
 		return;
 	}
 	snprintf(seqtxt, sizeof(seqtxt), "%lld", (long long) seq);
 	gw_job_param(j, p->name, (int) strlen(p->name), 0, true);
 	gw_job_param(j, seqtxt, (int) strlen(seqtxt), 0, true);
-	gw_job_param(j, conns->data, (int) conns->len, 0, true);
-	ssp_buf_free(conns);
+	/* the buffers are handed over (freed with the job) */
+	gw_job_param_take(j, bt->ids.data, (int) bt->ids.len, 1, 0);
+	gw_job_param_take(j, bt->cursors.data, (int) bt->cursors.len, 1, 0);
+	gw_job_param_take(j, bt->regs.data, (int) bt->regs.len, 1, 0);
+	ssp_buf_init(&bt->ids);
+	ssp_buf_init(&bt->cursors);
+	ssp_buf_init(&bt->regs);
 	if (gw_pool_submit(j))
 		p->fanout_calls++;
 	else
@@ -291,16 +383,14 @@ submit_batch(WsPart *p, int64_t seq, SspBuf *conns)
 static void
 run_fanout(WsPart *p, int64_t seq)
 {
-	SspBuf conns;               /* [{"conn":..,"cursor":..,"registration":<text>}, ...] */
-	char head[80];
-	int n = 0;
+	Batch bt;
 	int calls = gw_cfg.pool / 2 > 1 ? gw_cfg.pool / 2 : 1;
 	int batch = (p->nsocks + calls - 1) / calls;
 
 	if (batch < gw_cfg.fanout_batch)
 		batch = gw_cfg.fanout_batch;
 
-	ssp_buf_init(&conns);
+	batch_start(&bt);
 	p->fanout_started_ms = ws_now_ms();
 	for (Sock *s = p->socks; s; s = s->pnext)
 	{
@@ -327,24 +417,17 @@ run_fanout(WsPart *p, int64_t seq)
 			}
 			continue;
 		}
-		if (n == 0)
-			ssp_buf_append(&conns, "[", 1);
-		snprintf(head, sizeof(head), "%s{\"conn\":%llu,\"cursor\":%lld,\"registration\":",
-				 n++ ? "," : "", (unsigned long long) s->id, (long long) s->cursor);
-		ssp_buf_append(&conns, head, strlen(head));
-		ssp_buf_append(&conns, s->registration_text, strlen(s->registration_text));
-		ssp_buf_append(&conns, "}", 1);
-		if (n == batch)
+		batch_add(&bt, s);
+		if (bt.n == batch)
 		{
-			submit_batch(p, seq, &conns);
-			ssp_buf_init(&conns);
-			n = 0;
+			submit_batch(p, seq, &bt);
+			batch_start(&bt);
 		}
 	}
-	if (n > 0)
-		submit_batch(p, seq, &conns);
+	if (bt.n > 0)
+		submit_batch(p, seq, &bt);
 	else
-		ssp_buf_free(&conns);
+		batch_free(&bt);
 }
 
 /* one wake-up: partition and commitSeq, or partition NULL when wake-ups were lost */

@@ -168,7 +168,8 @@ psql_q -d gwtest <<'SQL'
 CREATE ROLE sync_gateway LOGIN;
 GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text), syncular.readiness(jsonb),
   syncular.commit_wakeup_mode(), syncular.wait_commits(bigint, integer),
-  syncular.realtime_connect(text, text, text), syncular.realtime_fanout(text, bigint, jsonb),
+  syncular.realtime_connect(text, text, text),
+  syncular.realtime_fanout_arrays(text, bigint, bigint[], bigint[], text[]),
   syncular.realtime_ack(text, text, text, bigint, text),
   syncular.realtime_ack_many(text, text[], text[], bigint[], text[]) TO sync_gateway;
 SQL

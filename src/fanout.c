@@ -1,7 +1,10 @@
 /*
- * fanout.c — syncular.realtime_fanout(partition, commit_seq, connections jsonb): the deltas and
- * wake-ups of every realtime connection a gateway holds on a partition, for one commit
+ * fanout.c — syncular.realtime_fanout(partition, commit_seq, connections jsonb) and
+ * syncular.realtime_fanout_arrays(partition, commit_seq, conn_ids, cursors, registrations): the
+ * deltas and wake-ups of every realtime connection a gateway holds on a partition, for one commit
  * notification, in one call (SPEC §8.2, §8.3; contract and decision order: docs/realtime.md).
+ * Both read their input into the same connections (registrations parsed by fanout_regs.c; the
+ * arrays' registration texts through its backend-local cache) and share everything else.
  *
  * Cost model: the partition state, the serve gate and the commit window are read once, in the
  * calling statement's snapshot (SPI read-only).  Subscriptions with the same table and the same
@@ -26,6 +29,7 @@
 #include <limits.h>
 
 #include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -34,10 +38,12 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 
 #include "engine.h"
+#include "fanout_regs.h"
 #include "realtime.h"
 #include "storage.h"
 #include "storage_log.h"
@@ -58,29 +64,13 @@ typedef struct WinCommit
 	char	   *actor_id;
 } WinCommit;
 
-typedef struct RtSub
-{
-	char	   *id;
-	SyncTable  *table;
-	SspScopeMap requested;
-	JsonbContainer *effective_obj;
-	char	   *effective_json; /* canonical (sync_effective_json) */
-	char	   *group_key;
-	int			group;
-} RtSub;
-
 typedef struct RtConn
 {
 	int			index;
 	int64		conn;
 	int64		cursor;
-	char	   *actor;
-	char	   *client;
-	char	   *epoch;
-	int32		schema_version;
-	int			wire;
-	int			nsubs;
-	RtSub		   *subs;
+	const RtReg *reg;			/* read-only: may be shared with other calls (fanout_regs.c) */
+	int		   *group;			/* per subscription of reg: its ScopeGroup */
 	/* decision */
 	const char *action;
 	const char *reason;
@@ -93,7 +83,7 @@ typedef struct RtConn
 typedef struct ScopeGroup
 {
 	SyncTable  *table;
-	SyncEffective *effective;
+	const SyncEffective *effective;
 	int			nmatch;
 	int		   *match;			/* window change indexes, ascending */
 } ScopeGroup;
@@ -119,27 +109,18 @@ typedef struct Fanout
 static void
 malformed(int index, const char *field)
 {
-	sync_raise("sync.invalid_request", "realtime_fanout: a connection is malformed",
-			   psprintf("{\"index\": %d, \"field\": \"%s\"}", index, field));
-}
-
-static JsonbValue *
-member(JsonbContainer *obj, const char *key, JsonbValue *v)
-{
-	return getKeyJsonValueFromContainer(obj, key, strlen(key), v);
-}
-
-static char *
-member_text(JsonbContainer *obj, const char *key, int index, const char *field)
-{
-	JsonbValue	v;
-
-	if (member(obj, key, &v) == NULL || v.type != jbvString || v.val.string.len == 0)
-		malformed(index, field);
-	return pnstrdup(v.val.string.val, v.val.string.len);
+	sync_fanout_malformed(index, field);
 }
 
 /* an integer in the ±(2^53−1) contract (§8.1) */
+static int64
+safe_int(int64 x, int index, const char *field)
+{
+	if (x > SSP_I64_SAFE_MAX || x < -SSP_I64_SAFE_MAX)
+		malformed(index, field);
+	return x;
+}
+
 static int64
 member_int(JsonbContainer *obj, const char *key, int index, const char *field)
 {
@@ -148,25 +129,14 @@ member_int(JsonbContainer *obj, const char *key, int index, const char *field)
 	char	   *end;
 	long long	x;
 
-	if (member(obj, key, &v) == NULL || v.type != jbvNumeric)
+	if (getKeyJsonValueFromContainer(obj, key, strlen(key), &v) == NULL || v.type != jbvNumeric)
 		malformed(index, field);
 	s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
 	errno = 0;
 	x = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0' || x > SSP_I64_SAFE_MAX || x < -SSP_I64_SAFE_MAX)
+	if (errno != 0 || *end != '\0')
 		malformed(index, field);
-	return (int64) x;
-}
-
-static JsonbContainer *
-member_container(JsonbContainer *obj, const char *key, bool array, int index, const char *field)
-{
-	JsonbValue	v;
-
-	if (member(obj, key, &v) == NULL || v.type != jbvBinary ||
-		(array ? !JsonContainerIsArray(v.val.binary.data) : !JsonContainerIsObject(v.val.binary.data)))
-		malformed(index, field);
-	return v.val.binary.data;
+	return safe_int((int64) x, index, field);
 }
 
 /*
@@ -183,61 +153,19 @@ exact_copy(char *s)
 	return c;
 }
 
-/* the registered effective scopes as the engine's struct */
-static SyncEffective *
-effective_from_map(const SspScopeMap *m)
-{
-	SyncEffective *e = palloc0(sizeof(SyncEffective));
-
-	/* the registered (requested ∩ allowed) keys only: a prefilter, a superset of the live rule */
-	e->nvars = e->nall = (int) m->n;
-	e->vars = palloc0(sizeof(char *) * Max(m->n, 1));
-	e->any = palloc0(sizeof(bool) * Max(m->n, 1));
-	e->nvalues = palloc0(sizeof(int) * Max(m->n, 1));
-	e->values = palloc0(sizeof(char **) * Max(m->n, 1));
-	for (uint32 i = 0; i < m->n; i++)
-	{
-		e->vars[i] = (char *) m->entries[i].key.ptr;
-		e->nvalues[i] = (int) m->entries[i].nvalues;
-		e->values[i] = palloc0(sizeof(char *) * Max(m->entries[i].nvalues, 1));
-		for (uint32 k = 0; k < m->entries[i].nvalues; k++)
-			e->values[i][k] = (char *) m->entries[i].values[k].ptr;
-	}
-	e->revoked = (m->n == 0);
-	return e;
-}
-
 static void
-parse_sub(Fanout *f, JsonbContainer *obj, int index, RtSub *s)
+set_reg(RtConn *c, const RtReg *reg)
 {
-	SspScopeMap eff;
-
-	if (!JsonContainerIsObject(obj))
-		malformed(index, "registration.subscriptions");
-	s->id = member_text(obj, "id", index, "registration.subscriptions.id");
-	s->table = sync_schema_table(f->schema,
-								 member_text(obj, "table", index, "registration.subscriptions.table"));
-	if (s->table == NULL)
-		malformed(index, "registration.subscriptions.table");
-	if (!sync_realtime_scope_map(member_container(obj, "scopes", false, index, "registration.subscriptions.scopes"),
-				   &s->requested))
-		malformed(index, "registration.subscriptions.scopes");
-	s->effective_obj = member_container(obj, "effective", false, index,
-										"registration.subscriptions.effective");
-	if (!sync_realtime_scope_map(s->effective_obj, &eff) || eff.n == 0)
-		malformed(index, "registration.subscriptions.effective");
-	s->effective_json = exact_copy(sync_effective_json(effective_from_map(&eff)));
-	s->group_key = psprintf("%s\x1f%s", s->table->name, s->effective_json);
+	c->reg = reg;
+	c->group = palloc0(sizeof(int) * Max(reg->nsubs, 1));
 }
 
+/* one element of realtime_fanout's jsonb array: {conn, cursor, registration} */
 static void
 parse_conn(Fanout *f, JsonbValue *el, int index, RtConn *c)
 {
-	JsonbContainer *obj,
-			   *reg,
-			   *subs;
-	JsonbValue	ev;
-	int64		v;
+	JsonbContainer *obj;
+	JsonbValue	v;
 
 	if (el->type != jbvBinary || !JsonContainerIsObject(el->val.binary.data))
 		malformed(index, "connection");
@@ -245,36 +173,10 @@ parse_conn(Fanout *f, JsonbValue *el, int index, RtConn *c)
 	c->index = index;
 	c->conn = member_int(obj, "conn", index, "conn");
 	c->cursor = member_int(obj, "cursor", index, "cursor");
-	reg = member_container(obj, "registration", false, index, "registration");
-	if (member_int(reg, "v", index, "registration.v") != SYNC_REGISTRATION_VERSION)
-		malformed(index, "registration.v");
-	if (strcmp(member_text(reg, "partition", index, "registration.partition"), f->partition) != 0)
-		malformed(index, "registration.partition");
-	c->actor = member_text(reg, "actorId", index, "registration.actorId");
-	c->client = member_text(reg, "clientId", index, "registration.clientId");
-	/* empty: registered on a standby before the partition had an epoch (then reset-required) */
-	if (member(reg, "logEpoch", &ev) == NULL || ev.type != jbvString)
-		malformed(index, "registration.logEpoch");
-	c->epoch = pnstrdup(ev.val.string.val, ev.val.string.len);
-	v = member_int(reg, "schemaVersion", index, "registration.schemaVersion");
-	if (v < 1 || v > INT_MAX)
-		malformed(index, "registration.schemaVersion");
-	c->schema_version = (int32) v;
-	v = member_int(reg, "wireVersion", index, "registration.wireVersion");
-	if (v != 2 && v != 3)
-		malformed(index, "registration.wireVersion");
-	c->wire = (int) v;
-	subs = member_container(reg, "subscriptions", true, index, "registration.subscriptions");
-	c->nsubs = JsonContainerSize(subs);
-	c->subs = palloc0(sizeof(RtSub) * Max(c->nsubs, 1));
-	for (int i = 0; i < c->nsubs; i++)
-	{
-		JsonbValue *s = getIthJsonbValueFromContainer(subs, i);
-
-		if (s == NULL || s->type != jbvBinary)
-			malformed(index, "registration.subscriptions");
-		parse_sub(f, s->val.binary.data, index, &c->subs[i]);
-	}
+	if (getKeyJsonValueFromContainer(obj, "registration", 12, &v) == NULL || v.type != jbvBinary ||
+		!JsonContainerIsObject(v.val.binary.data))
+		malformed(index, "registration");
+	set_reg(c, sync_fanout_reg_parse(f->schema, v.val.binary.data, f->partition, index));
 }
 
 /* ---------------------------------------------------------------- partition state */
@@ -407,10 +309,17 @@ read_window(Fanout *f, int64 lo)
 
 /* ---------------------------------------------------------------- groups */
 
+/* a subscription of a candidate and where its group index goes */
+typedef struct SubSlot
+{
+	const RtSub *sub;
+	int		   *group;
+} SubSlot;
+
 static int
 cmp_sub_key(const void *a, const void *b)
 {
-	return strcmp((*(RtSub *const *) a)->group_key, (*(RtSub *const *) b)->group_key);
+	return strcmp(((const SubSlot *) a)->sub->group_key, ((const SubSlot *) b)->sub->group_key);
 }
 
 /* one group per distinct (table, registered effective scopes); each matched once */
@@ -418,35 +327,36 @@ static void
 match_groups(Fanout *f, RtConn *conns, int nconns)
 {
 	int			nsubs = 0;
-	RtSub		  **subs;
+	SubSlot    *subs;
 
 	for (int i = 0; i < nconns; i++)
 		if (conns[i].candidate)
-			nsubs += conns[i].nsubs;
-	subs = palloc(sizeof(RtSub *) * Max(nsubs, 1));
+			nsubs += conns[i].reg->nsubs;
+	subs = palloc(sizeof(SubSlot) * Max(nsubs, 1));
 	nsubs = 0;
 	for (int i = 0; i < nconns; i++)
 		if (conns[i].candidate)
-			for (int s = 0; s < conns[i].nsubs; s++)
-				subs[nsubs++] = &conns[i].subs[s];
-	qsort(subs, nsubs, sizeof(RtSub *), cmp_sub_key);
+			for (int s = 0; s < conns[i].reg->nsubs; s++)
+			{
+				subs[nsubs].sub = &conns[i].reg->subs[s];
+				subs[nsubs++].group = &conns[i].group[s];
+			}
+	qsort(subs, nsubs, sizeof(SubSlot), cmp_sub_key);
 	f->groups = palloc0(sizeof(ScopeGroup) * Max(nsubs, 1));
 	f->ngroups = 0;
 	for (int i = 0; i < nsubs; i++)
 	{
-		ScopeGroup	   *g;
-		SspScopeMap eff;
+		ScopeGroup *g;
 
-		if (i > 0 && strcmp(subs[i - 1]->group_key, subs[i]->group_key) == 0)
+		if (i > 0 && strcmp(subs[i - 1].sub->group_key, subs[i].sub->group_key) == 0)
 		{
-			subs[i]->group = subs[i - 1]->group;
+			*subs[i].group = *subs[i - 1].group;
 			continue;
 		}
 		g = &f->groups[f->ngroups];
-		subs[i]->group = f->ngroups++;
-		g->table = subs[i]->table;
-		(void) sync_realtime_scope_map(subs[i]->effective_obj, &eff);
-		g->effective = effective_from_map(&eff);
+		*subs[i].group = f->ngroups++;
+		g->table = subs[i].sub->table;
+		g->effective = subs[i].sub->effective;
 		g->match = palloc(sizeof(int) * Max(f->nchanges, 1));
 		for (int c = 0; c < f->nchanges; c++)
 		{
@@ -463,9 +373,9 @@ match_groups(Fanout *f, RtConn *conns, int nconns)
 static bool
 has_candidates(Fanout *f, RtConn *c)
 {
-	for (int s = 0; s < c->nsubs; s++)
+	for (int s = 0; s < c->reg->nsubs; s++)
 	{
-		ScopeGroup	   *g = &f->groups[c->subs[s].group];
+		ScopeGroup *g = &f->groups[c->group[s]];
 
 		if (g->nmatch > 0 && f->changes[g->match[g->nmatch - 1]].seq > c->cursor)
 			return true;
@@ -480,9 +390,9 @@ cmp_conn_identity(const void *a, const void *b)
 {
 	const RtConn *x = *(RtConn *const *) a;
 	const RtConn *y = *(RtConn *const *) b;
-	int			r = strcmp(x->actor, y->actor);
+	int			r = strcmp(x->reg->actor, y->reg->actor);
 
-	return r != 0 ? r : strcmp(x->client, y->client);
+	return r != 0 ? r : strcmp(x->reg->client, y->reg->client);
 }
 
 static void
@@ -533,8 +443,8 @@ resolve_grants(Fanout *f, RtConn *conns, int nconns)
 			list[i]->grant_key = list[i - 1]->grant_key;
 			continue;
 		}
-		list[i]->allowed = sync_realtime_grant(f->schema, f->partition, list[i]->actor,
-											   list[i]->client, now_ms);
+		list[i]->allowed = sync_realtime_grant(f->schema, f->partition, list[i]->reg->actor,
+											   list[i]->reg->client, now_ms);
 		list[i]->grant_key = exact_copy(grant_key(list[i]->allowed));
 	}
 }
@@ -553,7 +463,7 @@ write_frame(SspBuf *out, int wire, const SspFrame *fr)
 
 /* One section: SUB_START, a COMMIT per commit of `idx` (ascending change indexes), SUB_END. */
 static bool
-write_section(Fanout *f, SspBuf *out, int wire, RtSub *s, const SyncEffective *eff,
+write_section(Fanout *f, SspBuf *out, int wire, const RtSub *s, const SyncEffective *eff,
 			  const int *idx, int n)
 {
 	SspFrame	fr;
@@ -609,19 +519,21 @@ write_section(Fanout *f, SspBuf *out, int wire, RtSub *s, const SyncEffective *e
 static bytea *
 build_delta(Fanout *f, RtConn *c)
 {
-	SyncEffective **eff = palloc(sizeof(SyncEffective *) * c->nsubs);
-	int		  **idx = palloc(sizeof(int *) * c->nsubs);
-	int		   *nidx = palloc0(sizeof(int) * c->nsubs);
+	int			nsubs = c->reg->nsubs;
+	int			wire = c->reg->wire;
+	SyncEffective **eff = palloc(sizeof(SyncEffective *) * nsubs);
+	int		  **idx = palloc(sizeof(int *) * nsubs);
+	int		   *nidx = palloc0(sizeof(int) * nsubs);
 	int			total = 0;
 	SspBuf		out;
 	SspFrame	fr;
 	SspError	err;
 	bytea	   *body;
 
-	for (int s = 0; s < c->nsubs; s++)
+	for (int s = 0; s < nsubs; s++)
 	{
-		RtSub		   *sub = &c->subs[s];
-		ScopeGroup	   *g = &f->groups[sub->group];
+		const RtSub *sub = &c->reg->subs[s];
+		ScopeGroup *g = &f->groups[c->group[s]];
 
 		eff[s] = sync_scopes_effective(c->allowed, sub->table, &sub->requested);
 		if (eff[s]->revoked || eff[s]->nvars == 0 ||
@@ -647,7 +559,7 @@ build_delta(Fanout *f, RtConn *c)
 	}
 
 	ssp_buf_init(&out);
-	if (!ssp_write_message_header(&out, (uint16) c->wire, SSP_KIND_RESPONSE, &err))
+	if (!ssp_write_message_header(&out, (uint16) wire, SSP_KIND_RESPONSE, &err))
 		sync_raise("sync.internal_error", "realtime: a delta header could not be encoded", NULL);
 	memset(&fr, 0, sizeof(fr));
 	fr.type = SSP_FRAME_RESP_HEADER;
@@ -655,10 +567,10 @@ build_delta(Fanout *f, RtConn *c)
 	fr.resp_header.latest_schema_version = f->schema->version;
 	fr.resp_header.log_epoch.ptr = f->epoch;
 	fr.resp_header.log_epoch.len = (uint32) strlen(f->epoch);
-	if (!write_frame(&out, c->wire, &fr))
+	if (!write_frame(&out, wire, &fr))
 		goto too_large;
-	for (int s = 0; s < c->nsubs; s++)
-		if (nidx[s] > 0 && !write_section(f, &out, c->wire, &c->subs[s], eff[s], idx[s], nidx[s]))
+	for (int s = 0; s < nsubs; s++)
+		if (nidx[s] > 0 && !write_section(f, &out, wire, &c->reg->subs[s], eff[s], idx[s], nidx[s]))
 			goto too_large;
 	if (!ssp_write_end(&out, &err))
 		sync_raise("sync.internal_error", "realtime: a delta could not be encoded", NULL);
@@ -730,14 +642,14 @@ outcome_key(RtConn *c)
 	StringInfoData b;
 
 	initStringInfo(&b);
-	appendStringInfo(&b, "%d " INT64_FORMAT " %d ", c->wire, c->cursor, c->nsubs);
+	appendStringInfo(&b, "%d " INT64_FORMAT " %d ", c->reg->wire, c->cursor, c->reg->nsubs);
 	append_counted(&b, c->grant_key, strlen(c->grant_key));
-	for (int s = 0; s < c->nsubs; s++)
+	for (int s = 0; s < c->reg->nsubs; s++)
 	{
-		RtSub	   *sub = &c->subs[s];
+		const RtSub *sub = &c->reg->subs[s];
 
 		append_counted(&b, sub->id, strlen(sub->id));
-		appendStringInfo(&b, "%d %u ", sub->group, sub->requested.n);
+		appendStringInfo(&b, "%d %u ", c->group[s], sub->requested.n);
 		for (uint32 i = 0; i < sub->requested.n; i++)
 		{
 			SspScopeEntry *e = &sub->requested.entries[i];
@@ -791,12 +703,12 @@ decide_early(Fanout *f, RtConn *c, const char *gate, int64 horizon)
 {
 	int64		u = f->upper;
 
-	if (strcmp(c->epoch, f->epoch) != 0 || c->schema_version != f->schema->version ||
+	if (strcmp(c->reg->epoch, f->epoch) != 0 || c->reg->schema_version != f->schema->version ||
 		(gate && strcmp(gate, "schema") == 0))
 		decide(c, "wake", "reset-required", c->cursor);
 	else if (gate)
 		decide(c, "wake", "catchup-required", c->cursor);
-	else if (c->nsubs == 0)
+	else if (c->reg->nsubs == 0)
 		decide(c, "none", NULL, Max(c->cursor, u));
 	else if (c->cursor > f->max_seq)
 		decide(c, "wake", "catchup-required", c->cursor);	/* from the future: bootstrap */
@@ -834,92 +746,57 @@ emit(Tuplestorestate *ts, TupleDesc td, RtConn *c, bytea *body)
 	tuplestore_putvalues(ts, td, values, nulls);
 }
 
-PG_FUNCTION_INFO_V1(syncular_realtime_fanout);
-
-Datum
-syncular_realtime_fanout(PG_FUNCTION_ARGS)
+/* Steps 1-9 for every connection, one row each in input order (the caller is connected to SPI). */
+static void
+fanout_run(ReturnSetInfo *rsinfo, Fanout *f, RtConn *conns, int nconns, int64 commit_seq)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	MemoryContext cxt;
+	MemoryContext cxt = CurrentMemoryContext;
 	MemoryContext per_conn;
 	Shared		shared;
-	Fanout		f;
-	Jsonb	   *input;
-	RtConn	   *conns;
-	int			nconns;
-	int64		commit_seq;
 	int64		max_seq = 0;
 	int64		touched;
 	int64		horizon = 0;
 	int64		lo = PG_INT64_MAX;
 	char	   *gate = NULL;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
-		sync_raise("sync.invalid_request", "realtime: an argument is NULL",
-				   "{\"argument\": \"partition, commit_seq or connections\"}");
-	memset(&f, 0, sizeof(f));
-	f.partition = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	if (f.partition[0] == '\0')
-		sync_raise("sync.invalid_request", "realtime: an argument is empty",
-				   "{\"argument\": \"partition\"}");
-	commit_seq = PG_GETARG_INT64(1);
-	input = PG_GETARG_JSONB_P(2);
-	if (!JB_ROOT_IS_ARRAY(input) || JB_ROOT_IS_SCALAR(input))
-		sync_raise("sync.invalid_request", "realtime_fanout: connections must be a JSON array",
-				   "{\"argument\": \"connections\"}");
-	InitMaterializedSRF(fcinfo, 0);
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "syncular realtime: SPI_connect failed");
-	cxt = CurrentMemoryContext;
-	f.schema = sync_schema_get();
-	if (f.schema == NULL)
-		sync_raise_no_schema();
-
-	/* every element is validated before anything is answered */
-	nconns = JB_ROOT_COUNT(input);
-	conns = palloc0(sizeof(RtConn) * Max(nconns, 1));
-	for (int i = 0; i < nconns; i++)
-		parse_conn(&f, getIthJsonbValueFromContainer(&input->root, i), i, &conns[i]);
-
 	/* the partition's state, once, in this statement's snapshot */
-	f.epoch = sync_storage_partition_epoch(f.partition, 0, false, &touched);
-	if (f.epoch != NULL)
+	f->epoch = sync_storage_partition_epoch(f->partition, 0, false, &touched);
+	if (f->epoch != NULL)
 	{
-		sync_storage_read_seqs(f.partition, &max_seq, &horizon);
+		sync_storage_read_seqs(f->partition, &max_seq, &horizon);
 		if (nconns > 0)
-			gate = gate_refusal(&f);
+			gate = gate_refusal(f);
 	}
-	f.max_seq = max_seq;
-	f.upper = Min(commit_seq, max_seq);
+	f->max_seq = max_seq;
+	f->upper = Min(commit_seq, max_seq);
 
 	for (int i = 0; i < nconns; i++)
 	{
-		if (f.epoch == NULL)
+		if (f->epoch == NULL)
 			decide(&conns[i], "none", NULL, conns[i].cursor);	/* a partition never seen */
 		else
-			decide_early(&f, &conns[i], gate, horizon);
+			decide_early(f, &conns[i], gate, horizon);
 		if (conns[i].candidate)
 			lo = Min(lo, conns[i].cursor);
 	}
 
 	if (lo != PG_INT64_MAX)
 	{
-		read_window(&f, lo);
+		read_window(f, lo);
 		for (int i = 0; i < nconns; i++)
-			if (conns[i].candidate && conns[i].cursor < f.window_lo)
+			if (conns[i].candidate && conns[i].cursor < f->window_lo)
 			{
 				conns[i].candidate = false;
 				decide(&conns[i], "wake", "catchup-required", conns[i].cursor);
 			}
-		match_groups(&f, conns, nconns);
+		match_groups(f, conns, nconns);
 		for (int i = 0; i < nconns; i++)
-			if (conns[i].candidate && !has_candidates(&f, &conns[i]))
+			if (conns[i].candidate && !has_candidates(f, &conns[i]))
 			{
 				conns[i].candidate = false;
-				decide(&conns[i], "none", NULL, f.upper);
+				decide(&conns[i], "none", NULL, f->upper);
 			}
-		resolve_grants(&f, conns, nconns);
+		resolve_grants(f, conns, nconns);
 	}
 
 	shared_init(&shared, cxt);
@@ -931,11 +808,138 @@ syncular_realtime_fanout(PG_FUNCTION_ARGS)
 
 		CHECK_FOR_INTERRUPTS();
 		if (conns[i].candidate)
-			body = shared_delta(&shared, &f, &conns[i]);
+			body = shared_delta(&shared, f, &conns[i]);
 		emit(rsinfo->setResult, rsinfo->setDesc, &conns[i], body);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(per_conn);
 	}
+}
+
+/* partition (non-empty) and commit_seq, then SPI and the schema: what both signatures start with */
+static void
+fanout_begin(FunctionCallInfo fcinfo, Fanout *f, const char *null_args)
+{
+	for (int i = 0; i < PG_NARGS(); i++)
+		if (PG_ARGISNULL(i))
+			sync_raise("sync.invalid_request", "realtime: an argument is NULL",
+					   psprintf("{\"argument\": \"%s\"}", null_args));
+	memset(f, 0, sizeof(*f));
+	f->partition = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (f->partition[0] == '\0')
+		sync_raise("sync.invalid_request", "realtime: an argument is empty",
+				   "{\"argument\": \"partition\"}");
+}
+
+static void
+fanout_connect(FunctionCallInfo fcinfo, Fanout *f)
+{
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular realtime: SPI_connect failed");
+	f->schema = sync_schema_get();
+	if (f->schema == NULL)
+		sync_raise_no_schema();
+}
+
+PG_FUNCTION_INFO_V1(syncular_realtime_fanout);
+
+/* syncular.realtime_fanout(partition text, commit_seq bigint, connections jsonb) */
+Datum
+syncular_realtime_fanout(PG_FUNCTION_ARGS)
+{
+	Fanout		f;
+	Jsonb	   *input;
+	RtConn	   *conns;
+	int			nconns;
+
+	fanout_begin(fcinfo, &f, "partition, commit_seq or connections");
+	input = PG_GETARG_JSONB_P(2);
+	if (!JB_ROOT_IS_ARRAY(input) || JB_ROOT_IS_SCALAR(input))
+		sync_raise("sync.invalid_request", "realtime_fanout: connections must be a JSON array",
+				   "{\"argument\": \"connections\"}");
+	fanout_connect(fcinfo, &f);
+
+	/* every element is validated before anything is answered */
+	nconns = JB_ROOT_COUNT(input);
+	conns = palloc0(sizeof(RtConn) * Max(nconns, 1));
+	for (int i = 0; i < nconns; i++)
+		parse_conn(&f, getIthJsonbValueFromContainer(&input->root, i), i, &conns[i]);
+
+	fanout_run((ReturnSetInfo *) fcinfo->resultinfo, &f, conns, nconns, PG_GETARG_INT64(1));
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/* the elements of a one-dimensional (or empty) array argument; false when it has more dimensions */
+static bool
+array_elements(ArrayType *a, Oid type, Datum **values, bool **nulls, int *n)
+{
+	int16		len;
+	bool		byval;
+	char		align;
+
+	if (ARR_NDIM(a) > 1)
+		return false;
+	get_typlenbyvalalign(type, &len, &byval, &align);
+	deconstruct_array(a, type, len, byval, align, values, nulls, n);
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(syncular_realtime_fanout_arrays);
+
+/*
+ * syncular.realtime_fanout_arrays(partition text, commit_seq bigint, conn_ids bigint[],
+ * cursors bigint[], registrations text[]): realtime_fanout with the i-th elements of the three
+ * arrays as the i-th connection ({conn, cursor, registration}; error details count it from 0, as
+ * the jsonb signature's do).  The registration texts go through this backend's cache of parsed
+ * registrations (fanout_regs.c), so a gateway sending the same text each commit parses it once.
+ */
+Datum
+syncular_realtime_fanout_arrays(PG_FUNCTION_ARGS)
+{
+	static const char *const names[3] = {"conn_ids", "cursors", "registrations"};
+	Oid			types[3] = {INT8OID, INT8OID, TEXTOID};
+	Datum	   *values[3];
+	bool	   *nulls[3];
+	int			n[3];
+	Fanout		f;
+	RtConn	   *conns;
+
+	fanout_begin(fcinfo, &f, "partition, commit_seq, conn_ids, cursors or registrations");
+	for (int a = 0; a < 3; a++)
+		if (!array_elements(PG_GETARG_ARRAYTYPE_P(2 + a), types[a], &values[a], &nulls[a], &n[a]))
+			sync_raise("sync.invalid_request", "realtime_fanout: an array argument has more than one dimension",
+					   psprintf("{\"argument\": \"%s\"}", names[a]));
+	if (n[1] != n[0] || n[2] != n[0])
+		sync_raise("sync.invalid_request",
+				   "realtime_fanout: conn_ids, cursors and registrations differ in length",
+				   psprintf("{\"conn_ids\": %d, \"cursors\": %d, \"registrations\": %d}",
+							n[0], n[1], n[2]));
+	fanout_connect(fcinfo, &f);
+	sync_fanout_regs_begin(f.schema);
+
+	/* every element is validated before anything is answered */
+	conns = palloc0(sizeof(RtConn) * Max(n[0], 1));
+	for (int i = 0; i < n[0]; i++)
+	{
+		RtConn	   *c = &conns[i];
+		text	   *reg;
+
+		c->index = i;
+		if (nulls[0][i])
+			malformed(i, "conn");
+		c->conn = safe_int(DatumGetInt64(values[0][i]), i, "conn");
+		if (nulls[1][i])
+			malformed(i, "cursor");
+		c->cursor = safe_int(DatumGetInt64(values[1][i]), i, "cursor");
+		if (nulls[2][i])
+			malformed(i, "registration");
+		reg = DatumGetTextPP(values[2][i]);
+		set_reg(c, sync_fanout_reg_text(f.schema, VARDATA_ANY(reg), VARSIZE_ANY_EXHDR(reg),
+										f.partition, i));
+	}
+
+	fanout_run((ReturnSetInfo *) fcinfo->resultinfo, &f, conns, n[0], PG_GETARG_INT64(1));
 	SPI_finish();
 	return (Datum) 0;
 }

@@ -35,6 +35,7 @@ int			sync_realtime_max_delta_bytes = 1024 * 1024;
 int			sync_realtime_max_window_commits = 100;
 int			sync_realtime_max_window_changes = 10000;
 int			sync_realtime_grant_cache_ms = 0;
+int			sync_realtime_registration_cache_kb = 16384;
 
 void
 sync_realtime_define_gucs(void)
@@ -73,6 +74,16 @@ sync_realtime_define_gucs(void)
 							&sync_realtime_grant_cache_ms,
 							0, 0, 3600000,
 							PGC_SUSET, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("syncular.realtime_registration_cache_kb",
+							"Memory each backend may keep parsed realtime registrations in.",
+							"realtime_fanout_arrays keeps the parse of each registration text it "
+							"was given, per compiled schema, and reuses it when a later call "
+							"passes the same text (src/fanout_regs.c); past half of this the "
+							"older half is dropped.  0 parses every registration in every call.",
+							&sync_realtime_registration_cache_kb,
+							16384, 0, INT_MAX / 1024,
+							PGC_SUSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 }
 

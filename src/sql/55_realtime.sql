@@ -5,6 +5,8 @@
 
 --#include udfs/realtime_fanout/0.2.0.sql
 
+--#include udfs/realtime_fanout_arrays/0.7.0.sql
+
 --#include udfs/realtime_ack/0.2.0.sql
 
 --#include udfs/realtime_ack_many/0.6.0.sql
@@ -14,6 +16,8 @@
 --#include udfs/realtime_connect/0.2.0.comment.sql
 
 --#include udfs/realtime_fanout/0.2.0.comment.sql
+
+--#include udfs/realtime_fanout_arrays/0.7.0.comment.sql
 
 --#include udfs/realtime_ack/0.2.0.comment.sql
 

@@ -24,6 +24,9 @@
 --   GRANT EXECUTE ON FUNCTION syncular.operations_watch_rerun(text, jsonb) TO sync_gateway;
 --   -- ... and its realtime sockets (docs/realtime.md; the fanout trusts the registrations it is given)
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text)               TO sync_gateway;
+--   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout_arrays(text, bigint, bigint[], bigint[], text[])
+--                                                                                         TO sync_gateway;
+--   -- (gateways before 0.7.0 call the jsonb signature instead)
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb)             TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text)     TO sync_gateway;
 --   GRANT EXECUTE ON FUNCTION syncular.realtime_ack_many(text, text[], text[], bigint[], text[])

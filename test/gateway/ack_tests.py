@@ -250,7 +250,7 @@ def t_gzip_thresholds():
 
 def t_fanout_batches():
     """--fanout-batch 2 with five sockets, each its own client: each commit is fanned out by three
-    syncular.realtime_fanout calls (pg_stat_user_functions), and every socket still receives
+    syncular.realtime_fanout_arrays calls (pg_stat_user_functions), and every socket still receives
     exactly one delta per commit, in commit order, and its acks are all written."""
     clients = ["fbSock%d" % i for i in range(5)]
     psql("ALTER DATABASE gwtest SET track_functions = 'all'")
@@ -261,7 +261,7 @@ def t_fanout_batches():
             pull_http(g, c)
 
         async def body(socks):
-            calls0 = function_calls("realtime_fanout")
+            calls0 = function_calls("realtime_fanout_arrays")
             seqs = []
             for k in range(3):
                 seqs.append(push_http(g, "fbW", "fb%d" % k, "fbr%d" % k, "batch %d" % k))
@@ -272,7 +272,7 @@ def t_fanout_batches():
                     await ws.send(json.dumps({"type": "ack", "cursor": seqs[-1]}))
             for ws in socks:
                 await no_msg(ws, "binary", 0.5)
-            calls = calls_since("realtime_fanout", calls0, 9)
+            calls = calls_since("realtime_fanout_arrays", calls0, 9)
             assert calls == 9, calls
             return seqs[-1]
         with_sockets(g, clients, body)

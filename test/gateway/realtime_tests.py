@@ -644,7 +644,8 @@ def t_rt_least_privilege_role():
               END IF; END $$;
             GRANT EXECUTE ON FUNCTION syncular.handle_http(bytea, text, text, text) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.realtime_connect(text, text, text) TO gw_least;
-            GRANT EXECUTE ON FUNCTION syncular.realtime_fanout(text, bigint, jsonb) TO gw_least;
+            GRANT EXECUTE ON FUNCTION syncular.realtime_fanout_arrays(text, bigint, bigint[], bigint[], text[])
+              TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.realtime_ack(text, text, text, bigint, text) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.realtime_ack_many(text, text[], text[], bigint[], text[]) TO gw_least;
             GRANT EXECUTE ON FUNCTION syncular.readiness(jsonb) TO gw_least;

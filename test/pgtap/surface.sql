@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(484);
+SELECT plan(490);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -77,6 +77,7 @@ INSERT INTO spec VALUES
   -- 55 realtime: the gateway's surface, SECURITY DEFINER like handle
   (35, 'realtime_connect',           '{text,text,text}',                                       'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
   (36, 'realtime_fanout',            '{text,bigint,jsonb}',                                    'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  (74, 'realtime_fanout_arrays',     '{text,bigint,bigint[],bigint[],text[]}',                 'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
   (37, 'realtime_ack',               '{text,text,text,bigint,text}',                           'boolean',      true,  '{"search_path=pg_catalog, pg_temp"}'),
   (73, 'realtime_ack_many',          '{text,text[],text[],bigint[],text[]}',                   'bigint',       true,  '{"search_path=pg_catalog, pg_temp"}'),
   (38, 'presence_authorize',         '{text,text,text,text[]}',                                'text[]',       true,  '{"search_path=pg_catalog, pg_temp"}'),
@@ -127,10 +128,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 73 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 74 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 73 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 74 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
