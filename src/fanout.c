@@ -121,24 +121,6 @@ safe_int(int64 x, int index, const char *field)
 	return x;
 }
 
-static int64
-member_int(JsonbContainer *obj, const char *key, int index, const char *field)
-{
-	JsonbValue	v;
-	char	   *s;
-	char	   *end;
-	long long	x;
-
-	if (getKeyJsonValueFromContainer(obj, key, strlen(key), &v) == NULL || v.type != jbvNumeric)
-		malformed(index, field);
-	s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v.val.numeric)));
-	errno = 0;
-	x = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		malformed(index, field);
-	return safe_int((int64) x, index, field);
-}
-
 /*
  * A string built in a StringInfo (1 KiB at least) as a chunk of its own length: what parsing
  * keeps per connection for the whole call stays small, so a call over many connections does
@@ -171,8 +153,8 @@ parse_conn(Fanout *f, JsonbValue *el, int index, RtConn *c)
 		malformed(index, "connection");
 	obj = el->val.binary.data;
 	c->index = index;
-	c->conn = member_int(obj, "conn", index, "conn");
-	c->cursor = member_int(obj, "cursor", index, "cursor");
+	c->conn = sync_fanout_member_int(obj, "conn", index, "conn");
+	c->cursor = sync_fanout_member_int(obj, "cursor", index, "cursor");
 	if (getKeyJsonValueFromContainer(obj, "registration", 12, &v) == NULL || v.type != jbvBinary ||
 		!JsonContainerIsObject(v.val.binary.data))
 		malformed(index, "registration");

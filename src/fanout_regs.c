@@ -74,9 +74,8 @@ member_text(JsonbContainer *obj, const char *key, int index, const char *field)
 	return pnstrdup(v.val.string.val, v.val.string.len);
 }
 
-/* an integer in the ±(2^53−1) contract (§8.1) */
-static int64
-member_int(JsonbContainer *obj, const char *key, int index, const char *field)
+int64
+sync_fanout_member_int(JsonbContainer *obj, const char *key, int index, const char *field)
 {
 	JsonbValue	v;
 	char	   *s;
@@ -164,7 +163,7 @@ sync_fanout_reg_parse(SyncSchema *schema, JsonbContainer *reg, const char *parti
 	JsonbValue	ev;
 	int64		v;
 
-	if (member_int(reg, "v", index, "registration.v") != SYNC_REGISTRATION_VERSION)
+	if (sync_fanout_member_int(reg, "v", index, "registration.v") != SYNC_REGISTRATION_VERSION)
 		sync_fanout_malformed(index, "registration.v");
 	r->partition = member_text(reg, "partition", index, "registration.partition");
 	if (strcmp(r->partition, partition) != 0)
@@ -175,11 +174,11 @@ sync_fanout_reg_parse(SyncSchema *schema, JsonbContainer *reg, const char *parti
 	if (member(reg, "logEpoch", &ev) == NULL || ev.type != jbvString)
 		sync_fanout_malformed(index, "registration.logEpoch");
 	r->epoch = pnstrdup(ev.val.string.val, ev.val.string.len);
-	v = member_int(reg, "schemaVersion", index, "registration.schemaVersion");
+	v = sync_fanout_member_int(reg, "schemaVersion", index, "registration.schemaVersion");
 	if (v < 1 || v > INT_MAX)
 		sync_fanout_malformed(index, "registration.schemaVersion");
 	r->schema_version = (int32) v;
-	v = member_int(reg, "wireVersion", index, "registration.wireVersion");
+	v = sync_fanout_member_int(reg, "wireVersion", index, "registration.wireVersion");
 	if (v != 2 && v != 3)
 		sync_fanout_malformed(index, "registration.wireVersion");
 	r->wire = (int) v;

@@ -35,6 +35,13 @@ typedef struct RtReg
 extern void sync_fanout_malformed(int index, const char *field) pg_attribute_noreturn();
 
 /*
+ * Member key of obj as an integer in the ±(2^53−1) contract (§8.1); anything else raises
+ * sync_fanout_malformed(index, field).
+ */
+extern int64 sync_fanout_member_int(JsonbContainer *obj, const char *key, int index,
+									const char *field);
+
+/*
  * The registration object reg of input element index, parsed under schema, in the current
  * memory context.  Raises sync.invalid_request (sync_fanout_malformed) for a malformed field or a
  * registration of another partition than partition.
