@@ -126,8 +126,8 @@ push_apply_commit(PushState *st)
 }
 
 /*
- * The commit, its changes (scope index entries, tombstones) and its applied result `json`
- * (storage.c, one statement for a commit of one upsert), also as `jsonb` when given.
+ * The commit, its changes (scope index entries, tombstones) and its applied result, as text
+ * (`json`) or as `jsonb` (the other NULL) (storage.c, one statement for a commit of one upsert).
  */
 static void
 push_log_append(PushState *st, int64 seq, int64 now, char *json, Jsonb *jsonb)
@@ -173,6 +173,7 @@ push_applied(PushState *st, int64 seq, CommitOutcome *outcome)
 	const SspPushCommit *commit = st->commit;
 	int64		now = sync_now_ms();
 	char	   *identity;
+	Jsonb	   *result;
 
 	st->cs.created_at_ms = now;
 	outcome->status = SSP_PUSH_APPLIED;
@@ -186,9 +187,12 @@ push_applied(PushState *st, int64 seq, CommitOutcome *outcome)
 		outcome->records[i].status = SSP_RESULT_APPLIED;
 	}
 	identity = push_new_cache_identity();
-	/* the result as jsonb too where the log's one-upsert append stores it without a statement */
-	push_log_append(st, seq, now, push_outcome_json(outcome, now, identity),
-					st->nchanges == 1 ? push_outcome_jsonb(outcome, now, identity) : NULL);
+	/*
+	 * a commit of one change: the result as jsonb, which the log's direct append stores as it
+	 * is (storage makes the text only where a statement needs it); else as text
+	 */
+	result = st->nchanges == 1 ? push_outcome_jsonb(outcome, now, identity) : NULL;
+	push_log_append(st, seq, now, result ? NULL : push_outcome_json(outcome, now, identity), result);
 	st->planning = true;
 	sync_plan_reactions(st->round, &st->cs, seq);
 	st->planning = false;

@@ -214,8 +214,8 @@ typedef struct SyncCommitRow
 	const char *actor_id;
 	int64		created_at_ms;
 	int64		writer_version;
+	/* the stored result as text, or as jsonb (as jsonb_in makes it): one of them, the other NULL */
 	const char *result_json;
-	/* result_json as jsonb_in makes it, or NULL: storage parses the text where it needs one */
 	Jsonb	   *result;
 } SyncCommitRow;
 

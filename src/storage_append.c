@@ -336,6 +336,25 @@ append_one_direct(const Datum *v, const char *n, Datum result)
 }
 
 /*
+ * The stored result of c as the statements take it (text) and as the direct insert does
+ * (jsonb): whichever of the two the caller gave is converted only where it is needed.  Text
+ * from JsonbToCString parses back to the same jsonb.
+ */
+static const char *
+result_text(const SyncCommitRow *c)
+{
+	return c->result_json != NULL ? c->result_json
+		: JsonbToCString(NULL, &c->result->root, VARSIZE(c->result));
+}
+
+static Datum
+result_jsonb(const SyncCommitRow *c)
+{
+	return c->result != NULL ? JsonbPGetDatum(c->result)
+		: DirectFunctionCall1(jsonb_in, CStringGetDatum(c->result_json));
+}
+
+/*
  * Append an applied pushed commit: its sync_commits row with its stored result (the
  * idempotency record, docs/storage.md "Commit log layout") and its changes (numbered from 0,
  * with their scope index entries and the tombstones of deletes).  One statement for a commit of
@@ -374,7 +393,6 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 			v[12] = (Datum) 0;
 			n[12] = 'n';
 		}
-		v[13] = text_datum(c->result_json);
 		if (sync_storage_log_before_06())
 			which = A_COMMIT_APPEND_ONE_05;
 		else if (one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
@@ -386,14 +404,14 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 			v[14] = v[15] = (Datum) 0;
 			n[14] = n[15] = 'n';
 		}
-		if (which != A_COMMIT_APPEND_ONE ||
-			!append_one_direct(v, n, c->result != NULL ? JsonbPGetDatum(c->result)
-							   : DirectFunctionCall1(jsonb_in, CStringGetDatum(c->result_json))))
-			run(append_plan(which), v, n, false, 0);
+		if (which == A_COMMIT_APPEND_ONE && append_one_direct(v, n, result_jsonb(c)))
+			return;
+		v[13] = text_datum(result_text(c));
+		run(append_plan(which), v, n, false, 0);
 		return;
 	}
 	commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id, c->actor_id,
-				  c->created_at_ms, c->writer_version, c->result_json);
+				  c->created_at_ms, c->writer_version, result_text(c));
 	for (int first = 0; first < nchanges; first += SYNC_CHANGES_PER_STATEMENT)
 		sync_storage_changes_insert(c->partition, c->commit_seq, first,
 									Min(nchanges - first, SYNC_CHANGES_PER_STATEMENT),
