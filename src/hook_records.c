@@ -117,33 +117,6 @@ nesting(JsonbValue *v)
 	return max;
 }
 
-static void
-push_string(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int len)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = len;
-	pushJsonbValue(st, tok, &v);
-}
-
-static void
-push_key(JsonbParseState **st, const char *key)
-{
-	push_string(st, WJB_KEY, key, strlen(key));
-}
-
-static void
-push_int(JsonbParseState **st, int64 i)
-{
-	JsonbValue	v;
-
-	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(i);
-	pushJsonbValue(st, WJB_VALUE, &v);
-}
-
 /* ---------------------------------------------------------------- validator rejections */
 
 static const char *const reserved_prefixes[] = {"sync.", "blob.", "operation.", "presence.", "client."};
@@ -202,24 +175,24 @@ sync_hook_rejection(const char *sqlstate, const char *detail, const char *messag
 		return NULL;
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_key(&st, "code");
+	sync_push_key(&st, "code");
 	pushJsonbValue(&st, WJB_VALUE, &code);
-	push_key(&st, "message");
+	sync_push_key(&st, "message");
 	if (has_msg && msg.val.string.len > 0)
 		pushJsonbValue(&st, WJB_VALUE, &msg);
 	else if (message != NULL && message[0] != '\0')
-		push_string(&st, WJB_VALUE, message, strlen(message));
+		sync_push_string(&st, WJB_VALUE, message);
 	else
 		pushJsonbValue(&st, WJB_VALUE, &code);
 	if (has_det)
 	{
-		push_key(&st, "details");
+		sync_push_key(&st, "details");
 		pushJsonbValue(&st, WJB_VALUE, &det);
 	}
 	if (has_idx)
 	{
-		push_key(&st, "opIndex");
-		push_int(&st, op_index);
+		sync_push_key(&st, "opIndex");
+		sync_push_int(&st, WJB_VALUE, op_index);
 	}
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
@@ -259,17 +232,17 @@ invalid_reaction(int idx, const char *field, const char *reason, int nextra,
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	if (idx >= 0)
 	{
-		push_key(&st, "index");
-		push_int(&st, idx);
+		sync_push_key(&st, "index");
+		sync_push_int(&st, WJB_VALUE, idx);
 	}
-	push_key(&st, "field");
-	push_string(&st, WJB_VALUE, field, strlen(field));
-	push_key(&st, "reason");
-	push_string(&st, WJB_VALUE, reason, strlen(reason));
+	sync_push_key(&st, "field");
+	sync_push_string(&st, WJB_VALUE, field);
+	sync_push_key(&st, "reason");
+	sync_push_string(&st, WJB_VALUE, reason);
 	for (int i = 0; i < nextra; i++)
 	{
-		push_key(&st, extra_keys[i]);
-		push_int(&st, extra[i]);
+		sync_push_key(&st, extra_keys[i]);
+		sync_push_int(&st, WJB_VALUE, extra[i]);
 	}
 	j = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 	sync_raise("sync.storage.invalid_reaction", "invalid reaction record",

@@ -105,12 +105,7 @@ push_row(JsonbParseState **ps, const SyncTable *t, const SspValue *vals)
 	pushJsonbValue(ps, WJB_BEGIN_OBJECT, NULL);
 	for (int c = 0; c < t->ncolumns; c++)
 	{
-		JsonbValue	k;
-
-		k.type = jbvString;
-		k.val.string.val = t->columns[c].name;
-		k.val.string.len = strlen(t->columns[c].name);
-		pushJsonbValue(ps, WJB_KEY, &k);
+		sync_push_key(ps, t->columns[c].name);
 		push_hook_value(ps, WJB_VALUE, t, c, &vals[c]);
 	}
 	return pushJsonbValue(ps, WJB_END_OBJECT, NULL);
@@ -125,28 +120,6 @@ row_jsonb(const SyncTable *t, const SspValue *vals)
 }
 
 static void
-push_key(JsonbParseState **ps, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	pushJsonbValue(ps, WJB_KEY, &k);
-}
-
-static void
-push_string(JsonbParseState **ps, const char *s)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	pushJsonbValue(ps, WJB_VALUE, &v);
-}
-
-static void
 push_null(JsonbParseState **ps)
 {
 	JsonbValue	v;
@@ -158,16 +131,12 @@ push_null(JsonbParseState **ps)
 static void
 push_int(JsonbParseState **ps, bool has, int64 i)
 {
-	JsonbValue	v;
-
 	if (!has)
 	{
 		push_null(ps);
 		return;
 	}
-	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(i);
-	pushJsonbValue(ps, WJB_VALUE, &v);
+	sync_push_int(ps, WJB_VALUE, i);
 }
 
 /*
@@ -187,27 +156,27 @@ operations_jsonb(SyncSchema *schema, const SyncCommitState *cs)
 		const SyncTable *t = &schema->tables[e->table_index];
 
 		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-		push_key(&ps, "opIndex");
+		sync_push_key(&ps, "opIndex");
 		push_int(&ps, true, e->op_index);
-		push_key(&ps, "op");
-		push_string(&ps, e->op == SSP_OP_DELETE ? "delete" : "upsert");
-		push_key(&ps, "table");
-		push_string(&ps, t->name);
-		push_key(&ps, "rowId");
-		push_string(&ps, e->row_id);
-		push_key(&ps, "row");
+		sync_push_key(&ps, "op");
+		sync_push_string(&ps, WJB_VALUE, e->op == SSP_OP_DELETE ? "delete" : "upsert");
+		sync_push_key(&ps, "table");
+		sync_push_string(&ps, WJB_VALUE, t->name);
+		sync_push_key(&ps, "rowId");
+		sync_push_string(&ps, WJB_VALUE, e->row_id);
+		sync_push_key(&ps, "row");
 		if (e->row)
 			(void) push_row(&ps, t, e->row);
 		else
 			push_null(&ps);
-		push_key(&ps, "stored");
+		sync_push_key(&ps, "stored");
 		if (e->stored)
 			(void) push_row(&ps, t, e->stored);
 		else
 			push_null(&ps);
-		push_key(&ps, "storedServerVersion");
+		sync_push_key(&ps, "storedServerVersion");
 		push_int(&ps, e->has_stored_version, e->stored_version);
-		push_key(&ps, "nextServerVersion");
+		sync_push_key(&ps, "nextServerVersion");
 		push_int(&ps, e->has_next_version, e->next_version);
 		pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 	}

@@ -12,9 +12,9 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
-#include "utils/numeric.h"
 
 #include "push_internal.h"
+#include "rowjson.h"
 #include "stats.h"
 
 void
@@ -181,32 +181,6 @@ push_outcome_json(const CommitOutcome *o, int64 recorded_at_ms, const char *cach
 	return b.data;
 }
 
-/* A string scalar, as jsonb_in makes it. */
-static void
-jb_string(JsonbParseState **ps, JsonbIteratorToken tok, const char *s)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	pushJsonbValue(ps, tok, &v);
-}
-
-/*
- * An integer, as jsonb_in makes a number: numeric_in of an integer's text and int64_to_numeric
- * both give the numeric of scale 0 in its normalized short form.
- */
-static void
-jb_int(JsonbParseState **ps, JsonbIteratorToken tok, int64 i)
-{
-	JsonbValue	v;
-
-	v.type = jbvNumeric;
-	v.val.numeric = int64_to_numeric(i);
-	pushJsonbValue(ps, tok, &v);
-}
-
 /*
  * jsonb_in(push_outcome_json(o, recorded_at_ms, cache_identity)) built without the text and its
  * parse, for an outcome whose records are all applied (an applied commit's: what its log row
@@ -218,31 +192,32 @@ push_outcome_jsonb(const CommitOutcome *o, int64 recorded_at_ms, const char *cac
 {
 	JsonbParseState *ps = NULL;
 	JsonbValue *res;
+	const char *status = o->status == SSP_PUSH_REJECTED ? "rejected" : "applied";
 
 	for (int i = 0; i < o->nrecords; i++)
 		if (o->records[i].status != SSP_RESULT_APPLIED)
 			return NULL;
 	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-	jb_string(&ps, WJB_KEY, "status");
-	jb_string(&ps, WJB_VALUE, o->status == SSP_PUSH_REJECTED ? "rejected" : "applied");
+	sync_push_key(&ps, "status");
+	sync_push_string(&ps, WJB_VALUE, status);
 	if (o->has_seq)
 	{
-		jb_string(&ps, WJB_KEY, "commitSeq");
-		jb_int(&ps, WJB_VALUE, o->commit_seq);
+		sync_push_key(&ps, "commitSeq");
+		sync_push_int(&ps, WJB_VALUE, o->commit_seq);
 	}
-	jb_string(&ps, WJB_KEY, "recordedAtMs");
-	jb_int(&ps, WJB_VALUE, recorded_at_ms);
-	jb_string(&ps, WJB_KEY, "cacheIdentity");
-	jb_string(&ps, WJB_VALUE, cache_identity);
-	jb_string(&ps, WJB_KEY, "results");
+	sync_push_key(&ps, "recordedAtMs");
+	sync_push_int(&ps, WJB_VALUE, recorded_at_ms);
+	sync_push_key(&ps, "cacheIdentity");
+	sync_push_string(&ps, WJB_VALUE, cache_identity);
+	sync_push_key(&ps, "results");
 	pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
 	for (int i = 0; i < o->nrecords; i++)
 	{
 		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-		jb_string(&ps, WJB_KEY, "opIndex");
-		jb_int(&ps, WJB_VALUE, o->records[i].op_index);
-		jb_string(&ps, WJB_KEY, "status");
-		jb_string(&ps, WJB_VALUE, "applied");
+		sync_push_key(&ps, "opIndex");
+		sync_push_int(&ps, WJB_VALUE, o->records[i].op_index);
+		sync_push_key(&ps, "status");
+		sync_push_string(&ps, WJB_VALUE, "applied");
 		pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
 	}
 	pushJsonbValue(&ps, WJB_END_ARRAY, NULL);

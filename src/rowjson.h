@@ -45,6 +45,15 @@ extern void sync_push_value(JsonbParseState **ps, JsonbIteratorToken tok, const 
 							const SspColumn *col, const SspValue *v);
 
 /*
+ * Push a (NUL-terminated) string, an object key, or an integer, as jsonb_in makes them (an
+ * integer's numeric_in and int64_to_numeric both give the scale-0 numeric in its short form), so
+ * a value built this way equals the parse of its text byte for byte.
+ */
+extern void sync_push_string(JsonbParseState **ps, JsonbIteratorToken tok, const char *s);
+extern void sync_push_key(JsonbParseState **ps, const char *key);
+extern void sync_push_int(JsonbParseState **ps, JsonbIteratorToken tok, int64 i);
+
+/*
  * Push the parsed value of raw JSON text; pushes null when the text is not JSON or when
  * PostgreSQL's jsonb cannot represent it (U+0000, lone surrogates, numbers out of numeric range).
  */

@@ -599,6 +599,33 @@ dom_push(JsonbParseState **ps, JsonbIteratorToken tok, const SspJson *j)
 }
 
 void
+sync_push_string(JsonbParseState **ps, JsonbIteratorToken tok, const char *s)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	pushJsonbValue(ps, tok, &v);
+}
+
+void
+sync_push_key(JsonbParseState **ps, const char *key)
+{
+	sync_push_string(ps, WJB_KEY, key);
+}
+
+void
+sync_push_int(JsonbParseState **ps, JsonbIteratorToken tok, int64 i)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(i);
+	pushJsonbValue(ps, tok, &v);
+}
+
+void
 sync_push_json_text(JsonbParseState **ps, JsonbIteratorToken tok, const char *s, size_t len)
 {
 	SspArena   *arena = ssp_arena_new();
