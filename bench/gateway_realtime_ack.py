@@ -13,7 +13,8 @@ Usage (inside scripts/pgenv.sh or pg_virtualenv):
   gateway_realtime_ack.py SOCKETS [RUNS] [gateway flags...]
   GW_BIN=path/to/syncular-gateway selects the gateway binary (default gateway/syncular-gateway);
   BENCH_NO_ACK=1: the sockets do not ack (the comparison); BENCH_ONE_CLIENT=1: every socket is
-  client "lat" (one registration, one scope resolver call per fanout: the older bench's setup).
+  client "lat" (one registration, one scope resolver call per fanout: the older bench's setup);
+  BENCH_PER_COMMIT=1 also prints each commit's p50 and slowest delivery (stderr).
 """
 import http.client, os, resource, signal, subprocess, sys, tempfile, time
 
@@ -78,8 +79,19 @@ def one_run(exe):
             arrivals = [int(x) / 1e6 for x in cl.stdout.readline().split()]
             assert len(arrivals) == N
             lat += [(a - t1) * 1000 for a in arrivals]
+            if os.environ.get("BENCH_PER_COMMIT"):
+                mine = sorted((a - t1) * 1000 for a in arrivals)
+                print("  commit %2d: p50 %6.1f  max %6.1f ms" % (k + 1, mine[len(mine) // 2], mine[-1]),
+                      file=sys.stderr, flush=True)
             time.sleep(0.05)
         cl.wait(30)
+        if os.environ.get("BENCH_PER_COMMIT"):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            c.request("GET", "/sync-api/metrics")
+            for line in c.getresponse().read().decode().splitlines():
+                if line.startswith("syncular_gateway_pool_preferred_jobs_total{"):
+                    print("  " + line, file=sys.stderr, flush=True)
+            c.close()
         time.sleep(0.5)
         calls = fan = "-"
         if pss:

@@ -25,6 +25,7 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <libpq-fe.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -339,7 +340,7 @@ batch_add(Batch *bt, const Sock *s)
 
 /* one realtime_fanout_arrays call for the connections of bt (freed) */
 static void
-submit_batch(WsPart *p, int64_t seq, Batch *bt)
+submit_batch(WsPart *p, int64_t seq, Batch *bt, int prefer)
 {
 	char seqtxt[24];
 	GwJob *j;
@@ -365,6 +366,7 @@ submit_batch(WsPart *p, int64_t seq, Batch *bt)
 	ssp_buf_init(&bt->ids);
 	ssp_buf_init(&bt->cursors);
 	ssp_buf_init(&bt->regs);
+	j->prefer = prefer;
 	if (gw_pool_submit(j))
 		p->fanout_calls++;
 	else
@@ -372,25 +374,72 @@ submit_batch(WsPart *p, int64_t seq, Batch *bt)
 }
 
 /*
- * The idle sockets of p in calls of --fanout-batch connections, all sent at once: the pool runs
- * them on as many connections, so the database computes batches side by side and each batch's
- * sockets get their deltas as soon as that batch answers, while later batches still run (the
- * last socket waits for its batch, not for the whole partition).  One wake-up takes at most
- * half the pool (larger batches past that), so rounds keep connections.  A socket is in one
- * batch per wake-up, and the next wake-up's calls start only when all of these answered, so
- * each socket still receives its deltas in commit order.
+ * How many calls one wake-up of p takes: one per --fanout-batch sockets, at most half the pool
+ * (larger calls past that), so rounds keep connections.
+ */
+static int
+fanout_ncalls(int nsocks)
+{
+	int max = gw_cfg.pool / 2 > 1 ? gw_cfg.pool / 2 : 1;
+	int n = (nsocks + gw_cfg.fanout_batch - 1) / gw_cfg.fanout_batch;
+
+	return n < 1 ? 1 : n > max ? max : n;
+}
+
+/*
+ * The pool connection slot preferred by the call that carries socket `id` of `partition`
+ * (nsocks sockets): a socket stays in the same call (id modulo the calls) while the partition's
+ * socket count keeps the number of calls, and each call prefers the same connection, so its
+ * backend parses the socket's registration once (src/fanout_regs.c caches the parse per
+ * backend) instead of every backend parsing every registration, the first commits after the
+ * sockets connect paying each parse.  The slots are the lower half of the pool (as many as one
+ * wake-up's calls may be), which jobs without a preference take last (pool.c), and the
+ * partition's hash spreads partitions over them.
+ */
+static int
+fanout_slot(const char *partition, int nsocks, uint64_t id)
+{
+	uint32_t h = 2166136261u;      /* FNV-1a */
+
+	for (const unsigned char *c = (const unsigned char *) partition; *c; c++)
+		h = (h ^ *c) * 16777619u;
+	return (int) ((h + id % (uint64_t) fanout_ncalls(nsocks)) % (uint32_t) fanout_ncalls(INT_MAX / 2));
+}
+
+int
+fanout_prefer(const Sock *s)
+{
+	const WsPart *p = s->part;
+
+	if (!p)
+		for (p = parts; p && strcmp(p->name, s->who.partition) != 0; p = p->next)
+			;
+	/* a socket not joined yet counts itself */
+	return fanout_slot(s->who.partition, (p ? p->nsocks : 0) + (s->part ? 0 : 1), s->id);
+}
+
+/*
+ * The idle sockets of p in fanout_ncalls calls, all sent at once: the pool runs them on as many
+ * connections (each on its fanout_slot when that is free), so the database computes calls side
+ * by side and each call's sockets get their deltas as soon as that call answers, while later
+ * calls still run (the last socket waits for its call, not for the whole partition).  A socket
+ * is in one call per wake-up, and the next wake-up's calls start only when all of these
+ * answered, so each socket still receives its deltas in commit order.
  */
 static void
 run_fanout(WsPart *p, int64_t seq)
 {
-	Batch bt;
-	int calls = gw_cfg.pool / 2 > 1 ? gw_cfg.pool / 2 : 1;
-	int batch = (p->nsocks + calls - 1) / calls;
+	Batch one;
+	int ncalls = fanout_ncalls(p->nsocks);
+	Batch *bts = ncalls > 1 ? calloc((size_t) ncalls, sizeof(Batch)) : NULL;
 
-	if (batch < gw_cfg.fanout_batch)
-		batch = gw_cfg.fanout_batch;
-
-	batch_start(&bt);
+	if (!bts)
+	{
+		ncalls = 1;             /* out of memory: one call, no preference lost beyond warmth */
+		bts = &one;
+	}
+	for (int k = 0; k < ncalls; k++)
+		batch_start(&bts[k]);
 	p->fanout_started_ms = ws_now_ms();
 	for (Sock *s = p->socks; s; s = s->pnext)
 	{
@@ -417,17 +466,17 @@ run_fanout(WsPart *p, int64_t seq)
 			}
 			continue;
 		}
-		batch_add(&bt, s);
-		if (bt.n == batch)
-		{
-			submit_batch(p, seq, &bt);
-			batch_start(&bt);
-		}
+		batch_add(&bts[s->id % (uint64_t) ncalls], s);
 	}
-	if (bt.n > 0)
-		submit_batch(p, seq, &bt);
-	else
-		batch_free(&bt);
+	for (int k = 0; k < ncalls; k++)
+	{
+		if (bts[k].n > 0)
+			submit_batch(p, seq, &bts[k], fanout_slot(p->name, p->nsocks, (uint64_t) k));
+		else
+			batch_free(&bts[k]);
+	}
+	if (bts != &one)
+		free(bts);
 }
 
 /* one wake-up: partition and commitSeq, or partition NULL when wake-ups were lost */

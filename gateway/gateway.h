@@ -172,6 +172,9 @@ struct GwJob
 	bool        bootstrap;              /* a round that asks for a bootstrap (pool.c's lane) */
 	bool        res_taken;              /* done kept the result (gw_job_take_result) */
 	int         conn;                   /* the connection that ran it (set by the pool) */
+	int         prefer;                 /* a connection slot (any int >= 0, taken modulo --pool)
+	                                     * whose backend has this job's caches warm, -1: any */
+	bool        prefer_only;            /* wait for it while it is up (not a round: a registration) */
 	GwJob      *next;
 };
 
@@ -208,6 +211,7 @@ int    gw_pool_busy(void);          /* jobs queued or running */
 int    gw_pool_in_use(void);        /* round connections running a statement */
 int    gw_pool_bootstraps_running(void);   /* bootstrap rounds on a connection now */
 int    gw_pool_bootstraps_waiting(void);   /* bootstrap rounds queued for one */
+int    gw_pool_preferred(bool placed);  /* jobs with a preference run on it (true) or elsewhere */
 int    gw_pool_connects(void);      /* round connections established so far (reconnects count) */
 /* the LISTEN connection: called with channel and payload of each notification, and with
  * ("syncular_commit", NULL) when a listen connection is back after a loss (commits of the gap

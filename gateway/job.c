@@ -20,6 +20,7 @@ gw_job_new(const char *sql, GwJobDone done, void *user)
 	j->done = done;
 	j->user = user;
 	j->result_format = 1;
+	j->prefer = -1;
 	return j;
 }
 

@@ -514,6 +514,11 @@ render_gateway(GwStr *b)
 	family(b, "syncular_gateway_pool_bootstrap_rounds_waiting", "gauge",
 		   "rounds asking for a bootstrap queued for a connection");
 	gw_str_printf(b, "syncular_gateway_pool_bootstrap_rounds_waiting %d\n", gw_pool_bootstraps_waiting());
+	family(b, "syncular_gateway_pool_preferred_jobs_total", "counter",
+		   "jobs with a preferred connection (realtime fanout calls and registrations) sent on it, or "
+		   "elsewhere because it was busy");
+	gw_str_printf(b, "syncular_gateway_pool_preferred_jobs_total{placed=\"preferred\"} %d\n", gw_pool_preferred(true));
+	gw_str_printf(b, "syncular_gateway_pool_preferred_jobs_total{placed=\"other\"} %d\n", gw_pool_preferred(false));
 	family(b, "syncular_gateway_inflight_bytes", "gauge", "bytes of the --max-inflight-bytes memory budget in use");
 	gw_str_printf(b, "syncular_gateway_inflight_bytes %zu\n", gw_budget_used());
 	family(b, "syncular_gateway_inflight_bytes_limit", "gauge", "--max-inflight-bytes");

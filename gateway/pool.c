@@ -95,6 +95,7 @@ static bool    shutting_down;
 static PgConn *shards;
 static PgConn *dbwaiter;        /* the --db waiter (ring mode, not in router mode) */
 static int     connects;        /* round connections established since start */
+static int     preferred[2];    /* jobs with a preference sent elsewhere [0], on it [1] */
 
 static void pc_connect(PgConn *pc);
 static void pc_connecting(PgConn *pc);
@@ -321,30 +322,86 @@ pc_send(PgConn *pc, GwJob *j)
 	return true;
 }
 
-/* the jobs of q on the ready connections, in order; capped: while bootstraps_running allows */
+/*
+ * The connection for j: its preferred one when that is ready, whose backend has j's caches warm
+ * (a fanout call's registrations parsed, fanout.c), else the last ready one, so that jobs
+ * without a preference leave the low slots the fanout calls prefer to them.  A prefer_only job
+ * waits while its connection is up but busy (NULL).  NULL: none ready.
+ */
+static PgConn *
+pick_conn(const GwJob *j)
+{
+	if (j->prefer >= 0)
+	{
+		PgConn *pc = &conns[j->prefer % gw_cfg.pool];
+
+		if (pc->st == PC_READY)
+			return pc;
+		if (j->prefer_only && pc->st != PC_DOWN && pc->st != PC_CONNECTING)
+			return NULL;
+	}
+	for (int i = gw_cfg.pool - 1; i >= 0; i--)
+		if (conns[i].st == PC_READY)
+			return &conns[i];
+	return NULL;
+}
+
+static bool
+any_ready(void)
+{
+	for (int i = 0; i < gw_cfg.pool; i++)
+		if (conns[i].st == PC_READY)
+			return true;
+	return false;
+}
+
+/* j, the job after *link's predecessor prev, out of q */
+static void
+queue_unlink(JobQueue *q, GwJob **link, GwJob *prev)
+{
+	GwJob *j = *link;
+
+	*link = j->next;
+	if (q->tail == j)
+		q->tail = prev;
+	q->len--;
+	j->next = NULL;
+}
+
+/*
+ * The jobs of q on the ready connections, in order (a prefer_only job whose connection is busy
+ * is passed over and keeps its place); capped: while bootstraps_running allows.
+ */
 static void
 queue_send(JobQueue *q, bool capped)
 {
-	for (int i = 0; i < nconns && q->head; i++)
+	GwJob **link = &q->head;
+	GwJob *prev = NULL;
+
+	while (*link && any_ready())
 	{
-		PgConn *pc = &conns[i];
-		GwJob *j;
+		GwJob *j = *link;
+		PgConn *pc;
 
 		if (capped && bootstraps_running >= gw_cfg.bootstrap_connections)
 			return;
-		if (pc->listener || pc->st != PC_READY)
-			continue;
-		j = q->head;
-		if (!(q->head = j->next))
-			q->tail = NULL;
-		q->len--;
-		j->next = NULL;
 		if (q->orphans && !j->user && j->done)
 		{
+			queue_unlink(q, link, prev);
 			gw_job_free(j);        /* the requester went away while it waited */
-			i--;
 			continue;
 		}
+		if (!(pc = pick_conn(j)))
+		{
+			if (!j->prefer_only)
+				return;
+			prev = j;
+			link = &j->next;
+			continue;
+		}
+		queue_unlink(q, link, prev);
+		if (j->prefer >= 0)
+			preferred[pc->idx == j->prefer % gw_cfg.pool]++;
 		if (!pc_send(pc, j))
 		{
 			/* the connection is unusable; put the job back first */
@@ -356,6 +413,12 @@ queue_send(JobQueue *q, bool capped)
 			return;
 		}
 	}
+}
+
+int
+gw_pool_preferred(bool placed)
+{
+	return preferred[placed];
 }
 
 static void

@@ -112,7 +112,13 @@ start_connect(Sock *s)
 		ws_watch_open(s);       /* <mount>/operations/realtime: no SSP2 registration (wswatch.c) */
 		return;
 	}
-	j = gw_job_new("SELECT syncular.realtime_connect($1, $2, $3)::text", connect_done, s);
+	/*
+	 * The registration as the database prints it, which is the text fanout calls send back: the
+	 * backend answering realtime_connect keeps its parse (src/fanout_regs.c), and the job prefers
+	 * the connection of the socket's fanout call (fanout_prefer), so that call finds it parsed.
+	 */
+	j = gw_job_new("SELECT c::text, (c -> 'registration')::text "
+				   "FROM syncular.realtime_connect($1, $2, $3) c", connect_done, s);
 
 	if (!j)
 	{
@@ -120,6 +126,8 @@ start_connect(Sock *s)
 		return;
 	}
 	j->result_format = 0;
+	j->prefer = fanout_prefer(s);
+	j->prefer_only = true;      /* a registration is worth its wait: later commits find it parsed */
 	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
 	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);
 	gw_job_param(j, s->client, (int) strlen(s->client), 0, true);
@@ -184,7 +192,7 @@ connect_done(GwJob *job, PGresult *res, const char *err)
 		ws_release(s);
 		return;
 	}
-	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+	if (!res || PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1 || PQnfields(res) != 2)
 	{
 		error_code_of(res, code, sizeof(code));
 		if (res)
@@ -203,9 +211,15 @@ connect_done(GwJob *job, PGresult *res, const char *err)
 		ws_release(s);
 		return;
 	}
-	/* kept as compact text only: it goes back verbatim in realtime_fanout's argument */
+	/* kept as text only: it goes back verbatim in realtime_fanout's argument */
 	free(s->registration_text);
-	s->registration_text = json_dumps(json_object_get(r, "registration"), JSON_COMPACT);
+	if (!(s->registration_text = strdup(PQgetvalue(res, 0, 1))))
+	{
+		json_decref(r);
+		ws_close(s, 4500, "sync.internal_error");
+		ws_release(s);
+		return;
+	}
 	snprintf(s->log_epoch, sizeof(s->log_epoch), "%s",
 			 json_string_value(json_object_get(r, "logEpoch")) ? json_string_value(json_object_get(r, "logEpoch")) : "");
 	old_keys = s->scope_keys;

@@ -124,6 +124,7 @@ void    fanout_leave(Sock *s);
 void    fanout_on_notify(const char *channel, const char *payload);
 void    fanout_on_commit(const char *partition, int64_t seq);  /* NULL: wake-ups lost */
 WsPart *fanout_parts(void);
+int     fanout_prefer(const Sock *s);  /* the pool slot of s's fanout call (GwJob.prefer) */
 bool    fanout_running(void);       /* a realtime_fanout call of some partition is running */
 
 /* acks.c (SPEC §8.2): acks are coalesced per socket and written together, in the background */

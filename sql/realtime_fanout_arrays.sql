@@ -60,6 +60,22 @@ SELECT * FROM pg_temp.both(3);
 SELECT * FROM gw.fanout(3);
 RESET syncular.realtime_registration_cache_kb;
 
+-- realtime_connect parses the registration it answers into this backend's cache, in the text a
+-- gateway reads back ((answer -> 'registration')::text, gateway/ws.c), so that the first fanout
+-- call passing it finds it parsed: the cache emptied (off for one call), then one entry for the
+-- connect, none more for a fanout call passing that text, one more for a text spelled otherwise
+SET syncular.realtime_registration_cache_kb = 0;
+SELECT count(*) FROM syncular.realtime_fanout_arrays('p1', 1, '{}', '{}', '{}');
+RESET syncular.realtime_registration_cache_kb;
+SELECT entries, bytes FROM syncular.realtime_registration_cache();
+SELECT (syncular.realtime_connect('p1', 'u1', 'A') -> 'registration')::text AS reg_seeded \gset
+SELECT entries, bytes > 0 AS has_bytes FROM syncular.realtime_registration_cache();
+SELECT conn, action, reason, next_cursor
+  FROM syncular.realtime_fanout_arrays('p1', 3, '{5}', '{2}', ARRAY[:'reg_seeded']);
+SELECT entries FROM syncular.realtime_registration_cache();
+SELECT count(*) FROM syncular.realtime_fanout_arrays('p1', 3, '{5}', '{2}', ARRAY[jsonb_pretty(:'reg_seeded'::jsonb)]);
+SELECT entries FROM syncular.realtime_registration_cache();
+
 -- bad input: the catalogue's error naming the element and field, as the jsonb signature's
 CREATE FUNCTION pg_temp.arr(p_part text, p_ids bigint[], p_cursors bigint[], p_regs text[]) RETURNS text
 LANGUAGE sql AS $$

@@ -39,6 +39,7 @@
 #include "common/hashfn.h"
 #include "common/jsonapi.h"
 #include "mb/pg_wchar.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/hsearch.h"
@@ -49,7 +50,66 @@
 #include "fanout_regs.h"
 #include "realtime.h"
 
+/* syncular.realtime_registration_cache_kb (defined with the other realtime settings, realtime.c) */
+int			sync_realtime_registration_cache_kb = 16384;
+
 /* ---------------------------------------------------------------- the parse */
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const SspScopeEntry *x = a;
+	const SspScopeEntry *y = b;
+
+	return ssp_utf16_cmp(x->key.ptr, x->key.len, y->key.ptr, y->key.len);
+}
+
+/*
+ * {var: [non-empty string, ...]} -> a scope map as the decoder gives it (keys sorted, values in
+ * list order); false when obj is not of that shape.  Reads the registrations here and the
+ * persisted subscriptions in realtime.c.
+ */
+bool
+sync_realtime_scope_map(JsonbContainer *obj, SspScopeMap *out)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	int			n = 0;
+
+	out->n = 0;
+	if (!JsonContainerIsObject(obj))
+		return false;
+	out->entries = palloc0(sizeof(SspScopeEntry) * Max(JsonContainerSize(obj), 1));
+	it = JsonbIteratorInit(obj);
+	(void) JsonbIteratorNext(&it, &v, true);
+	while (JsonbIteratorNext(&it, &v, true) == WJB_KEY)
+	{
+		SspScopeEntry *e = &out->entries[n++];
+		JsonbContainer *arr;
+
+		e->key.ptr = pnstrdup(v.val.string.val, v.val.string.len);
+		e->key.len = (uint32) v.val.string.len;
+		(void) JsonbIteratorNext(&it, &v, true);
+		if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
+			return false;
+		arr = v.val.binary.data;
+		e->nvalues = (uint32) JsonContainerSize(arr);
+		e->values = palloc0(sizeof(SspStr) * Max(e->nvalues, 1));
+		for (uint32 k = 0; k < e->nvalues; k++)
+		{
+			JsonbValue *x = getIthJsonbValueFromContainer(arr, k);
+
+			if (x == NULL || x->type != jbvString || x->val.string.len == 0)
+				return false;
+			e->values[k].ptr = pnstrdup(x->val.string.val, x->val.string.len);
+			e->values[k].len = (uint32) x->val.string.len;
+		}
+	}
+	out->n = (uint32) n;
+	qsort(out->entries, n, sizeof(SspScopeEntry), cmp_entry);
+	return true;
+}
+
 
 void
 sync_fanout_malformed(int index, const char *field)
@@ -343,21 +403,12 @@ gen_create(RegGen *g)
 						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
-void
-sync_fanout_regs_begin(const SyncSchema *schema)
+/* the cache for schema: dropped under another generation (or when off), rotated when full */
+static void
+regs_prepare(const SyncSchema *schema)
 {
 	Size		limit = (Size) sync_realtime_registration_cache_kb * 1024;
-	MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
 
-	/*
-	 * Counted until the call's context goes (its end or its error), so that a call started
-	 * inside another one (a scope resolver calling realtime_fanout_arrays) frees nothing the
-	 * outer call holds; such a call under another schema generation parses without the cache.
-	 */
-	cb->func = call_ended;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
-	if (active_calls++ > 0)
-		return;
 	if (limit == 0 || schema->generation != cached_schema_generation)
 	{
 		gen_drop(&gens[0]);
@@ -370,6 +421,77 @@ sync_fanout_regs_begin(const SyncSchema *schema)
 		gen_drop(&gens[1 - cur]);
 		cur = 1 - cur;			/* the full one is now the previous one */
 	}
+}
+
+void
+sync_fanout_regs_begin(const SyncSchema *schema)
+{
+	MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
+
+	/*
+	 * Counted until the call's context goes (its end or its error), so that a call started
+	 * inside another one (a scope resolver calling realtime_fanout_arrays) frees nothing the
+	 * outer call holds; such a call under another schema generation parses without the cache.
+	 */
+	cb->func = call_ended;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+	if (active_calls++ > 0)
+		return;
+	regs_prepare(schema);
+}
+
+/*
+ * A registration realtime_connect answered, as the text a gateway reads back and sends with
+ * each fanout call, parsed into this backend's cache now: a gateway that runs the socket's
+ * fanout calls on the connection that registered it (gateway/fanout.c) finds it parsed, and
+ * the first commit after many sockets connect does not pay every parse.  Nothing while a
+ * fanout call runs (a scope resolver registering a socket): that call's entries stay as they are.
+ */
+void
+sync_fanout_regs_seed(SyncSchema *schema, const char *text, int len, const char *partition)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (active_calls > 0 || sync_realtime_registration_cache_kb == 0)
+		return;
+	regs_prepare(schema);
+
+	/*
+	 * A registration the parse refuses is left out, not an error of realtime_connect: the fanout
+	 * call that gets it reports it as it would have.  The parse reads only the text and the
+	 * compiled schema (no lock, buffer or SPI), and an entry is added only once complete, so
+	 * nothing needs a subtransaction to be undone.
+	 */
+	PG_TRY();
+	{
+		(void) sync_fanout_reg_text(schema, text, len, partition, 0);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		if (ed->sqlerrcode != ERRCODE_INVALID_PARAMETER_VALUE)
+			PG_RE_THROW();		/* a cancel, out of memory: not the registration's */
+		FlushErrorState();
+		FreeErrorData(ed);
+	}
+	PG_END_TRY();
+}
+
+/* this backend's cache: entries (both generations) and bytes allocated for them */
+void
+sync_fanout_regs_stats(int64 *entries, int64 *bytes)
+{
+	*entries = 0;
+	*bytes = 0;
+	for (int g = 0; g < 2; g++)
+		if (gens[g].cxt != NULL)
+		{
+			*entries += (int64) hash_get_num_entries(gens[g].table);
+			*bytes += (int64) MemoryContextMemAllocated(gens[g].cxt, true);
+		}
 }
 
 static RegEntry *
@@ -429,4 +551,28 @@ sync_fanout_reg_text(SyncSchema *schema, const char *text, int len, const char *
 	if (strcmp(reg->partition, partition) != 0)
 		sync_fanout_malformed(index, "registration.partition");
 	return reg;
+}
+
+PG_FUNCTION_INFO_V1(syncular_realtime_registration_cache);
+
+/*
+ * syncular.realtime_registration_cache() -> (entries bigint, bytes bigint): this backend's
+ * cache of parsed registrations (docs/realtime.md §2): the registrations it holds and the bytes
+ * allocated for them (at most about syncular.realtime_registration_cache_kb plus one call's).
+ */
+Datum
+syncular_realtime_registration_cache(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+	int64		entries;
+	int64		bytes;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "syncular.realtime_registration_cache: must return a record");
+	sync_fanout_regs_stats(&entries, &bytes);
+	values[0] = Int64GetDatum(entries);
+	values[1] = Int64GetDatum(bytes);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

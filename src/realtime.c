@@ -28,6 +28,7 @@
 #include "utils/memutils.h"
 
 #include "engine.h"
+#include "fanout_regs.h"
 #include "realtime.h"
 #include "storage.h"
 
@@ -35,7 +36,6 @@ int			sync_realtime_max_delta_bytes = 1024 * 1024;
 int			sync_realtime_max_window_commits = 100;
 int			sync_realtime_max_window_changes = 10000;
 int			sync_realtime_grant_cache_ms = 0;
-int			sync_realtime_registration_cache_kb = 16384;
 
 void
 sync_realtime_define_gucs(void)
@@ -106,61 +106,6 @@ typedef struct Registration
 	int			nkeys;
 	char	  **keys;			/* scope keys, sorted (UTF-16), distinct */
 } Registration;
-
-static int
-cmp_entry(const void *a, const void *b)
-{
-	const SspScopeEntry *x = a;
-	const SspScopeEntry *y = b;
-
-	return ssp_utf16_cmp(x->key.ptr, x->key.len, y->key.ptr, y->key.len);
-}
-
-/*
- * {var: [non-empty string, ...]} -> a scope map as the decoder gives it (keys sorted, values in
- * list order); false when obj is not of that shape.  Reads persisted subscriptions here and
- * registrations in fanout.c.
- */
-bool
-sync_realtime_scope_map(JsonbContainer *obj, SspScopeMap *out)
-{
-	JsonbIterator *it;
-	JsonbValue	v;
-	int			n = 0;
-
-	out->n = 0;
-	if (!JsonContainerIsObject(obj))
-		return false;
-	out->entries = palloc0(sizeof(SspScopeEntry) * Max(JsonContainerSize(obj), 1));
-	it = JsonbIteratorInit(obj);
-	(void) JsonbIteratorNext(&it, &v, true);
-	while (JsonbIteratorNext(&it, &v, true) == WJB_KEY)
-	{
-		SspScopeEntry *e = &out->entries[n++];
-		JsonbContainer *arr;
-
-		e->key.ptr = pnstrdup(v.val.string.val, v.val.string.len);
-		e->key.len = (uint32) v.val.string.len;
-		(void) JsonbIteratorNext(&it, &v, true);
-		if (v.type != jbvBinary || !JsonContainerIsArray(v.val.binary.data))
-			return false;
-		arr = v.val.binary.data;
-		e->nvalues = (uint32) JsonContainerSize(arr);
-		e->values = palloc0(sizeof(SspStr) * Max(e->nvalues, 1));
-		for (uint32 k = 0; k < e->nvalues; k++)
-		{
-			JsonbValue *x = getIthJsonbValueFromContainer(arr, k);
-
-			if (x == NULL || x->type != jbvString || x->val.string.len == 0)
-				return false;
-			e->values[k].ptr = pnstrdup(x->val.string.val, x->val.string.len);
-			e->values[k].len = (uint32) x->val.string.len;
-		}
-	}
-	out->n = (uint32) n;
-	qsort(out->entries, n, sizeof(SspScopeEntry), cmp_entry);
-	return true;
-}
 
 static void
 append_requested(StringInfo b, const SspScopeMap *m)
@@ -311,6 +256,24 @@ registration_build(const char *partition, const char *actor, const char *client,
 
 /* ---------------------------------------------------------------- realtime_connect */
 
+/*
+ * The answer's registration, printed as jsonb prints it, which is the text a gateway reads back
+ * ((answer -> 'registration')::text) and passes to each fanout call: parsed into this
+ * backend's cache of registrations now (fanout_regs.c).
+ */
+static void
+seed_registration(SyncSchema *schema, const char *partition, Jsonb *answer)
+{
+	JsonbValue	v;
+	char	   *text;
+
+	if (getKeyJsonValueFromContainer(&answer->root, "registration", strlen("registration"), &v) == NULL ||
+		v.type != jbvBinary)
+		return;
+	text = JsonbToCString(NULL, v.val.binary.data, v.val.binary.len);
+	sync_fanout_regs_seed(schema, text, (int) strlen(text), partition);
+}
+
 PG_FUNCTION_INFO_V1(syncular_realtime_connect);
 
 Datum
@@ -361,6 +324,7 @@ syncular_realtime_connect(PG_FUNCTION_ARGS)
 
 	MemoryContextSwitchTo(caller);
 	result = DirectFunctionCall1(jsonb_in, CStringGetDatum(b.data));
+	seed_registration(r.schema, partition, DatumGetJsonbP(result));
 	SPI_finish();
 	PG_RETURN_DATUM(result);
 }

@@ -12,9 +12,9 @@ extern int	sync_realtime_max_delta_bytes;		/* syncular.realtime_max_delta_bytes 
 extern int	sync_realtime_max_window_commits;	/* syncular.realtime_max_window_commits */
 extern int	sync_realtime_max_window_changes;	/* syncular.realtime_max_window_changes */
 extern int	sync_realtime_grant_cache_ms;	/* syncular.realtime_grant_cache_ms */
-extern int	sync_realtime_registration_cache_kb;	/* syncular.realtime_registration_cache_kb */
+extern int	sync_realtime_registration_cache_kb;	/* syncular.realtime_registration_cache_kb (fanout_regs.c) */
 
-/* realtime.c: {var: [string, ...]} as a decoded scope map (keys sorted); false if not that shape */
+/* fanout_regs.c: {var: [string, ...]} as a decoded scope map (keys sorted); false if not that shape */
 extern bool sync_realtime_scope_map(JsonbContainer *obj, SspScopeMap *out);
 
 /* realtime_grants.c: the live grant of a socket (cached per backend when the setting allows) */

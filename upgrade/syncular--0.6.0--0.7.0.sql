@@ -20,3 +20,9 @@ BEGIN
                               'bigint, bigint[], bigint[], text[]) TO %s', r.role);
   END LOOP;
 END $$;
+
+-- The per-backend registration cache, observable (src/fanout_regs.c): realtime_connect now
+-- parses the registration it answers into it.
+--#include udfs/realtime_registration_cache/0.7.0.sql
+--#include udfs/realtime_registration_cache/0.7.0.comment.sql
+REVOKE EXECUTE ON FUNCTION syncular.realtime_registration_cache() FROM PUBLIC;

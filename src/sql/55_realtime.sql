@@ -7,6 +7,8 @@
 
 --#include udfs/realtime_fanout_arrays/0.7.0.sql
 
+--#include udfs/realtime_registration_cache/0.7.0.sql
+
 --#include udfs/realtime_ack/0.2.0.sql
 
 --#include udfs/realtime_ack_many/0.6.0.sql
@@ -18,6 +20,8 @@
 --#include udfs/realtime_fanout/0.2.0.comment.sql
 
 --#include udfs/realtime_fanout_arrays/0.7.0.comment.sql
+
+--#include udfs/realtime_registration_cache/0.7.0.comment.sql
 
 --#include udfs/realtime_ack/0.2.0.comment.sql
 

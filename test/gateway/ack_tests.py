@@ -281,6 +281,41 @@ def t_fanout_batches():
         psql("ALTER DATABASE gwtest RESET track_functions")
 
 
+def t_fanout_calls_keep_connections():
+    """Each fanout call of a partition prefers one pool connection, the same every commit, and a
+    socket stays in its call, so each backend parses a registration once (src/fanout_regs.c)
+    instead of every backend parsing every one: --pool 6 and --fanout-batch 2 give five sockets
+    three calls per commit; with the pool otherwise idle (the acks written before the next
+    commit) all nine calls of three commits run on their preferred connections
+    (syncular_gateway_pool_preferred_jobs_total), and each socket gets each delta once, in order."""
+    clients = ["fkSock%d" % i for i in range(5)]
+    name = 'syncular_gateway_pool_preferred_jobs_total{placed="%s"}'
+    g = Gateway("--pool", "6", "--fanout-batch", "2", env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "1"})
+    try:
+        pull_http(g, "fkW")
+        for c in clients:
+            pull_http(g, c)
+
+        async def body(socks):
+            await asyncio.sleep(0.3)
+            before = [metric(g, name % p) for p in ("preferred", "other")]
+            seq = 0
+            for k in range(3):
+                seq = push_http(g, "fkW", "fk%d" % k, "fkr%d" % k, "keep %d" % k)
+                for ws in socks:
+                    m = await next_msg(ws, "binary")
+                    got = [f["commitSeq"] for f in frames(m[1:], "COMMIT")]
+                    assert got == [seq], (got, seq)
+                    await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+                await asyncio.sleep(0.3)    # the acks written: the pool idle again
+            after = [metric(g, name % p) for p in ("preferred", "other")]
+            assert [a - b for a, b in zip(after, before)] == [9, 0], (before, after)
+            return seq
+        with_sockets(g, clients, body)
+    finally:
+        g.stop()
+
+
 def t_ack_waits_for_fanout():
     """One socket per fanout call: socket F (actor u1) gets its delta while the call for socket S
     (actor slow: its scope resolver sleeps 2 s) still runs.  F's ack is written only after that
@@ -311,7 +346,8 @@ def t_ack_waits_for_fanout():
 
 CT = "application/vnd.syncular.sync.v2"
 TESTS = [t_ack_coalesced, t_ack_one_call_per_flush, t_ack_flushed_on_close, t_ack_flushed_on_sigterm,
-         t_ack_never_delays_delta, t_fanout_batches, t_ack_waits_for_fanout,
+         t_ack_never_delays_delta, t_fanout_batches, t_fanout_calls_keep_connections,
+         t_ack_waits_for_fanout,
          t_gzip_thresholds]
 
 
