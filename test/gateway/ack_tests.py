@@ -1,7 +1,7 @@
 """Realtime acks (SPEC §8.2; docs/gateway.md "--ack-flush-ms"): coalesced per socket and written
 in one background statement (one syncular.realtime_ack_many call per partition), flushed on close and on SIGTERM, never in front of a fanout call;
 and the gzip thresholds of /sync answers (--gzip-min, --gzip-level)."""
-import asyncio, gzip, json, os, signal, subprocess, time
+import asyncio, gzip, json, os, signal, subprocess, time, urllib.parse
 
 import websockets
 
@@ -168,7 +168,7 @@ def with_sockets(g, clients, body):
     """One socket per client (hello read), `await body(sockets)`, the sockets closed; every client's
     stored cursor must then reach the commitSeq body returned (its acks all written)."""
     async def go():
-        socks = [await websockets.connect(url(g, c)) for c in clients]
+        socks = [await websockets.connect(url(g, urllib.parse.quote(c, safe=""))) for c in clients]
         try:
             for ws in socks:
                 await hello(ws)
@@ -180,6 +180,19 @@ def with_sockets(g, clients, body):
     for c in clients:
         assert wait_cursor(c, seq) == seq, c
     return seq
+
+
+def ack_commit(g, writer, commit, row, title):
+    """with_sockets' body: one commit pushed by `writer`, its delta awaited, then acked, on every
+    socket"""
+    async def body(socks):
+        seq = push_http(g, writer, commit, row, title)
+        for ws in socks:
+            await delta_with(ws, seq)
+        for ws in socks:
+            await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+        return seq
+    return body
 
 
 def t_ack_one_call_per_flush():
@@ -195,15 +208,7 @@ def t_ack_one_call_per_flush():
             pull_http(g, c)
         single0, many0 = function_calls("realtime_ack"), function_calls("realtime_ack_many")
         writes0 = metric(g, "syncular_gateway_ack_writes_total")
-
-        async def body(socks):
-            seq = push_http(g, "akW5", "akm1", "arm1", "many")
-            for ws in socks:
-                await delta_with(ws, seq)
-            for ws in socks:
-                await ws.send(json.dumps({"type": "ack", "cursor": seq}))
-            return seq
-        with_sockets(g, clients, body)
+        with_sockets(g, clients, ack_commit(g, "akW5", "akm1", "arm1", "many"))
         writes = metric(g, "syncular_gateway_ack_writes_total") - writes0
         assert 1 <= writes < len(clients), writes
         many = calls_since("realtime_ack_many", many0, writes)
@@ -212,6 +217,21 @@ def t_ack_one_call_per_flush():
     finally:
         g.stop()
         psql("ALTER DATABASE gwtest RESET track_functions")
+
+
+def t_ack_client_bytes():
+    """Acks of clients whose ids hold the bytes an array literal gives meaning to (quote,
+    backslash, comma, braces, blank, NULL spelled out) and non-ASCII, written in one flush with a
+    plain one: each record gets its own cursor (the ids travel as binary array elements)."""
+    clients = ['akQ"u\\o,te{x}', "NULL", "ak blank \u00e9", "akPlain"]
+    g = Gateway(env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "300"})
+    try:
+        pull_http(g, "akW6")
+        for c in clients:
+            pull_http(g, c)
+        with_sockets(g, clients, ack_commit(g, "akW6", "akb1", "arb1", "bytes"))
+    finally:
+        g.stop()
 
 
 def t_gzip_thresholds():
@@ -311,7 +331,7 @@ def t_ack_waits_for_fanout():
 
 CT = "application/vnd.syncular.sync.v2"
 TESTS = [t_ack_coalesced, t_ack_one_call_per_flush, t_ack_flushed_on_close, t_ack_flushed_on_sigterm,
-         t_ack_never_delays_delta, t_fanout_batches, t_ack_waits_for_fanout,
+         t_ack_never_delays_delta, t_fanout_batches, t_ack_waits_for_fanout, t_ack_client_bytes,
          t_gzip_thresholds]
 
 
