@@ -22,8 +22,8 @@
  * their records in the same order.
  */
 #include "gateway.h"
-#include "strbuf.h"
 #include "metrics.h"
+#include "pgarray.h"
 #include "ws.h"
 
 #include <libpq-fe.h>
@@ -104,28 +104,6 @@ gw_acks_busy(void)
 	return pending != NULL || writing;
 }
 
-/* ---------------------------------------------------------------- array literals */
-
-/* one element of a text[] literal, always double-quoted with " and \ escaped: client bytes
- * travel as a parameter's value, never as SQL */
-static void
-lit_elem(GwStr *l, const char *v)
-{
-	gw_str_add(l, l->len > 1 ? ",\"" : "\"", l->len > 1 ? 2 : 1);
-	for (;;)
-	{
-		size_t run = strcspn(v, "\"\\");     /* the bytes up to the next one to escape */
-
-		gw_str_add(l, v, run);
-		if (!v[run])
-			break;
-		gw_str_add(l, "\\", 1);
-		gw_str_add(l, v + run, 1);
-		v += run + 1;
-	}
-	gw_str_add(l, "\"", 1);
-}
-
 /* ---------------------------------------------------------------- the write */
 
 static int
@@ -185,13 +163,21 @@ defer_for_fanout(void)
 	return true;
 }
 
-/* the pending acks as five array parameters of one statement; the sockets are released */
+/*
+ * The pending acks as five array parameters of one statement, in PostgreSQL's binary array
+ * format (pgarray.c, as fanout.c's): partition, actor and client ids and log epochs are client
+ * bytes, passed as they are, never escaped into a literal.  The sockets are released.
+ */
 static void
 write_pending(void)
 {
+	enum {PARTS, ACTORS, CLIENTS, CURSORS, EPOCHS, NCOLS};
+	static const uint32_t types[NCOLS] = {GW_OID_TEXT, GW_OID_TEXT, GW_OID_TEXT, GW_OID_INT8,
+										  GW_OID_TEXT};
 	Sock **v;
-	GwStr cols[5] = {{0}};
+	GwArray cols[NCOLS];
 	GwJob *j;
+	bool ok = true;
 	int n = 0;
 
 	if (!pending || writing)
@@ -206,40 +192,34 @@ write_pending(void)
 	pending = NULL;
 	npending = 0;
 	qsort(v, (size_t) n, sizeof(Sock *), by_partition_client);
-	for (int c = 0; c < 5; c++)
-		gw_str_add(&cols[c], "{", 1);
+	for (int c = 0; c < NCOLS; c++)
+		gw_array_start(&cols[c], types[c]);
 	for (int i = 0; i < n; i++)
 	{
 		Sock *s = v[i];
-		char cur[24];
 
-		snprintf(cur, sizeof(cur), "%lld", (long long) s->ack_pending);
-		lit_elem(&cols[0], s->who.partition);
-		lit_elem(&cols[1], s->who.actor);
-		lit_elem(&cols[2], s->client);
-		lit_elem(&cols[3], cur);
-		lit_elem(&cols[4], s->ack_epoch);
+		gw_array_text(&cols[PARTS], s->who.partition, strlen(s->who.partition));
+		gw_array_text(&cols[ACTORS], s->who.actor, strlen(s->who.actor));
+		gw_array_text(&cols[CLIENTS], s->client, strlen(s->client));
+		gw_array_int8(&cols[CURSORS], s->ack_pending);
+		gw_array_text(&cols[EPOCHS], s->ack_epoch, strlen(s->ack_epoch));
 		s->ack_listed = false;
 		s->ack_next = NULL;
 		release_sock(s);
 	}
 	free(v);
-	for (int c = 0; c < 5; c++)
-		gw_str_add(&cols[c], "}", 1);
-	j = gw_job_new(ACK_SQL, write_done, NULL);
-	for (int c = 0; c < 5; c++)
-		if (cols[c].oom || !j)
-		{
-			for (int k = 0; k < 5; k++)
-				free(cols[k].p);
-			if (j)
-				gw_job_free(j);
-			gw_log("writing realtime acks: out of memory, %d ack(s) dropped", n);
-			return;
-		}
+	for (int c = 0; c < NCOLS; c++)
+		ok = gw_array_finish(&cols[c]) && ok;
+	if (!ok || !(j = gw_job_new(ACK_SQL, write_done, NULL)))
+	{
+		for (int c = 0; c < NCOLS; c++)
+			gw_array_free(&cols[c]);
+		gw_log("writing realtime acks: out of memory, %d ack(s) dropped", n);
+		return;
+	}
 	j->result_format = 0;
-	for (int c = 0; c < 5; c++)
-		gw_job_param_take(j, cols[c].p, (int) cols[c].len, 0, 0);
+	for (int c = 0; c < NCOLS; c++)
+		gw_array_param(j, &cols[c]);
 	writing = true;
 	gw_metrics_ack_write(n);
 	gw_pool_submit_background(j);

@@ -20,9 +20,8 @@
  */
 #include "ws.h"
 
-#include "ssp.h"
+#include "pgarray.h"
 
-#include <arpa/inet.h>
 #include <endian.h>
 #include <libpq-fe.h>
 #include <limits.h>
@@ -257,85 +256,38 @@ fanout_done(GwJob *job, PGresult *res, const char *err)
 
 /*
  * One call's connections as the three array parameters of syncular.realtime_fanout_arrays, in
- * PostgreSQL's binary array format (array_recv: ndim, flags, element type, then per dimension
- * size and lower bound, then each element as a length and its bytes).  Binary, so that the
- * registration texts travel as they are, with nothing to escape; the element count is written
- * when the call is submitted.
+ * PostgreSQL's binary array format (pgarray.c), so that the registration texts travel as they
+ * are, with nothing to escape.
  */
 typedef struct Batch
 {
-	SspBuf ids;                 /* bigint[] of socket ids */
-	SspBuf cursors;             /* bigint[] of delivered cursors */
-	SspBuf regs;                /* text[] of registration texts */
-	int    n;
+	GwArray ids;                /* bigint[] of socket ids */
+	GwArray cursors;            /* bigint[] of delivered cursors */
+	GwArray regs;               /* text[] of registration texts */
 } Batch;
-
-#define OID_INT8 20
-#define OID_TEXT 25
-
-static void
-put32(SspBuf *b, uint32_t v)
-{
-	v = htonl(v);
-	ssp_buf_append(b, &v, 4);
-}
-
-static void
-arr_start(SspBuf *b, uint32_t elemtype)
-{
-	ssp_buf_init(b);
-	put32(b, 1);
-	put32(b, 0);
-	put32(b, elemtype);
-	put32(b, 0);                /* the size, set by arr_finish */
-	put32(b, 1);
-}
-
-static void
-arr_finish(SspBuf *b, int n)
-{
-	uint32_t v = htonl((uint32_t) n);
-
-	if (!b->oom)
-		memcpy(b->data + 12, &v, 4);
-}
-
-static void
-arr_int8(SspBuf *b, int64_t x)
-{
-	uint64_t v = htobe64((uint64_t) x);
-
-	put32(b, 8);
-	ssp_buf_append(b, &v, 8);
-}
 
 static void
 batch_start(Batch *bt)
 {
-	arr_start(&bt->ids, OID_INT8);
-	arr_start(&bt->cursors, OID_INT8);
-	arr_start(&bt->regs, OID_TEXT);
-	bt->n = 0;
+	gw_array_start(&bt->ids, GW_OID_INT8);
+	gw_array_start(&bt->cursors, GW_OID_INT8);
+	gw_array_start(&bt->regs, GW_OID_TEXT);
 }
 
 static void
 batch_free(Batch *bt)
 {
-	ssp_buf_free(&bt->ids);
-	ssp_buf_free(&bt->cursors);
-	ssp_buf_free(&bt->regs);
+	gw_array_free(&bt->ids);
+	gw_array_free(&bt->cursors);
+	gw_array_free(&bt->regs);
 }
 
 static void
 batch_add(Batch *bt, const Sock *s)
 {
-	size_t len = strlen(s->registration_text);
-
-	arr_int8(&bt->ids, (int64_t) s->id);
-	arr_int8(&bt->cursors, s->cursor);
-	put32(&bt->regs, (uint32_t) len);
-	ssp_buf_append(&bt->regs, s->registration_text, len);
-	bt->n++;
+	gw_array_int8(&bt->ids, (int64_t) s->id);
+	gw_array_int8(&bt->cursors, s->cursor);
+	gw_array_text(&bt->regs, s->registration_text, strlen(s->registration_text));
 }
 
 /* one realtime_fanout_arrays call for the connections of bt (freed) */
@@ -345,10 +297,8 @@ submit_batch(WsPart *p, int64_t seq, Batch *bt, int prefer)
 	char seqtxt[24];
 	GwJob *j;
 
-	arr_finish(&bt->ids, bt->n);
-	arr_finish(&bt->cursors, bt->n);
-	arr_finish(&bt->regs, bt->n);
-	if (bt->ids.oom || bt->cursors.oom || bt->regs.oom ||
+	if (!gw_array_finish(&bt->ids) || !gw_array_finish(&bt->cursors) ||
+		!gw_array_finish(&bt->regs) ||
 		!(j = gw_job_new("SELECT conn, action, reason, body, next_cursor "
 						 "FROM syncular.realtime_fanout_arrays($1, $2::bigint, $3::bigint[], "
 						 "$4::bigint[], $5::text[])", fanout_done, p)))
@@ -360,12 +310,9 @@ submit_batch(WsPart *p, int64_t seq, Batch *bt, int prefer)
 	gw_job_param(j, p->name, (int) strlen(p->name), 0, true);
 	gw_job_param(j, seqtxt, (int) strlen(seqtxt), 0, true);
 	/* the buffers are handed over (freed with the job) */
-	gw_job_param_take(j, bt->ids.data, (int) bt->ids.len, 1, 0);
-	gw_job_param_take(j, bt->cursors.data, (int) bt->cursors.len, 1, 0);
-	gw_job_param_take(j, bt->regs.data, (int) bt->regs.len, 1, 0);
-	ssp_buf_init(&bt->ids);
-	ssp_buf_init(&bt->cursors);
-	ssp_buf_init(&bt->regs);
+	gw_array_param(j, &bt->ids);
+	gw_array_param(j, &bt->cursors);
+	gw_array_param(j, &bt->regs);
 	j->prefer = prefer;
 	if (gw_pool_submit(j))
 		p->fanout_calls++;
@@ -470,7 +417,7 @@ run_fanout(WsPart *p, int64_t seq)
 	}
 	for (int k = 0; k < ncalls; k++)
 	{
-		if (bts[k].n > 0)
+		if (bts[k].ids.n > 0)
 			submit_batch(p, seq, &bts[k], fanout_slot(p->name, p->nsocks, (uint64_t) k));
 		else
 			batch_free(&bts[k]);

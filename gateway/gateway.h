@@ -22,6 +22,7 @@
  *   wswatch.c  the <mount>/operations/realtime socket: ws.c's upgrade handed to watches.c
  *   wsio.c     WebSocket framing of upgraded sockets (wslay): reads, the outbound queue, closes
  *   acks.c     realtime acks coalesced per socket, written in one background statement
+ *   pgarray.c  array parameters in PostgreSQL's binary format (fanout.c, acks.c; pgarray.h)
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   log.c      gw_log (a leaf)
  *   strbuf.c   a growing string for texts built piece by piece (a leaf; strbuf.h)

@@ -1,7 +1,6 @@
 /*
- * strbuf.c — a growing NUL-terminated string for the texts the gateway builds piece by piece:
- * the Prometheus exposition (metrics.c) and the array literals of a batched ack write (acks.c).
- * A leaf: it calls nothing of the gateway.
+ * strbuf.c — a growing NUL-terminated string for a text the gateway builds piece by piece: the
+ * Prometheus exposition (metrics.c).  A leaf: it calls nothing of the gateway.
  */
 #include "strbuf.h"
 

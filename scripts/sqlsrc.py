@@ -6,7 +6,9 @@ router/sql/NN_*.sql, concatenated in name order) and every released base and upg
 (upgrade/syncular--*.sql, router/upgrade/syncular_router--*.sql).  A skeleton keeps what belongs
 to that script alone (headers, \\echo guards, ALTERs, DROPs, GRANTs, one-line statements); each
 SQL object stands in it as one directive line naming its source file under the include root
-(src/sql for syncular, router/sql for syncular_router):
+(src/sql for syncular, router/sql for syncular_router; a statement both extensions' scripts
+hold alike, such as a DO block granting a new function, has one source file under src/sql that
+the router's skeletons name ../../src/sql/<kind>/<name>/<version>.sql):
 
     --#include udfs/<name>/<version>.sql             the file, as it is
     --#include-or-replace udfs/<name>/<version>.sql  the same, its CREATE FUNCTION/PROCEDURE/VIEW

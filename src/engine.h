@@ -293,6 +293,10 @@ extern char *sync_row_scopes_json(const SyncRowScopes *scopes);	/* {"var":"value
 extern void sync_row_scopes_from_jsonb(Jsonb *jb, SyncRowScopes *out);
 /* Canonical JSON of an effective map (the digest input). */
 extern char *sync_effective_json(const SyncEffective *effective);
+/* Deep copy of n (variable, "*", values) entries of a SyncAllowed or SyncEffective. */
+extern void sync_scope_entries_copy(int n, char *const *vars, const bool *any, const int *nvalues,
+									char **const *values, char ***vars_out, bool **any_out,
+									int **nvalues_out, char ****values_out);
 
 /* push.c: process one PUSH_COMMIT and write its PUSH_RESULT (+ DETAILS) into round->out. */
 extern void sync_push_commit(SyncRound *round, const SspPushCommit *commit);

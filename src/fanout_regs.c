@@ -306,19 +306,8 @@ effective_copy(const SyncEffective *e)
 	c->revoked = e->revoked;
 	c->nvars = e->nvars;
 	c->nall = e->nall;
-	c->vars = palloc0(sizeof(char *) * Max(e->nall, 1));
-	c->any = palloc0(sizeof(bool) * Max(e->nall, 1));
-	c->nvalues = palloc0(sizeof(int) * Max(e->nall, 1));
-	c->values = palloc0(sizeof(char **) * Max(e->nall, 1));
-	for (int i = 0; i < e->nall; i++)
-	{
-		c->vars[i] = pstrdup(e->vars[i]);
-		c->any[i] = e->any[i];
-		c->nvalues[i] = e->nvalues[i];
-		c->values[i] = palloc0(sizeof(char *) * Max(e->nvalues[i], 1));
-		for (int k = 0; k < e->nvalues[i]; k++)
-			c->values[i][k] = pstrdup(e->values[i][k]);
-	}
+	sync_scope_entries_copy(e->nall, e->vars, e->any, e->nvalues, e->values,
+							&c->vars, &c->any, &c->nvalues, &c->values);
 	return c;
 }
 

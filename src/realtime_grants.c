@@ -34,26 +34,17 @@ typedef struct GrantEntry
 static MemoryContext grant_cxt = NULL;
 static HTAB *grant_cache = NULL;
 
+/* the grant, every field, copied into the current context (the cache's) */
 static SyncAllowed *
 copy_allowed(const SyncAllowed *a)
 {
 	SyncAllowed *c = palloc0(sizeof(SyncAllowed));
 
 	c->failed = a->failed;
+	c->leased = a->leased;
 	c->nvars = a->nvars;
-	c->vars = palloc0(sizeof(char *) * Max(a->nvars, 1));
-	c->any = palloc0(sizeof(bool) * Max(a->nvars, 1));
-	c->nvalues = palloc0(sizeof(int) * Max(a->nvars, 1));
-	c->values = palloc0(sizeof(char **) * Max(a->nvars, 1));
-	for (int i = 0; i < a->nvars; i++)
-	{
-		c->vars[i] = pstrdup(a->vars[i]);
-		c->any[i] = a->any[i];
-		c->nvalues[i] = a->nvalues[i];
-		c->values[i] = palloc0(sizeof(char *) * Max(a->nvalues[i], 1));
-		for (int k = 0; k < a->nvalues[i]; k++)
-			c->values[i][k] = pstrdup(a->values[i][k]);
-	}
+	sync_scope_entries_copy(a->nvars, a->vars, a->any, a->nvalues, a->values,
+							&c->vars, &c->any, &c->nvalues, &c->values);
 	return c;
 }
 

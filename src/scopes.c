@@ -538,6 +538,38 @@ sync_scopes_effective(const SyncAllowed *allowed, const SyncTable *table,
 	return e;
 }
 
+/*
+ * sync_scope_entries_copy — a deep copy, in the current context, of n scope entries held as the
+ * parallel arrays SyncAllowed and SyncEffective both use (variable, "*" granted, values), stored
+ * through the *_out pointers.  For a grant or an effective map that must outlive the memory it
+ * was built in: realtime_grants.c's grant cache and fanout_regs.c's registration cache
+ * (docs/realtime.md §2).  Every array gets at least one element, as the builders allocate them.
+ */
+void
+sync_scope_entries_copy(int n, char *const *vars, const bool *any, const int *nvalues,
+						char **const *values, char ***vars_out, bool **any_out,
+						int **nvalues_out, char ****values_out)
+{
+	char	  **cv = palloc0(sizeof(char *) * Max(n, 1));
+	bool	   *ca = palloc0(sizeof(bool) * Max(n, 1));
+	int		   *cn = palloc0(sizeof(int) * Max(n, 1));
+	char	 ***cval = palloc0(sizeof(char **) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		cv[i] = pstrdup(vars[i]);
+		ca[i] = any[i];
+		cn[i] = nvalues[i];
+		cval[i] = palloc0(sizeof(char *) * Max(nvalues[i], 1));
+		for (int k = 0; k < nvalues[i]; k++)
+			cval[i][k] = pstrdup(values[i][k]);
+	}
+	*vars_out = cv;
+	*any_out = ca;
+	*nvalues_out = cn;
+	*values_out = cval;
+}
+
 /* JSON string escaping as JSON.stringify does it (UTF-8 passes through). */
 static void
 append_json_string(StringInfo buf, const char *s)

@@ -6,20 +6,7 @@
 --#include udfs/realtime_fanout_arrays/0.7.0.sql
 --#include udfs/realtime_fanout_arrays/0.7.0.comment.sql
 REVOKE EXECUTE ON FUNCTION syncular.realtime_fanout_arrays(text, bigint, bigint[], bigint[], text[]) FROM PUBLIC;
--- A role that runs realtime_fanout is a gateway role: it gets realtime_fanout_arrays too, which
--- the gateway of 0.7.0 calls instead.
-DO $$
-DECLARE r record;
-BEGIN
-  FOR r IN SELECT DISTINCT a.grantee::regrole AS role
-             FROM pg_catalog.pg_proc p, LATERAL pg_catalog.aclexplode(p.proacl) a
-            WHERE p.oid = 'syncular.realtime_fanout(text,bigint,jsonb)'::pg_catalog.regprocedure
-              AND a.privilege_type = 'EXECUTE' AND a.grantee <> 0 AND a.grantee <> p.proowner
-  LOOP
-    EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION syncular.realtime_fanout_arrays(text, '
-                              'bigint, bigint[], bigint[], text[]) TO %s', r.role);
-  END LOOP;
-END $$;
+--#include grants/realtime_fanout_arrays/0.7.0.sql
 
 -- The per-backend registration cache, observable (src/fanout_regs.c): realtime_connect now
 -- parses the registration it answers into it.

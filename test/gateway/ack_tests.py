@@ -1,7 +1,7 @@
 """Realtime acks (SPEC §8.2; docs/gateway.md "--ack-flush-ms"): coalesced per socket and written
 in one background statement (one syncular.realtime_ack_many call per partition), flushed on close and on SIGTERM, never in front of a fanout call;
 and the gzip thresholds of /sync answers (--gzip-min, --gzip-level)."""
-import asyncio, gzip, json, os, signal, subprocess, time
+import asyncio, gzip, json, os, signal, subprocess, time, urllib.parse
 
 import websockets
 
@@ -168,7 +168,7 @@ def with_sockets(g, clients, body):
     """One socket per client (hello read), `await body(sockets)`, the sockets closed; every client's
     stored cursor must then reach the commitSeq body returned (its acks all written)."""
     async def go():
-        socks = [await websockets.connect(url(g, c)) for c in clients]
+        socks = [await websockets.connect(url(g, urllib.parse.quote(c, safe=""))) for c in clients]
         try:
             for ws in socks:
                 await hello(ws)
@@ -180,6 +180,19 @@ def with_sockets(g, clients, body):
     for c in clients:
         assert wait_cursor(c, seq) == seq, c
     return seq
+
+
+def ack_commit(g, writer, commit, row, title):
+    """with_sockets' body: one commit pushed by `writer`, its delta awaited, then acked, on every
+    socket"""
+    async def body(socks):
+        seq = push_http(g, writer, commit, row, title)
+        for ws in socks:
+            await delta_with(ws, seq)
+        for ws in socks:
+            await ws.send(json.dumps({"type": "ack", "cursor": seq}))
+        return seq
+    return body
 
 
 def t_ack_one_call_per_flush():
@@ -195,15 +208,7 @@ def t_ack_one_call_per_flush():
             pull_http(g, c)
         single0, many0 = function_calls("realtime_ack"), function_calls("realtime_ack_many")
         writes0 = metric(g, "syncular_gateway_ack_writes_total")
-
-        async def body(socks):
-            seq = push_http(g, "akW5", "akm1", "arm1", "many")
-            for ws in socks:
-                await delta_with(ws, seq)
-            for ws in socks:
-                await ws.send(json.dumps({"type": "ack", "cursor": seq}))
-            return seq
-        with_sockets(g, clients, body)
+        with_sockets(g, clients, ack_commit(g, "akW5", "akm1", "arm1", "many"))
         writes = metric(g, "syncular_gateway_ack_writes_total") - writes0
         assert 1 <= writes < len(clients), writes
         many = calls_since("realtime_ack_many", many0, writes)
@@ -212,6 +217,21 @@ def t_ack_one_call_per_flush():
     finally:
         g.stop()
         psql("ALTER DATABASE gwtest RESET track_functions")
+
+
+def t_ack_client_bytes():
+    """Acks of clients whose ids hold the bytes an array literal gives meaning to (quote,
+    backslash, comma, braces, blank, NULL spelled out) and non-ASCII, written in one flush with a
+    plain one: each record gets its own cursor (the ids travel as binary array elements)."""
+    clients = ['akQ"u\\o,te{x}', "NULL", "ak blank \u00e9", "akPlain"]
+    g = Gateway(env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "300"})
+    try:
+        pull_http(g, "akW6")
+        for c in clients:
+            pull_http(g, c)
+        with_sockets(g, clients, ack_commit(g, "akW6", "akb1", "arb1", "bytes"))
+    finally:
+        g.stop()
 
 
 def t_gzip_thresholds():
@@ -251,17 +271,24 @@ def t_gzip_thresholds():
 def t_fanout_batches():
     """--fanout-batch 2 with five sockets, each its own client: each commit is fanned out by three
     syncular.realtime_fanout_arrays calls (pg_stat_user_functions), and every socket still receives
-    exactly one delta per commit, in commit order, and its acks are all written."""
+    exactly one delta per commit, in commit order, and its acks are all written.  Each call
+    prefers one pool connection, the same every commit, and a socket stays in its call, so each
+    backend parses a registration once (src/fanout_regs.c): with the pool otherwise idle (the acks
+    written before the next commit) all nine calls run on their preferred connections
+    (syncular_gateway_pool_preferred_jobs_total)."""
     clients = ["fbSock%d" % i for i in range(5)]
+    placed = 'syncular_gateway_pool_preferred_jobs_total{placed="%s"}'
     psql("ALTER DATABASE gwtest SET track_functions = 'all'")
-    g = Gateway("--fanout-batch", "2")
+    g = Gateway("--fanout-batch", "2", env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "1"})
     try:
         pull_http(g, "fbW")
         for c in clients:
             pull_http(g, c)
 
         async def body(socks):
+            await asyncio.sleep(0.3)
             calls0 = function_calls("realtime_fanout_arrays")
+            before = [metric(g, placed % p) for p in ("preferred", "other")]
             seqs = []
             for k in range(3):
                 seqs.append(push_http(g, "fbW", "fb%d" % k, "fbr%d" % k, "batch %d" % k))
@@ -270,50 +297,18 @@ def t_fanout_batches():
                     got = [f["commitSeq"] for f in frames(m[1:], "COMMIT")]
                     assert got == [seqs[-1]], (got, seqs)
                     await ws.send(json.dumps({"type": "ack", "cursor": seqs[-1]}))
+                await asyncio.sleep(0.3)    # the acks written: the pool idle again
             for ws in socks:
                 await no_msg(ws, "binary", 0.5)
             calls = calls_since("realtime_fanout_arrays", calls0, 9)
             assert calls == 9, calls
+            after = [metric(g, placed % p) for p in ("preferred", "other")]
+            assert [x - y for x, y in zip(after, before)] == [9, 0], (before, after)
             return seqs[-1]
         with_sockets(g, clients, body)
     finally:
         g.stop()
         psql("ALTER DATABASE gwtest RESET track_functions")
-
-
-def t_fanout_calls_keep_connections():
-    """Each fanout call of a partition prefers one pool connection, the same every commit, and a
-    socket stays in its call, so each backend parses a registration once (src/fanout_regs.c)
-    instead of every backend parsing every one: --pool 6 and --fanout-batch 2 give five sockets
-    three calls per commit; with the pool otherwise idle (the acks written before the next
-    commit) all nine calls of three commits run on their preferred connections
-    (syncular_gateway_pool_preferred_jobs_total), and each socket gets each delta once, in order."""
-    clients = ["fkSock%d" % i for i in range(5)]
-    name = 'syncular_gateway_pool_preferred_jobs_total{placed="%s"}'
-    g = Gateway("--pool", "6", "--fanout-batch", "2", env={"SYNCULAR_GATEWAY_ACK_FLUSH_MS": "1"})
-    try:
-        pull_http(g, "fkW")
-        for c in clients:
-            pull_http(g, c)
-
-        async def body(socks):
-            await asyncio.sleep(0.3)
-            before = [metric(g, name % p) for p in ("preferred", "other")]
-            seq = 0
-            for k in range(3):
-                seq = push_http(g, "fkW", "fk%d" % k, "fkr%d" % k, "keep %d" % k)
-                for ws in socks:
-                    m = await next_msg(ws, "binary")
-                    got = [f["commitSeq"] for f in frames(m[1:], "COMMIT")]
-                    assert got == [seq], (got, seq)
-                    await ws.send(json.dumps({"type": "ack", "cursor": seq}))
-                await asyncio.sleep(0.3)    # the acks written: the pool idle again
-            after = [metric(g, name % p) for p in ("preferred", "other")]
-            assert [a - b for a, b in zip(after, before)] == [9, 0], (before, after)
-            return seq
-        with_sockets(g, clients, body)
-    finally:
-        g.stop()
 
 
 def t_ack_waits_for_fanout():
@@ -346,8 +341,7 @@ def t_ack_waits_for_fanout():
 
 CT = "application/vnd.syncular.sync.v2"
 TESTS = [t_ack_coalesced, t_ack_one_call_per_flush, t_ack_flushed_on_close, t_ack_flushed_on_sigterm,
-         t_ack_never_delays_delta, t_fanout_batches, t_fanout_calls_keep_connections,
-         t_ack_waits_for_fanout,
+         t_ack_never_delays_delta, t_fanout_batches, t_ack_waits_for_fanout, t_ack_client_bytes,
          t_gzip_thresholds]
 
 
