@@ -24,7 +24,6 @@
 
 #include <endian.h>
 #include <libpq-fe.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -320,49 +319,47 @@ submit_batch(WsPart *p, int64_t seq, Batch *bt, int prefer)
 		gw_log("realtime fanout skipped: the round queue is full");
 }
 
+/* the most calls one wake-up may take, and the connection slots they prefer: half the pool */
+static int
+fanout_slots(void)
+{
+	return gw_cfg.pool / 2 > 1 ? gw_cfg.pool / 2 : 1;
+}
+
 /*
- * How many calls one wake-up of p takes: one per --fanout-batch sockets, at most half the pool
+ * How many calls one wake-up of p takes: one per --fanout-batch sockets, at most fanout_slots
  * (larger calls past that), so rounds keep connections.
  */
 static int
 fanout_ncalls(int nsocks)
 {
-	int max = gw_cfg.pool / 2 > 1 ? gw_cfg.pool / 2 : 1;
+	int max = fanout_slots();
 	int n = (nsocks + gw_cfg.fanout_batch - 1) / gw_cfg.fanout_batch;
 
 	return n < 1 ? 1 : n > max ? max : n;
 }
 
 /*
- * The pool connection slot preferred by the call that carries socket `id` of `partition`
- * (nsocks sockets): a socket stays in the same call (id modulo the calls) while the partition's
- * socket count keeps the number of calls, and each call prefers the same connection, so its
- * backend parses the socket's registration once (src/fanout_regs.c caches the parse per
- * backend) instead of every backend parsing every registration, the first commits after the
- * sockets connect paying each parse.  The slots are the lower half of the pool (as many as one
- * wake-up's calls may be), which jobs without a preference take last (pool.c), and the
- * partition's hash spreads partitions over them.
+ * The pool connection slot of socket (or call) `id` of `partition`: id modulo fanout_slots,
+ * shifted by the partition's hash (FNV-1a) so that partitions spread over the slots.  It
+ * depends on neither the socket count nor the number of calls, so a socket's realtime_connect,
+ * sent while its partition's sockets still connect, prefers the slot its fanout call will.  The
+ * slots are the lower half of the pool, which jobs without a preference take last (pool.c).
  */
 static int
-fanout_slot(const char *partition, int nsocks, uint64_t id)
+fanout_slot(const char *partition, uint64_t id)
 {
-	uint32_t h = 2166136261u;      /* FNV-1a */
+	uint32_t h = 2166136261u;
 
 	for (const unsigned char *c = (const unsigned char *) partition; *c; c++)
 		h = (h ^ *c) * 16777619u;
-	return (int) ((h + id % (uint64_t) fanout_ncalls(nsocks)) % (uint32_t) fanout_ncalls(INT_MAX / 2));
+	return (int) ((h + id % (uint64_t) fanout_slots()) % (uint32_t) fanout_slots());
 }
 
 int
 fanout_prefer(const Sock *s)
 {
-	const WsPart *p = s->part;
-
-	if (!p)
-		for (p = parts; p && strcmp(p->name, s->who.partition) != 0; p = p->next)
-			;
-	/* a socket not joined yet counts itself */
-	return fanout_slot(s->who.partition, (p ? p->nsocks : 0) + (s->part ? 0 : 1), s->id);
+	return fanout_slot(s->who.partition, s->id);
 }
 
 /*
@@ -413,12 +410,14 @@ run_fanout(WsPart *p, int64_t seq)
 			}
 			continue;
 		}
-		batch_add(&bts[s->id % (uint64_t) ncalls], s);
+		/* the call of the socket's slot: each call holds the sockets of one slot or more, and
+		 * prefers the first one's connection (the only one when the calls are fanout_slots) */
+		batch_add(&bts[(s->id % (uint64_t) fanout_slots()) % (uint64_t) ncalls], s);
 	}
 	for (int k = 0; k < ncalls; k++)
 	{
 		if (bts[k].ids.n > 0)
-			submit_batch(p, seq, &bts[k], fanout_slot(p->name, p->nsocks, (uint64_t) k));
+			submit_batch(p, seq, &bts[k], fanout_slot(p->name, (uint64_t) k));
 		else
 			batch_free(&bts[k]);
 	}
