@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(490);
+SELECT plan(496);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -78,6 +78,8 @@ INSERT INTO spec VALUES
   (35, 'realtime_connect',           '{text,text,text}',                                       'jsonb',        true,  '{"search_path=pg_catalog, pg_temp"}'),
   (36, 'realtime_fanout',            '{text,bigint,jsonb}',                                    'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
   (74, 'realtime_fanout_arrays',     '{text,bigint,bigint[],bigint[],text[]}',                 'setof record', true,  '{"search_path=pg_catalog, pg_temp"}'),
+  -- the calling backend's registration cache: backend memory only, no catalog access
+  (75, 'realtime_registration_cache', '{}',                                                    'record',       false, NULL),
   (37, 'realtime_ack',               '{text,text,text,bigint,text}',                           'boolean',      true,  '{"search_path=pg_catalog, pg_temp"}'),
   (73, 'realtime_ack_many',          '{text,text[],text[],bigint[],text[]}',                   'bigint',       true,  '{"search_path=pg_catalog, pg_temp"}'),
   (38, 'presence_authorize',         '{text,text,text,text[]}',                                'text[]',       true,  '{"search_path=pg_catalog, pg_temp"}'),
@@ -128,10 +130,10 @@ SELECT set_eq(
   $$SELECT p.proname::text, array_to_string(p.proargtypes::regtype[], ',')
       FROM pg_proc p WHERE p.pronamespace = 'syncular'::regnamespace AND p.proname !~ '^_'$$,
   $$SELECT name::text, array_to_string(args, ',') FROM spec$$,
-  'the public routines of schema syncular are exactly the 74 of src/sql/*.sql (one signature each)');
+  'the public routines of schema syncular are exactly the 75 of src/sql/*.sql (one signature each)');
 SELECT is_procedure('syncular', 'sync', ARRAY['bytea', 'text', 'text', 'bytea'], 'syncular.sync is a procedure');
 
--- 74 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
+-- 75 x 6: exists with exact argument types; result; definer; proconfig; COMMENT; no PUBLIC EXECUTE
 SELECT has_function('syncular', name, args::name[], sig || ' exists') FROM spec_sig ORDER BY ord;
 SELECT function_returns('syncular', name, args::name[], returns, sig || ' returns ' || returns)
   FROM spec_sig ORDER BY ord;
