@@ -9,6 +9,7 @@
  *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
  *   loop.c     the event loop: descriptors with callbacks, timers (a leaf; loop.h)
  *   pool.c     libpq connections in non-blocking mode inside the event loop
+ *   jobqueue.c the pool's job FIFOs (jobqueue.h)
  *   job.c      one statement for the pool: SQL, parameters, callback
  *   budget.c   the process's memory budget for request bodies (--max-inflight-bytes)
  *   limits.c   --max-body following the database's syncular.max_request_bytes

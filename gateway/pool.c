@@ -26,6 +26,7 @@
  * fanout calls and presence still go through --db (the router routes them by partition).
  */
 #include "gateway.h"
+#include "jobqueue.h"
 #include "metrics.h"
 
 #include <libpq-fe.h>
@@ -67,18 +68,12 @@ typedef struct PgConn
 
 static PgConn *conns;
 static int     nconns;
-/* A job queue: rounds and the other jobs, or the background jobs (sent only when the first is
- * empty).  orphans: drop a job whose requester went away while it waited. */
-typedef struct JobQueue
-{
-	GwJob      *head, *tail;
-	int         len;
-	bool        orphans;
-} JobQueue;
-static JobQueue jobs = {.orphans = true};
+/* the queues (jobqueue.c): rounds and the other jobs; background jobs, sent only when the first
+ * is empty; bootstrap rounds */
+static GwJobQueue jobs = {.orphans = true};
 /* background jobs (the realtime ack writes, acks.c): sent only when no round, fanout or other
  * job waits, so bookkeeping never delays a round or a delta (SPEC §8.2) */
-static JobQueue background;
+static GwJobQueue background;
 /*
  * Bootstrap rounds (a request whose subscription has cursor -1 or a bootstrapState,
  * ssp_request_bootstraps): at most --bootstrap-connections of them run at once, so a burst of
@@ -86,7 +81,7 @@ static JobQueue background;
  * to pushes, incremental pulls, fanouts and acks instead of queueing them behind itself.  They
  * are sent after the first queue, in their own order.
  */
-static JobQueue bootstraps = {.orphans = true};
+static GwJobQueue bootstraps = {.orphans = true};
 static int bootstraps_running;
 static GwNotifyFn notify_fn;
 static GwCommitFn commit_fn;
@@ -142,33 +137,6 @@ retry_cb(GwTimer *t)
 		pc_connect(pc);
 }
 
-static void
-queue_push(JobQueue *q, GwJob *job)
-{
-	job->next = NULL;
-	if (q->tail)
-		q->tail->next = job;
-	else
-		q->head = job;
-	q->tail = job;
-	q->len++;
-}
-
-/* every waiting job is answered without a database (err says why) */
-static void
-queue_fail(JobQueue *q, const char *err)
-{
-	while (q->head)
-	{
-		GwJob *j = q->head;
-
-		q->head = j->next;
-		gw_job_finish(j, NULL, err);
-	}
-	q->tail = NULL;
-	q->len = 0;
-}
-
 /* pc has no job any more (it completed, or the connection failed) */
 static void
 pc_job_ended(PgConn *pc)
@@ -186,9 +154,9 @@ fail_queue_without_db(void)
 	for (int i = 0; i < nconns; i++)
 		if (!conns[i].listener && conns[i].st != PC_DOWN)
 			return;
-	queue_fail(&jobs, "no database connection");
-	queue_fail(&bootstraps, "no database connection");
-	queue_fail(&background, "no database connection");
+	gw_jq_fail(&jobs, "no database connection");
+	gw_jq_fail(&bootstraps, "no database connection");
+	gw_jq_fail(&background, "no database connection");
 }
 
 static void
@@ -355,25 +323,12 @@ any_ready(void)
 	return false;
 }
 
-/* j, the job after *link's predecessor prev, out of q */
-static void
-queue_unlink(JobQueue *q, GwJob **link, GwJob *prev)
-{
-	GwJob *j = *link;
-
-	*link = j->next;
-	if (q->tail == j)
-		q->tail = prev;
-	q->len--;
-	j->next = NULL;
-}
-
 /*
  * The jobs of q on the ready connections, in order (a prefer_only job whose connection is busy
  * is passed over and keeps its place); capped: while bootstraps_running allows.
  */
 static void
-queue_send(JobQueue *q, bool capped)
+queue_send(GwJobQueue *q, bool capped)
 {
 	GwJob **link = &q->head;
 	GwJob *prev = NULL;
@@ -387,8 +342,7 @@ queue_send(JobQueue *q, bool capped)
 			return;
 		if (q->orphans && !j->user && j->done)
 		{
-			queue_unlink(q, link, prev);
-			gw_job_free(j);        /* the requester went away while it waited */
+			gw_job_free(gw_jq_unlink(q, link, prev));  /* the requester went away while it waited */
 			continue;
 		}
 		if (!(pc = pick_conn(j)))
@@ -399,16 +353,12 @@ queue_send(JobQueue *q, bool capped)
 			link = &j->next;
 			continue;
 		}
-		queue_unlink(q, link, prev);
+		gw_jq_unlink(q, link, prev);
 		if (j->prefer >= 0)
 			preferred[pc->idx == j->prefer % gw_cfg.pool]++;
 		if (!pc_send(pc, j))
 		{
-			/* the connection is unusable; put the job back first */
-			if (!(j->next = q->head))
-				q->tail = j;
-			q->head = j;
-			q->len++;
+			gw_jq_push_front(q, j);   /* the connection is unusable; the job back first */
 			pc_fail(pc, NULL);
 			return;
 		}
@@ -433,7 +383,7 @@ pc_dispatch(void)
 void
 gw_pool_submit_background(GwJob *job)
 {
-	queue_push(&background, job);
+	gw_jq_push(&background, job);
 	pc_dispatch();
 }
 
@@ -445,7 +395,7 @@ gw_pool_submit(GwJob *job)
 		gw_job_free(job);
 		return false;
 	}
-	queue_push(job->bootstrap ? &bootstraps : &jobs, job);
+	gw_jq_push(job->bootstrap ? &bootstraps : &jobs, job);
 	pc_dispatch();
 	return true;
 }
@@ -652,9 +602,9 @@ gw_pool_shutdown(void)
 		if (conns[i].conn)
 			pc_fail(&conns[i], NULL);
 	}
-	queue_fail(&jobs, "gateway shutting down");
-	queue_fail(&bootstraps, "gateway shutting down");
-	queue_fail(&background, "gateway shutting down");
+	gw_jq_fail(&jobs, "gateway shutting down");
+	gw_jq_fail(&bootstraps, "gateway shutting down");
+	gw_jq_fail(&background, "gateway shutting down");
 }
 
 int
