@@ -213,7 +213,7 @@ int    gw_pool_busy(void);          /* jobs queued or running */
 int    gw_pool_in_use(void);        /* round connections running a statement */
 int    gw_pool_bootstraps_running(void);   /* bootstrap rounds on a connection now */
 int    gw_pool_bootstraps_waiting(void);   /* bootstrap rounds queued for one */
-int    gw_pool_preferred(bool placed);  /* jobs with a preference run on it (true) or elsewhere */
+unsigned long long gw_pool_preferred(bool placed);  /* jobs with a preference run on it (true) or elsewhere */
 int    gw_pool_connects(void);      /* round connections established so far (reconnects count) */
 /* the LISTEN connection: called with channel and payload of each notification, and with
  * ("syncular_commit", NULL) when a listen connection is back after a loss (commits of the gap

@@ -517,8 +517,8 @@ render_gateway(GwStr *b)
 	family(b, "syncular_gateway_pool_preferred_jobs_total", "counter",
 		   "jobs with a preferred connection (realtime fanout calls and registrations) sent on it, or "
 		   "elsewhere because it was busy");
-	gw_str_printf(b, "syncular_gateway_pool_preferred_jobs_total{placed=\"preferred\"} %d\n", gw_pool_preferred(true));
-	gw_str_printf(b, "syncular_gateway_pool_preferred_jobs_total{placed=\"other\"} %d\n", gw_pool_preferred(false));
+	gw_str_printf(b, "syncular_gateway_pool_preferred_jobs_total{placed=\"preferred\"} %llu\n", gw_pool_preferred(true));
+	gw_str_printf(b, "syncular_gateway_pool_preferred_jobs_total{placed=\"other\"} %llu\n", gw_pool_preferred(false));
 	family(b, "syncular_gateway_inflight_bytes", "gauge", "bytes of the --max-inflight-bytes memory budget in use");
 	gw_str_printf(b, "syncular_gateway_inflight_bytes %zu\n", gw_budget_used());
 	family(b, "syncular_gateway_inflight_bytes_limit", "gauge", "--max-inflight-bytes");

@@ -90,7 +90,7 @@ static bool    shutting_down;
 static PgConn *shards;
 static PgConn *dbwaiter;        /* the --db waiter (ring mode, not in router mode) */
 static int     connects;        /* round connections established since start */
-static int     preferred[2];    /* jobs with a preference sent elsewhere [0], on it [1] */
+static unsigned long long preferred[2];  /* jobs with a preference sent elsewhere [0], on it [1] */
 
 static void pc_connect(PgConn *pc);
 static void pc_connecting(PgConn *pc);
@@ -365,7 +365,7 @@ queue_send(GwJobQueue *q, bool capped)
 	}
 }
 
-int
+unsigned long long
 gw_pool_preferred(bool placed)
 {
 	return preferred[placed];
