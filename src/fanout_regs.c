@@ -429,46 +429,6 @@ sync_fanout_regs_begin(const SyncSchema *schema)
 	regs_prepare(schema);
 }
 
-/*
- * A registration realtime_connect answered, as the text a gateway reads back and sends with
- * each fanout call, parsed into this backend's cache now: a gateway that runs the socket's
- * fanout calls on the connection that registered it (gateway/fanout.c) finds it parsed, and
- * the first commit after many sockets connect does not pay every parse.  Nothing while a
- * fanout call runs (a scope resolver registering a socket): that call's entries stay as they are.
- */
-void
-sync_fanout_regs_seed(SyncSchema *schema, const char *text, int len, const char *partition)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-
-	if (active_calls > 0 || sync_realtime_registration_cache_kb == 0)
-		return;
-	regs_prepare(schema);
-
-	/*
-	 * A registration the parse refuses is left out, not an error of realtime_connect: the fanout
-	 * call that gets it reports it as it would have.  The parse reads only the text and the
-	 * compiled schema (no lock, buffer or SPI), and an entry is added only once complete, so
-	 * nothing needs a subtransaction to be undone.
-	 */
-	PG_TRY();
-	{
-		(void) sync_fanout_reg_text(schema, text, len, partition, 0);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *ed;
-
-		MemoryContextSwitchTo(cxt);
-		ed = CopyErrorData();
-		if (ed->sqlerrcode != ERRCODE_INVALID_PARAMETER_VALUE)
-			PG_RE_THROW();		/* a cancel, out of memory: not the registration's */
-		FlushErrorState();
-		FreeErrorData(ed);
-	}
-	PG_END_TRY();
-}
-
 /* this backend's cache: entries (both generations) and bytes allocated for them */
 void
 sync_fanout_regs_stats(int64 *entries, int64 *bytes)
@@ -520,8 +480,13 @@ gen_add(uint64 hash, const char *text, int len, const RtReg *reg)
 	return copy;
 }
 
-const RtReg *
-sync_fanout_reg_text(SyncSchema *schema, const char *text, int len, const char *partition, int index)
+/*
+ * The cached parse of text, added on a miss: parsed from jc when given (the jsonb that prints
+ * as text: realtime_connect's own answer, no text to parse again), else from the text.
+ */
+static const RtReg *
+reg_lookup(SyncSchema *schema, const char *text, int len, JsonbContainer *jc,
+		   const char *partition, int index)
 {
 	uint64		hash;
 	RegEntry   *e;
@@ -535,11 +500,61 @@ sync_fanout_reg_text(SyncSchema *schema, const char *text, int len, const char *
 	else if ((e = gen_find(&gens[1 - cur], hash, text, len)) != NULL)
 		reg = gen_add(hash, text, len, e->reg);	/* still in use: kept past the next rotation */
 	else
-		return gen_add(hash, text, len, parse_text(schema, text, len, partition, index));
+		return gen_add(hash, text, len,
+					   jc ? sync_fanout_reg_parse(schema, jc, partition, index)
+					   : parse_text(schema, text, len, partition, index));
 	/* the parse checked the partition of the call that added it; this call's, again */
 	if (strcmp(reg->partition, partition) != 0)
 		sync_fanout_malformed(index, "registration.partition");
 	return reg;
+}
+
+const RtReg *
+sync_fanout_reg_text(SyncSchema *schema, const char *text, int len, const char *partition, int index)
+{
+	return reg_lookup(schema, text, len, NULL, partition, index);
+}
+
+/*
+ * A registration realtime_connect answered (reg, reg_len bytes), parsed into this backend's
+ * cache now, keyed by the text a gateway reads back and sends with each fanout call: a gateway
+ * that runs the socket's fanout calls on the connection that registered it (gateway/fanout.c)
+ * finds it parsed, and the first commit after many sockets connect does not pay every parse.  Nothing while a
+ * fanout call runs (a scope resolver registering a socket): that call's entries stay as they are.
+ */
+void
+sync_fanout_regs_seed(SyncSchema *schema, JsonbContainer *reg, int reg_len, const char *partition)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *text;
+
+	if (active_calls > 0 || sync_realtime_registration_cache_kb == 0)
+		return;
+	regs_prepare(schema);
+	text = JsonbToCString(NULL, reg, reg_len);	/* as (answer -> 'registration')::text prints */
+
+	/*
+	 * A registration the parse refuses is left out, not an error of realtime_connect: the fanout
+	 * call that gets it reports it as it would have.  The parse reads only the registration and
+	 * the compiled schema (no lock, buffer or SPI), and an entry is added only once complete, so
+	 * nothing needs a subtransaction to be undone.
+	 */
+	PG_TRY();
+	{
+		(void) reg_lookup(schema, text, (int) strlen(text), reg, partition, 0);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		if (ed->sqlerrcode != ERRCODE_INVALID_PARAMETER_VALUE)
+			PG_RE_THROW();		/* a cancel, out of memory: not the registration's */
+		FlushErrorState();
+		FreeErrorData(ed);
+	}
+	PG_END_TRY();
 }
 
 PG_FUNCTION_INFO_V1(syncular_realtime_registration_cache);

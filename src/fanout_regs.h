@@ -64,7 +64,7 @@ extern const RtReg *sync_fanout_reg_text(SyncSchema *schema, const char *text, i
  * (the only place the cache frees anything, and only when no other call is running) */
 extern void sync_fanout_regs_begin(const SyncSchema *schema);
 
-extern void sync_fanout_regs_seed(SyncSchema *schema, const char *text, int len,
+extern void sync_fanout_regs_seed(SyncSchema *schema, JsonbContainer *reg, int reg_len,
 								  const char *partition);
 
 extern void sync_fanout_regs_stats(int64 *entries, int64 *bytes);

@@ -257,21 +257,17 @@ registration_build(const char *partition, const char *actor, const char *client,
 /* ---------------------------------------------------------------- realtime_connect */
 
 /*
- * The answer's registration, printed as jsonb prints it, which is the text a gateway reads back
- * ((answer -> 'registration')::text) and passes to each fanout call: parsed into this
- * backend's cache of registrations now (fanout_regs.c).
+ * The answer's registration into this backend's cache of registrations (fanout_regs.c), keyed by
+ * the text a gateway reads back ((answer -> 'registration')::text) and passes to each fanout call.
  */
 static void
 seed_registration(SyncSchema *schema, const char *partition, Jsonb *answer)
 {
 	JsonbValue	v;
-	char	   *text;
 
-	if (getKeyJsonValueFromContainer(&answer->root, "registration", strlen("registration"), &v) == NULL ||
-		v.type != jbvBinary)
-		return;
-	text = JsonbToCString(NULL, v.val.binary.data, v.val.binary.len);
-	sync_fanout_regs_seed(schema, text, (int) strlen(text), partition);
+	if (getKeyJsonValueFromContainer(&answer->root, "registration", strlen("registration"), &v) != NULL &&
+		v.type == jbvBinary)
+		sync_fanout_regs_seed(schema, v.val.binary.data, v.val.binary.len, partition);
 }
 
 PG_FUNCTION_INFO_V1(syncular_realtime_connect);
