@@ -113,11 +113,12 @@ start_connect(Sock *s)
 		return;
 	}
 	/*
-	 * The registration as the database prints it, which is the text fanout calls send back: the
+	 * The answer without its registration, and the registration apart, as the database prints it:
+	 * the text fanout calls send back (read once, not also inside the answer); the
 	 * backend answering realtime_connect keeps its parse (src/fanout_regs.c), and the job prefers
 	 * the connection of the socket's fanout call (fanout_prefer), so that call finds it parsed.
 	 */
-	j = gw_job_new("SELECT c::text, (c -> 'registration')::text "
+	j = gw_job_new("SELECT (c - 'registration')::text, (c -> 'registration')::text "
 				   "FROM syncular.realtime_connect($1, $2, $3) c", connect_done, s);
 
 	if (!j)
@@ -204,7 +205,8 @@ connect_done(GwJob *job, PGresult *res, const char *err)
 		return;
 	}
 	r = json_loads(PQgetvalue(res, 0, 0), 0, &je);
-	if (!r || !json_is_object(json_object_get(r, "registration")))
+	/* the registration apart (a JSON object: jsonb prints one starting with '{') */
+	if (!r || PQgetisnull(res, 0, 1) || PQgetvalue(res, 0, 1)[0] != '{')
 	{
 		json_decref(r);
 		ws_close(s, 4500, "sync.internal_error");
