@@ -283,6 +283,21 @@ one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
 }
 
 /*
+ * The columns the direct inserts name (sync_rowdirect_insertable keeps its answers by the
+ * arrays' addresses): every live column of sync_changes, sync_commits and sync_change_scopes.
+ */
+static const char *const change_cols[] = {"partition", "commit_seq", "idx", "tbl", "row_id",
+"op", "row_version", "scopes", "payload", "scope_var", "scope_value"};
+static const Oid change_types[] = {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, INT2OID,
+INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID};
+static const char *const commit_cols[] = {"partition", "commit_seq", "client_id",
+"client_commit_id", "actor_id", "created_at_ms", "writer_version", "result"};
+static const Oid commit_types[] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
+INT8OID, JSONBOID};
+static const char *const scope_cols[] = {"partition", "tbl", "var", "value", "commit_seq"};
+static const Oid scope_types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID};
+
+/*
  * A_COMMIT_APPEND_ONE's two rows (its parameters v / n) without the statement: each inserted
  * as the statement inserts it (storage_rowdirect.c: the writer fence's BEFORE INSERT trigger
  * fired, every index entry made), for less than the statement's executor start costs.  false,
@@ -291,15 +306,7 @@ one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
 static bool
 append_one_direct(const Datum *v, const char *n, Datum result)
 {
-	static const char *const change_cols[] = {"partition", "commit_seq", "idx", "tbl", "row_id",
-	"op", "row_version", "scopes", "payload", "scope_var", "scope_value"};
-	static const Oid change_types[] = {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, INT2OID,
-	INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID};
 	static const int change_param[] = {0, 1, -1, 7, 8, 9, 10, 11, 12, 14, 15};
-	static const char *const commit_cols[] = {"partition", "commit_seq", "client_id",
-	"client_commit_id", "actor_id", "created_at_ms", "writer_version", "result"};
-	static const Oid commit_types[] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
-	INT8OID, JSONBOID};
 	Relation	changes = sync_scan_open_catalog("sync_changes", RowExclusiveLock);
 	Relation	commits = sync_scan_open_catalog("sync_commits", RowExclusiveLock);
 	int			change_att[11];
@@ -354,11 +361,203 @@ result_jsonb(const SyncCommitRow *c)
 		: DirectFunctionCall1(jsonb_in, CStringGetDatum(c->result_json));
 }
 
+/* One scope index entry of a commit (a sync_change_scopes row but its partition and seq). */
+typedef struct ScopeEntry
+{
+	Datum		tbl;
+	text	   *var;
+	text	   *value;
+} ScopeEntry;
+
+static int
+text_cmp(const text *a, const text *b)
+{
+	int			la = VARSIZE_ANY_EXHDR(a);
+	int			lb = VARSIZE_ANY_EXHDR(b);
+	int			c = memcmp(VARDATA_ANY(a), VARDATA_ANY(b), Min(la, lb));
+
+	return c != 0 ? c : (la > lb) - (la < lb);
+}
+
+/* any total order: the entries are sorted only to drop repeats */
+static int
+scope_entry_cmp(const void *a, const void *b)
+{
+	const ScopeEntry *x = a;
+	const ScopeEntry *y = b;
+	int			c = text_cmp(DatumGetTextPP(x->tbl), DatumGetTextPP(y->tbl));
+
+	if (c == 0)
+		c = text_cmp(x->var, y->var);
+	return c != 0 ? c : text_cmp(x->value, y->value);
+}
+
+/*
+ * Add the (tbl, var, value) pairs of scopes to the n entries of *e (room for *cap), as
+ * jsonb_each_text gives them: false when scopes is not an object or a value is not a string
+ * (jsonb_each_text would give its JSON text, or NULL): the statement's case.
+ */
+static bool
+scope_entries_add(Datum tbl, Jsonb *scopes, ScopeEntry **e, int *n, int *cap)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	text	   *var = NULL;
+
+	if (!JB_ROOT_IS_OBJECT(scopes))
+		return false;
+	it = JsonbIteratorInit(&scopes->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			var = cstring_to_text_with_len(v.val.string.val, v.val.string.len);
+		else if (tok == WJB_VALUE)
+		{
+			if (v.type != jbvString)
+				return false;
+			if (*n == *cap)
+			{
+				*cap *= 2;
+				*e = repalloc(*e, sizeof(ScopeEntry) * *cap);
+			}
+			(*e)[*n].tbl = tbl;
+			(*e)[*n].var = var;
+			(*e)[*n].value = cstring_to_text_with_len(v.val.string.val, v.val.string.len);
+			(*n)++;
+		}
+	}
+	return true;
+}
+
+/*
+ * The distinct scope index entries of n changes (tbls[k] / scopes[k]: their table and scopes),
+ * sorted, in *e: their count, or -1 when one needs the statement (scope_entries_add).  Changes
+ * whose table and scopes are the previous change's (the same datums: scopes_jsonb shares them)
+ * add nothing.
+ */
+static int
+scope_entries(int n, const Datum *tbls, const Datum *scopes, const SyncChangeRow *changes,
+			  ScopeEntry **e)
+{
+	int			cap = 8;
+	int			m = 0;
+	int			w = 0;
+
+	*e = palloc(sizeof(ScopeEntry) * cap);
+	for (int k = 0; k < n; k++)
+	{
+		if (k > 0 && scopes[k] == scopes[k - 1] &&
+			strcmp(changes[k].table, changes[k - 1].table) == 0)
+			continue;
+		if (!scope_entries_add(tbls[k], DatumGetJsonbP(scopes[k]), e, &m, &cap))
+			return -1;
+	}
+	if (m > 1)
+		qsort(*e, m, sizeof(ScopeEntry), scope_entry_cmp);
+	for (int k = 0; k < m; k++)
+		if (w == 0 || scope_entry_cmp(&(*e)[w - 1], &(*e)[k]) != 0)
+			(*e)[w++] = (*e)[k];
+	return w;
+}
+
+/*
+ * The rows of A_COMMIT_INSERT + A_CHANGES_INSERT for a commit of n changes none of which is a
+ * delete (no tombstone: its upsert needs the statement), made without the statements, as
+ * append_one_direct makes a one-change commit: the commit row, the change rows (idx 0 .. n - 1,
+ * no scope_var / scope_value: the commit's scope index entries are sync_change_scopes rows) and
+ * one entry per distinct (tbl, var, value).  The commit_seq is new and only this commit writes
+ * it (under the partition lock, A_CHANGES_INSERT), so no entry can be there already.  false,
+ * nothing written, when a table or a change needs the statements.
+ */
+static bool
+append_many_direct(const SyncCommitRow *c, int n, const SyncChangeRow *changes)
+{
+	Datum		partition = text_datum(c->partition);
+	Datum		seq = Int64GetDatum(c->commit_seq);
+	Datum	   *tbls = palloc(sizeof(Datum) * n);
+	Datum	   *scopes = palloc(sizeof(Datum) * n);
+	ScopeEntry *e;
+	int			ne;
+	Relation	rels[3];
+	int			att[3][11];
+	bool		ok;
+
+	for (int k = 0; k < n; k++)
+	{
+		if (changes[k].op == 2)
+			return false;
+		tbls[k] = k > 0 && strcmp(changes[k].table, changes[k - 1].table) == 0 ? tbls[k - 1]
+			: text_datum(changes[k].table);
+		scopes[k] = scopes_jsonb(changes[k].scopes_json, k > 0 ? changes[k - 1].scopes_json : NULL,
+								 k > 0 ? scopes[k - 1] : (Datum) 0);
+	}
+	if ((ne = scope_entries(n, tbls, scopes, changes, &e)) < 0)
+		return false;
+	rels[0] = sync_scan_open_catalog("sync_commits", RowExclusiveLock);
+	rels[1] = sync_scan_open_catalog("sync_changes", RowExclusiveLock);
+	rels[2] = sync_scan_open_catalog("sync_change_scopes", RowExclusiveLock);
+	ok = sync_rowdirect_insertable(rels[0], 8, commit_cols, commit_types, att[0]) &&
+		sync_rowdirect_insertable(rels[1], 11, change_cols, change_types, att[1]) &&
+		sync_rowdirect_insertable(rels[2], 5, scope_cols, scope_types, att[2]);
+	if (ok)
+	{
+		Datum		cv[8] = {partition, seq, text_datum(c->client_id),
+		text_datum(c->client_commit_id), text_datum(c->actor_id),
+		Int64GetDatum(c->created_at_ms), Int64GetDatum(c->writer_version), result_jsonb(c)};
+		bool		cn[8] = {false};
+		Datum	   *v = palloc(sizeof(Datum) * 11 * Max(n, ne));
+		bool	   *nl = palloc0(sizeof(bool) * 11 * Max(n, ne));
+
+		/* the statements' snapshot: a trigger reads in it, as in a statement */
+		sync_scan_snapshot_begin(false);
+		sync_rowdirect_insert_values(rels[0], 8, att[0], cv, cn);
+		for (int k = 0; k < n; k++)
+		{
+			const SyncChangeRow *ch = &changes[k];
+			Datum	   *r = v + k * 11;
+			bool	   *rn = nl + k * 11;
+
+			r[0] = partition;
+			r[1] = seq;
+			r[2] = Int32GetDatum(k);
+			r[3] = tbls[k];
+			r[4] = text_datum(ch->row_id);
+			r[5] = Int16GetDatum(ch->op);
+			r[6] = Int64GetDatum(ch->row_version);
+			rn[6] = !ch->has_version;
+			r[7] = scopes[k];
+			r[8] = ch->payload ? PointerGetDatum(make_bytea(ch->payload, ch->payload_len))
+				: (Datum) 0;
+			rn[8] = ch->payload == NULL;
+			rn[9] = rn[10] = true;
+		}
+		sync_rowdirect_insert_rows(rels[1], 11, att[1], n, v, nl);
+		memset(nl, 0, sizeof(bool) * 5 * ne);
+		for (int k = 0; k < ne; k++)
+		{
+			Datum	   *r = v + k * 5;
+
+			r[0] = partition;
+			r[1] = e[k].tbl;
+			r[2] = PointerGetDatum(e[k].var);
+			r[3] = PointerGetDatum(e[k].value);
+			r[4] = seq;
+		}
+		sync_rowdirect_insert_rows(rels[2], 5, att[2], ne, v, nl);
+		sync_scan_snapshot_end(false);
+	}
+	for (int k = 2; k >= 0; k--)
+		table_close(rels[k], NoLock);
+	return ok;
+}
+
 /*
  * Append an applied pushed commit: its sync_commits row with its stored result (the
  * idempotency record, docs/storage.md "Commit log layout") and its changes (numbered from 0,
- * with their scope index entries and the tombstones of deletes).  One statement for a commit of
- * one upsert; otherwise the commit row and one statement per SYNC_CHANGES_PER_STATEMENT changes.
+ * with their scope index entries and the tombstones of deletes).  Without a statement where the
+ * rows allow it (append_one_direct, append_many_direct); otherwise one statement for a commit of
+ * one upsert, or the commit row and one statement per SYNC_CHANGES_PER_STATEMENT changes.
  */
 void
 sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChangeRow *changes)
@@ -409,6 +608,15 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 		v[13] = text_datum(result_text(c));
 		run(append_plan(which), v, n, false, 0);
 		return;
+	}
+	if (!sync_storage_log_before_06() && nchanges > 1)
+	{
+		MemoryContext caller = scratch_begin();
+		bool		done = append_many_direct(c, nchanges, changes);
+
+		scratch_end(caller);
+		if (done)
+			return;
 	}
 	commit_insert(c->partition, c->commit_seq, c->client_id, c->client_commit_id, c->actor_id,
 				  c->created_at_ms, c->writer_version, result_text(c));

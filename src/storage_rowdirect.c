@@ -743,35 +743,52 @@ before_insert_triggers(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot,
 }
 
 /*
- * The insert sync_rowdirect_insertable allowed, as the executor makes it: the BEFORE INSERT
- * row triggers (one returning NULL skips the row), the table's constraints (their errors), the
- * heap insert and its index entries.
+ * The inserts sync_rowdirect_insertable allowed, as the executor makes them: for each of nrows
+ * rows (row r's values vals[r * n + k] / nulls[r * n + k], k as att), the BEFORE INSERT row
+ * triggers (one returning NULL skips the row), the table's constraints (their errors), the heap
+ * insert and its index entries.  One executor state serves every row (its per-row memory
+ * emptied after each), as one INSERT statement of nrows rows would.
  */
 void
-sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *vals,
-							 const bool *nulls)
+sync_rowdirect_insert_rows(Relation rel, int n, const int *att, int nrows, const Datum *vals,
+						   const bool *nulls)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	EState	   *estate;
 	ResultRelInfo *rri = direct_estate(rel, NULL, &estate);
 	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	bool		before = rri->ri_TrigDesc != NULL && rri->ri_TrigDesc->trig_insert_before_row;
 
-	ExecClearTuple(slot);
-	memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
-	for (int k = 0; k < n; k++)
+	for (int r = 0; r < nrows; r++)
 	{
-		slot->tts_values[att[k]] = nulls[k] ? (Datum) 0 : vals[k];
-		slot->tts_isnull[att[k]] = nulls[k];
-	}
-	ExecStoreVirtualTuple(slot);
-	if (rri->ri_TrigDesc == NULL || !rri->ri_TrigDesc->trig_insert_before_row ||
-		before_insert_triggers(estate, rri, slot, desc))
-	{
-		if (desc->constr != NULL)
-			ExecConstraints(rri, slot, estate);
-		table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
-		index_entries(estate, rri, slot, false);
+		const Datum *v = vals + (size_t) r * n;
+		const bool *nl = nulls + (size_t) r * n;
+
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+		for (int k = 0; k < n; k++)
+		{
+			slot->tts_values[att[k]] = nl[k] ? (Datum) 0 : v[k];
+			slot->tts_isnull[att[k]] = nl[k];
+		}
+		ExecStoreVirtualTuple(slot);
+		if (!before || before_insert_triggers(estate, rri, slot, desc))
+		{
+			if (desc->constr != NULL)
+				ExecConstraints(rri, slot, estate);
+			table_tuple_insert(rel, slot, GetCurrentCommandId(true), 0, NULL);
+			index_entries(estate, rri, slot, false);
+		}
+		ResetPerTupleExprContext(estate);
 	}
 	ExecDropSingleTupleTableSlot(slot);
 	direct_estate_end(estate, rri);
+}
+
+/* sync_rowdirect_insert_rows of one row */
+void
+sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *vals,
+							 const bool *nulls)
+{
+	sync_rowdirect_insert_rows(rel, n, att, 1, vals, nulls);
 }

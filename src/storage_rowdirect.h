@@ -31,5 +31,7 @@ extern bool sync_rowdirect_insertable(Relation rel, int n, const char *const *na
 									  const Oid *types, int *att);
 extern void sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *vals,
 										 const bool *nulls);
+extern void sync_rowdirect_insert_rows(Relation rel, int n, const int *att, int nrows,
+									   const Datum *vals, const bool *nulls);
 
 #endif							/* SYNCULAR_STORAGE_ROWDIRECT_H */

@@ -501,20 +501,54 @@ build_insert(const SyncTable *t)
  * statement (storage_rowdirect.c): true when done, false with nothing written.
  */
 static bool
-write_direct(const SyncTable *t, TablePlans *tp, const Datum *v, const char *n,
+write_direct(Relation rel, const SyncTable *t, const Datum *v, const char *n,
 			 const char *scopes_json, SyncRowStored stored)
 {
-	Relation	rel = open_synced(t, tp, RowExclusiveLock);
 	Datum		scopes = DirectFunctionCall1(jsonb_in, CStringGetDatum(scopes_json));
 	SyncDirectRow row;
-	bool		done = false;
 
-	if (sync_rowdirect_row(rel, t, v, n, scopes, &row))
-		done = stored == SYNC_ROW_SAME_SCOPES
-			? sync_rowdirect_update(rel, v, &row)
-			: sync_rowdirect_insert(rel, v, &row, DatumGetJsonbP(scopes), v[6]);
-	table_close(rel, NoLock);
-	return done;
+	if (!sync_rowdirect_row(rel, t, v, n, scopes, &row))
+		return false;
+	return stored == SYNC_ROW_SAME_SCOPES
+		? sync_rowdirect_update(rel, v, &row)
+		: sync_rowdirect_insert(rel, v, &row, DatumGetJsonbP(scopes), v[6]);
+}
+
+/*
+ * The parameters of the single-row statements (build_table_plans) for one row, in *v / *n
+ * (the nulls, ' ' or 'n'), in the current memory context.
+ */
+static void
+row_args(const SyncTable *t, const char *partition, const SyncRowWrite *w, Datum **v, char **n)
+{
+	int			nargs = 7 + (t->materialize ? t->ncolumns : 0);
+
+	*v = palloc(sizeof(Datum) * nargs);
+	*n = palloc(nargs + 1);
+	memset(*n, ' ', nargs);
+	(*n)[nargs] = '\0';
+	(*v)[0] = text_datum(partition);
+	(*v)[1] = text_datum(w->row_id);
+	(*v)[2] = Int64GetDatum(w->server_version);
+	(*v)[3] = text_datum(w->scopes_json);
+	(*v)[4] = PointerGetDatum(make_bytea(w->payload, w->payload_len));
+	if (w->column_versions != NULL)
+		(*v)[5] = PointerGetDatum(make_bytea(w->column_versions, w->column_versions_len));
+	else
+	{
+		(*v)[5] = (Datum) 0;
+		(*n)[5] = 'n';
+	}
+	(*v)[6] = text_datum(t->name);
+	if (t->materialize)
+		for (int i = 0; i < t->ncolumns; i++)
+		{
+			bool		isnull;
+
+			(*v)[7 + i] = sync_storage_column_datum(&t->columns[i], &w->values[i], &isnull);
+			if (isnull)
+				(*n)[7 + i] = 'n';
+		}
 }
 
 void
@@ -526,39 +560,24 @@ sync_storage_row_upsert(const SyncSchema *schema, int table_index, const char *p
 {
 	const SyncTable *t = &schema->tables[table_index];
 	TablePlans *tp = table_plans(schema, table_index);
-	int			nargs = 7 + (t->materialize ? t->ncolumns : 0);
 	MemoryContext caller = scratch_begin();
-	Datum	   *v = palloc(sizeof(Datum) * nargs);
-	char	   *n = palloc(nargs + 1);
+	SyncRowWrite w = {row_id, server_version, scopes_json, payload, payload_len,
+	column_versions, column_versions_len, values, stored};
+	Datum	   *v;
+	char	   *n;
 
-	memset(n, ' ', nargs);
-	n[nargs] = '\0';
-	v[0] = text_datum(partition);
-	v[1] = text_datum(row_id);
-	v[2] = Int64GetDatum(server_version);
-	v[3] = text_datum(scopes_json);
-	v[4] = PointerGetDatum(make_bytea(payload, payload_len));
-	if (column_versions != NULL)
-		v[5] = PointerGetDatum(make_bytea(column_versions, column_versions_len));
-	else
+	row_args(t, partition, &w, &v, &n);
+	if (stored != SYNC_ROW_UNKNOWN)
 	{
-		v[5] = (Datum) 0;
-		n[5] = 'n';
-	}
-	v[6] = text_datum(t->name);
-	if (t->materialize)
-		for (int i = 0; i < t->ncolumns; i++)
+		Relation	rel = open_synced(t, tp, RowExclusiveLock);
+		bool		done = write_direct(rel, t, v, n, scopes_json, stored);
+
+		table_close(rel, NoLock);
+		if (done)
 		{
-			bool		isnull;
-
-			v[7 + i] = sync_storage_column_datum(&t->columns[i], &values[i], &isnull);
-			if (isnull)
-				n[7 + i] = 'n';
+			scratch_end(caller);
+			return;
 		}
-	if (stored != SYNC_ROW_UNKNOWN && write_direct(t, tp, v, n, scopes_json, stored))
-	{
-		scratch_end(caller);
-		return;
 	}
 	if (stored == SYNC_ROW_SAME_SCOPES)
 	{
@@ -868,6 +887,43 @@ write_or_defer(SPIPlanPtr *plan, SPIPlanPtr (*build) (const SyncTable *), const 
 			ups[(*nups)++] = rows[k];
 }
 
+/*
+ * Each of the n rows (stored SAME_SCOPES or ABSENT) by the direct write, as
+ * sync_storage_row_upsert writes one; the rows it leaves (nothing written: the table or the row
+ * needs the statement) are moved to the front of rows: their count.  Each row's arguments are
+ * made in a memory context emptied after it.
+ */
+static int
+write_direct_many(const SyncTable *t, TablePlans *tp, const char *partition, int n,
+				  const SyncRowWrite **rows)
+{
+	Relation	rel;
+	MemoryContext row_cxt;
+	MemoryContext caller;
+	int			left = 0;
+
+	if (n == 0)
+		return 0;
+	rel = open_synced(t, tp, RowExclusiveLock);
+	row_cxt = AllocSetContextCreate(CurrentMemoryContext, "syncular row write",
+									ALLOCSET_DEFAULT_SIZES);
+	caller = MemoryContextSwitchTo(row_cxt);
+	for (int k = 0; k < n; k++)
+	{
+		Datum	   *v;
+		char	   *nl;
+
+		row_args(t, partition, rows[k], &v, &nl);
+		if (!write_direct(rel, t, v, nl, rows[k]->scopes_json, rows[k]->stored))
+			rows[left++] = rows[k];
+		MemoryContextReset(row_cxt);
+	}
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(row_cxt);
+	table_close(rel, NoLock);
+	return left;
+}
+
 void
 sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *partition,
 						 int n, const SyncRowWrite *rows)
@@ -888,13 +944,16 @@ sync_storage_rows_upsert(const SyncSchema *schema, int table_index, const char *
 	ups = palloc(sizeof(SyncRowWrite *) * n);
 	for (int k = 0; k < n; k++)
 	{
-		if (rows[k].stored == SYNC_ROW_SAME_SCOPES)
-			upd[nupd++] = &rows[k];
-		else if (rows[k].stored == SYNC_ROW_ABSENT)
-			ins[nins++] = &rows[k];
-		else
+		if (rows[k].stored == SYNC_ROW_UNKNOWN)
 			ups[nups++] = &rows[k];
+		else if (rows[k].stored == SYNC_ROW_SAME_SCOPES)
+			upd[nupd++] = &rows[k];
+		else
+			ins[nins++] = &rows[k];
 	}
+	/* first each row the direct write takes (as the single-row call), the rest by statements */
+	nupd = write_direct_many(t, tp, partition, nupd, upd);
+	nins = write_direct_many(t, tp, partition, nins, ins);
 	write_or_defer(&tp->update_many, build_update_many, t, partition, nupd, upd, ups, &nups);
 	write_or_defer(&tp->insert_many, build_insert_many, t, partition, nins, ins, ups, &nups);
 	if (nups > 0 && tp->upsert_many == NULL)
