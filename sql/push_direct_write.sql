@@ -1,4 +1,4 @@
--- push_direct_write: a pushed write of one row of a table whose only triggers are the capture
+-- push_direct_write: a pushed write of a row of a table whose only triggers are the capture
 -- triggers is made without a statement (src/storage_rowdirect.c): the update of a stored row
 -- logs no tuple lock (the executor locks the old tuple before any BEFORE UPDATE row trigger, the
 -- capture's included), a new row no speculative-insertion confirm, and the rows, their index
@@ -191,6 +191,54 @@ SELECT count(*) AS by_key FROM syncular.sync_row_scopes
    AND value IN ('l1', 'o1') AND row_id = 'k1';
 RESET enable_seqscan;
 RESET enable_bitmapscan;
+
+-- a commit of several upserts: each row written directly as a one-upsert commit's row (no
+-- HEAP_CONFIRM, no LOCK), and its log without statements: the commit row, the change rows
+-- (idx in order, no scope_var: the scope index entries are sync_change_scopes rows) and one
+-- entry per distinct scope value, however many changes share it
+CREATE FUNCTION pg_temp.push_many(id text, VARIADIC rs jsonb[]) RETURNS text LANGUAGE sql AS $$
+  SELECT syncular.push('p1', 'u1', 'c1', jsonb_build_array(jsonb_build_object(
+           'clientCommitId', id, 'operations', (SELECT jsonb_agg(jsonb_build_object(
+             'table', 'todos', 'row', r)) FROM unnest(rs) r)))) -> 0 ->> 'status'
+$$;
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT pg_temp.push_many('c16', '{"id": "t7", "list_id": "l1", "title": "m1", "n": 1}',
+  '{"id": "t8", "list_id": "l2", "title": "m2", "n": 2}',
+  '{"id": "t1", "list_id": "l1", "title": "m3", "n": 7}',
+  '{"id": "t9", "list_id": "l1", "title": "m4", "n": null}');
+SELECT pg_temp.wal('todos', :'l0');
+SELECT * FROM pg_temp.rows() WHERE id IN ('t1', 't7', 't8', 't9');
+SELECT c.idx, c.row_id, c.op, c.row_version, c.scopes, c.scope_var, c.scope_value,
+       syncular.decode_row('todos', c.payload) ->> 'title' AS title
+  FROM syncular.sync_changes c JOIN syncular.sync_commits m USING (partition, commit_seq)
+ WHERE m.client_commit_id = 'c16' ORDER BY c.idx;
+SELECT s.tbl, s.var, s.value FROM syncular.sync_change_scopes s
+  JOIN syncular.sync_commits m USING (partition, commit_seq)
+ WHERE m.client_commit_id = 'c16' ORDER BY s.value;
+SELECT m.result -> 'results' AS results FROM syncular.sync_commits m WHERE m.client_commit_id = 'c16';
+-- with a delete among them the log is written by the statements (the tombstone's upsert): the
+-- same rows
+SELECT syncular.push('p1', 'u1', 'c1', '[{"clientCommitId": "c17", "operations": [
+  {"table": "todos", "row": {"id": "t10", "list_id": "l2", "title": "m5", "n": 5}},
+  {"table": "todos", "op": "delete", "rowId": "t9"},
+  {"table": "todos", "row": {"id": "t11", "list_id": "l2", "title": "m6", "n": 6}}]}]') -> 0 ->> 'status' AS status;
+SELECT c.idx, c.row_id, c.op, c.row_version, c.scopes, c.scope_var, c.scope_value
+  FROM syncular.sync_changes c JOIN syncular.sync_commits m USING (partition, commit_seq)
+ WHERE m.client_commit_id = 'c17' ORDER BY c.idx;
+SELECT s.tbl, s.var, s.value FROM syncular.sync_change_scopes s
+  JOIN syncular.sync_commits m USING (partition, commit_seq)
+ WHERE m.client_commit_id = 'c17' ORDER BY s.value;
+-- a unique index of the app refuses the third row of a direct batch: the commit is rejected at
+-- that operation, nothing of it stays
+CREATE UNIQUE INDEX todos_title ON public.todos (title);
+SELECT (syncular.push('p1', 'u1', 'c1', '[{"clientCommitId": "c18", "operations": [
+  {"table": "todos", "row": {"id": "t12", "list_id": "l1", "title": "u1", "n": 1}},
+  {"table": "todos", "row": {"id": "t13", "list_id": "l1", "title": "u2", "n": 1}},
+  {"table": "todos", "row": {"id": "t14", "list_id": "l1", "title": "m1", "n": 1}}]}]') -> 0)
+  #- '{results,0,error,details}' AS rejected;
+DROP INDEX public.todos_title;
+SELECT count(*) AS left_behind FROM public.todos WHERE id IN ('t12', 't13', 't14');
+SELECT count(*) AS scope_entries FROM syncular.sync_row_scopes WHERE row_id IN ('t12', 't13', 't14');
 
 -- the capture of SQL writes is unchanged: an UPDATE by SQL is logged as a commit
 UPDATE public.todos SET title = 'sql' WHERE id = 't1';
