@@ -2,7 +2,9 @@
  * storage_rowdirect.c — one row written without a statement, as the statement would write it:
  * for storage_rows.c the push's update of a stored row whose scopes stay and its insert of a row
  * the commit read as absent with its row-scope entries (push-and-pull.md §2.3 "Upsert"; the
- * layout of docs/storage.md); for storage_append.c the two rows of a commit of one upsert.
+ * layout of docs/storage.md), one row at a time also for a commit of several; for
+ * storage_append.c the rows of the commit log (sync_rowdirect_insert_rows: a commit row, its
+ * change rows and its scope index entries).
  *
  * Why: through a statement, any BEFORE UPDATE row trigger (the SQL-write capture's
  * zz_syncular_capture, capture_row.c, which skips engine writes anyway) makes the executor lock
