@@ -393,46 +393,9 @@ scope_entry_cmp(const void *a, const void *b)
 }
 
 /*
- * Add the (tbl, var, value) pairs of scopes to the n entries of *e (room for *cap), as
- * jsonb_each_text gives them: false when scopes is not an object or a value is not a string
- * (jsonb_each_text would give its JSON text, or NULL): the statement's case.
- */
-static bool
-scope_entries_add(Datum tbl, Jsonb *scopes, ScopeEntry **e, int *n, int *cap)
-{
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	text	   *var = NULL;
-
-	if (!JB_ROOT_IS_OBJECT(scopes))
-		return false;
-	it = JsonbIteratorInit(&scopes->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-	{
-		if (tok == WJB_KEY)
-			var = cstring_to_text_with_len(v.val.string.val, v.val.string.len);
-		else if (tok == WJB_VALUE)
-		{
-			if (v.type != jbvString)
-				return false;
-			if (*n == *cap)
-			{
-				*cap *= 2;
-				*e = repalloc(*e, sizeof(ScopeEntry) * *cap);
-			}
-			(*e)[*n].tbl = tbl;
-			(*e)[*n].var = var;
-			(*e)[*n].value = cstring_to_text_with_len(v.val.string.val, v.val.string.len);
-			(*n)++;
-		}
-	}
-	return true;
-}
-
-/*
  * The distinct scope index entries of n changes (tbls[k] / scopes[k]: their table and scopes),
- * sorted, in *e: their count, or -1 when one needs the statement (scope_entries_add).  Changes
+ * sorted, in *e: their count, or -1 when one needs the statement (scopes not an object, or a
+ * value not a string: jsonb_each_text would give its JSON text, or NULL).  Changes
  * whose table and scopes are the previous change's (the same datums: scopes_jsonb shares them)
  * add nothing.
  */
@@ -447,11 +410,27 @@ scope_entries(int n, const Datum *tbls, const Datum *scopes, const SyncChangeRow
 	*e = palloc(sizeof(ScopeEntry) * cap);
 	for (int k = 0; k < n; k++)
 	{
+		List	   *vars;
+		List	   *values;
+		ListCell   *lv;
+		ListCell   *lval;
+
 		if (k > 0 && scopes[k] == scopes[k - 1] &&
 			strcmp(changes[k].table, changes[k - 1].table) == 0)
 			continue;
-		if (!scope_entries_add(tbls[k], DatumGetJsonbP(scopes[k]), e, &m, &cap))
+		if (!sync_rowdirect_scope_pairs(DatumGetJsonbP(scopes[k]), &vars, &values))
 			return -1;
+		forboth(lv, vars, lval, values)
+		{
+			if (m == cap)
+			{
+				cap *= 2;
+				*e = repalloc(*e, sizeof(ScopeEntry) * cap);
+			}
+			(*e)[m].tbl = tbls[k];
+			(*e)[m].var = lfirst(lv);
+			(*e)[m++].value = lfirst(lval);
+		}
 	}
 	if (m > 1)
 		qsort(*e, m, sizeof(ScopeEntry), scope_entry_cmp);

@@ -420,8 +420,8 @@ sync_rowdirect_update(Relation rel, const Datum *key, const SyncDirectRow *row)
  * The string members of a scopes object as (var, value) text pairs; false when a value is not
  * a string (the statement's jsonb_each_text renders those; none of the push's scopes is one).
  */
-static bool
-scope_pairs(Jsonb *scopes, List **vars, List **values)
+bool
+sync_rowdirect_scope_pairs(Jsonb *scopes, List **vars, List **values)
 {
 	JsonbIterator *it = JsonbIteratorInit(&scopes->root);
 	JsonbValue	v;
@@ -535,7 +535,7 @@ sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row, 
 	SnapshotData dirty;
 	bool		ok = false;
 
-	if (!direct_allowed(rel, ACL_INSERT) || !scope_pairs(scopes, &vars, &values))
+	if (!direct_allowed(rel, ACL_INSERT) || !sync_rowdirect_scope_pairs(scopes, &vars, &values))
 		return false;
 	for (int i = 0; i < desc->natts; i++)
 		if (!row->set[i] && !TupleDescAttr(desc, i)->attisdropped)

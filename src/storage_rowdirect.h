@@ -1,6 +1,6 @@
 /*
- * storage_rowdirect.h — the direct write of one synced row (storage_rowdirect.c), for
- * storage_rows.c.  Internal to the storage layer.
+ * storage_rowdirect.h — rows written without a statement (storage_rowdirect.c), for
+ * storage_rows.c and storage_append.c.  Internal to the storage layer.
  */
 #ifndef SYNCULAR_STORAGE_ROWDIRECT_H
 #define SYNCULAR_STORAGE_ROWDIRECT_H
@@ -27,6 +27,7 @@ extern bool sync_rowdirect_update(Relation rel, const Datum *key, const SyncDire
 extern bool sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row,
 								  Jsonb *scopes, Datum tbl);
 
+extern bool sync_rowdirect_scope_pairs(Jsonb *scopes, List **vars, List **values);
 extern bool sync_rowdirect_insertable(Relation rel, int n, const char *const *names,
 									  const Oid *types, int *att);
 extern void sync_rowdirect_insert_values(Relation rel, int n, const int *att, const Datum *vals,
