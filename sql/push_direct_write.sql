@@ -215,7 +215,12 @@ SELECT c.idx, c.row_id, c.op, c.row_version, c.scopes, c.scope_var, c.scope_valu
 SELECT s.tbl, s.var, s.value FROM syncular.sync_change_scopes s
   JOIN syncular.sync_commits m USING (partition, commit_seq)
  WHERE m.client_commit_id = 'c16' ORDER BY s.value;
-SELECT m.result -> 'results' AS results FROM syncular.sync_commits m WHERE m.client_commit_id = 'c16';
+SELECT m.result -> 'results' AS results,
+       m.result = (m.result::text)::jsonb
+         AND pg_column_size(m.result) = pg_column_size((m.result::text)::jsonb) AS as_parsed
+  FROM syncular.sync_commits m WHERE m.client_commit_id = 'c16';
+-- replayed, the commit answers its stored result
+SELECT pg_temp.push_many('c16', '{"id": "t7", "list_id": "l1", "title": "m1", "n": 1}') AS replayed;
 -- with a delete among them the log is written by the statements (the tombstone's upsert): the
 -- same rows
 SELECT syncular.push('p1', 'u1', 'c1', '[{"clientCommitId": "c17", "operations": [

@@ -127,7 +127,7 @@ push_apply_commit(PushState *st)
 
 /*
  * The commit, its changes (scope index entries, tombstones) and its applied result, as text
- * (`json`) or as `jsonb` (the other NULL) (storage.c, one statement for a commit of one upsert).
+ * (`json`) or as `jsonb` (the other NULL) (storage_append.c: without statements where it can).
  */
 static void
 push_log_append(PushState *st, int64 seq, int64 now, char *json, Jsonb *jsonb)
@@ -188,10 +188,11 @@ push_applied(PushState *st, int64 seq, CommitOutcome *outcome)
 	}
 	identity = push_new_cache_identity();
 	/*
-	 * a commit of one change: the result as jsonb, which the log's direct append stores as it
-	 * is (storage makes the text only where a statement needs it); else as text
+	 * the result as jsonb, which the log's direct append stores as it is (storage makes the
+	 * text only where a statement needs it); as text for an outcome push_outcome_jsonb does
+	 * not build
 	 */
-	result = st->nchanges == 1 ? push_outcome_jsonb(outcome, now, identity) : NULL;
+	result = push_outcome_jsonb(outcome, now, identity);
 	push_log_append(st, seq, now, result ? NULL : push_outcome_json(outcome, now, identity), result);
 	st->planning = true;
 	sync_plan_reactions(st->round, &st->cs, seq);
