@@ -396,12 +396,11 @@ scope_entry_cmp(const void *a, const void *b)
  * The distinct scope index entries of n changes (tbls[k] / scopes[k]: their table and scopes),
  * sorted, in *e: their count, or -1 when one needs the statement (scopes not an object, or a
  * value not a string: jsonb_each_text would give its JSON text, or NULL).  Changes
- * whose table and scopes are the previous change's (the same datums: scopes_jsonb shares them)
- * add nothing.
+ * whose table and scopes are the previous change's (the same datums: the caller shares them,
+ * as scopes_jsonb does) add nothing.
  */
 static int
-scope_entries(int n, const Datum *tbls, const Datum *scopes, const SyncChangeRow *changes,
-			  ScopeEntry **e)
+scope_entries(int n, const Datum *tbls, const Datum *scopes, ScopeEntry **e)
 {
 	int			cap = 8;
 	int			m = 0;
@@ -415,8 +414,7 @@ scope_entries(int n, const Datum *tbls, const Datum *scopes, const SyncChangeRow
 		ListCell   *lv;
 		ListCell   *lval;
 
-		if (k > 0 && scopes[k] == scopes[k - 1] &&
-			strcmp(changes[k].table, changes[k - 1].table) == 0)
+		if (k > 0 && scopes[k] == scopes[k - 1] && tbls[k] == tbls[k - 1])
 			continue;
 		if (!sync_rowdirect_scope_pairs(DatumGetJsonbP(scopes[k]), &vars, &values))
 			return -1;
@@ -471,7 +469,7 @@ append_many_direct(const SyncCommitRow *c, int n, const SyncChangeRow *changes)
 		scopes[k] = scopes_jsonb(changes[k].scopes_json, k > 0 ? changes[k - 1].scopes_json : NULL,
 								 k > 0 ? scopes[k - 1] : (Datum) 0);
 	}
-	if ((ne = scope_entries(n, tbls, scopes, changes, &e)) < 0)
+	if ((ne = scope_entries(n, tbls, scopes, &e)) < 0)
 		return false;
 	rels[0] = sync_scan_open_catalog("sync_commits", RowExclusiveLock);
 	rels[1] = sync_scan_open_catalog("sync_changes", RowExclusiveLock);
