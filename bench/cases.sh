@@ -40,7 +40,15 @@ ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EX
   qty = EXCLUDED.qty, done = EXCLUDED.done;"
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-only=${BENCH_ONLY:-all}   # all | wal | wakeup | boot | cpu | pull (the pull cases alone)
+only=${BENCH_ONLY:-all}   # all | wal | wakeup | boot | cpu | pull (the pull cases alone) | groupcommit
+# group commit: 1-op pushes of one partition through the gateway from 1 and 4 clients, group
+# commit off and on (docs/gateway.md "Group commit"); BENCH_ONLY=groupcommit runs it alone
+group_commit() {
+  echo
+  echo "group commit through the gateway, 1-op pushes, one partition (fsync=$(q 'SHOW fsync')):"
+  /usr/bin/python3 "$here/gateway_group_commit.py" "${secs:-5}" "$runs"
+}
+if [ "$only" = groupcommit ]; then group_commit; exit 0; fi
 if [ "$only" = all ] || [ "$only" = pull ]; then
 echo "| case | syncular | plain SQL | ratio |"
 echo "|---|---|---|---|"
@@ -215,5 +223,6 @@ fi
 if [ -x "$here/../gateway/syncular-gateway" ]; then
   /usr/bin/python3 "$here/gateway.py" "${secs:-5}"
   /usr/bin/python3 "$here/gateway_realtime.py" 1000
+  group_commit
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -11,6 +11,7 @@
  *   pool.c     libpq connections in non-blocking mode inside the event loop
  *   jobqueue.c the pool's job FIFOs (jobqueue.h)
  *   job.c      one statement for the pool: SQL, parameters, callback
+ *   groupcommit.c push rounds of one partition that wait for each other, run as one statement
  *   budget.c   the process's memory budget for request bodies (--max-inflight-bytes)
  *   limits.c   --max-body following the database's syncular.max_request_bytes
  *   http.c     the HTTP layer (libmicrohttpd): requests, framing checks, answers
@@ -23,7 +24,7 @@
  *   wswatch.c  the <mount>/operations/realtime socket: ws.c's upgrade handed to watches.c
  *   wsio.c     WebSocket framing of upgraded sockets (wslay): reads, the outbound queue, closes
  *   acks.c     realtime acks coalesced per socket, written in one background statement
- *   pgarray.c  array parameters in PostgreSQL's binary format (fanout.c, acks.c; pgarray.h)
+ *   pgarray.c  array parameters in PostgreSQL's binary format (fanout.c, acks.c, groupcommit.c)
  *   metrics.c  counters and GET /metrics (Prometheus text)
  *   log.c      gw_log (a leaf)
  *   strbuf.c   a growing string for texts built piece by piece (a leaf; strbuf.h)
@@ -78,6 +79,7 @@ typedef struct GwConfig
 	size_t      max_inflight_bytes;   /* bytes: the process's memory budget for bodies */
 	int         max_queue;        /* rounds waiting for a connection before 429 */
 	int         bootstrap_connections;    /* pool connections bootstrap rounds may hold at once */
+	int         group_commit;     /* push rounds of one partition in one statement at most; 1: off */
 	/* auth */
 	const char *jwt_secret;       /* HS256 */
 	const char *jwt_public_key;   /* PEM file: RS256 / ES256 */
@@ -177,6 +179,7 @@ struct GwJob
 	int         prefer;                 /* a connection slot (any int >= 0, taken modulo --pool)
 	                                     * whose backend has this job's caches warm, -1: any */
 	bool        prefer_only;            /* wait for it while it is up (not a round: a registration) */
+	bool        gc_solo;                /* groupcommit.c: its batch failed, it runs alone */
 	GwJob      *next;
 };
 
@@ -191,6 +194,12 @@ void   gw_job_free(GwJob *job);
 bool   gw_job_finish(GwJob *job, struct pg_result *res, const char *err);
 /* in job->done: res is the callback's now, freed with PQclear when it is done with it */
 void   gw_job_take_result(GwJob *job);
+/* ---------------- groupcommit.c ---------------- */
+/* a push round of a known partition (syncular.handle_http with 3 or 4 arguments, the body first,
+ * binary); rounds of one partition that wait for each other run as one statement (--group-commit).
+ * Anything else goes to the pool as it is.  false when the queue is full (job freed; answer 429) */
+bool   gw_gc_submit(GwJob *job, const char *partition);
+int    gw_gc_waiting(void);        /* push rounds waiting for their partition's statement */
 /* ---------------- budget.c ---------------- */
 bool   gw_budget_take(size_t n);   /* false: over --max-inflight-bytes, nothing taken */
 void   gw_budget_force(size_t n);  /* counted even over the budget (answers already produced) */

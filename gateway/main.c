@@ -9,6 +9,7 @@
  */
 #include "gateway.h"
 #include "loop.h"
+#include "metrics.h"
 
 #include <libpq-fe.h>
 #include <signal.h>
@@ -176,6 +177,7 @@ main(int argc, char **argv)
 		gw_http_stop();
 		return 1;
 	}
+	gw_metrics_set_group_commit_waiting(gw_gc_waiting);
 	gw_ws_init();
 	gw_shards_init();
 	gw_limits_init();

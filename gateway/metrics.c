@@ -41,6 +41,8 @@ static GwGaugeFn sockets_fn;         /* the open realtime sockets (ws.c register
 static GwGaugeFn watches_fn;         /* the live query watches (ws.c registers watches.c's count) */
 static uint64_t watch_calls;
 static uint64_t acks_received, ack_writes, acks_written;
+static uint64_t gc_batches, gc_rounds, gc_fallbacks;
+static GwGaugeFn gc_waiting_fn;      /* push rounds waiting for their partition (main.c registers it) */
 
 /* commit-to-delta latency, seconds (upper bounds, inclusive), then +Inf */
 static const double lat_le[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -77,6 +79,25 @@ gw_metrics_ack_write(int n)
 {
 	ack_writes++;
 	acks_written += (uint64_t) n;
+}
+
+void
+gw_metrics_group_commit(int n)
+{
+	gc_batches++;
+	gc_rounds += (uint64_t) n;
+}
+
+void
+gw_metrics_group_commit_fallback(void)
+{
+	gc_fallbacks++;
+}
+
+void
+gw_metrics_set_group_commit_waiting(GwGaugeFn fn)
+{
+	gc_waiting_fn = fn;
 }
 
 int64_t
@@ -474,6 +495,17 @@ render_gateway(GwStr *b)
 	family(b, "syncular_gateway_acks_written_total", "counter",
 		   "socket acks written by those statements (each socket's highest ack since the previous write)");
 	gw_str_printf(b, "syncular_gateway_acks_written_total %llu\n", (unsigned long long) acks_written);
+	family(b, "syncular_gateway_group_commits_total", "counter",
+		   "statements that ran several push rounds of one partition together (--group-commit)");
+	gw_str_printf(b, "syncular_gateway_group_commits_total %llu\n", (unsigned long long) gc_batches);
+	family(b, "syncular_gateway_group_commit_rounds_total", "counter", "push rounds that ran in those statements");
+	gw_str_printf(b, "syncular_gateway_group_commit_rounds_total %llu\n", (unsigned long long) gc_rounds);
+	family(b, "syncular_gateway_group_commit_fallbacks_total", "counter",
+		   "group commits rolled back by a statement error and run again round by round");
+	gw_str_printf(b, "syncular_gateway_group_commit_fallbacks_total %llu\n", (unsigned long long) gc_fallbacks);
+	family(b, "syncular_gateway_group_commit_waiting", "gauge",
+		   "push rounds waiting while a statement of their partition is in the database");
+	gw_str_printf(b, "syncular_gateway_group_commit_waiting %d\n", gc_waiting_fn ? gc_waiting_fn() : 0);
 	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",
 		   "times the commit wake-up ring moved past this gateway's position (every partition resynchronized)");
 	gw_str_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", (unsigned long long) wakeups_lost);

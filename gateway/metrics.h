@@ -38,6 +38,10 @@ void gw_metrics_delta(int64_t notify_us);
 /* an ack message arrived on a realtime socket; a statement writing n coalesced acks was sent */
 void gw_metrics_ack_received(void);
 void gw_metrics_ack_write(int n);
+/* groupcommit.c: a statement of n push rounds sent; a batch rolled back and rerun round by round */
+void gw_metrics_group_commit(int n);
+void gw_metrics_group_commit_fallback(void);
+void gw_metrics_set_group_commit_waiting(GwGaugeFn fn);
 /* the commit wake-up ring reported wake-ups lost (pool.c) */
 void gw_metrics_wakeups_lost(void);
 /* a sync wake-up was queued to a socket (SPEC §8.3), with its reason */

@@ -2,7 +2,8 @@
  * pgarray.c — one-dimensional array parameters in PostgreSQL's binary array format: what
  * array_recv reads (ndim, a has-nulls flag, the element type, then per dimension the size and
  * the lower bound, then each element as a 4-byte length and its bytes; all integers big-endian).
- * Used by fanout.c (syncular.realtime_fanout_arrays) and acks.c (syncular.realtime_ack_many);
+ * Used by fanout.c (syncular.realtime_fanout_arrays), acks.c (syncular.realtime_ack_many) and
+ * groupcommit.c (a batch of handle_http calls);
  * docs/realtime.md §2 and §3.  Calls only job.c, to hand a finished array to a statement.
  */
 #include "pgarray.h"
@@ -44,11 +45,17 @@ gw_array_int8(GwArray *a, int64_t v)
 }
 
 void
-gw_array_text(GwArray *a, const char *s, size_t len)
+gw_array_bytes(GwArray *a, const void *p, size_t len)
 {
 	put32(&a->buf, (uint32_t) len);
-	ssp_buf_append(&a->buf, s, len);
+	ssp_buf_append(&a->buf, p, len);
 	a->n++;
+}
+
+void
+gw_array_text(GwArray *a, const char *s, size_t len)
+{
+	gw_array_bytes(a, s, len);
 }
 
 bool

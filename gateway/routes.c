@@ -255,6 +255,20 @@ submit(RouteReq *s, GwJob *j)
 	}
 }
 
+/* a push round of a JWT partition: through group commit (groupcommit.c), which waits while a
+ * push of the same partition is in the database and then runs the waiting ones together */
+static void
+submit_push(RouteReq *s, GwJob *j)
+{
+	s->job = j;
+	s->in_body = false;
+	if (!gw_gc_submit(j, s->id.partition))
+	{
+		s->job = NULL;
+		respond_error(s, "sync.rate_limited", "too many rounds waiting for the database", 0);
+	}
+}
+
 /* Content-Encoding gzip (SPEC §1.3): the inflated body replaces the wire body, and holds the
  * budget instead of it; false when an answer was given */
 static bool
@@ -330,7 +344,10 @@ start_round(RouteReq *s)
 		gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
 	}
 	gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
-	submit(s, j);
+	if (gw_auth_is_jwt() && ssp_request_pushes((const uint8_t *) j->values[0], (size_t) j->lengths[0]))
+		submit_push(s, j);
+	else
+		submit(s, j);
 }
 
 static char *

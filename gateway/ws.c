@@ -510,7 +510,9 @@ start_round(Sock *s)
 	gw_job_param(j, s->who.partition, (int) strlen(s->who.partition), 0, true);
 	gw_job_param(j, s->who.actor, (int) strlen(s->who.actor), 0, true);
 	ws_hold(s);
-	if (!gw_pool_submit(j))
+	/* a push waits for its partition's push in the database and runs with the others waiting
+	 * (groupcommit.c) */
+	if (!(ssp_request_pushes(s->round, s->round_len) ? gw_gc_submit(j, s->who.partition) : gw_pool_submit(j)))
 	{
 		ws_release(s);
 		send_round_error(s, "sync.rate_limited", "rate-limited", true, "retryLater",

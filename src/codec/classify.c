@@ -49,8 +49,11 @@ subscription_bootstraps(const uint8_t *p, size_t len)
 	return cursor < 0 || present;
 }
 
-bool
-ssp_request_bootstraps(const uint8_t *data, size_t len)
+/* walks a request's frame headers (wire-format.md §3): true at the first frame of the type for
+ * which want(payload) holds (want NULL: any frame of the type) */
+static bool
+request_has(const uint8_t *data, size_t len, uint8_t want_type,
+			bool (*want) (const uint8_t *p, size_t len))
 {
 	size_t		pos = 8;
 
@@ -63,9 +66,21 @@ ssp_request_bootstraps(const uint8_t *data, size_t len)
 
 		if (type == SSP_FRAME_END || flen > len - pos - 5)
 			return false;
-		if (type == SSP_FRAME_SUBSCRIPTION && subscription_bootstraps(data + pos + 5, flen))
+		if (type == want_type && (!want || want(data + pos + 5, flen)))
 			return true;
 		pos += 5 + (size_t) flen;
 	}
 	return false;
+}
+
+bool
+ssp_request_bootstraps(const uint8_t *data, size_t len)
+{
+	return request_has(data, len, SSP_FRAME_SUBSCRIPTION, subscription_bootstraps);
+}
+
+bool
+ssp_request_pushes(const uint8_t *data, size_t len)
+{
+	return request_has(data, len, SSP_FRAME_PUSH_COMMIT, NULL);
 }

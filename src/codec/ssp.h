@@ -580,6 +580,14 @@ bool ssp_decode_message(const uint8_t *data, size_t len, SspMessage *msg,
  */
 bool ssp_request_bootstraps(const uint8_t *data, size_t len);
 
+/*
+ * Whether a request holds a PUSH_COMMIT frame (SPEC §3.1), so that its round will take its
+ * partition's lock (SPEC §6.8).  Reads the frame headers only, like ssp_request_bootstraps,
+ * with the same answer (false) for anything it cannot read.  For scheduling (syncular-gateway's
+ * group commit, docs/gateway.md), never for validation.
+ */
+bool ssp_request_pushes(const uint8_t *data, size_t len);
+
 /* Free the arena of a decoded message and zero the struct. */
 void ssp_message_free(SspMessage *msg);
 

@@ -185,6 +185,25 @@ asks_bootstrap(const SspMessage *m)
 }
 
 /*
+ * ssp_request_pushes (classify.c) against the decoded message: the vector as it is, and every
+ * truncation of it (a truncated request says false unless the PUSH_COMMIT frame is whole in it)
+ */
+static void
+check_pushes(const char *kind, const char *name, const SspMessage *m, const uint8_t *data, size_t len)
+{
+	bool		pushes = false;
+	bool		ok;
+
+	for (uint32_t j = 0; j < m->nframes; j++)
+		pushes |= m->kind == SSP_KIND_REQUEST && m->frames[j].type == SSP_FRAME_PUSH_COMMIT;
+	ok = ssp_request_pushes(data, len) == pushes;
+	for (size_t n = 0; ok && n < len; n++)
+		ok = !ssp_request_pushes(data, n) || pushes;
+	tap_ok(ok, "%s/%s: ssp_request_pushes says whether it holds a push (%s)",
+		   kind, name, pushes ? "it does" : "it does not");
+}
+
+/*
  * ssp_request_bootstraps (classify.c) against the decoded message: the whole vector, then each
  * SUBSCRIPTION alone asking (the others made incremental, re-encoded), then every truncation of
  * the bytes (read safely: valgrind runs this).
@@ -227,6 +246,7 @@ check_classify(const char *kind, const char *name, SspMessage *m, const uint8_t 
 		(void) ssp_request_bootstraps(data, n);
 	tap_ok(ok, "%s/%s: ssp_request_bootstraps says whether it asks for a bootstrap (%s; %d subscription(s) asking alone)",
 		   kind, name, asks ? "it does" : "it does not", alone);
+	check_pushes(kind, name, m, data, len);
 }
 
 static void

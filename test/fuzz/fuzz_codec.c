@@ -3,7 +3,8 @@
  * (src/codec), one binary per target (built with -DFUZZ_TARGET=...):
  *
  *   message   ssp_decode_message: SSP2 requests and responses (WF §2, §3), and
- *             ssp_request_bootstraps (it must agree with what a decoded request asks); a message
+ *             ssp_request_bootstraps and ssp_request_pushes (they must agree with what a decoded
+ *             request asks and holds); a message
  *             that decodes re-encodes to exactly the input bytes (canonical encoding, unknown frames
  *             kept) and renders (SPEC §11)
  *   segment   ssp_segment_decode: SSG2 rows segments (WF §4.8); re-encodes byte for byte, renders
@@ -75,16 +76,21 @@ fuzz_message(const uint8_t *data, size_t size)
 	SspError	err;
 	SspBuf		out;
 	bool		boots = ssp_request_bootstraps(data, size);	/* any bytes: read safely */
-	bool		asks = false;
+	bool		pushes = ssp_request_pushes(data, size);
+	bool		asks = false,
+				holds = false;
 
 	memset(&msg, 0, sizeof(msg));
 	if (!ssp_decode_message(data, size, &msg, &err))
 		return;
 	/* a message that decodes: the classifier reads what the decoder read */
 	for (uint32_t i = 0; i < msg.nframes && msg.kind == SSP_KIND_REQUEST; i++)
+	{
 		asks |= msg.frames[i].type == SSP_FRAME_SUBSCRIPTION &&
 			(msg.frames[i].subscription.cursor < 0 || msg.frames[i].subscription.has_bootstrap_state);
-	if (boots != asks)
+		holds |= msg.frames[i].type == SSP_FRAME_PUSH_COMMIT;
+	}
+	if (boots != asks || pushes != holds)
 		abort();
 	ssp_buf_init(&out);
 	if (!ssp_encode_message(&msg, &out, &err))

@@ -9,6 +9,7 @@ from gwlib import BIN, TMP, Tap, psql, psql_file  # noqa: E402
 import http_tests  # noqa: E402
 import gzip_tests  # noqa: E402
 import pool_tests  # noqa: E402
+import groupcommit_tests  # noqa: E402
 import blob_tests  # noqa: E402
 import segment_tests  # noqa: E402
 import operations_tests  # noqa: E402
@@ -35,7 +36,7 @@ def main():
     tap = Tap()
     # GW_SUITES=realtime: only the realtime tests (test/t/020_wakeup_ring.pl runs them in ring mode)
     suites = os.environ.get("GW_SUITES", "all")
-    mods = [http_tests, gzip_tests, pool_tests, blob_tests, segment_tests, operations_tests] if suites == "all" else []
+    mods = [http_tests, gzip_tests, pool_tests, groupcommit_tests, blob_tests, segment_tests, operations_tests] if suites == "all" else []
     if os.environ.get("GW_REALTIME", "1") == "1":
         try:
             import realtime_tests
