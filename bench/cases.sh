@@ -220,7 +220,7 @@ if q "SHOW shared_preload_libraries" | grep -q pg_stat_statements; then
       ORDER BY total_exec_time DESC LIMIT 16"
 fi
 # the gateway: POST /sync push rounds through syncular-gateway vs handle_http called directly
-if [ -x "$here/../gateway/syncular-gateway" ]; then
+if [ "$only" = all ] && [ -x "$here/../gateway/syncular-gateway" ]; then
   /usr/bin/python3 "$here/gateway.py" "${secs:-5}"
   /usr/bin/python3 "$here/gateway_realtime.py" 1000
   group_commit

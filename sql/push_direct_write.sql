@@ -245,9 +245,42 @@ DROP INDEX public.todos_title;
 SELECT count(*) AS left_behind FROM public.todos WHERE id IN ('t12', 't13', 't14');
 SELECT count(*) AS scope_entries FROM syncular.sync_row_scopes WHERE row_id IN ('t12', 't13', 't14');
 
+-- a commit of 40 upserts (20 rows stored before, 20 new ones; one batch of each kind, past
+-- what a statement used to take): every row written directly, the updates without a LOCK
+-- record and the inserts without HEAP_CONFIRM; the rows, their payloads and their row-scope
+-- entries as a push of one row writes them (record types without the HOT_ and +INIT variants,
+-- which depend on the pages)
+CREATE FUNCTION pg_temp.wal_counts(rel regclass, since pg_lsn) RETURNS text LANGUAGE sql AS $$
+  SELECT coalesce(string_agg(t || ' x' || n, ', ' ORDER BY t), '-')
+    FROM (SELECT regexp_replace(record_type, '^HOT_|\+INIT$', '', 'g') AS t, count(*) AS n
+            FROM pg_get_wal_records_info_till_end_of_wal(since)
+           WHERE resource_manager = 'Heap'
+             AND block_ref ~ ('rel \d+/\d+/' || pg_relation_filenode(rel) || ' ')
+           GROUP BY 1) x
+$$;
+SELECT syncular.push('p1', 'u1', 'c1', jsonb_build_array(jsonb_build_object('clientCommitId', 'c19',
+         'operations', (SELECT jsonb_agg(jsonb_build_object('table', 'todos', 'row',
+           jsonb_build_object('id', 'b' || g, 'list_id', 'l' || (1 + g % 2), 'title', 'first', 'n', g)))
+           FROM generate_series(1, 20) g)))) -> 0 ->> 'status' AS stored_first;
+SELECT pg_current_wal_insert_lsn() AS l0 \gset
+SELECT syncular.push('p1', 'u1', 'c1', jsonb_build_array(jsonb_build_object('clientCommitId', 'c20',
+         'operations', (SELECT jsonb_agg(jsonb_build_object('table', 'todos', 'row',
+           jsonb_build_object('id', 'b' || g, 'list_id', 'l' || (1 + g % 2), 'title', 'second', 'n', g)))
+           FROM generate_series(1, 40) g)))) -> 0 ->> 'status' AS forty;
+SELECT pg_temp.wal_counts('public.todos', :'l0') AS todos,
+       pg_temp.wal_counts('syncular.sync_row_scopes', :'l0') AS row_scopes;
+SELECT count(*) AS rows, count(*) FILTER (WHERE payload_matches) AS payloads_match,
+       count(*) FILTER (WHERE ver = 2) AS updated, count(*) FILTER (WHERE ver = 1) AS inserted
+  FROM pg_temp.rows() WHERE id ~ '^b' AND title = 'second';
+SELECT count(*) AS row_scope_entries,
+       count(*) FILTER (WHERE rs.value = t.list_id) AS matching
+  FROM syncular.sync_row_scopes rs JOIN public.todos t ON t._sync_partition = rs.partition
+   AND t._sync_row_id = rs.row_id
+ WHERE rs.partition = 'p1' AND rs.row_id ~ '^b';
+
 -- the capture of SQL writes is unchanged: an UPDATE by SQL is logged as a commit
 UPDATE public.todos SET title = 'sql' WHERE id = 't1';
-SELECT * FROM pg_temp.rows();
+SELECT * FROM pg_temp.rows() WHERE id !~ '^b';
 SELECT count(*) AS commits FROM syncular.sync_commits WHERE partition = 'p1';
 
 \c :orig_db

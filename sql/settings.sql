@@ -30,6 +30,19 @@ ALTER DATABASE syncular_t_settings SET session_preload_libraries = 'syncular';
 SHOW syncular.max_operations_per_request;
 SELECT name, setting, context FROM pg_settings WHERE name LIKE 'syncular.%'
    AND name IN ('syncular.checkpoints', 'syncular.max_operations_per_request') ORDER BY name;
+-- the C library's heap trimming (backend_memory.c): 4 MB kept by default, 0 leaves the C
+-- library alone, at most 32 MB (glibc's largest mmap threshold), set by the operator only
+SHOW syncular.malloc_trim_threshold;
+SELECT setting, unit, min_val, max_val, context FROM pg_settings WHERE name = 'syncular.malloc_trim_threshold';
+SET syncular.malloc_trim_threshold = '1MB';
+SHOW syncular.malloc_trim_threshold;
+SET syncular.malloc_trim_threshold = 0;
+SET syncular.malloc_trim_threshold = '64MB';
+CREATE ROLE syncular_t_settings_app;
+SET ROLE syncular_t_settings_app;
+SET syncular.malloc_trim_threshold = '2MB';
+RESET ROLE;
+DROP ROLE syncular_t_settings_app;
 \c :orig_db
 SET client_min_messages = warning;
 DROP DATABASE syncular_t_settings;

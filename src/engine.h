@@ -374,6 +374,9 @@ extern uint8 *sync_b64url_decode(const char *s, int len, int *outlen);
 extern int64 sync_now_ms(void);
 extern void sync_clock_define_gucs(void);
 
+/* backend_memory.c: syncular.malloc_trim_threshold (the C library's heap trimming) */
+extern void sync_backend_memory_define_gucs(void);
+
 /* gate.c: the serve gate inside each push commit, after the partition lock (RFC 0007). */
 extern void sync_gate_check_push(SyncRound *round);
 /* gate.c: the same gate for a commit of SQL writes (capture_log.c), after its partition lock */

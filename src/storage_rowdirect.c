@@ -334,16 +334,38 @@ insert_index_entries(Relation rel, TupleTableSlot *slot, bool update, const bool
 	direct_estate_end(estate, rri);
 }
 
-/* The row of rel whose primary key (_sync_partition, _sync_row_id) is key, visible in snap. */
-static bool
-fetch_by_key(Relation rel, Relation pk, const Datum *key, Snapshot snap, TupleTableSlot *slot)
+/*
+ * What the direct writes of a batch of rows of one synced table share (sync_rowdirect_begin):
+ * one snapshot, whose command id moves on before each row so that a row sees the rows written
+ * before it, as a statement of its own would; one scan of the primary key per kind of probe,
+ * rescanned for each row; and one executor state for the inserts.  A scan begun and ended per
+ * row allocates and frees about 27 kB of b-tree scan state each time, which the C library gives
+ * back to the kernel and faults in again (bench/README.md "Commits of several operations
+ * without statements").  Everything lives in cxt, a child of the caller's context at begin.
+ */
+struct SyncDirectBatch
 {
-	ScanKeyData keys[2];
-
-	sync_scan_eq_key(&keys[0], pk, 1, key[0]);
-	sync_scan_eq_key(&keys[1], pk, 2, key[1]);
-	return sync_scan_fetch(rel, pk, keys, 2, snap, slot);
-}
+	MemoryContext cxt;
+	Relation	rel;
+	Relation	pk;
+	Snapshot	snap;			/* the active snapshot (sync_scan_snapshot_begin) */
+	int			rows;			/* rows begun so far */
+	SnapshotData dirty;
+	IndexScanDesc by_key;		/* pk in snap: the stored row of an update */
+	IndexScanDesc by_key_dirty; /* pk in dirty: the probe before an insert */
+	TupleTableSlot *old;		/* a slot of rel */
+	TupleTableSlot *new;		/* virtual, rel's descriptor */
+	EState	   *estate;			/* the inserts into rel (first insert) */
+	ResultRelInfo *rri;
+	Relation	rs;				/* sync_row_scopes, its key, its probe (first insert) */
+	Relation	rs_pk;
+	IndexScanDesc rs_probe;
+	TupleTableSlot *rs_found;
+	TupleTableSlot *rs_slot;
+	EState	   *rs_estate;
+	ResultRelInfo *rs_rri;
+	AttrNumber	rs_att[5];
+};
 
 /* The primary key of a synced table (its shape checked by sync_storage_row_get). */
 static Relation
@@ -356,64 +378,138 @@ open_pk(Relation rel)
 	return index_open(pkid, RowExclusiveLock);
 }
 
+SyncDirectBatch *
+sync_rowdirect_begin(Relation rel)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "syncular direct rows",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext caller = MemoryContextSwitchTo(cxt);
+	SyncDirectBatch *b = palloc0(sizeof(SyncDirectBatch));
+
+	b->cxt = cxt;
+	b->rel = rel;
+	b->snap = sync_scan_snapshot_begin(false);
+	b->pk = open_pk(rel);
+	InitDirtySnapshot(b->dirty);
+	b->old = table_slot_create(rel, NULL);
+	b->new = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
+	MemoryContextSwitchTo(caller);
+	return b;
+}
+
+void
+sync_rowdirect_end(SyncDirectBatch *b)
+{
+	if (b->by_key)
+		index_endscan(b->by_key);
+	if (b->by_key_dirty)
+		index_endscan(b->by_key_dirty);
+	if (b->estate)
+		direct_estate_end(b->estate, b->rri);
+	ExecDropSingleTupleTableSlot(b->new);
+	ExecDropSingleTupleTableSlot(b->old);
+	index_close(b->pk, NoLock);
+	if (b->rs)
+	{
+		if (b->rs_probe)
+			index_endscan(b->rs_probe);
+		if (b->rs_estate)
+			direct_estate_end(b->rs_estate, b->rs_rri);
+		ExecDropSingleTupleTableSlot(b->rs_slot);
+		ExecDropSingleTupleTableSlot(b->rs_found);
+		index_close(b->rs_pk, NoLock);
+		table_close(b->rs, NoLock);
+	}
+	sync_scan_snapshot_end(false);
+	MemoryContextDelete(b->cxt);
+}
+
+/* the next row: the writes of the rows before it visible in the batch's snapshot */
+static void
+next_row(SyncDirectBatch *b)
+{
+	if (b->rows++ > 0)
+	{
+		CommandCounterIncrement();
+		UpdateActiveSnapshotCommandId();
+	}
+}
+
 /*
- * UPDATE rel SET <the set attributes> WHERE (_sync_partition, _sync_row_id) = key: true when
- * the row was found and updated, false with nothing written (no visible row, a concurrent
- * update, or a table the statement must write).  rel is open with RowExclusiveLock.
+ * The first row of *scan (an index scan of heap in snap, begun in the batch's memory at its
+ * first use) whose first nkeys index columns equal keys: true with the row in slot.
+ */
+static bool
+batch_fetch(SyncDirectBatch *b, IndexScanDesc *scan, Relation heap, Relation index, Snapshot snap,
+			ScanKey keys, int nkeys, TupleTableSlot *slot)
+{
+	MemoryContext caller = MemoryContextSwitchTo(b->cxt);
+	bool		found;
+
+	if (*scan == NULL)
+		*scan = index_beginscan(heap, index, snap, nkeys, 0);
+	index_rescan(*scan, keys, nkeys, NULL, 0);
+	found = index_getnext_slot(*scan, ForwardScanDirection, slot);
+	MemoryContextSwitchTo(caller);
+	return found;
+}
+
+/* The row of the batch's table whose primary key (_sync_partition, _sync_row_id) is key. */
+static bool
+fetch_by_key(SyncDirectBatch *b, const Datum *key, bool dirty, TupleTableSlot *slot)
+{
+	ScanKeyData keys[2];
+
+	sync_scan_eq_key(&keys[0], b->pk, 1, key[0]);
+	sync_scan_eq_key(&keys[1], b->pk, 2, key[1]);
+	return dirty
+		? batch_fetch(b, &b->by_key_dirty, b->rel, b->pk, &b->dirty, keys, 2, slot)
+		: batch_fetch(b, &b->by_key, b->rel, b->pk, b->snap, keys, 2, slot);
+}
+
+/*
+ * UPDATE rel SET <the set attributes> WHERE (_sync_partition, _sync_row_id) = key, rel being
+ * the batch's table (open with RowExclusiveLock): true when the row was found and updated,
+ * false with nothing written (no visible row, a concurrent update, or a table the statement
+ * must write).
  */
 bool
-sync_rowdirect_update(Relation rel, const Datum *key, const SyncDirectRow *row)
+sync_rowdirect_update(SyncDirectBatch *b, const Datum *key, const SyncDirectRow *row)
 {
+	Relation	rel = b->rel;
 	TupleDesc	desc = RelationGetDescr(rel);
-	Snapshot	snap;
-	Relation	pk;
-	TupleTableSlot *old;
-	TupleTableSlot *new;
-	bool		ok = false;
+	TupleTableSlot *old = b->old;
+	TupleTableSlot *new = b->new;
+	bool	   *set;
+	TM_FailureData tmfd;
+	LockTupleMode lockmode;
+	bool		update_indexes;
 
 	if (!direct_allowed(rel, ACL_UPDATE))
 		return false;
 	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
-	snap = sync_scan_snapshot_begin(false);
-	pk = open_pk(rel);
-	old = table_slot_create(rel, NULL);
-	new = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	if (fetch_by_key(rel, pk, key, snap, old))
+	next_row(b);
+	if (!fetch_by_key(b, key, false, old))
+		return false;
+	/* the statement's SET: every written column but the key, which it matched */
+	set = palloc(sizeof(bool) * desc->natts);
+	memcpy(set, row->set, sizeof(bool) * desc->natts);
+	set[row->key[0]] = set[row->key[1]] = false;
+	slot_getallattrs(old);
+	ExecClearTuple(new);
+	for (int i = 0; i < desc->natts; i++)
 	{
-		/* the statement's SET: every written column but the key, which it matched */
-		bool	   *set = palloc(sizeof(bool) * desc->natts);
-
-		memcpy(set, row->set, sizeof(bool) * desc->natts);
-		set[row->key[0]] = set[row->key[1]] = false;
-		slot_getallattrs(old);
-		ExecClearTuple(new);
-		for (int i = 0; i < desc->natts; i++)
-		{
-			new->tts_values[i] = set[i] ? row->values[i] : old->tts_values[i];
-			new->tts_isnull[i] = set[i] ? row->isnull[i] : old->tts_isnull[i];
-		}
-		ExecStoreVirtualTuple(new);
-		if (not_null_ok(new))
-		{
-			TM_FailureData tmfd;
-			LockTupleMode lockmode;
-			bool		update_indexes;
-
-			if (table_tuple_update(rel, &old->tts_tid, new, GetCurrentCommandId(true), snap,
-								   InvalidSnapshot, true, &tmfd, &lockmode,
-								   &update_indexes) == TM_Ok)
-			{
-				if (update_indexes)
-					insert_index_entries(rel, new, true, set);
-				ok = true;
-			}
-		}
+		new->tts_values[i] = set[i] ? row->values[i] : old->tts_values[i];
+		new->tts_isnull[i] = set[i] ? row->isnull[i] : old->tts_isnull[i];
 	}
-	ExecDropSingleTupleTableSlot(new);
-	ExecDropSingleTupleTableSlot(old);
-	index_close(pk, NoLock);
-	sync_scan_snapshot_end(false);
-	return ok;
+	ExecStoreVirtualTuple(new);
+	if (!not_null_ok(new) ||
+		table_tuple_update(rel, &old->tts_tid, new, GetCurrentCommandId(true), b->snap,
+						   InvalidSnapshot, true, &tmfd, &lockmode, &update_indexes) != TM_Ok)
+		return false;
+	if (update_indexes)
+		insert_index_entries(rel, new, true, set);
+	return true;
 }
 
 /*
@@ -463,83 +559,15 @@ insert_row(Relation rel, TupleTableSlot *slot, EState **estate, ResultRelInfo **
 	ResetPerTupleExprContext(*estate);
 }
 
-/*
- * The row-scope entries (partition, tbl, var, value, row_id) of a new row, each inserted unless
- * present (a key probe in snap: the partition lock excludes a concurrent writer of the same
- * entry, docs/storage.md), as the statement inserts them.
- */
-static void
-insert_scope_entries(Relation rs, Datum partition, Datum tbl, Datum row_id, List *vars,
-					 List *values, Snapshot snap)
+/* sync_row_scopes, its key and what its probes and inserts reuse, at the batch's first insert */
+static bool
+open_row_scopes(SyncDirectBatch *b)
 {
-	Relation	pk = open_pk(rs);
-	TupleDesc	desc = RelationGetDescr(rs);
-	TupleTableSlot *found = table_slot_create(rs, NULL);
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	EState	   *estate = NULL;
-	ResultRelInfo *rri = NULL;
-	AttrNumber	a[5];
-	ListCell   *lv;
-	ListCell   *lval;
-
-	a[0] = sync_scan_attnum(rs, "partition");
-	a[1] = sync_scan_attnum(rs, "tbl");
-	a[2] = sync_scan_attnum(rs, "var");
-	a[3] = sync_scan_attnum(rs, "value");
-	a[4] = sync_scan_attnum(rs, "row_id");
-	forboth(lv, vars, lval, values)
-	{
-		Datum		kv[5] = {partition, tbl, PointerGetDatum(lfirst(lv)),
-		PointerGetDatum(lfirst(lval)), row_id};
-		ScanKeyData keys[5];
-
-		for (int k = 0; k < 5; k++)
-			sync_scan_eq_key(&keys[k], pk, k + 1, kv[k]);
-		if (sync_scan_fetch(rs, pk, keys, 5, snap, found))
-			continue;
-		ExecClearTuple(slot);
-		memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
-		for (int k = 0; k < 5; k++)
-		{
-			slot->tts_values[a[k] - 1] = kv[k];
-			slot->tts_isnull[a[k] - 1] = false;
-		}
-		ExecStoreVirtualTuple(slot);
-		insert_row(rs, slot, &estate, &rri);
-	}
-	if (estate != NULL)
-		direct_estate_end(estate, rri);
-	ExecDropSingleTupleTableSlot(slot);
-	ExecDropSingleTupleTableSlot(found);
-	index_close(pk, NoLock);
-}
-
-/*
- * INSERT INTO rel <every attribute, from row> unless its primary key (_sync_partition,
- * _sync_row_id) = key is there, then its row-scope entries from scopes (a jsonb object) for
- * table tbl: true when inserted; false with nothing written (the key is taken, even by a
- * transaction in progress, or a table the statement must write).  A plain insert: no
- * speculative-insertion confirm.  rel is open with RowExclusiveLock.
- */
-bool
-sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row, Jsonb *scopes,
-					  Datum tbl)
-{
-	TupleDesc	desc = RelationGetDescr(rel);
+	MemoryContext caller;
 	Relation	rs;
-	List	   *vars;
-	List	   *values;
-	Snapshot	snap;
-	Relation	pk;
-	TupleTableSlot *slot;
-	SnapshotData dirty;
-	bool		ok = false;
 
-	if (!direct_allowed(rel, ACL_INSERT) || !sync_rowdirect_scope_pairs(scopes, &vars, &values))
-		return false;
-	for (int i = 0; i < desc->natts; i++)
-		if (!row->set[i] && !TupleDescAttr(desc, i)->attisdropped)
-			return false;		/* the statement would give it its default */
+	if (b->rs)
+		return true;
 	rs = sync_scan_open_catalog("sync_row_scopes", RowExclusiveLock);
 	if (!privileged(RelationGetRelid(rs), ACL_INSERT) ||
 		!privileged(RelationGetRelid(rs), ACL_SELECT))
@@ -547,41 +575,104 @@ sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row, 
 		table_close(rs, NoLock);
 		return false;
 	}
-	snap = sync_scan_snapshot_begin(false);
-	pk = open_pk(rel);
-	slot = table_slot_create(rel, NULL);
+	caller = MemoryContextSwitchTo(b->cxt);
+	b->rs = rs;
+	b->rs_pk = open_pk(rs);
+	b->rs_found = table_slot_create(rs, NULL);
+	b->rs_slot = MakeSingleTupleTableSlot(RelationGetDescr(rs), &TTSOpsVirtual);
+	b->rs_att[0] = sync_scan_attnum(rs, "partition");
+	b->rs_att[1] = sync_scan_attnum(rs, "tbl");
+	b->rs_att[2] = sync_scan_attnum(rs, "var");
+	b->rs_att[3] = sync_scan_attnum(rs, "value");
+	b->rs_att[4] = sync_scan_attnum(rs, "row_id");
+	MemoryContextSwitchTo(caller);
+	return true;
+}
+
+/*
+ * The row-scope entries (partition, tbl, var, value, row_id) of a new row, each inserted unless
+ * present (a key probe in the batch's snapshot: the partition lock excludes a concurrent writer
+ * of the same entry, docs/storage.md), as the statement inserts them.
+ */
+static void
+insert_scope_entries(SyncDirectBatch *b, Datum partition, Datum tbl, Datum row_id, List *vars,
+					 List *values)
+{
+	TupleDesc	desc = RelationGetDescr(b->rs);
+	TupleTableSlot *slot = b->rs_slot;
+	ListCell   *lv;
+	ListCell   *lval;
+
+	forboth(lv, vars, lval, values)
+	{
+		Datum		kv[5] = {partition, tbl, PointerGetDatum(lfirst(lv)),
+		PointerGetDatum(lfirst(lval)), row_id};
+		ScanKeyData keys[5];
+		MemoryContext caller;
+
+		for (int k = 0; k < 5; k++)
+			sync_scan_eq_key(&keys[k], b->rs_pk, k + 1, kv[k]);
+		if (batch_fetch(b, &b->rs_probe, b->rs, b->rs_pk, b->snap, keys, 5, b->rs_found))
+			continue;
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+		for (int k = 0; k < 5; k++)
+		{
+			slot->tts_values[b->rs_att[k] - 1] = kv[k];
+			slot->tts_isnull[b->rs_att[k] - 1] = false;
+		}
+		ExecStoreVirtualTuple(slot);
+		caller = MemoryContextSwitchTo(b->cxt);
+		insert_row(b->rs, slot, &b->rs_estate, &b->rs_rri);
+		MemoryContextSwitchTo(caller);
+	}
+}
+
+/*
+ * INSERT INTO rel <every attribute, from row> unless its primary key (_sync_partition,
+ * _sync_row_id) = key is there, then its row-scope entries from scopes (a jsonb object) for
+ * table tbl, rel being the batch's table (open with RowExclusiveLock): true when inserted;
+ * false with nothing written (the key is taken, even by a transaction in progress, or a table
+ * the statement must write).  A plain insert: no speculative-insertion confirm.
+ */
+bool
+sync_rowdirect_insert(SyncDirectBatch *b, const Datum *key, const SyncDirectRow *row,
+					  Jsonb *scopes, Datum tbl)
+{
+	Relation	rel = b->rel;
+	TupleDesc	desc = RelationGetDescr(rel);
+	TupleTableSlot *new = b->new;
+	List	   *vars;
+	List	   *values;
+	MemoryContext caller;
+
+	if (!direct_allowed(rel, ACL_INSERT) || !sync_rowdirect_scope_pairs(scopes, &vars, &values))
+		return false;
+	for (int i = 0; i < desc->natts; i++)
+		if (!row->set[i] && !TupleDescAttr(desc, i)->attisdropped)
+			return false;		/* the statement would give it its default */
+	if (!open_row_scopes(b))
+		return false;
+	next_row(b);
 	/*
 	 * the key probed in a dirty snapshot: a row there, committed or not (a writer outside the
 	 * engine), leaves the write to the statement, whose ON CONFLICT waits for it
 	 */
-	InitDirtySnapshot(dirty);
-	if (!fetch_by_key(rel, pk, key, &dirty, slot))
-	{
-		TupleTableSlot *new = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-
-		ExecClearTuple(new);
-		memcpy(new->tts_values, row->values, sizeof(Datum) * desc->natts);
-		memcpy(new->tts_isnull, row->isnull, sizeof(bool) * desc->natts);
-		for (int i = 0; i < desc->natts; i++)
-			new->tts_isnull[i] |= TupleDescAttr(desc, i)->attisdropped;
-		ExecStoreVirtualTuple(new);
-		if (not_null_ok(new))
-		{
-			EState	   *estate = NULL;
-			ResultRelInfo *rri = NULL;
-
-			insert_row(rel, new, &estate, &rri);
-			direct_estate_end(estate, rri);
-			insert_scope_entries(rs, key[0], tbl, key[1], vars, values, snap);
-			ok = true;
-		}
-		ExecDropSingleTupleTableSlot(new);
-	}
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(pk, NoLock);
-	table_close(rs, NoLock);
-	sync_scan_snapshot_end(false);
-	return ok;
+	if (fetch_by_key(b, key, true, b->old))
+		return false;
+	ExecClearTuple(new);
+	memcpy(new->tts_values, row->values, sizeof(Datum) * desc->natts);
+	memcpy(new->tts_isnull, row->isnull, sizeof(bool) * desc->natts);
+	for (int i = 0; i < desc->natts; i++)
+		new->tts_isnull[i] |= TupleDescAttr(desc, i)->attisdropped;
+	ExecStoreVirtualTuple(new);
+	if (!not_null_ok(new))
+		return false;
+	caller = MemoryContextSwitchTo(b->cxt);
+	insert_row(rel, new, &b->estate, &b->rri);
+	MemoryContextSwitchTo(caller);
+	insert_scope_entries(b, key[0], tbl, key[1], vars, values);
+	return true;
 }
 
 /*

@@ -23,8 +23,12 @@ typedef struct SyncDirectRow
 extern bool sync_rowdirect_row(Relation rel, const SyncTable *t, const Datum *v, const char *n,
 							   Datum scopes, SyncDirectRow *row);
 extern bool sync_rowdirect_capture_only(const TriggerDesc *td);
-extern bool sync_rowdirect_update(Relation rel, const Datum *key, const SyncDirectRow *row);
-extern bool sync_rowdirect_insert(Relation rel, const Datum *key, const SyncDirectRow *row,
+/* the direct writes of rows of one synced table, begun and ended together (one row or several) */
+typedef struct SyncDirectBatch SyncDirectBatch;
+extern SyncDirectBatch *sync_rowdirect_begin(Relation rel);
+extern void sync_rowdirect_end(SyncDirectBatch *b);
+extern bool sync_rowdirect_update(SyncDirectBatch *b, const Datum *key, const SyncDirectRow *row);
+extern bool sync_rowdirect_insert(SyncDirectBatch *b, const Datum *key, const SyncDirectRow *row,
 								  Jsonb *scopes, Datum tbl);
 
 extern bool sync_rowdirect_scope_pairs(Jsonb *scopes, List **vars, List **values);

@@ -137,6 +137,7 @@ _PG_init(void)
 							 PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 	sync_clock_define_gucs();
+	sync_backend_memory_define_gucs();
 	sync_references_define_gucs();
 	sync_realtime_define_gucs();
 	sync_blobs_define_gucs();
