@@ -22,6 +22,7 @@
  * job.c, pgarray.c and metrics.c.
  */
 #include "gateway.h"
+#include "jobqueue.h"
 #include "metrics.h"
 #include "pgarray.h"
 
@@ -39,8 +40,7 @@ typedef struct GcPart
 {
 	char       *partition;
 	int         nargs;          /* the rounds' handle_http argument count: 3 or 4 */
-	GwJob      *head, *tail;    /* waiting rounds, linked by next */
-	int         waiting;
+	GwJobQueue  waiting;        /* rounds waiting for the partition's statement */
 	struct GcPart *hnext;
 } GcPart;
 
@@ -96,7 +96,7 @@ static void start_next(GcPart *part);
 static void
 part_done(GcPart *part)
 {
-	if (part->head)
+	if (part->waiting.head)
 	{
 		start_next(part);
 		return;
@@ -110,12 +110,16 @@ part_done(GcPart *part)
 static void
 requeue_front(GcPart *part, GwJob *r)
 {
-	r->next = part->head;
-	part->head = r;
-	if (!part->tail)
-		part->tail = r;
-	part->waiting++;
+	gw_jq_push_front(&part->waiting, r);
 	waiting_total++;
+}
+
+/* the first waiting round of part, taken out */
+static GwJob *
+take_first(GcPart *part)
+{
+	waiting_total--;
+	return gw_jq_unlink(&part->waiting, &part->waiting.head, NULL);
 }
 
 /* one round's answer out of the batch's rows: a result of its own (the batch's is cleared) */
@@ -236,22 +240,24 @@ batch_job(GcBatch *b, int nargs)
 static void
 start_next(GcPart *part)
 {
-	int n = part->waiting < gw_cfg.group_commit ? part->waiting : gw_cfg.group_commit;
+	int n = part->waiting.len < gw_cfg.group_commit ? part->waiting.len : gw_cfg.group_commit;
 	GcBatch *b = malloc(sizeof(GcBatch) + (size_t) n * sizeof(GwJob *));
 	GwJob *j;
 	int k = 0;
 
 	if (!b)
-		return;   /* the rounds stay waiting; the partition's next arrival retries */
-	while (k < n && part->head && !(k > 0 && part->head->gc_solo))
 	{
-		GwJob *r = part->head;
+		/* no memory for the group: its rounds fail (retryable), as a refused submit fails */
+		while (part->waiting.head)
+			gw_job_finish(take_first(part), NULL, "out of memory");
+		part_done(part);
+		return;
+	}
+	while (k < n && part->waiting.head && !(k > 0 && part->waiting.head->gc_solo))
+	{
+		GwJob *r = take_first(part);
 		bool solo = r->gc_solo;
 
-		part->head = r->next;
-		r->next = NULL;
-		part->waiting--;
-		waiting_total--;
 		if (!r->user && r->done)
 			gw_job_free(r);     /* its requester went away while it waited (as the pool does) */
 		else
@@ -259,8 +265,6 @@ start_next(GcPart *part)
 		if (solo)
 			break;              /* a round of a failed batch runs alone */
 	}
-	if (!part->head)
-		part->tail = NULL;
 	b->part = part;
 	b->n = k;
 	if (k == 0)
@@ -305,13 +309,7 @@ gw_gc_submit(GwJob *job, const char *partition)
 		free(part);
 		return gw_pool_submit(job);
 	}
-	job->next = NULL;
-	if (part->tail)
-		part->tail->next = job;
-	else
-		part->head = job;
-	part->tail = job;
-	part->waiting++;
+	gw_jq_push(&part->waiting, job);
 	waiting_total++;
 	if (fresh)
 	{

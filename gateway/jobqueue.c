@@ -44,13 +44,21 @@ gw_jq_unlink(GwJobQueue *q, GwJob **link, GwJob *prev)
 void
 gw_jq_fail(GwJobQueue *q, const char *err)
 {
+	/* the queue emptied before the callbacks run: one may submit a job (group commit's next
+	 * group), which lands in the empty queue and is failed in the next pass */
 	while (q->head)
 	{
-		GwJob *j = q->head;
+		GwJob *list = q->head;
 
-		q->head = j->next;
-		gw_job_finish(j, NULL, err);
+		q->head = q->tail = NULL;
+		q->len = 0;
+		while (list)
+		{
+			GwJob *j = list;
+
+			list = j->next;
+			j->next = NULL;
+			gw_job_finish(j, NULL, err);
+		}
 	}
-	q->tail = NULL;
-	q->len = 0;
 }
