@@ -17,7 +17,9 @@
 #    request without a token refused, SIGTERM drains to exit status 0;
 # 5. purges both packages and checks that none of the files they installed is left, nor any
 #    syncular file in PostgreSQL's extension or library directories, nor the system user.
-# The packages are purged on every exit, failed or not.  Takes about three minutes (most of it
+# The packages are purged on every exit, failed or not.  Syncular files an earlier `make install`
+# left in those directories (no package owns them) are moved aside before the install and put
+# back on every exit, so the machine ends as it began.  Takes about three minutes (most of it
 # the package build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,9 +52,6 @@ apt_guard() {
 for p in "${pkgs[@]}"; do
   installed "$p" && fail "$p is installed already (purge it first: apt-get purge ${pkgs[*]})"
 done
-if compgen -G "$extdir/syncular*" >/dev/null || compgen -G "$libdir/syncular*" >/dev/null; then
-  fail "syncular files that no package owns are in $extdir or $libdir (an earlier make install): remove them first"
-fi
 
 echo "==> build tools"
 # postgresql-server-dev-all at the version of the installed postgresql-common (it depends on
@@ -87,10 +86,37 @@ cleanup() {
   if [ "$we_installed" = 1 ]; then
     "${APT[@]}" purge -y -qq "${pkgs[@]}" >/dev/null 2>&1 || dpkg --purge "${pkgs[@]}" >/dev/null 2>&1 || true
   fi
+  restore_leftovers
   rm -rf "$work"
   exit $rc
 }
 trap cleanup EXIT
+
+# syncular files of an earlier `make install` (no package owns them) would hide a file missing
+# from the packages and be overwritten by them: moved aside for the test, put back afterwards
+aside=""
+restore_leftovers() {
+  [ -n "$aside" ] || return 0
+  local f
+  while IFS= read -r f; do
+    mv -f "$aside/files$f" "$f"
+  done < "$aside/list"
+  rm -rf "$aside"
+  aside=""
+}
+if compgen -G "$extdir/syncular*" >/dev/null || compgen -G "$libdir/syncular*" >/dev/null; then
+  aside=$(mktemp -d /tmp/syncular-leftovers.XXXXXX)
+  for f in "$extdir"/syncular* "$libdir"/syncular*; do
+    [ -e "$f" ] || continue
+    if dpkg -S "$f" >/dev/null 2>&1; then
+      fail "$f belongs to an installed package (purge it first: apt-get purge ${pkgs[*]})"
+    fi
+    mkdir -p "$aside/files$(dirname "$f")"
+    mv "$f" "$aside/files$f"
+    echo "$f" >> "$aside/list"
+  done
+  echo "moved aside until the end, left by an earlier make install: $(wc -l < "$aside/list") file(s)"
+fi
 
 echo "==> building the packages (scripts/deb.sh --worktree)"
 t0=$(date +%s)
