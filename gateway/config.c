@@ -46,9 +46,10 @@ static const Opt opts[] = {
 	 "stay free for pushes, incremental pulls, realtime fanouts and acks); 0 (the default): --pool less a "
 	 "quarter of it, rounded down, keeping at least one free (8: 6, 3: 2, 2: 1; --pool 1: 1, none kept free); 0..--pool"},
 	{"group-commit", "SYNCULAR_GATEWAY_GROUP_COMMIT", T_INT, &gw_cfg.group_commit, "16",
-	 "push rounds of one partition run as one statement (one transaction, one partition lock wait, one WAL flush; "
-	 "each round keeps its own commit and answer) at most; a push round waits while another of its partition is in "
-	 "the database; POST /sync rounds with JWT and socket rounds, not in front of a syncular_router; 1: off; 1..1024"},
+	 "most push rounds of one partition run together as one statement (one transaction, one partition lock wait, "
+	 "one WAL flush; each round keeps its own commit and answer): a push round waits while another of its partition "
+	 "is in the database, then runs with the others that waited; POST /sync rounds with JWT and socket rounds, not "
+	 "in front of a syncular_router; 1: off; 1..1024"},
 	{"max-queue", "SYNCULAR_GATEWAY_MAX_QUEUE", T_INT, &gw_cfg.max_queue, "1024",
 	 "rounds waiting for a free connection before answering 429 sync.rate_limited"},
 	{"jwt-secret", "SYNCULAR_GATEWAY_JWT_SECRET", T_STR, &gw_cfg.jwt_secret, NULL,
