@@ -341,7 +341,8 @@ insert_index_entries(Relation rel, TupleTableSlot *slot, bool update, const bool
  * rescanned for each row; and one executor state for the inserts.  A scan begun and ended per
  * row allocates and frees about 27 kB of b-tree scan state each time, which the C library gives
  * back to the kernel and faults in again (bench/README.md "Commits of several operations
- * without statements").  Everything lives in cxt, a child of the caller's context at begin.
+ * without statements").  Everything lives in cxt, a child of the caller's context at begin,
+ * and is made at first use.
  */
 struct SyncDirectBatch
 {
@@ -349,7 +350,8 @@ struct SyncDirectBatch
 	Relation	rel;
 	Relation	pk;
 	Snapshot	snap;			/* the active snapshot (sync_scan_snapshot_begin) */
-	int			rows;			/* rows begun so far */
+	int			rows;			/* rows begun so far (the snapshot, key and slots: at the first) */
+	char		allowed[2];		/* direct_allowed for updates, inserts: 0 not asked, 'y', 'n' */
 	SnapshotData dirty;
 	IndexScanDesc by_key;		/* pk in snap: the stored row of an update */
 	IndexScanDesc by_key_dirty; /* pk in dirty: the probe before an insert */
@@ -388,11 +390,6 @@ sync_rowdirect_begin(Relation rel)
 
 	b->cxt = cxt;
 	b->rel = rel;
-	b->snap = sync_scan_snapshot_begin(false);
-	b->pk = open_pk(rel);
-	InitDirtySnapshot(b->dirty);
-	b->old = table_slot_create(rel, NULL);
-	b->new = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
 	MemoryContextSwitchTo(caller);
 	return b;
 }
@@ -406,9 +403,12 @@ sync_rowdirect_end(SyncDirectBatch *b)
 		index_endscan(b->by_key_dirty);
 	if (b->estate)
 		direct_estate_end(b->estate, b->rri);
-	ExecDropSingleTupleTableSlot(b->new);
-	ExecDropSingleTupleTableSlot(b->old);
-	index_close(b->pk, NoLock);
+	if (b->rows > 0)
+	{
+		ExecDropSingleTupleTableSlot(b->new);
+		ExecDropSingleTupleTableSlot(b->old);
+		index_close(b->pk, NoLock);
+	}
 	if (b->rs)
 	{
 		if (b->rs_probe)
@@ -420,19 +420,46 @@ sync_rowdirect_end(SyncDirectBatch *b)
 		index_close(b->rs_pk, NoLock);
 		table_close(b->rs, NoLock);
 	}
-	sync_scan_snapshot_end(false);
+	if (b->rows > 0)
+		sync_scan_snapshot_end(false);
 	MemoryContextDelete(b->cxt);
 }
 
-/* the next row: the writes of the rows before it visible in the batch's snapshot */
+/*
+ * The next row: at the first, the snapshot, the primary key and the slots (none of it for a
+ * batch the direct write refuses at once); after it, the writes of the rows before visible in
+ * the batch's snapshot.
+ */
 static void
 next_row(SyncDirectBatch *b)
 {
+	MemoryContext caller;
+
 	if (b->rows++ > 0)
 	{
 		CommandCounterIncrement();
 		UpdateActiveSnapshotCommandId();
+		return;
 	}
+	caller = MemoryContextSwitchTo(b->cxt);
+	b->snap = sync_scan_snapshot_begin(false);
+	b->pk = open_pk(b->rel);
+	InitDirtySnapshot(b->dirty);
+	b->old = table_slot_create(b->rel, NULL);
+	b->new = MakeSingleTupleTableSlot(RelationGetDescr(b->rel), &TTSOpsVirtual);
+	MemoryContextSwitchTo(caller);
+}
+
+/* direct_allowed for the batch's table, asked once per kind of write (the same user, relation
+ * and lock for every row of the batch) */
+static bool
+batch_allowed(SyncDirectBatch *b, AclMode mode)
+{
+	char	   *a = &b->allowed[mode == ACL_UPDATE ? 0 : 1];
+
+	if (*a == 0)
+		*a = direct_allowed(b->rel, mode) ? 'y' : 'n';
+	return *a == 'y';
 }
 
 /*
@@ -478,17 +505,19 @@ sync_rowdirect_update(SyncDirectBatch *b, const Datum *key, const SyncDirectRow 
 {
 	Relation	rel = b->rel;
 	TupleDesc	desc = RelationGetDescr(rel);
-	TupleTableSlot *old = b->old;
-	TupleTableSlot *new = b->new;
+	TupleTableSlot *old;
+	TupleTableSlot *new;
 	bool	   *set;
 	TM_FailureData tmfd;
 	LockTupleMode lockmode;
 	bool		update_indexes;
 
-	if (!direct_allowed(rel, ACL_UPDATE))
+	if (!batch_allowed(b, ACL_UPDATE))
 		return false;
 	CheckCmdReplicaIdentity(rel, CMD_UPDATE);
 	next_row(b);
+	old = b->old;
+	new = b->new;
 	if (!fetch_by_key(b, key, false, old))
 		return false;
 	/* the statement's SET: every written column but the key, which it matched */
@@ -641,12 +670,12 @@ sync_rowdirect_insert(SyncDirectBatch *b, const Datum *key, const SyncDirectRow 
 {
 	Relation	rel = b->rel;
 	TupleDesc	desc = RelationGetDescr(rel);
-	TupleTableSlot *new = b->new;
+	TupleTableSlot *new;
 	List	   *vars;
 	List	   *values;
 	MemoryContext caller;
 
-	if (!direct_allowed(rel, ACL_INSERT) || !sync_rowdirect_scope_pairs(scopes, &vars, &values))
+	if (!batch_allowed(b, ACL_INSERT) || !sync_rowdirect_scope_pairs(scopes, &vars, &values))
 		return false;
 	for (int i = 0; i < desc->natts; i++)
 		if (!row->set[i] && !TupleDescAttr(desc, i)->attisdropped)
@@ -654,6 +683,7 @@ sync_rowdirect_insert(SyncDirectBatch *b, const Datum *key, const SyncDirectRow 
 	if (!open_row_scopes(b))
 		return false;
 	next_row(b);
+	new = b->new;
 	/*
 	 * the key probed in a dirty snapshot: a row there, committed or not (a writer outside the
 	 * engine), leaves the write to the statement, whose ON CONFLICT waits for it
