@@ -238,8 +238,11 @@ readyz_done(GwJob *job, PGresult *res, const char *err)
 	respond_json(s, ready ? 200 : 503, o);
 }
 
+/* j to the pool; with push_partition (a push round of a JWT partition) through group commit
+ * (groupcommit.c), which waits while a push of that partition is in the database and then runs
+ * the waiting ones together */
 static void
-submit(RouteReq *s, GwJob *j)
+submit_to(RouteReq *s, GwJob *j, const char *push_partition)
 {
 	if (!j)
 	{
@@ -248,25 +251,17 @@ submit(RouteReq *s, GwJob *j)
 	}
 	s->job = j;
 	s->in_body = false;
-	if (!gw_pool_submit(j))
+	if (!(push_partition ? gw_gc_submit(j, push_partition) : gw_pool_submit(j)))
 	{
 		s->job = NULL;
 		respond_error(s, "sync.rate_limited", "too many rounds waiting for the database", 0);
 	}
 }
 
-/* a push round of a JWT partition: through group commit (groupcommit.c), which waits while a
- * push of the same partition is in the database and then runs the waiting ones together */
 static void
-submit_push(RouteReq *s, GwJob *j)
+submit(RouteReq *s, GwJob *j)
 {
-	s->job = j;
-	s->in_body = false;
-	if (!gw_gc_submit(j, s->id.partition))
-	{
-		s->job = NULL;
-		respond_error(s, "sync.rate_limited", "too many rounds waiting for the database", 0);
-	}
+	submit_to(s, j, NULL);
 }
 
 /* Content-Encoding gzip (SPEC §1.3): the inflated body replaces the wire body, and holds the
@@ -344,10 +339,8 @@ start_round(RouteReq *s)
 		gw_job_param(j, s->query_json, (int) strlen(s->query_json), 0, true);
 	}
 	gw_job_param(j, s->ctype, (int) strlen(s->ctype), 0, true);
-	if (gw_auth_is_jwt() && ssp_request_pushes((const uint8_t *) j->values[0], (size_t) j->lengths[0]))
-		submit_push(s, j);
-	else
-		submit(s, j);
+	submit_to(s, j, gw_auth_is_jwt() && ssp_request_pushes((const uint8_t *) j->values[0], (size_t) j->lengths[0])
+			  ? s->id.partition : NULL);
 }
 
 static char *
