@@ -40,7 +40,7 @@ ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id, title = EX
   qty = EXCLUDED.qty, done = EXCLUDED.done;"
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-only=${BENCH_ONLY:-all}   # all | wal | wakeup | boot | cpu | pull (the pull cases alone) | groupcommit
+only=${BENCH_ONLY:-all}   # all | wal | wakeup | boot | cpu | pull (the pull cases alone) | groupcommit | http
 # group commit: 1-op pushes of one partition through the gateway from 1 and 4 clients, group
 # commit off and on (docs/gateway.md "Group commit"); BENCH_ONLY=groupcommit runs it alone
 group_commit() {
@@ -49,6 +49,15 @@ group_commit() {
   /usr/bin/python3 "$here/gateway_group_commit.py" "${secs:-5}" "$runs"
 }
 if [ "$only" = groupcommit ]; then group_commit; exit 0; fi
+# the issue's HTTP cases (push 1 op, pull 100 changes, bootstrap page of 10k rows; 1, 4 and 16
+# keep-alive clients, wrk) through the gateway, against the reference server's figures;
+# BENCH_ONLY=http runs them alone
+http_cases() {
+  echo
+  echo "HTTP cases through the gateway (fsync=$(q 'SHOW fsync')):"
+  /usr/bin/python3 "$here/gateway_http.py" "${secs:-3}" "$runs"
+}
+if [ "$only" = http ]; then http_cases; exit 0; fi
 if [ "$only" = all ] || [ "$only" = pull ]; then
 echo "| case | syncular | plain SQL | ratio |"
 echo "|---|---|---|---|"
@@ -224,5 +233,6 @@ if [ "$only" = all ] && [ -x "$here/../gateway/syncular-gateway" ]; then
   /usr/bin/python3 "$here/gateway.py" "${secs:-5}"
   /usr/bin/python3 "$here/gateway_realtime.py" 1000
   group_commit
+  http_cases
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

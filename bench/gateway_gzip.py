@@ -14,7 +14,7 @@ Prints rows; never fails on a time.  Usage: gateway_gzip.py [seconds per case] [
 """
 import http.client, multiprocessing as mp, os, signal, subprocess, sys, time
 
-from gwbench import start_gateway
+from gwbench import fixture_db, seed_p1, start_gateway, ticks
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SECS = float(sys.argv[1]) if len(sys.argv) > 1 else 5
@@ -34,39 +34,11 @@ def hexes(q):
 
 
 def setup():
-    subprocess.run(["dropdb", "--if-exists", DB], check=True, capture_output=True)
-    subprocess.run(["createdb", DB], check=True)
-    subprocess.run(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-d", DB, "-f",
-                    os.path.join(root, "test/gateway/fixture.sql")], check=True, capture_output=True)
-    psql("SELECT length(syncular.handle(gwtest.pull('p1', 'seed'), 'p1', 'u1'))")     # the log epoch
-    seed = "".join(
-        "SELECT length(syncular.handle(gwtest.req('p1', 'seed', jsonb_build_array(jsonb_build_object("
-        "'type', 'PUSH_COMMIT', 'clientCommitId', 'seed%d', 'operations', (SELECT jsonb_agg(jsonb_build_object("
-        "'table', 'tasks', 'rowId', 's%d-' || i, 'op', 'upsert', 'payload', encode(syncular.encode_sparse_row("
-        "'tasks', jsonb_build_object('id', 's%d-' || i, 'list_id', 'l1', 'title', 'seeded row ' || i || "
-        "' of batch %d')), 'base64'))) FROM generate_series(1, 500) i)))), 'p1', 'u1'));\n" % (b, b, b, b)
-        for b in range(20))
-    psql(seed)
-    psql("".join("SELECT length(syncular.handle(gwtest.push('p1', 'seed', 'inc%d', 'inc%d', 'incremental %d'), "
-                 "'p1', 'u1'));\n" % (i, i, i) for i in range(100)))
-    head = int(psql("SELECT max(commit_seq) FROM syncular.sync_commits WHERE partition = 'p1'"))
-    boot = psql("SELECT encode(gwtest.req('p1', 'boot', jsonb_build_array(jsonb_build_object('type', 'PULL_HEADER', "
-                "'limitCommits', 100, 'limitSnapshotRows', 10000, 'maxSnapshotPages', 1, 'accept', 1), "
-                "jsonb_build_object('type', 'SUBSCRIPTION', 'id', 's1', 'table', 'tasks', 'scopes', "
-                "jsonb_build_object('list_id', jsonb_build_array('l1')), 'cursor', -1))), 'hex')")
-    inc = psql("SELECT encode(gwtest.pull('p1', 'inc', %d), 'hex')" % (head - 100))
+    fixture_db(DB)
+    boot, inc = seed_p1(psql, 20, 100)
     pushes = hexes("SELECT encode(gwtest.push('p1', 'w' || (g % 4), 'p' || g, 'pr' || g, 't'), 'hex') "
                    "FROM generate_series(1, 8000) g")
     return bytes.fromhex(boot), bytes.fromhex(inc), pushes
-
-
-def ticks(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    except OSError:
-        return 0
 
 
 def loop_client(port, bodies, stop_at, out):

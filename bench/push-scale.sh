@@ -3,7 +3,9 @@
 # 1:16 4:16 1:1 4:1, run in turn, `runs` times, interleaved), pgbench pushes `per` pre-built
 # 1-op commits per client (bench.fill, partitions at random) and prints the tps, the backend
 # CPU per push (the CPU of the exited backends: the postmaster's cutime + cstime before and
-# after the run, clock ticks, so nothing else may connect meanwhile) and the load average.
+# after the run, clock ticks, so nothing else may connect meanwhile) and the load average; then
+# the same rows as plain SQL upserts (one per transaction) with the same clients, the baseline
+# of both figures.
 # With PUSH_SCALE_SAMPLE=1 each case then runs once more while pg_stat_activity is sampled
 # every 10 ms (wait_event_type / wait_event of the active pgbench backends, "CPU" = none,
 # and the relation or lock type of each ungranted pg_locks entry); the sampler's own backend
@@ -35,13 +37,19 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '%s\n' '\set n :n + 1' '\set k :client_id * 100000 + :n' \
   "SELECT length(syncular.handle(q.req, q.part, 'bench')) FROM bench.req q WHERE q.k = :k;" > "$tmp/s.sql"
+# the plain baseline: the same rows, one upsert of a plain table per transaction (bench/cases.sh)
+printf '%s\n' '\set n :n + 1' '\set k :client_id * 100000 + :n' \
+  "INSERT INTO public.items_plain SELECT DISTINCT ON (r->>'id') q.part, r->>'id', r->>'list_id', r->>'title',
+     (r->>'qty')::bigint, (r->>'done')::boolean FROM bench.req q, jsonb_array_elements(q.rows) r WHERE q.k = :k
+   ORDER BY r->>'id' ON CONFLICT (partition, id) DO UPDATE SET list_id = EXCLUDED.list_id,
+     title = EXCLUDED.title, qty = EXCLUDED.qty, done = EXCLUDED.done;" > "$tmp/p.sql"
 pm=$(head -1 "$(q 'SHOW data_directory')/postmaster.pid")
 hz=$(getconf CLK_TCK)
 reaped() { awk '{print $16 + $17}' "/proc/$pm/stat"; }
-bench() {  # clients: prints "tps cpu-ticks"
+bench() {  # clients [script]: prints "tps cpu-ticks"
   local c0 c1 t
   c0=$(reaped)
-  t=$(pgbench -n -M prepared -c "$1" -j "$1" -t "$per" -D n=0 -f "$tmp/s.sql" "$db" 2>"$tmp/err" |
+  t=$(pgbench -n -M prepared -c "$1" -j "$1" -t "$per" -D n=0 -f "${2:-$tmp/s.sql}" "$db" 2>"$tmp/err" |
     awk '/^tps/ {print $3; exit}' || true)
   if grep -q ERROR "$tmp/err"; then head -3 "$tmp/err" >&2; fi
   sleep 0.3   # the postmaster reaps the exited backends
@@ -56,18 +64,19 @@ sample() {  # case label: one run sampled every 10 ms (bench-db.sh)
   wait "$sampler"
 }
 echo "fsync=$(q 'SHOW fsync'), $per 1-op pushes per client, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| case | run | tps | backend CPU ms / push | reservation statements / push | load |"
-echo "|---|---|---|---|---|---|"
+echo "| case | run | tps | backend CPU ms / push | reservation statements / push | plain SQL tps | plain CPU ms / upsert | load |"
+echo "|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$runs"); do
   for cs in "${cases[@]}"; do
     q "SELECT bench.fill(1, ${cs%%:*}, ${cs##*:}, $per, 1)" >/dev/null
     f0=$(fallbacks)
     read -r t ticks <<<"$(bench "${cs%%:*}")"
     f1=$(fallbacks)
+    read -r pt pticks <<<"$(bench "${cs%%:*}" "$tmp/p.sql")"
     awk -v c="$cs" -v r="$r" -v t="$t" -v k="$ticks" -v hz="$hz" -v n=$((${cs%%:*} * per)) \
-      -v f0="$f0" -v f1="$f1" -v l="$(cut -d' ' -f1 /proc/loadavg)" \
-      'BEGIN { printf "| %s | %d | %.0f | %.3f | %s | %s |\n", c, r, t, 1000.0 * k / hz / n,
-               (f0 == "-" ? "-" : sprintf("%.3f", (f1 - f0) / n)), l }'
+      -v f0="$f0" -v f1="$f1" -v pt="$pt" -v pk="$pticks" -v l="$(cut -d' ' -f1 /proc/loadavg)" \
+      'BEGIN { printf "| %s | %d | %.0f | %.3f | %s | %.0f | %.3f | %s |\n", c, r, t, 1000.0 * k / hz / n,
+               (f0 == "-" ? "-" : sprintf("%.3f", (f1 - f0) / n)), pt, 1000.0 * pk / hz / n, l }'
   done
 done
 if [ "${PUSH_SCALE_SAMPLE:-0}" = 1 ]; then

@@ -218,6 +218,7 @@ write_pending(void)
 		return;
 	}
 	j->result_format = 0;
+	j->prepare = true;
 	for (int c = 0; c < NCOLS; c++)
 		gw_array_param(j, &cols[c]);
 	writing = true;

@@ -305,6 +305,7 @@ submit_batch(WsPart *p, int64_t seq, Batch *bt, int prefer)
 		batch_free(bt);
 		return;
 	}
+	j->prepare = true;
 	snprintf(seqtxt, sizeof(seqtxt), "%lld", (long long) seq);
 	gw_job_param(j, p->name, (int) strlen(p->name), 0, true);
 	gw_job_param(j, seqtxt, (int) strlen(seqtxt), 0, true);
@@ -429,8 +430,6 @@ run_fanout(WsPart *p, int64_t seq)
 void
 fanout_on_commit(const char *part, int64_t seq)
 {
-	if (!part)
-		gw_metrics_wakeups_lost();     /* the pool's report: the ring moved past our position */
 	gw_watch_on_commit(part, seq);  /* live query watches (REMOTE.md 6): one rerun call per partition */
 	for (WsPart *p = parts; p; p = p->next)
 	{

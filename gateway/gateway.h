@@ -180,6 +180,8 @@ struct GwJob
 	                                     * whose backend has this job's caches warm, -1: any */
 	bool        prefer_only;            /* wait for it while it is up (not a round: a registration) */
 	bool        gc_solo;                /* groupcommit.c: its batch failed, it runs alone */
+	bool        prepare;                /* a statement every request runs: named, planned once
+	                                     * per connection (prepared.c) */
 	GwJob      *next;
 };
 
@@ -233,6 +235,14 @@ void   gw_pool_set_notify(GwNotifyFn fn);
  * (NULL, 0) when wake-ups were lost and every partition must be resynchronized */
 typedef void (*GwCommitFn) (const char *partition, int64_t seq);
 void   gw_pool_set_commit(GwCommitFn fn);
+/* does anything consume commit wake-ups now (realtime sockets, live query watches)?  While it
+ * answers false the ring waiter calls every 250 ms and gets that time's commits in one answer;
+ * gw_pool_wakeups_wanted (a consumer came) makes a waiter between two such calls call now */
+typedef bool (*GwDemandFn) (void);
+void   gw_pool_set_wakeup_demand(GwDemandFn fn);
+void   gw_pool_wakeups_wanted(void);
+unsigned long long gw_pool_wakeup_calls(void);   /* syncular.wait_commits calls sent */
+unsigned long long gw_pool_wakeups_lost(void);   /* "lost" answers while a consumer was there */
 bool   gw_pool_waiting(void);
 /* the LISTEN connection (presence's channel) is up again: called after its LISTEN was sent */
 typedef void (*GwListenUpFn) (void);

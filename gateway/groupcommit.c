@@ -218,6 +218,7 @@ batch_job(GcBatch *b, int nargs)
 	{
 		if ((j = gw_job_new(sql_for(nargs), batch_done, b)))
 		{
+			j->prepare = true;
 			j->budget = bytes;
 			if (batch_params(j, b, nargs))
 				return j;
@@ -231,6 +232,7 @@ batch_job(GcBatch *b, int nargs)
 	b->n = 1;
 	if (!(j = gw_job_new(b->rounds[0]->sql, batch_done, b)))
 		return NULL;
+	j->prepare = b->rounds[0]->prepare;
 	for (int a = 0; a < b->rounds[0]->nparams; a++)
 		gw_job_param(j, b->rounds[0]->values[a], b->rounds[0]->lengths[a], b->rounds[0]->formats[a], false);
 	return j;

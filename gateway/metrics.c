@@ -33,7 +33,6 @@ static int      n_http_keys;
 static uint64_t http_other;                 /* (route, status) pairs past the table */
 static uint64_t bytes_io[2][2];             /* [transport][in] */
 static uint64_t deltas;
-static uint64_t wakeups_lost;
 static char     wake_reason[MAX_WAKE_REASONS][48];
 static uint64_t wake_n[MAX_WAKE_REASONS + 1];   /* the last slot: "other" */
 static int      n_wake;
@@ -160,12 +159,6 @@ gw_metrics_delta(int64_t notify_us)
 		b++;
 	lat_n[b]++;
 	lat_sum += sec;
-}
-
-void
-gw_metrics_wakeups_lost(void)
-{
-	wakeups_lost++;
 }
 
 void
@@ -507,8 +500,13 @@ render_gateway(GwStr *b)
 		   "push rounds waiting while a statement of their partition is in the database");
 	gw_str_printf(b, "syncular_gateway_group_commit_waiting %d\n", gc_waiting_fn ? gc_waiting_fn() : 0);
 	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",
-		   "times the commit wake-up ring moved past this gateway's position (every partition resynchronized)");
-	gw_str_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", (unsigned long long) wakeups_lost);
+		   "times the commit wake-up ring moved past this gateway's position while realtime sockets or "
+		   "watches were open (every partition resynchronized)");
+	gw_str_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", gw_pool_wakeups_lost());
+	family(b, "syncular_gateway_commit_wakeup_calls_total", "counter",
+		   "syncular.wait_commits calls (ring mode): one per answer while realtime sockets or watches "
+		   "consume wake-ups, about four a second while none does");
+	gw_str_printf(b, "syncular_gateway_commit_wakeup_calls_total %llu\n", gw_pool_wakeup_calls());
 	family(b, "syncular_gateway_commit_wakeups_ring", "gauge",
 		   "1 when commit wake-ups come from the ring (syncular.wait_commits), 0 with NOTIFY");
 	gw_str_printf(b, "syncular_gateway_commit_wakeups_ring %d\n", gw_pool_waiting() ? 1 : 0);

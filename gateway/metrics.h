@@ -42,8 +42,6 @@ void gw_metrics_ack_write(int n);
 void gw_metrics_group_commit(int n);
 void gw_metrics_group_commit_fallback(void);
 void gw_metrics_set_group_commit_waiting(GwGaugeFn fn);
-/* the commit wake-up ring reported wake-ups lost (pool.c) */
-void gw_metrics_wakeups_lost(void);
 /* a sync wake-up was queued to a socket (SPEC §8.3), with its reason */
 void gw_metrics_wake(const char *reason);
 

@@ -28,6 +28,7 @@
 #include "gateway.h"
 #include "jobqueue.h"
 #include "metrics.h"
+#include "prepared.h"
 
 #include <libpq-fe.h>
 #include "loop.h"
@@ -50,6 +51,7 @@ typedef struct PgConn
 	bool        flushing;       /* query bytes still to send */
 	bool        conn_writing;   /* PQconnectPoll waits for writable */
 	GwJob      *job;
+	GwPrepared  prep;           /* the named statements of this connection's backend */
 	bool        bootstrap;      /* job is a bootstrap round (counted in bootstraps_running) */
 	void       *pinned_by;     /* the requester holding the connection (PC_PINNED) */
 	PGresult   *res;
@@ -59,12 +61,19 @@ typedef struct PgConn
 	bool        waiter;         /* runs the syncular.wait_commits loop */
 	bool        have_pos;       /* pos holds the ring position to continue from */
 	bool        wait_warned;    /* a wait_commits failure was logged (until one succeeds) */
+	bool        wait_idle;      /* the next wait_commits call waits for wait_retry: no consumer */
 	char        pos[24];
 	GwTimer     wait_retry;
 } PgConn;
 
 /* milliseconds one wait_commits call sleeps when there is nothing to report */
 #define WAIT_MS "5000"
+/*
+ * Microseconds between two wait_commits calls while no realtime socket or live query watch of
+ * this gateway consumes wake-ups: the commits of that time come back in one answer (the ring
+ * holds 4,096), instead of one call, one database wake-up and one loop turn per commit.
+ */
+#define IDLE_WAIT_US (250 * 1000)
 
 static PgConn *conns;
 static int     nconns;
@@ -89,6 +98,9 @@ static GwListenUpFn listen_up_fn;
 static bool    shutting_down;
 static PgConn *shards;
 static PgConn *dbwaiter;        /* the --db waiter (ring mode, not in router mode) */
+static GwDemandFn demand_fn;    /* does anything consume commit wake-ups now (NULL: always) */
+static unsigned long long wakeup_calls;    /* wait_commits calls sent */
+static unsigned long long wakeups_lost;    /* "lost" answers while a consumer was there */
 static int     connects;        /* round connections established since start */
 static unsigned long long preferred[2];  /* jobs with a preference sent elsewhere [0], on it [1] */
 
@@ -246,6 +258,7 @@ pc_connect(PgConn *pc)
 	static const char *const keys[] = {"application_name", "dbname", NULL};
 	const char *vals[] = {"syncular-gateway", gw_cfg.db, NULL};
 
+	gw_prepared_reset(&pc->prep);   /* a new backend: nothing prepared there */
 	pc->conn = pc->conninfo ? connect_shard(pc->conninfo) : PQconnectStartParams(keys, vals, 1);
 	if (!pc->conn || PQstatus(pc->conn) == CONNECTION_BAD)
 	{
@@ -278,8 +291,7 @@ pc_flush(PgConn *pc)
 static bool
 pc_send(PgConn *pc, GwJob *j)
 {
-	if (!PQsendQueryParams(pc->conn, j->sql, j->nparams, NULL, j->values, j->lengths, j->formats,
-						   j->result_format))
+	if (gw_prepared_send(&pc->prep, pc->conn, j) < 0)
 		return false;
 	pc->job = j;
 	pc->bootstrap = j->bootstrap;
@@ -506,8 +518,21 @@ pc_readable(PgConn *pc)
 				pc->res = r;
 				continue;
 			}
-			/* the statement is complete */
+			/* the statement is complete: its Prepare, or a named statement to send unnamed */
 			j = pc->job;
+			if (j && gw_prepared_again(&pc->prep, pc->res))
+			{
+				PQclear(pc->res);
+				pc->res = NULL;
+				pc_job_ended(pc);
+				if (!pc_send(pc, j))
+				{
+					pc->job = j;    /* pc_fail answers it */
+					pc_fail(pc, NULL);
+					return;
+				}
+				continue;
+			}
 			pc_job_ended(pc);
 			pc->st = PC_READY;
 			pc->pinned_by = NULL;
@@ -850,14 +875,25 @@ wait_done(GwJob *job, PGresult *res, const char *err)
 		}
 		if (strcmp(kind, "lost") == 0)
 		{
-			gw_log("commit wake-ups were lost%s%s (the ring moved past this gateway's position): "
-				   "resynchronizing every partition", pc->conninfo ? " on shard " : "",
-				   pc->conninfo ? pc->conninfo : "");
+			/* while nothing consumed wake-ups, nobody missed one: no log, no count */
+			if (!demand_fn || demand_fn())
+			{
+				gw_log("commit wake-ups were lost%s%s (the ring moved past this gateway's position): "
+					   "resynchronizing every partition", pc->conninfo ? " on shard " : "",
+					   pc->conninfo ? pc->conninfo : "");
+				wakeups_lost++;
+			}
 			if (commit_fn)
 				commit_fn(NULL, 0);
 		}
 		snprintf(pc->pos, sizeof(pc->pos), "%s", PQgetvalue(res, i, 1));
 		pc->have_pos = true;
+	}
+	if (demand_fn && !demand_fn())
+	{
+		pc->wait_idle = true;   /* gw_pool_wakeups_wanted calls at once when a consumer comes */
+		gw_timer_after(&pc->wait_retry, wait_retry_cb, IDLE_WAIT_US);
+		return;
 	}
 	wait_next(pc);
 }
@@ -866,9 +902,11 @@ wait_done(GwJob *job, PGresult *res, const char *err)
 static void
 wait_next(PgConn *pc)
 {
-	GwJob *j = gw_job_new("SELECT kind, position, partition, commit_seq "
-						  "FROM syncular.wait_commits($1::bigint, $2::integer)", wait_done, pc);
+	GwJob *j;
 
+	pc->wait_idle = false;
+	j = gw_job_new("SELECT kind, position, partition, commit_seq "
+				   "FROM syncular.wait_commits($1::bigint, $2::integer)", wait_done, pc);
 	if (!j)
 	{
 		gw_timer_after(&pc->wait_retry, wait_retry_cb, 1000 * 1000);
@@ -877,6 +915,7 @@ wait_next(PgConn *pc)
 	j->result_format = 0;
 	gw_job_param(j, pc->have_pos ? pc->pos : NULL, pc->have_pos ? (int) strlen(pc->pos) : 0, 0, false);
 	gw_job_param(j, WAIT_MS, (int) strlen(WAIT_MS), 0, false);
+	wakeup_calls++;
 	if (!pc_send(pc, j))
 	{
 		gw_job_free(j);
@@ -908,6 +947,49 @@ void
 gw_pool_set_listen_up(GwListenUpFn fn)
 {
 	listen_up_fn = fn;
+}
+
+void
+gw_pool_set_wakeup_demand(GwDemandFn fn)
+{
+	demand_fn = fn;
+}
+
+static void
+wait_resume(PgConn *pc)
+{
+	if (!pc->wait_idle)
+		return;                 /* a call is in flight (or a failure's retry is due) */
+	gw_timer_cancel(&pc->wait_retry);
+	pc->wait_idle = false;
+	if (!shutting_down && pc->conn && pc->st == PC_READY)
+		wait_next(pc);
+}
+
+/*
+ * A consumer of commit wake-ups came (a socket was upgraded): a waiter between two idle calls
+ * calls now, from the position it kept, so every commit since reaches the fanout.
+ */
+void
+gw_pool_wakeups_wanted(void)
+{
+	if (dbwaiter)
+		wait_resume(dbwaiter);
+	for (PgConn *pc = shards; pc; pc = pc->snext)
+		if (pc->waiter)
+			wait_resume(pc);
+}
+
+unsigned long long
+gw_pool_wakeup_calls(void)
+{
+	return wakeup_calls;
+}
+
+unsigned long long
+gw_pool_wakeups_lost(void)
+{
+	return wakeups_lost;
 }
 
 bool

@@ -322,6 +322,7 @@ start_round(RouteReq *s)
 		submit(s, NULL);
 		return;
 	}
+	j->prepare = true;
 	j->bootstrap = ssp_request_bootstraps((const uint8_t *) s->body, s->body_len);
 	gw_job_param_take(j, s->body, (int) s->body_len, 1, s->held);
 	s->body = NULL;

@@ -45,6 +45,13 @@ gw_ws_count(void)
 	return nsocks;
 }
 
+/* commit wake-ups are consumed by open sockets (fanout, watches) and by fanout calls running */
+static bool
+wakeups_wanted(void)
+{
+	return nsocks > 0 || gw_watch_count() > 0 || fanout_parts() != NULL;
+}
+
 /* ---------------------------------------------------------------- lifetime */
 
 void
@@ -495,6 +502,7 @@ start_round(Sock *s)
 		round_finish(s);
 		return;
 	}
+	j->prepare = true;
 	/* the queued round's copy of the request counts until the pool frees the job */
 	if (!gw_budget_take(s->round_len))
 	{
@@ -678,6 +686,7 @@ new_sock(const char *client)
 	s->id = next_id++;
 	s->refs = 1;                /* the connection's own reference, dropped at close */
 	nsocks++;
+	gw_pool_wakeups_wanted();   /* before its first round: no commit after it goes unseen */
 	return s;
 }
 
@@ -849,6 +858,7 @@ gw_ws_init(void)
 	gw_metrics_set_watches(gw_watch_count);
 	gw_pool_set_notify(on_notify);
 	gw_pool_set_commit(fanout_on_commit);
+	gw_pool_set_wakeup_demand(wakeups_wanted);
 	presence_init();
 	gw_timer_after(&heartbeat, heartbeat_cb, (int64_t) gw_cfg.heartbeat_s * 1000000);
 }

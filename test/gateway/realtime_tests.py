@@ -771,6 +771,103 @@ def t_rt_wakeup_lost_resyncs():
         g.stop()
 
 
+def t_rt_wakeups_idle_without_sockets():
+    """Ring mode: while no realtime socket or watch is open, the waiter does not make one
+    syncular.wait_commits call per commit (each call wakes a backend and turns the event loop):
+    it calls every 250 ms and takes that time's commits in one answer.  A ring that moved past
+    its position meanwhile is no loss (nobody was waiting): no log line, no count.  The first
+    socket makes the waiter call at once, from its position: the next commit is a delta."""
+    if psql("SELECT syncular.commit_wakeup_mode()") == "notify":
+        print("# t_rt_wakeups_idle_without_sockets: NOTIFY mode here, checked in ring mode by "
+              "test/t/020_wakeup_ring.pl")
+        return
+    fill = ["I" * 255 + "a", "I" * 255 + "b"]     # 256-byte partitions: 2048 of them fill the ring
+    for f in fill:
+        psql("SELECT syncular.handle(gwtest.pull('%s', 'fill'), '%s', 'u1')" % (f, f))
+    g = Gateway()
+
+    def calls():
+        st, _, body = g.request("GET", "/sync-api/metrics")
+        return int(re.search(rb"\nsyncular_gateway_commit_wakeup_calls_total (\d+)", body).group(1))
+    try:
+        pull_http(g, "rtIdle")      # the partition's log epoch (the pushes below need it)
+        for _ in range(100):        # the waiter's first call is out
+            if calls() > 0:
+                break
+            time.sleep(0.05)
+        bodies = psql("SELECT string_agg(encode(gwtest.push('p1', 'rtA', 'idle' || i, 'idle' || i, 'no socket'), "
+                      "'hex'), ',' ORDER BY i) FROM generate_series(1, 60) i").split(",")
+        c0, t0 = calls(), time.time()
+        for b in bodies:
+            st, _, body = g.sync(bytes.fromhex(b), {"x-api-key": KEY})
+            assert st == 200 and frames(body, "PUSH_RESULT")[0]["status"] == "applied", body
+        time.sleep(0.3)
+        took, made = time.time() - t0, calls() - c0
+        assert made <= took / 0.25 + 3, "%d wait_commits calls for 60 commits in %.2f s" % (made, took)
+        # the ring laps while nothing consumes wake-ups (one transaction: 2,100 wake-ups at commit)
+        psql("""DO $$ BEGIN
+                  FOR i IN 1..1050 LOOP
+                    PERFORM syncular.handle(gwtest.push('%s', 'fill', 'a' || i, 'a' || i, 'x'), '%s', 'u1');
+                    PERFORM syncular.handle(gwtest.push('%s', 'fill', 'b' || i, 'b' || i, 'x'), '%s', 'u1');
+                  END LOOP; END $$""" % (fill[0], fill[0], fill[1], fill[1]))
+        time.sleep(0.6)             # two idle calls: the "lost" answer is taken
+        pull_http(g, "rtIdle")      # the socket starts at the head: deltas, no catch-up
+
+        async def go():
+            async with websockets.connect(url(g, "rtIdle")) as ws:
+                await hello(ws)
+                c1 = calls()
+                seq = push_http(g, "rtA", "idleS", "idleS", "a socket is open")
+                await delta_with(ws, seq, timeout=2)
+                seq = push_http(g, "rtA", "idleT", "idleT", "and again")
+                await delta_with(ws, seq, timeout=2)
+                assert calls() >= c1 + 2, (c1, calls())     # a call per answer again
+        arun(go())
+        assert "were lost" not in g.logtext(), g.logtext()
+        st, _, body = g.request("GET", "/sync-api/metrics")
+        assert b"\nsyncular_gateway_commit_wakeups_lost_total 0\n" in body, body
+    finally:
+        g.stop()
+
+
+def t_rt_rounds_prepared():
+    """The statements every request runs are prepared once per pool connection (gateway/prepared.c):
+    100 socket rounds and 100 POST /sync rounds through a gateway of two connections are planned a
+    handful of times (PostgreSQL plans a named statement's first five executions), not once per
+    round.  Needs pg_stat_statements with track_planning (the ring-mode run of
+    test/t/020_wakeup_ring.pl preloads it)."""
+    if "pg_stat_statements" not in psql("SHOW shared_preload_libraries"):
+        print("# t_rt_rounds_prepared: pg_stat_statements is not preloaded here, checked by "
+              "test/t/020_wakeup_ring.pl")
+        return
+    psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
+    g = Gateway("--pool", "2")
+    try:
+        pull_http(g, "rtPrep")
+        bodies = psql("SELECT string_agg(encode(gwtest.pull('p1', 'rtPrep'), 'hex'), ',') FROM generate_series(1, 100)").split(",")
+        for b in bodies:
+            st, _, body = g.sync(bytes.fromhex(b), {"x-api-key": KEY})
+            assert st == 200, body
+
+        async def go():
+            async with websockets.connect(url(g, "rtPrep")) as ws:
+                await hello(ws)
+                for b in bodies:
+                    r = await socket_round(ws, bytes.fromhex(b), 1)
+                    assert r["frames"][0]["type"] == "RESP_HEADER", r
+        arun(go())
+        rows = psql("SELECT calls || ' ' || plans || ' ' || query FROM pg_stat_statements "
+                    "WHERE query LIKE 'SELECT status, content_type, body FROM syncular.handle_http%'").splitlines()
+        assert len(rows) >= 2, rows
+        for r in rows:
+            calls, plans = int(r.split()[0]), int(r.split()[1])
+            if calls >= 100:
+                assert plans <= 2 * 6, rows
+        assert sum(int(r.split()[0]) for r in rows) >= 200, rows
+    finally:
+        g.stop()
+
+
 def t_rt_sigterm_closes_sockets():
     g = Gateway()
 
@@ -829,7 +926,7 @@ TESTS = [t_rt_hello_delta_ack, t_rt_never_pulled_requires_sync, t_rt_two_gateway
          t_rt_heartbeat, t_rt_socket_rounds, t_rt_behind_at_connect_wakes, t_rt_commit_during_round,
          t_rt_bad_input_closes, t_rt_upgrade_refusals, t_rt_presence,
          t_rt_killed_connections_recover, t_rt_listen_lost_wakes, t_rt_least_privilege_role, t_rt_wakeup_source,
-         t_rt_wakeup_lost_resyncs, t_rt_sql_update_delta,
+         t_rt_wakeup_lost_resyncs, t_rt_wakeups_idle_without_sockets, t_rt_rounds_prepared, t_rt_sql_update_delta,
          t_rt_sigterm_closes_sockets,
          t_rt_slow_consumer_bounded]     # last: it leaves 7 MB of rows in list l1
 

@@ -4,7 +4,8 @@
 # shared_preload_libraries = 'syncular' runs the pg_regress test wakeup_ring (test/t/regress),
 # then the blocking checks (a waiter wakes on a commit, the timeout, pg_cancel_backend), NOTIFY
 # per mode, `auto` across ALTER EXTENSION UPDATE from 0.2.0, and the realtime gateway tests in
-# ring mode (test/gateway/run.py, against the sanitizer build; a skip when it is not built).
+# ring mode (test/gateway/run.py, against the sanitizer build; a skip when it is not built), with
+# pg_stat_statements preloaded for the test of the gateway's prepared statements.
 use strict;
 use warnings;
 
@@ -16,7 +17,8 @@ use Test::More;
 use Time::HiRes qw(time sleep);
 
 my $node = syncular_node('wakeup',
-	conf => "shared_preload_libraries = 'syncular'\nmax_prepared_transactions = 2\nmax_connections = 60\n");
+	conf => "shared_preload_libraries = 'syncular,pg_stat_statements'\npg_stat_statements.track_planning = on\n"
+	  . "max_prepared_transactions = 2\nmax_connections = 60\n");
 $node->start;
 regress($node, 'wakeup_ring');
 
