@@ -6,7 +6,7 @@
  * reference server").
  *
  * Slots: up to 32 statement texts for the process, taken by the first job marked prepare that
- * carries each text (texts compare by content, so a text rebuilt per call still finds its slot).
+ * carries each text (kept as a copy, compared by content: a text rebuilt per call finds its slot).
  * Per connection, a statement is prepared on its first use: the Prepare goes first, the job's
  * query follows when it completed.  A Prepare that fails (the database lacks the function, a
  * privilege) leaves that statement unnamed on that connection; so does an execution that fails
@@ -33,7 +33,7 @@ static int
 slot_of(const char *sql)
 {
 	for (int k = 0; k < ntexts; k++)
-		if (texts[k] == sql || strcmp(texts[k], sql) == 0)
+		if (strcmp(texts[k], sql) == 0)
 			return k;
 	if (ntexts == MAX_SLOTS || !(texts[ntexts] = strdup(sql)))
 		return -1;
