@@ -9,6 +9,7 @@
  * syncular_stats_preloaded 0 is exported for the database.
  */
 #include "metrics.h"
+#include "prepared.h"
 #include "strbuf.h"
 #include "loop.h"
 #include "parse.h"
@@ -507,6 +508,10 @@ render_gateway(GwStr *b)
 		   "syncular.wait_commits calls (ring mode): one per answer while realtime sockets or watches "
 		   "consume wake-ups, about four a second while none does");
 	gw_str_printf(b, "syncular_gateway_commit_wakeup_calls_total %llu\n", gw_pool_wakeup_calls());
+	family(b, "syncular_gateway_prepared_fallbacks_total", "counter",
+		   "named statements refused before they ran (gone, as behind a pooler that does not keep them, "
+		   "or their result type changed) and sent again unnamed");
+	gw_str_printf(b, "syncular_gateway_prepared_fallbacks_total %llu\n", gw_prepared_fallbacks());
 	family(b, "syncular_gateway_commit_wakeups_ring", "gauge",
 		   "1 when commit wake-ups come from the ring (syncular.wait_commits), 0 with NOTIFY");
 	gw_str_printf(b, "syncular_gateway_commit_wakeups_ring %d\n", gw_pool_waiting() ? 1 : 0);

@@ -531,6 +531,8 @@ pc_readable(PgConn *pc)
 					pc_fail(pc, NULL);
 					return;
 				}
+				if (pc->st != PC_BUSY)
+					return;     /* its flush failed: pc_fail answered it */
 				continue;
 			}
 			pc_job_ended(pc);

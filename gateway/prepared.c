@@ -14,7 +14,9 @@
  * cached plan refuses a changed result type (0A000 after an extension update): that job is sent
  * again unnamed, which is safe because nothing of it ran.  Protocol-level statements (not SQL
  * PREPARE) are what PgBouncer 1.21 and later keep across its transaction pooling; an older
- * pooler answers 26000 on another server connection, and the statement goes unnamed.
+ * pooler answers 26000 on another server connection, and the statement goes unnamed.  The
+ * errors are told apart by SQLSTATE and the server function that raised them, not by their
+ * message, which the server's lc_messages translates.
  */
 #include "prepared.h"
 
@@ -26,24 +28,31 @@
 
 #define MAX_SLOTS 32
 
+static unsigned long long fallbacks;     /* named executions refused, sent again unnamed */
 static char *texts[MAX_SLOTS];
+static char names[MAX_SLOTS][32];
 static int ntexts;
 
+/*
+ * A slot's name comes from its text (64-bit FNV-1a), not from the order of first use: a
+ * server connection that a pooler hands from one gateway process to another, or one kept
+ * across a gateway restart, may hold a statement of that name already, and it is then the
+ * same text (its Prepare answers 42P05, taken as prepared).
+ */
 static int
 slot_of(const char *sql)
 {
+	uint64_t h = 14695981039346656037ULL;
+
 	for (int k = 0; k < ntexts; k++)
 		if (strcmp(texts[k], sql) == 0)
 			return k;
 	if (ntexts == MAX_SLOTS || !(texts[ntexts] = strdup(sql)))
 		return -1;
+	for (const unsigned char *c = (const unsigned char *) sql; *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	snprintf(names[ntexts], sizeof names[0], "syncular_gw_%016llx", (unsigned long long) h);
 	return ntexts++;
-}
-
-static void
-name_of(int k, char *buf, size_t size)
-{
-	snprintf(buf, size, "syncular_gw_%d", k);
 }
 
 void
@@ -57,34 +66,39 @@ int
 gw_prepared_send(GwPrepared *ps, PGconn *conn, const GwJob *j)
 {
 	int k = j->prepare ? slot_of(j->sql) : -1;
-	char name[32];
 
 	ps->pending = ps->sent = -1;
 	if (k < 0 || (ps->failed & (1u << k)))
 		return PQsendQueryParams(conn, j->sql, j->nparams, NULL, j->values, j->lengths, j->formats,
 								 j->result_format) ? 0 : -1;
-	name_of(k, name, sizeof name);
 	if (!(ps->ok & (1u << k)))
 	{
 		ps->pending = k;
-		return PQsendPrepare(conn, name, j->sql, j->nparams, NULL) ? 1 : -1;
+		return PQsendPrepare(conn, names[k], j->sql, j->nparams, NULL) ? 1 : -1;
 	}
 	ps->sent = k;
-	return PQsendQueryPrepared(conn, name, j->nparams, j->values, j->lengths, j->formats,
+	return PQsendQueryPrepared(conn, names[k], j->nparams, j->values, j->lengths, j->formats,
 							   j->result_format) ? 0 : -1;
 }
 
-/* the named statement refused before it ran: gone, or its plan's result type changed */
+/* the error's SQLSTATE is code, raised by the server's function fn (never translated) */
+static bool
+raised(const PGresult *res, const char *code, const char *fn)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *src = res ? PQresultErrorField(res, PG_DIAG_SOURCE_FUNCTION) : NULL;
+
+	return state && strcmp(state, code) == 0 && (!fn || (src && strcmp(src, fn) == 0));
+}
+
+/*
+ * The named statement refused before it ran: gone at Bind (26000 from FetchPreparedStatement),
+ * or its cached plan's result type changed (0A000 from RevalidateCachedQuery).
+ */
 static bool
 refused_before_running(const PGresult *res)
 {
-	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-
-	if (!state)
-		return false;
-	return strcmp(state, "26000") == 0 ||
-		(strcmp(state, "0A000") == 0 && msg && strstr(msg, "cached plan must not change result type"));
+	return raised(res, "26000", "FetchPreparedStatement") || raised(res, "0A000", "RevalidateCachedQuery");
 }
 
 bool
@@ -94,7 +108,7 @@ gw_prepared_again(GwPrepared *ps, const PGresult *res)
 
 	if (ps->pending >= 0)
 	{
-		if (st == PGRES_COMMAND_OK)
+		if (st == PGRES_COMMAND_OK || raised(res, "42P05", NULL))
 			ps->ok |= 1u << ps->pending;
 		else
 			ps->failed |= 1u << ps->pending;
@@ -106,7 +120,14 @@ gw_prepared_again(GwPrepared *ps, const PGresult *res)
 		ps->ok &= ~(1u << ps->sent);
 		ps->failed |= 1u << ps->sent;
 		ps->sent = -1;
+		fallbacks++;
 		return true;
 	}
 	return false;
+}
+
+unsigned long long
+gw_prepared_fallbacks(void)
+{
+	return fallbacks;
 }

@@ -33,5 +33,7 @@ int  gw_prepared_send(GwPrepared *ps, struct pg_conn *conn, const GwJob *j);
  * it ran: then it goes unnamed on this connection).
  */
 bool gw_prepared_again(GwPrepared *ps, const struct pg_result *res);
+/* named executions refused before they ran and sent again unnamed, since start */
+unsigned long long gw_prepared_fallbacks(void);
 
 #endif

@@ -7,9 +7,9 @@ loop) dropped such a request, so the pool never came up over TCP (readyz stayed 
 query could stall.  A cluster reached
 over a unix socket (connect completes at once, the server reads fast) does not show it, so the
 gateway reaches the cluster through a TCP relay on 127.0.0.1 that forwards slowly."""
-import os, re, socket, threading, time
+import os, re, shutil, socket, subprocess, tempfile, threading, time
 
-from gwlib import Gateway, frames, req_bytes
+from gwlib import Gateway, free_port, frames, psql, req_bytes
 
 KEY = {"x-api-key": "u1@p1"}
 
@@ -139,7 +139,88 @@ def t_bootstraps_leave_connections():
         g.stop()
 
 
-TESTS = [t_pool_connects_over_tcp, t_bootstraps_leave_connections]
+def start_pgbouncer(pgb):
+    """PgBouncer in transaction mode (round-robin over 3 server connections) in front of the
+    test cluster's gwtest; (process, port, its folder).  Run as postgres when we are root (it
+    refuses root)."""
+    port, d = free_port(), tempfile.mkdtemp(prefix="gwtest-pgb-")   # not in TMP: postgres reads it
+    os.chmod(d, 0o777)
+    host, pgport = os.environ.get("PGHOST", "/var/run/postgresql"), os.environ.get("PGPORT", "5432")
+    user, password = os.environ.get("PGUSER", "postgres"), os.environ.get("PGPASSWORD", "")
+    with open(os.path.join(d, "users.txt"), "w") as f:
+        f.write('"%s" ""\n' % user)
+    with open(os.path.join(d, "pgb.ini"), "w") as f:
+        f.write("[databases]\ngwtest = host=%s port=%s dbname=gwtest user=%s%s\n"
+                "[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = %d\nunix_socket_dir =\n"
+                "auth_type = trust\nauth_file = %s/users.txt\npool_mode = transaction\n"
+                "default_pool_size = 3\nserver_round_robin = 1\nmax_client_conn = 50\n"
+                "logfile = %s/pgb.log\npidfile = %s/pgb.pid\n"
+                % (host, pgport, user, " password=" + password if password else "", port, d, d, d))
+    for name in os.listdir(d):
+        os.chmod(os.path.join(d, name), 0o666)
+    cmd = [pgb, os.path.join(d, "pgb.ini")]
+    if os.getuid() == 0:
+        cmd = ["runuser", "-u", "postgres", "--"] + cmd
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return proc, port, d
+
+
+def t_prepared_behind_transaction_pooler():
+    """The gateway prepares the statements every request runs (gateway/prepared.c).  Behind a
+    pooler in transaction mode that does not keep prepared statements (PgBouncer 1.18, Debian
+    12's), a statement prepared on one server connection is executed on another: the server
+    answers 26000 and the gateway sends it again unnamed, or its Prepare meets the same name
+    there (42P05: the same text).  Every round still answers as without the pooler: 4 clients,
+    30 pushes each, all applied, commit_seq gap-free; the fallbacks are counted."""
+    pgb = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+    if not os.access(pgb, os.X_OK):
+        print("skip - t_prepared_behind_transaction_pooler: pgbouncer is not installed (apt-get install pgbouncer)")
+        return
+    proc, port, d = start_pgbouncer(pgb)
+    g = None
+    try:
+        user = os.environ.get("PGUSER", "postgres")
+        g = Gateway("--db", "host=127.0.0.1 port=%d user=%s dbname=gwtest" % (port, user), "--pool", "4")
+        st, _, body = g.sync(req_bytes("gwtest.pull('p1', 'c-pgb0')"), KEY)
+        assert st == 200, body[:300]
+        bodies = psql("SELECT string_agg(encode(gwtest.push('p1', 'c-pgb' || (i % 4), 'pgb' || i, 'pgb' || i, "
+                      "'behind a pooler'), 'hex'), ',' ORDER BY i) FROM generate_series(1, 120) i").split(",")
+        seqs, errors = [], []
+
+        def client(k):
+            for b in bodies[k::4]:
+                st, _, body = g.sync(bytes.fromhex(b), KEY)
+                pr = frames(body, "PUSH_RESULT") if st == 200 else []
+                if not pr or pr[0]["status"] != "applied":
+                    errors.append((st, body[:300]))
+                else:
+                    seqs.append(pr[0]["commitSeq"])
+        ts = [threading.Thread(target=client, args=(k,)) for k in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert not errors, errors[:3]
+        assert sorted(seqs) == list(range(min(seqs), min(seqs) + 120)), sorted(seqs)
+        st, _, metrics = g.request("GET", "/sync-api/metrics")
+        n = int(re.search(rb"\nsyncular_gateway_prepared_fallbacks_total (\d+)", metrics).group(1))
+        assert n > 0, "no named statement was refused behind the pooler: the test did not test"
+        print("# %d named executions sent again unnamed" % n)
+    finally:
+        if g:
+            g.stop()
+        proc.terminate()
+        proc.wait(10)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+TESTS = [t_pool_connects_over_tcp, t_bootstraps_leave_connections, t_prepared_behind_transaction_pooler]
 
 
 def run(tap):

@@ -775,8 +775,8 @@ def t_rt_wakeups_idle_without_sockets():
     """Ring mode: while no realtime socket or watch is open, the waiter does not make one
     syncular.wait_commits call per commit (each call wakes a backend and turns the event loop):
     it calls every 250 ms and takes that time's commits in one answer.  A ring that moved past
-    its position meanwhile is no loss (nobody was waiting): no log line, no count.  The first
-    socket makes the waiter call at once, from its position: the next commit is a delta."""
+    its position meanwhile is no loss (nobody was waiting): no log line, no count.  A socket's
+    upgrade makes the waiter call at once, from its position: the next commit is a delta."""
     if psql("SELECT syncular.commit_wakeup_mode()") == "notify":
         print("# t_rt_wakeups_idle_without_sockets: NOTIFY mode here, checked in ring mode by "
               "test/t/020_wakeup_ring.pl")
@@ -810,10 +810,24 @@ def t_rt_wakeups_idle_without_sockets():
                     PERFORM syncular.handle(gwtest.push('%s', 'fill', 'a' || i, 'a' || i, 'x'), '%s', 'u1');
                     PERFORM syncular.handle(gwtest.push('%s', 'fill', 'b' || i, 'b' || i, 'x'), '%s', 'u1');
                   END LOOP; END $$""" % (fill[0], fill[0], fill[1], fill[1]))
-        time.sleep(0.6)             # two idle calls: the "lost" answer is taken
+        c1 = calls()
+        for _ in range(200):        # a call sent after the lap: its "lost" answer was taken
+            if calls() >= c1 + 2:
+                break
+            time.sleep(0.05)
         pull_http(g, "rtIdle")      # the socket starts at the head: deltas, no catch-up
 
         async def go():
+            # a socket's upgrade makes an idle waiter call at once (not at its next 250 ms turn),
+            # three times over: the waiter idles again after the answer to a commit
+            for k in range(3):
+                push_http(g, "rtA", "idleR%d" % k, "idleR%d" % k, "no socket")
+                time.sleep(0.05)    # its answer taken: idle until 250 ms from it
+                c0 = calls()
+                async with websockets.connect(url(g, "rtIdle")) as ws:
+                    await hello(ws)
+                    assert calls() > c0, (k, c0, calls())
+                pull_http(g, "rtIdle")
             async with websockets.connect(url(g, "rtIdle")) as ws:
                 await hello(ws)
                 c1 = calls()
