@@ -95,6 +95,9 @@ def main():
     if shutil.which("wrk") is None:
         print("skipped: the HTTP cases need wrk (apt-get install wrk)")
         return
+    if not os.access(GW, os.X_OK):
+        print("skipped: %s is not built (make gateway)" % GW)
+        return
     boot, inc, pushes = setup(int(sum(PUSH_RATE.values()) * SECS * RUNS + PUSH_RATE[4]))
     gw, port = start_gateway(GW, DB, ["--jwt-secret", "bench", "--partition", "p1"])
     res, tmp = {}, tempfile.mkdtemp()

@@ -1,7 +1,13 @@
 """Shared by the gateway bench scripts: start a syncular-gateway on a free port of 127.0.0.1
 against a database of the PG* environment and wait until it is ready; seed the gateway test
 fixture's partition p1 for pulls and bootstraps."""
-import http.client, os, socket, subprocess, time
+import ctypes, http.client, os, signal, socket, subprocess, time
+
+
+def _die_with_parent():
+    """in the child before exec: SIGTERM when the bench process ends, however it ends (a bench
+    killed mid-run leaves no gateway behind)"""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)    # PR_SET_PDEATHSIG
 
 
 def start_gateway(binary, db, flags, stderr=subprocess.DEVNULL):
@@ -9,7 +15,8 @@ def start_gateway(binary, db, flags, stderr=subprocess.DEVNULL):
     s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
     conninfo = " ".join("%s=%s" % (k, os.environ[v]) for k, v in (("host", "PGHOST"), ("port", "PGPORT"),
                         ("user", "PGUSER")) if os.environ.get(v)) + " dbname=" + db
-    gw = subprocess.Popen([binary, "--db", conninfo, "--listen", "127.0.0.1:%d" % port] + list(flags), stderr=stderr)
+    gw = subprocess.Popen([binary, "--db", conninfo, "--listen", "127.0.0.1:%d" % port] + list(flags), stderr=stderr,
+                          preexec_fn=_die_with_parent)
     for _ in range(100):
         try:
             c = http.client.HTTPConnection("127.0.0.1", port); c.request("GET", "/sync-api/readyz")

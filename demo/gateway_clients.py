@@ -46,7 +46,7 @@ def post(actor, body, title):
     if r.getheader("Content-Encoding") == "gzip":
         data = gzip.decompress(data)
     print("  %s -> HTTP %d %s (%d bytes, Content-Encoding %s)" % (title, r.status, r.getheader("Content-Type"),
-                                                                  len(data), r.getheader("Content-Encoding")))
+                                                                  len(data), r.getheader("Content-Encoding") or "identity"))
     return show(data) if r.status == 200 else print("      " + data.decode())
 
 

@@ -505,8 +505,8 @@ render_gateway(GwStr *b)
 		   "watches were open (every partition resynchronized)");
 	gw_str_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", gw_pool_wakeups_lost());
 	family(b, "syncular_gateway_commit_wakeup_calls_total", "counter",
-		   "syncular.wait_commits calls (ring mode): one per answer while realtime sockets or watches "
-		   "consume wake-ups, about four a second while none does");
+		   "syncular.wait_commits calls (ring mode): one per answer while a WebSocket is open, at most "
+		   "one per 250 ms while none is");
 	gw_str_printf(b, "syncular_gateway_commit_wakeup_calls_total %llu\n", gw_pool_wakeup_calls());
 	family(b, "syncular_gateway_prepared_fallbacks_total", "counter",
 		   "named statements refused before they ran (gone, as behind a pooler that does not keep them, "
