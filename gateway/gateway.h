@@ -9,6 +9,8 @@
  *   auth.c     host authentication: JWT, or the SQL authenticator (SPEC §1.1)
  *   loop.c     the event loop: descriptors with callbacks, timers (a leaf; loop.h)
  *   pool.c     libpq connections in non-blocking mode inside the event loop
+ *   prepared.c named statements on those connections, prepared on first use (prepared.h)
+ *   waiter.c   the commit wake-up ring's wait_commits loop on a pool connection (waiter.h)
  *   jobqueue.c the pool's job FIFOs (jobqueue.h)
  *   job.c      one statement for the pool: SQL, parameters, callback
  *   groupcommit.c push rounds of one partition that wait for each other, run as one statement
@@ -231,18 +233,14 @@ int    gw_pool_connects(void);      /* round connections established so far (rec
  * were not notified) */
 typedef void (*GwNotifyFn) (const char *channel, const char *payload);
 void   gw_pool_set_notify(GwNotifyFn fn);
-/* ring mode (docs/realtime.md "Commit wake-ups"): one wake-up from syncular.wait_commits, or
- * (NULL, 0) when wake-ups were lost and every partition must be resynchronized */
+/* ring mode (docs/realtime.md "Commit wake-ups", waiter.c): one wake-up from
+ * syncular.wait_commits, or (NULL, 0) when wake-ups were lost and every partition must be
+ * resynchronized */
 typedef void (*GwCommitFn) (const char *partition, int64_t seq);
-void   gw_pool_set_commit(GwCommitFn fn);
-/* does anything consume commit wake-ups now (realtime sockets, live query watches)?  While it
- * answers false the ring waiter calls every 250 ms and gets that time's commits in one answer;
- * gw_pool_wakeups_wanted (a consumer came) makes a waiter between two such calls call now */
+/* does anything consume commit wake-ups now (realtime sockets, live query watches)? */
 typedef bool (*GwDemandFn) (void);
-void   gw_pool_set_wakeup_demand(GwDemandFn fn);
+/* a consumer came (a WebSocket upgrade): a ring waiter between two idle calls calls now */
 void   gw_pool_wakeups_wanted(void);
-unsigned long long gw_pool_wakeup_calls(void);   /* syncular.wait_commits calls sent */
-unsigned long long gw_pool_wakeups_lost(void);   /* "lost" answers while a consumer was there */
 bool   gw_pool_waiting(void);
 /* the LISTEN connection (presence's channel) is up again: called after its LISTEN was sent */
 typedef void (*GwListenUpFn) (void);

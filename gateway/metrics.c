@@ -11,6 +11,7 @@
 #include "metrics.h"
 #include "prepared.h"
 #include "strbuf.h"
+#include "waiter.h"
 #include "loop.h"
 #include "parse.h"
 
@@ -503,11 +504,11 @@ render_gateway(GwStr *b)
 	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",
 		   "times the commit wake-up ring moved past this gateway's position while realtime sockets or "
 		   "watches were open (every partition resynchronized)");
-	gw_str_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", gw_pool_wakeups_lost());
+	gw_str_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", gw_waiter_lost());
 	family(b, "syncular_gateway_commit_wakeup_calls_total", "counter",
 		   "syncular.wait_commits calls (ring mode): one per answer while a WebSocket is open, at most "
 		   "one per 250 ms while none is");
-	gw_str_printf(b, "syncular_gateway_commit_wakeup_calls_total %llu\n", gw_pool_wakeup_calls());
+	gw_str_printf(b, "syncular_gateway_commit_wakeup_calls_total %llu\n", gw_waiter_calls());
 	family(b, "syncular_gateway_prepared_fallbacks_total", "counter",
 		   "named statements refused before they ran (gone, as behind a pooler that does not keep them, "
 		   "or their result type changed) and sent again unnamed");

@@ -14,11 +14,12 @@
  * answers sync.internal_error, retryable) and is replaced after a short backoff.
  *
  * Commit wake-ups (docs/realtime.md "Commit wake-ups"): the listen connection first asks
- * syncular.commit_wakeup_mode().  notify: it LISTENs syncular_commit too.  ring or both: it
- * LISTENs syncular_presence only, and one more connection (the waiter) runs
- * syncular.wait_commits(position, WAIT_MS) in a loop, keeping the position across calls and
- * reconnects; a backend inside a long statement receives no NOTIFY, hence the separate
- * connection.  "lost" from the ring resynchronizes every partition (fanout.c).
+ * syncular.commit_wakeup_mode() and LISTENs syncular_commit and syncular_presence (in ring mode
+ * too: a session whose mode differs still reaches the gateway).  ring or both: one more
+ * connection (the waiter) runs the loop of waiter.c, syncular.wait_commits from a position kept
+ * across calls and reconnects; a backend inside a long statement receives no NOTIFY, hence the
+ * separate connection.  The pool owns that connection and lends waiter.c its send and
+ * readiness.
  *
  * In front of a syncular_router database the commits happen on the shards: the shard listeners
  * (one per distinct shard database, list kept by shards.c, with the --db credentials) ask each
@@ -29,6 +30,7 @@
 #include "jobqueue.h"
 #include "metrics.h"
 #include "prepared.h"
+#include "waiter.h"
 
 #include <libpq-fe.h>
 #include "loop.h"
@@ -58,22 +60,9 @@ typedef struct PgConn
 	int         backoff_ms;
 	GwTimer     retry;
 	bool        listened;       /* a LISTEN of this connection succeeded before */
-	bool        waiter;         /* runs the syncular.wait_commits loop */
-	bool        have_pos;       /* pos holds the ring position to continue from */
-	bool        wait_warned;    /* a wait_commits failure was logged (until one succeeds) */
-	bool        wait_idle;      /* the next wait_commits call waits for wait_retry: no consumer */
-	char        pos[24];
-	GwTimer     wait_retry;
+	bool        waiter;         /* runs the syncular.wait_commits loop (waiter.c) */
+	GwWaiter    w;              /* that loop's position and timer, kept across reconnects */
 } PgConn;
-
-/* milliseconds one wait_commits call sleeps when there is nothing to report */
-#define WAIT_MS "5000"
-/*
- * Microseconds between two wait_commits calls while no realtime socket or live query watch of
- * this gateway consumes wake-ups: the commits of that time come back in one answer (the ring
- * holds 4,096), instead of one call, one database wake-up and one loop turn per commit.
- */
-#define IDLE_WAIT_US (250 * 1000)
 
 static PgConn *conns;
 static int     nconns;
@@ -93,14 +82,10 @@ static GwJobQueue background;
 static GwJobQueue bootstraps = {.orphans = true};
 static int bootstraps_running;
 static GwNotifyFn notify_fn;
-static GwCommitFn commit_fn;
 static GwListenUpFn listen_up_fn;
 static bool    shutting_down;
 static PgConn *shards;
 static PgConn *dbwaiter;        /* the --db waiter (ring mode, not in router mode) */
-static GwDemandFn demand_fn;    /* does anything consume commit wake-ups now (NULL: always) */
-static unsigned long long wakeup_calls;    /* wait_commits calls sent */
-static unsigned long long wakeups_lost;    /* "lost" answers while a consumer was there */
 static int     connects;        /* round connections established since start */
 static unsigned long long preferred[2];  /* jobs with a preference sent elsewhere [0], on it [1] */
 
@@ -190,7 +175,7 @@ pc_fail(PgConn *pc, const char *why)
 	if (pc->res)
 		PQclear(pc->res);
 	pc->res = NULL;
-	gw_timer_cancel(&pc->wait_retry);
+	gw_waiter_cancel(&pc->w);
 	pc_detach(pc);
 	if (pc->conn)
 		PQfinish(pc->conn);
@@ -713,12 +698,6 @@ gw_pool_set_notify(GwNotifyFn fn)
 	notify_fn = fn;
 }
 
-void
-gw_pool_set_commit(GwCommitFn fn)
-{
-	commit_fn = fn;
-}
-
 bool
 gw_pool_notify(const char *channel, const char *payload)
 {
@@ -733,7 +712,7 @@ gw_pool_notify(const char *channel, const char *payload)
 
 /* ---- commit wake-ups: LISTEN or the ring waiter ---- */
 
-static void wait_next(PgConn *pc);
+static GwWaiter *waiter_of(PgConn *pc);
 static void waiter_start(void);
 static void waiter_stop(void);
 
@@ -773,7 +752,7 @@ mode_done(GwJob *job, PGresult *res, const char *err)
 		{
 			pc->waiter = true;
 			gw_log("commit wake-ups of shard %s: the ring (syncular.wait_commits)", pc->conninfo);
-			wait_next(pc);
+			gw_waiter_next(waiter_of(pc));
 		}
 		else
 		{
@@ -804,7 +783,7 @@ listen_start(PgConn *pc)
 
 	if (pc == dbwaiter)
 	{
-		wait_next(pc);
+		gw_waiter_next(waiter_of(pc));
 		return;
 	}
 	pc->waiter = false;
@@ -830,99 +809,35 @@ listen_start(PgConn *pc)
 	}
 }
 
-static void
-wait_retry_cb(GwTimer *t)
+/* the waiter loop's connection, as waiter.c sees it */
+static bool
+waiter_ready(void *conn)
 {
-	PgConn *pc = gw_container_of(t, PgConn, wait_retry);
+	PgConn *pc = conn;
 
-	if (!shutting_down && pc->conn && pc->st == PC_READY && pc->waiter)
-		wait_next(pc);
+	return !shutting_down && pc->conn && pc->st == PC_READY && pc->waiter;
 }
 
-static void
-wait_done(GwJob *job, PGresult *res, const char *err)
+static bool
+waiter_send(void *conn, GwJob *j)
 {
-	PgConn *pc = job->user;
-	const char *state;
+	PgConn *pc = conn;
 
-	(void) err;
-	if (!res)
-		return;                 /* the connection died: the position stays for the next one */
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-	{
-		state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-		if (state && strcmp(state, "57014") == 0)
-		{
-			wait_next(pc);      /* canceled or statement_timeout: nothing is lost, ask again */
-			return;
-		}
-		if (!pc->wait_warned)
-			gw_log("syncular.wait_commits%s%s failed (retrying every second, logged once): %s",
-				   pc->conninfo ? " on shard " : "", pc->conninfo ? pc->conninfo : "",
-				   PQresultErrorMessage(res));
-		pc->wait_warned = true;
-		gw_timer_after(&pc->wait_retry, wait_retry_cb, 1000 * 1000);
-		return;
-	}
-	pc->wait_warned = false;
-	for (int i = 0; i < PQntuples(res); i++)
-	{
-		const char *kind = PQgetvalue(res, i, 0);
-
-		if (strcmp(kind, "commit") == 0)
-		{
-			if (commit_fn && !PQgetisnull(res, i, 2))
-				commit_fn(PQgetvalue(res, i, 2), strtoll(PQgetvalue(res, i, 3), NULL, 10));
-			continue;
-		}
-		if (strcmp(kind, "lost") == 0)
-		{
-			/* while nothing consumed wake-ups, nobody missed one: no log, no count */
-			if (!demand_fn || demand_fn())
-			{
-				gw_log("commit wake-ups were lost%s%s (the ring moved past this gateway's position): "
-					   "resynchronizing every partition", pc->conninfo ? " on shard " : "",
-					   pc->conninfo ? pc->conninfo : "");
-				wakeups_lost++;
-			}
-			if (commit_fn)
-				commit_fn(NULL, 0);
-		}
-		snprintf(pc->pos, sizeof(pc->pos), "%s", PQgetvalue(res, i, 1));
-		pc->have_pos = true;
-	}
-	if (demand_fn && !demand_fn())
-	{
-		pc->wait_idle = true;   /* gw_pool_wakeups_wanted calls at once when a consumer comes */
-		gw_timer_after(&pc->wait_retry, wait_retry_cb, IDLE_WAIT_US);
-		return;
-	}
-	wait_next(pc);
+	if (pc_send(pc, j))
+		return true;
+	gw_job_free(j);
+	pc_fail(pc, NULL);
+	return false;
 }
 
-/* the next wait_commits call, from the kept position (none yet: start at the head) */
-static void
-wait_next(PgConn *pc)
+static GwWaiter *
+waiter_of(PgConn *pc)
 {
-	GwJob *j;
-
-	pc->wait_idle = false;
-	j = gw_job_new("SELECT kind, position, partition, commit_seq "
-				   "FROM syncular.wait_commits($1::bigint, $2::integer)", wait_done, pc);
-	if (!j)
-	{
-		gw_timer_after(&pc->wait_retry, wait_retry_cb, 1000 * 1000);
-		return;
-	}
-	j->result_format = 0;
-	gw_job_param(j, pc->have_pos ? pc->pos : NULL, pc->have_pos ? (int) strlen(pc->pos) : 0, 0, false);
-	gw_job_param(j, WAIT_MS, (int) strlen(WAIT_MS), 0, false);
-	wakeup_calls++;
-	if (!pc_send(pc, j))
-	{
-		gw_job_free(j);
-		pc_fail(pc, NULL);
-	}
+	pc->w.conn = pc;
+	pc->w.ready = waiter_ready;
+	pc->w.send = waiter_send;
+	pc->w.shard = pc->conninfo;
+	return &pc->w;
 }
 
 static void
@@ -951,23 +866,6 @@ gw_pool_set_listen_up(GwListenUpFn fn)
 	listen_up_fn = fn;
 }
 
-void
-gw_pool_set_wakeup_demand(GwDemandFn fn)
-{
-	demand_fn = fn;
-}
-
-static void
-wait_resume(PgConn *pc)
-{
-	if (!pc->wait_idle)
-		return;                 /* a call is in flight (or a failure's retry is due) */
-	gw_timer_cancel(&pc->wait_retry);
-	pc->wait_idle = false;
-	if (!shutting_down && pc->conn && pc->st == PC_READY)
-		wait_next(pc);
-}
-
 /*
  * A consumer of commit wake-ups came (a socket was upgraded): a waiter between two idle calls
  * calls now, from the position it kept, so every commit since reaches the fanout.
@@ -976,22 +874,10 @@ void
 gw_pool_wakeups_wanted(void)
 {
 	if (dbwaiter)
-		wait_resume(dbwaiter);
+		gw_waiter_resume(&dbwaiter->w);
 	for (PgConn *pc = shards; pc; pc = pc->snext)
 		if (pc->waiter)
-			wait_resume(pc);
-}
-
-unsigned long long
-gw_pool_wakeup_calls(void)
-{
-	return wakeup_calls;
-}
-
-unsigned long long
-gw_pool_wakeups_lost(void)
-{
-	return wakeups_lost;
+			gw_waiter_resume(&pc->w);
 }
 
 bool
@@ -1011,7 +897,7 @@ static void
 pc_close(PgConn *pc)
 {
 	gw_timer_cancel(&pc->retry);
-	gw_timer_cancel(&pc->wait_retry);
+	gw_waiter_cancel(&pc->w);
 	if (pc->job)
 		gw_job_free(pc->job);      /* a wait_commits or mode call: its callback needs pc */
 	if (pc->res)

@@ -15,6 +15,7 @@
  */
 #include "ws.h"
 #include "loop.h"
+#include "waiter.h"
 
 #include "ssp.h"
 
@@ -857,8 +858,8 @@ gw_ws_init(void)
 	gw_metrics_set_sockets(gw_ws_count);
 	gw_metrics_set_watches(gw_watch_count);
 	gw_pool_set_notify(on_notify);
-	gw_pool_set_commit(fanout_on_commit);
-	gw_pool_set_wakeup_demand(wakeups_wanted);
+	gw_waiter_set_commit(fanout_on_commit);
+	gw_waiter_set_demand(wakeups_wanted);
 	presence_init();
 	gw_timer_after(&heartbeat, heartbeat_cb, (int64_t) gw_cfg.heartbeat_s * 1000000);
 }
