@@ -729,6 +729,20 @@ send_listen(PgConn *pc, const char *sql)
 	pc_flush(pc);
 }
 
+/* a listen connection's own statement (the mode, the waiter's calls): sent, or the job freed and
+ * the connection failed (it reconnects); conn is the PgConn (waiter.c's send callback) */
+static bool
+send_or_fail(void *conn, GwJob *j)
+{
+	PgConn *pc = conn;
+
+	if (pc_send(pc, j))
+		return true;
+	gw_job_free(j);
+	pc_fail(pc, NULL);
+	return false;
+}
+
 static void
 mode_done(GwJob *job, PGresult *res, const char *err)
 {
@@ -802,11 +816,7 @@ listen_start(PgConn *pc)
 		return;
 	}
 	j->result_format = 0;
-	if (!pc_send(pc, j))
-	{
-		gw_job_free(j);
-		pc_fail(pc, NULL);
-	}
+	(void) send_or_fail(pc, j);
 }
 
 /* the waiter loop's connection, as waiter.c sees it */
@@ -818,24 +828,13 @@ waiter_ready(void *conn)
 	return !shutting_down && pc->conn && pc->st == PC_READY && pc->waiter;
 }
 
-static bool
-waiter_send(void *conn, GwJob *j)
-{
-	PgConn *pc = conn;
-
-	if (pc_send(pc, j))
-		return true;
-	gw_job_free(j);
-	pc_fail(pc, NULL);
-	return false;
-}
 
 static GwWaiter *
 waiter_of(PgConn *pc)
 {
 	pc->w.conn = pc;
 	pc->w.ready = waiter_ready;
-	pc->w.send = waiter_send;
+	pc->w.send = send_or_fail;
 	pc->w.shard = pc->conninfo;
 	return &pc->w;
 }

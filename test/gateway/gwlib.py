@@ -28,6 +28,13 @@ def req_bytes(expr):
     return bytes.fromhex(psql("SELECT encode(%s, 'hex')" % expr))
 
 
+def reqs_bytes(expr, n):
+    """The request bytes of expr for i = 1 .. n, in that order (expr may use i), built in one
+    statement."""
+    return [bytes.fromhex(x) for x in psql("SELECT string_agg(encode(%s, 'hex'), ',' ORDER BY i) "
+                                           "FROM generate_series(1, %d) i" % (expr, n)).split(",")]
+
+
 def render(body):
     """A response rendered by syncular.debug_render (SPEC §11), as JSON."""
     return json.loads(psql("SELECT syncular.debug_render(decode('%s', 'hex'))" % body.hex()))

@@ -9,7 +9,7 @@ over a unix socket (connect completes at once, the server reads fast) does not s
 gateway reaches the cluster through a TCP relay on 127.0.0.1 that forwards slowly."""
 import os, re, shutil, socket, subprocess, tempfile, threading, time
 
-from gwlib import Gateway, free_port, frames, psql, req_bytes
+from gwlib import Gateway, free_port, frames, req_bytes, reqs_bytes
 
 KEY = {"x-api-key": "u1@p1"}
 
@@ -191,13 +191,12 @@ def t_prepared_behind_transaction_pooler():
         for _ in range(2):                  # the first round takes the partition's log epoch
             st, _, body = g.sync(req_bytes("gwtest.pull('pgb', 'c-pgb0')"), key)
             assert st == 200, body[:300]
-        bodies = psql("SELECT string_agg(encode(gwtest.push('pgb', 'c-pgb' || (i % 4), 'pgb' || i, 'pgb' || i, "
-                      "'behind a pooler'), 'hex'), ',' ORDER BY i) FROM generate_series(1, 120) i").split(",")
+        bodies = reqs_bytes("gwtest.push('pgb', 'c-pgb' || (i % 4), 'pgb' || i, 'pgb' || i, 'behind a pooler')", 120)
         seqs, errors = [], []
 
         def client(k):
             for b in bodies[k::4]:
-                st, _, body = g.sync(bytes.fromhex(b), key)
+                st, _, body = g.sync(b, key)
                 pr = frames(body, "PUSH_RESULT") if st == 200 else []
                 if not pr or pr[0]["status"] != "applied":
                     errors.append((st, body[:300]))

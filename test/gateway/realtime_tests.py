@@ -5,7 +5,7 @@ import asyncio, base64, json, os, re, signal, subprocess, time
 
 import websockets
 
-from gwlib import BIN, Gateway, conninfo, frames, jwt_hs256, psql, render, req_bytes
+from gwlib import BIN, Gateway, conninfo, frames, jwt_hs256, psql, render, req_bytes, reqs_bytes
 
 KEY = "u1@p1"
 
@@ -795,11 +795,10 @@ def t_rt_wakeups_idle_without_sockets():
             if calls() > 0:
                 break
             time.sleep(0.05)
-        bodies = psql("SELECT string_agg(encode(gwtest.push('p1', 'rtA', 'idle' || i, 'idle' || i, 'no socket'), "
-                      "'hex'), ',' ORDER BY i) FROM generate_series(1, 60) i").split(",")
+        bodies = reqs_bytes("gwtest.push('p1', 'rtA', 'idle' || i, 'idle' || i, 'no socket')", 60)
         c0, t0 = calls(), time.time()
         for b in bodies:
-            st, _, body = g.sync(bytes.fromhex(b), {"x-api-key": KEY})
+            st, _, body = g.sync(b, {"x-api-key": KEY})
             assert st == 200 and frames(body, "PUSH_RESULT")[0]["status"] == "applied", body
         time.sleep(0.3)
         took, made = time.time() - t0, calls() - c0
@@ -858,16 +857,16 @@ def t_rt_rounds_prepared():
     g = Gateway("--pool", "2")
     try:
         pull_http(g, "rtPrep")
-        bodies = psql("SELECT string_agg(encode(gwtest.pull('p1', 'rtPrep'), 'hex'), ',') FROM generate_series(1, 100)").split(",")
+        bodies = reqs_bytes("gwtest.pull('p1', 'rtPrep')", 100)
         for b in bodies:
-            st, _, body = g.sync(bytes.fromhex(b), {"x-api-key": KEY})
+            st, _, body = g.sync(b, {"x-api-key": KEY})
             assert st == 200, body
 
         async def go():
             async with websockets.connect(url(g, "rtPrep")) as ws:
                 await hello(ws)
                 for b in bodies:
-                    r = await socket_round(ws, bytes.fromhex(b), 1)
+                    r = await socket_round(ws, b, 1)
                     assert r["frames"][0]["type"] == "RESP_HEADER", r
         arun(go())
         rows = psql("SELECT calls || ' ' || plans || ' ' || query FROM pg_stat_statements "
