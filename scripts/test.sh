@@ -27,7 +27,8 @@ export PG_CONFIG SYNCULAR_STAGE
 SYNCULAR_STAGE=$(mktemp -d /tmp/syncular-stage.XXXXXX)
 logs=$(mktemp -d /tmp/syncular-test-logs.XXXXXX)
 chmod 755 "$logs"
-trap 'rm -rf "$SYNCULAR_STAGE" ${syncular_stage:+"$syncular_stage"}' EXIT
+tap_copy=
+trap 'rm -rf "$SYNCULAR_STAGE" ${syncular_stage:+"$syncular_stage"} ${tap_copy:+"$tap_copy"}' EXIT
 echo "==> staging the installation of this tree in $SYNCULAR_STAGE (suite logs: $logs)"
 bash scripts/stage.sh "$SYNCULAR_STAGE" || exit 1
 
@@ -137,8 +138,23 @@ suite gateway pgenv make -s gateway-check PG_CONFIG="$PG_CONFIG"
 suite docs pgenv bash scripts/check-docs.sh
 
 # The TAP tests on PostgreSQL::Test::Cluster (test/t/*.pl, `make prove_installcheck`), one suite
-# each: nodes of their own served from the staged installation
-tap() { timeout "$1" make -s prove_installcheck PG_CONFIG="$PG_CONFIG" PROVE_FLAGS=-v PROVE_TESTS="$2"; }
+# each: nodes of their own served from the staged installation.  They run as user postgres when
+# this runs as root, and that user must read the tree: a clone in a folder it cannot enter (a
+# mktemp -d is mode 700) runs them from a readable copy in /tmp (built files and their times kept,
+# so nothing is rebuilt there).
+tap_root=$root
+if [ "$(id -u)" = 0 ] && ! runuser -u postgres -- test -r "$root/test/perl/SyncularTest.pm"; then
+  tap_copy=$(mktemp -d /tmp/syncular-tap.XXXXXX)
+  chmod 755 "$tap_copy"
+  tar -C "$root" --exclude=./.git --exclude=./tmp_check -cf - . | tar -C "$tap_copy" -xf -
+  chmod -R a+rX "$tap_copy"
+  tap_root=$tap_copy
+  echo "==> (user postgres cannot read $root: the TAP tests run from a copy in $tap_copy)"
+fi
+tap() {
+  timeout "$1" make -s -C "$tap_root" prove_installcheck PG_CONFIG="$PG_CONFIG" PROVE_FLAGS=-v \
+    PROVE_TESTS="$2"
+}
 suite multi-node tap 400 test/t/001_multi_node.pl
 suite counters tap 180 test/t/010_counters.pl
 suite wakeup-ring tap 400 test/t/020_wakeup_ring.pl
