@@ -19,7 +19,7 @@ RESET syncular.max_row_bytes;
 INSERT INTO app.todos (id, list_id) VALUES (repeat('k', 1100), 'l1');
 \set VERBOSITY terse
 SELECT (SELECT count(*) FROM app.todos) AS rows, (SELECT count(*) FROM syncular.sync_commits) AS commits,
-       (SELECT count(*) FROM syncular.sync_changes) AS changes;
+       (SELECT count(*) FROM syncular.changes) AS changes;
 
 -- the engine's own write (a push) is one commit, logged once
 SELECT r ->> 'status' AS status, r ->> 'commitSeq' AS seq
@@ -27,7 +27,7 @@ SELECT r ->> 'status' AS status, r ->> 'commitSeq' AS seq
     {"table": "todos", "op": "upsert", "row": {"id": "t1", "list_id": "l1", "title": "from a client",
      "done": false, "n": 1, "meta": null}}]}]')) r;
 SELECT commit_seq, client_id, client_commit_id FROM syncular.sync_commits ORDER BY commit_seq;
-SELECT commit_seq, idx, row_id, op, row_version FROM syncular.sync_changes ORDER BY commit_seq, idx;
+SELECT commit_seq, idx, row_id, op, row_version FROM syncular.changes ORDER BY commit_seq, idx;
 
 -- a SQL write is authoritative (no baseVersion); the client's stale push then conflicts with
 -- the row SQL wrote as serverRow, only on the column SQL changed
@@ -80,7 +80,7 @@ GRANT SELECT, INSERT, UPDATE ON app.todos TO syncular_capture_writer;
 SET ROLE syncular_capture_writer;
 INSERT INTO app.todos (id, list_id, title) VALUES ('w1', 'l2', 'by the role');
 RESET ROLE;
-SELECT c.actor_id, c.client_id, x.row_id FROM syncular.sync_commits c JOIN syncular.sync_changes x
+SELECT c.actor_id, c.client_id, x.row_id FROM syncular.sync_commits c JOIN syncular.changes x
     ON x.partition = c.partition AND x.commit_seq = c.commit_seq WHERE x.row_id = 'w1';
 REVOKE ALL ON app.todos FROM syncular_capture_writer;
 REVOKE ALL ON SCHEMA app FROM syncular_capture_writer;

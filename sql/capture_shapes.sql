@@ -24,13 +24,13 @@ LANGUAGE sql AS $$
                  WHERE c.partition IN ('sql', 'psh') GROUP BY c.partition),
   ch AS (SELECT c.partition, concat_ws(' ', c.commit_seq - base.b, c.idx, c.tbl, c.row_id, c.op,
                   c.row_version, c.scopes, encode(c.payload, 'hex')) AS item
-           FROM syncular.sync_changes c JOIN base USING (partition)),
-  -- the scope index: its rows, and the entries one-change commits keep in their change row
+           FROM syncular.changes c JOIN base USING (partition)),
+  -- the scope index: its rows, and the entries one-upsert commits keep in their commit row
   cs AS (SELECT s.partition, concat_ws(' ', s.tbl, s.var, s.value, s.commit_seq - base.b) AS item
            FROM syncular.sync_change_scopes s JOIN base USING (partition)
          UNION ALL
          SELECT c.partition, concat_ws(' ', c.tbl, c.scope_var, c.scope_value, c.commit_seq - base.b)
-           FROM syncular.sync_changes c JOIN base USING (partition) WHERE c.scope_var IS NOT NULL),
+           FROM syncular.sync_commits c JOIN base USING (partition) WHERE c.scope_var IS NOT NULL),
   rs AS (SELECT r.partition, concat_ws(' ', r.tbl, r.var, r.value, r.row_id) AS item
            FROM syncular.sync_row_scopes r WHERE r.partition IN ('sql', 'psh')),
   tb AS (SELECT t.partition, concat_ws(' ', t.tbl, t.row_id, t.commit_seq - base.b) AS item
@@ -51,7 +51,7 @@ $$;
 CREATE FUNCTION pg_temp.counts() RETURNS TABLE (part text, commits bigint, changes bigint,
   row_scopes bigint, tombstones bigint) LANGUAGE sql AS $$
   SELECT p, (SELECT count(*) FROM syncular.sync_commits WHERE partition = p),
-         (SELECT count(*) FROM syncular.sync_changes WHERE partition = p),
+         (SELECT count(*) FROM syncular.changes WHERE partition = p),
          (SELECT count(*) FROM syncular.sync_row_scopes WHERE partition = p),
          (SELECT count(*) FROM syncular.sync_tombstones WHERE partition = p)
     FROM unnest(ARRAY['sql', 'psh']) p ORDER BY p
@@ -133,7 +133,7 @@ SELECT tbl, var, value, row_id FROM syncular.sync_row_scopes WHERE partition = '
 UPDATE app.todos SET list_id = 'l0' WHERE _sync_partition = 'sql' AND id = 'f';
 UPDATE app.todos SET list_id = 'l' || (n % 2) WHERE _sync_partition = 'sql' AND id LIKE 'e%';
 SELECT count(*) AS moved_rows, count(DISTINCT s.commit_seq) AS commits
-  FROM syncular.sync_changes s
+  FROM syncular.changes s
  WHERE s.partition = 'sql' AND s.commit_seq = (SELECT max(commit_seq) FROM syncular.sync_commits
                                                 WHERE partition = 'sql');
 SELECT pg_temp.sync('C') AS c;
@@ -145,7 +145,7 @@ INSERT INTO app.todos (id, list_id) SELECT 'h' || i, 'l1' FROM generate_series(1
 SET statement_timeout = '60s';
 UPDATE app.todos SET list_id = 'l2' WHERE _sync_partition = 'sql' AND id LIKE 'h%';
 RESET statement_timeout;
-SELECT op, count(*) FROM syncular.sync_changes
+SELECT op, count(*) FROM syncular.changes
  WHERE partition = 'sql' AND commit_seq = (SELECT max(commit_seq) FROM syncular.sync_commits
                                             WHERE partition = 'sql')
  GROUP BY op ORDER BY op;

@@ -87,7 +87,7 @@ SELECT pg_temp.push('B', 'c6', jsonb_build_object('id', 'n1', 'body', pg_temp.b6
 SELECT * FROM pg_temp.stored;
 -- the logged change and a pull serve the merged bytes
 SELECT encode(decode((syncular.decode_row('notes', c.payload)) ->> 'body', 'base64'), 'hex') AS logged_body
-  FROM syncular.sync_changes c WHERE c.row_id = 'n1' ORDER BY c.commit_seq DESC LIMIT 1;
+  FROM syncular.changes c WHERE c.row_id = 'n1' ORDER BY c.commit_seq DESC LIMIT 1;
 SELECT encode(decode(ch -> 'row' ->> 'body', 'base64'), 'hex') AS pulled_body
   FROM jsonb_array_elements(syncular.pull('p1', 'u1', 'R', '[{"id": "s", "table": "notes", "scopes": {"list_id": ["l1"]}}]')) sub,
        jsonb_array_elements(coalesce(sub -> 'rows', '[]')) ch

@@ -92,8 +92,9 @@ SELECT pg_temp.scope_reads() - :r0 AS row_scope_entries_read;
 -- what one pushed commit writes, table by table (this transaction's own counters), with the
 -- client record and the registry touch current: the partition row once (lock and commit_seq in
 -- one update), the row once (an update of a stored row: no row-scope entry written or deleted),
--- the commit (with its stored result) and its change (with its scope index entry) once each:
--- no sync_push_results row, no sync_change_scopes row (docs/storage.md "Commit log layout")
+-- the commit once, with its stored result, its change and its scope index entry: no
+-- sync_changes row, no sync_push_results row, no sync_change_scopes row (docs/storage.md
+-- "Commit log layout")
 UPDATE syncular.sync_clients SET updated_at_ms = 9000000000000 WHERE client_id = 'A';
 UPDATE syncular.sync_partition_registry SET last_authenticated_at_ms = 9000000000000 WHERE partition = 'p1';
 SELECT pg_stat_force_next_flush();	-- the counters below then hold the next transaction's only

@@ -23,7 +23,7 @@ SELECT count(*) AS commits FROM pg_temp.push((
 -- first always, then while the delivered changes stay within `lim`; nextCursor = 200 when the
 -- look-ahead (lim + 1 changes) was not reached and every read commit was delivered
 CREATE FUNCTION pg_temp.expected(c bigint, lists text[], lim int) RETURNS text LANGUAGE sql AS $$
-  WITH m AS (SELECT commit_seq, count(*) AS n FROM syncular.sync_changes
+  WITH m AS (SELECT commit_seq, count(*) AS n FROM syncular.changes
               WHERE partition = 'p1' AND tbl = 'todos' AND commit_seq > c
                 AND scopes->>'list_id' = ANY (lists) GROUP BY commit_seq),
        r AS (SELECT commit_seq, n, sum(n) OVER (ORDER BY commit_seq) AS upto,

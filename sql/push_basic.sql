@@ -34,11 +34,12 @@ SELECT partition, commit_seq, client_id, client_commit_id, actor_id, writer_vers
   FROM syncular.sync_commits ORDER BY commit_seq;
 SELECT commit_seq, idx, tbl, row_id, op, row_version, scopes,
        CASE WHEN payload IS NULL THEN NULL ELSE syncular.decode_row(tbl, payload) END AS payload
-  FROM syncular.sync_changes ORDER BY commit_seq, idx;
--- the scope index: a commit of one change with one scope pair keeps its entry in the change row
--- (sync_changes_by_scope), any other commit in sync_change_scopes (docs/storage.md)
+  FROM syncular.changes ORDER BY commit_seq, idx;
+-- the scope index: a commit of one upsert with one scope pair keeps its entry in its commit row
+-- with its change (sync_commits_by_scope), any other commit in sync_change_scopes
+-- (docs/storage.md)
 SELECT * FROM syncular.sync_change_scopes ORDER BY commit_seq;
-SELECT partition, tbl, scope_var, scope_value, commit_seq FROM syncular.sync_changes
+SELECT partition, tbl, scope_var, scope_value, commit_seq FROM syncular.sync_commits
  WHERE scope_var IS NOT NULL ORDER BY commit_seq;
 SELECT * FROM syncular.sync_row_scopes ORDER BY row_id;
 SELECT partition, tbl, row_id, commit_seq FROM syncular.sync_tombstones;
@@ -79,7 +80,7 @@ SELECT cursor, subscriptions FROM syncular.sync_clients WHERE client_id = 'A';
 
 -- a commit whose only op deletes an absent row: applied, gets a commitSeq, no change
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('a-6', pg_temp.del('todos', 'nope'))));
-SELECT commit_seq, (SELECT count(*) FROM syncular.sync_changes c WHERE c.commit_seq = s.commit_seq) AS changes
+SELECT commit_seq, (SELECT count(*) FROM syncular.changes c WHERE c.commit_seq = s.commit_seq) AS changes
   FROM syncular.sync_commits s WHERE client_commit_id = 'a-6';
 
 -- partitions are independent: the same row id in p2 is another row with its own seq
@@ -88,12 +89,15 @@ SELECT * FROM pg_temp.round('p2', 'u1', 'A', jsonb_build_array(
   pg_temp.pc('a-1', pg_temp.up('todos', '{"id": "t1", "list_id": "l1", "title": "other", "done": null, "n": null, "meta": null, "doc": null, "att": null}'))));
 SELECT _sync_partition, id, title FROM public.todos WHERE id = 't1' ORDER BY 1;
 
--- a commit of one change with one scope pair (a-5, p2's a-1) keeps its scope index entry in the
--- change row (sync_changes_by_scope), not in sync_change_scopes; a pull of the scope finds it there
+-- a commit of one upsert with one scope pair (a-5, p2's a-1) keeps its change and its scope index
+-- entry in its commit row (sync_commits_by_scope): no sync_changes row, no sync_change_scopes
+-- row; a pull of the scope finds it there
 SELECT partition, commit_seq, tbl, scope_var, scope_value,
        (SELECT count(*) FROM syncular.sync_change_scopes s
-         WHERE s.partition = c.partition AND s.commit_seq = c.commit_seq) AS change_scopes
-  FROM syncular.sync_changes c WHERE scope_var IS NOT NULL ORDER BY 1, 2;
+         WHERE s.partition = c.partition AND s.commit_seq = c.commit_seq) AS change_scopes,
+       (SELECT count(*) FROM syncular.sync_changes x
+         WHERE x.partition = c.partition AND x.commit_seq = c.commit_seq) AS change_rows
+  FROM syncular.sync_commits c WHERE scope_var IS NOT NULL ORDER BY 1, 2;
 SELECT commit_seq - 1 AS before_a5 FROM syncular.sync_commits WHERE partition = 'p1' AND client_commit_id = 'a-5' \gset
 SELECT * FROM pg_temp.round('p1', 'u2', 'B', jsonb_build_array(pg_temp.sub('s-l1', 'todos', '{"list_id": ["l1"]}', :before_a5)));
 

@@ -82,7 +82,7 @@ CREATE FUNCTION pg_temp.state(part text) RETURNS TABLE (what text, v text) LANGU
   UNION ALL
   SELECT 'changes', string_agg(format('%s %s %s v%s %s %s', tbl, row_id, op, row_version, scopes,
            encode(payload, 'hex')), '; ' ORDER BY commit_seq, idx)
-    FROM syncular.sync_changes WHERE partition = part
+    FROM syncular.changes WHERE partition = part
   UNION ALL
   SELECT 'tombstones', string_agg(format('%s/%s', tbl, row_id), '; ' ORDER BY tbl, row_id)
     FROM syncular.sync_tombstones WHERE partition = part
@@ -206,7 +206,7 @@ SELECT _sync_row_id, _sync_server_version, n, encode(_sync_column_versions, 'hex
 SELECT string_agg(row_id || ' ' || var || '=' || value, '; ' ORDER BY row_id) AS row_scopes
   FROM syncular.sync_row_scopes WHERE partition = 'p6';
 SELECT string_agg(format('%s v%s', row_id, row_version), '; ' ORDER BY commit_seq, idx) AS changes
-  FROM syncular.sync_changes WHERE partition = 'p6';
+  FROM syncular.changes WHERE partition = 'p6';
 
 -- 8. the same commits with every write its own statement (a trigger on items and notes makes
 -- them not batchable; last: relhastriggers stays set): byte-identical responses, stored

@@ -104,7 +104,7 @@ SELECT count(*) AS tombstones FROM syncular.sync_tombstones;
 SELECT * FROM pg_temp.rows();
 SELECT partition, tbl, var, value, row_id FROM syncular.sync_row_scopes ORDER BY row_id, value;
 -- the log holds every commit, each with its change, as before
-SELECT commit_seq, (SELECT count(*) FROM syncular.sync_changes c
+SELECT commit_seq, (SELECT count(*) FROM syncular.changes c
                      WHERE c.partition = m.partition AND c.commit_seq = m.commit_seq) AS changes
   FROM syncular.sync_commits m WHERE partition = 'p1' ORDER BY commit_seq;
 -- a replayed commit writes nothing
@@ -134,20 +134,21 @@ SELECT pg_temp.wal('todos', :'l0');
 SELECT pg_temp.push('todos', '{"id": "t1", "list_id": "l1", "title": "c", "n": 500}', 'c9');
 ALTER TABLE public.todos DROP CONSTRAINT n_small;
 
--- the commit log's two rows are inserted without a statement while their tables have no
--- trigger but the writer fence; the answer is kept per session and dropped when a table's
--- definition changes: a trigger of the app added on sync_changes after pushes of this session
+-- the commit log's row (a one-upsert commit keeps its change in it) is inserted without a
+-- statement while its table has no trigger but the writer fence; the answer is kept per session
+-- and dropped when a table's definition changes: a trigger of the app added on sync_commits
+-- after pushes of this session
 -- makes the next push's log insert a statement, which fires it; dropped, the direct insert again
 CREATE FUNCTION public.audit_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO public.audit (what) VALUES ('change ' || NEW.tbl || ' ' || NEW.row_id);
   RETURN NEW;
 END $$;
-CREATE TRIGGER audit_change AFTER INSERT ON syncular.sync_changes
+CREATE TRIGGER audit_change AFTER INSERT ON syncular.sync_commits
   FOR EACH ROW EXECUTE FUNCTION public.audit_change();
 SELECT pg_temp.push('todos', '{"id": "t3", "list_id": "l1", "title": "f", "n": 2}', 'c10');
 SELECT what FROM public.audit WHERE what LIKE 'change %' ORDER BY k;
-DROP TRIGGER audit_change ON syncular.sync_changes;
+DROP TRIGGER audit_change ON syncular.sync_commits;
 SELECT pg_temp.push('todos', '{"id": "t4", "list_id": "l1", "title": "g", "n": 3}', 'c11');
 SELECT what FROM public.audit WHERE what LIKE 'change %' ORDER BY k;
 
@@ -194,7 +195,7 @@ RESET enable_bitmapscan;
 
 -- a commit of several upserts: each row written directly as a one-upsert commit's row (no
 -- HEAP_CONFIRM, no LOCK), and its log without statements: the commit row, the change rows
--- (idx in order, no scope_var: the scope index entries are sync_change_scopes rows) and one
+-- (idx in order; the scope index entries are sync_change_scopes rows) and one
 -- entry per distinct scope value, however many changes share it
 CREATE FUNCTION pg_temp.push_many(id text, VARIADIC rs jsonb[]) RETURNS text LANGUAGE sql AS $$
   SELECT syncular.push('p1', 'u1', 'c1', jsonb_build_array(jsonb_build_object(
@@ -208,7 +209,7 @@ SELECT pg_temp.push_many('c16', '{"id": "t7", "list_id": "l1", "title": "m1", "n
   '{"id": "t9", "list_id": "l1", "title": "m4", "n": null}');
 SELECT pg_temp.wal('todos', :'l0');
 SELECT * FROM pg_temp.rows() WHERE id IN ('t1', 't7', 't8', 't9');
-SELECT c.idx, c.row_id, c.op, c.row_version, c.scopes, c.scope_var, c.scope_value,
+SELECT c.idx, c.row_id, c.op, c.row_version, c.scopes,
        syncular.decode_row('todos', c.payload) ->> 'title' AS title
   FROM syncular.sync_changes c JOIN syncular.sync_commits m USING (partition, commit_seq)
  WHERE m.client_commit_id = 'c16' ORDER BY c.idx;
@@ -227,7 +228,7 @@ SELECT syncular.push('p1', 'u1', 'c1', '[{"clientCommitId": "c17", "operations":
   {"table": "todos", "row": {"id": "t10", "list_id": "l2", "title": "m5", "n": 5}},
   {"table": "todos", "op": "delete", "rowId": "t9"},
   {"table": "todos", "row": {"id": "t11", "list_id": "l2", "title": "m6", "n": 6}}]}]') -> 0 ->> 'status' AS status;
-SELECT c.idx, c.row_id, c.op, c.row_version, c.scopes, c.scope_var, c.scope_value
+SELECT c.idx, c.row_id, c.op, c.row_version, c.scopes
   FROM syncular.sync_changes c JOIN syncular.sync_commits m USING (partition, commit_seq)
  WHERE m.client_commit_id = 'c17' ORDER BY c.idx;
 SELECT s.tbl, s.var, s.value FROM syncular.sync_change_scopes s

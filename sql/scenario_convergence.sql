@@ -71,7 +71,7 @@ SELECT sim.converged('A'), sim.converged('B');
 SELECT commit_seq, client_id, client_commit_id, actor_id,
        (SELECT string_agg(format('%s %s@%s', CASE op WHEN 1 THEN 'upsert' ELSE 'delete' END, row_id,
                                  coalesce(row_version::text, '-')), ', ' ORDER BY idx)
-          FROM syncular.sync_changes x WHERE x.commit_seq = c.commit_seq) AS changes
+          FROM syncular.changes x WHERE x.commit_seq = c.commit_seq) AS changes
   FROM syncular.sync_commits c ORDER BY commit_seq;
 
 \i sql/scenario_done.psql

@@ -694,6 +694,29 @@ sync_storage_log_before_06(void)
 	return before;
 }
 
+/*
+ * The 0.7.0 commit log (docs/storage.md "Commit log layout"): a pushed commit of one upsert with
+ * one scope pair keeps its change in its commit row (sync_commits.tbl .. scope_value).  A
+ * catalog from before 0.7.0 (library updated, ALTER EXTENSION pending) keeps every change in
+ * sync_changes, as the 0.6.0 library wrote it.  Kept per generation, as above.
+ */
+bool
+sync_storage_log_inline(void)
+{
+	static bool checked = false;
+	static uint64 checked_generation;
+	static bool inline_changes;
+	Oid			rel = sync_scan_catalog_relid("sync_commits");
+
+	if (!checked || checked_generation != sync_scan_catalog_generation())
+	{
+		inline_changes = get_attnum(rel, "scope_var") != InvalidAttrNumber;
+		checked_generation = sync_scan_catalog_generation();
+		checked = true;
+	}
+	return inline_changes;
+}
+
 /* A catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table. */
 static bool
 faults_table_exists(void)

@@ -21,6 +21,7 @@ enum
 	A_CHANGES_INSERT,
 	A_COMMIT_APPEND_ONE,
 	A_COMMIT_APPEND_ONE_SCOPES,
+	A_COMMIT_APPEND_ONE_06,
 	/* the same, for a catalog from before 0.6.0 (no sync_commits.result) */
 	A_COMMIT_INSERT_05,
 	A_RESULT_INSERT_NEW_05,
@@ -106,17 +107,14 @@ static const AppendSql append_sql[A_COUNT] = {
 	[A_COMMIT_APPEND_ONE] = {
 		/*
 		 * A pushed commit of one upsert (the common realtime write) whose scopes are one
-		 * (variable, value) pair $15 / $16, whole in one statement: its sync_commits row with
-		 * its applied result and its change, which carries the commit's scope index entry
-		 * (sync_changes_by_scope, docs/storage.md "Commit log layout": one index entry instead
-		 * of a sync_change_scopes row and its key).  The same rows as the A_COMMIT_INSERT +
-		 * A_CHANGES_INSERT pair otherwise, without a second executor start and the general
-		 * statement's unnest / DISTINCT / NOT EXISTS / tombstone machinery.
+		 * (variable, value) pair $15 / $16: one sync_commits row with its applied result, its
+		 * change ($8 .. $13, idx 0) and its scope index entry (sync_commits_by_scope,
+		 * docs/storage.md "Commit log layout": no sync_changes row, no sync_change_scopes row).
 		 */
-		"WITH c AS (INSERT INTO syncular.sync_changes "
-		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload, scope_var, "
-		" scope_value) VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13, $15, $16)) "
-		APPEND_ONE_COMMIT,
+		"INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, "
+		" actor_id, created_at_ms, writer_version, result, tbl, row_id, op, row_version, scopes, "
+		" payload, scope_var, scope_value) "
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $14::jsonb, $8, $9, $10, $11, $12, $13, $15, $16)",
 	16, APPEND_ONE_TYPES},
 	[A_COMMIT_APPEND_ONE_SCOPES] = {
 		/*
@@ -126,6 +124,17 @@ static const AppendSql append_sql[A_COUNT] = {
 		 * writes no tombstone.
 		 */
 		"WITH " APPEND_ONE_CHANGE_AND_SCOPES
+		APPEND_ONE_COMMIT,
+	16, APPEND_ONE_TYPES},
+	[A_COMMIT_APPEND_ONE_06] = {
+		/*
+		 * A_COMMIT_APPEND_ONE for a catalog from before 0.7.0 (no change columns in
+		 * sync_commits): the change row carries the commit's scope index entry
+		 * (sync_changes_by_scope).
+		 */
+		"WITH c AS (INSERT INTO syncular.sync_changes "
+		" (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload, scope_var, "
+		" scope_value) VALUES ($1, $2, 0, $8, $9, $10, $11, $12, $13, $15, $16)) "
 		APPEND_ONE_COMMIT,
 	16, APPEND_ONE_TYPES},
 	[A_COMMIT_INSERT_05] = {
@@ -284,57 +293,81 @@ one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
 
 /*
  * The columns the direct inserts name (sync_rowdirect_insertable keeps its answers by the
- * arrays' addresses): every live column of sync_changes, sync_commits and sync_change_scopes.
+ * arrays' addresses): every live column of sync_changes, sync_commits and sync_change_scopes,
+ * in the catalog's layout (log_cols): since 0.7.0 sync_commits has the change columns and
+ * sync_changes no scope_var / scope_value; before, the other way round.
  */
 static const char *const change_cols[] = {"partition", "commit_seq", "idx", "tbl", "row_id",
 "op", "row_version", "scopes", "payload", "scope_var", "scope_value"};
 static const Oid change_types[] = {TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, INT2OID,
 INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID};
 static const char *const commit_cols[] = {"partition", "commit_seq", "client_id",
-"client_commit_id", "actor_id", "created_at_ms", "writer_version", "result"};
+"client_commit_id", "actor_id", "created_at_ms", "writer_version", "result", "tbl", "row_id",
+"op", "row_version", "scopes", "payload", "scope_var", "scope_value"};
 static const Oid commit_types[] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
-INT8OID, JSONBOID};
+INT8OID, JSONBOID, TEXTOID, TEXTOID, INT2OID, INT8OID, JSONBOID, BYTEAOID, TEXTOID, TEXTOID};
 static const char *const scope_cols[] = {"partition", "tbl", "var", "value", "commit_seq"};
 static const Oid scope_types[] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID};
 
+/* How many of change_cols / commit_cols the catalog has (see above). */
+static void
+log_cols(int *nchange, int *ncommit)
+{
+	bool		inline_changes = sync_storage_log_inline();
+
+	*nchange = inline_changes ? 9 : 11;
+	*ncommit = inline_changes ? 16 : 8;
+}
+
 /*
- * A_COMMIT_APPEND_ONE's two rows (its parameters v / n) without the statement: each inserted
- * as the statement inserts it (storage_rowdirect.c: the writer fence's BEFORE INSERT trigger
- * fired, every index entry made), for less than the statement's executor start costs.  false,
- * nothing written, when either table needs the statement.
+ * A_COMMIT_APPEND_ONE's row (or A_COMMIT_APPEND_ONE_06's two rows, before 0.7.0; parameters
+ * v / n) without the statement: inserted as the statement inserts it (storage_rowdirect.c: the
+ * writer fence's BEFORE INSERT trigger fired, every index entry made), for less than the
+ * statement's executor start costs.  false, nothing written, when a table needs the statement.
  */
 static bool
 append_one_direct(const Datum *v, const char *n, Datum result)
 {
+	/* the parameter of each column of change_cols and commit_cols (-1: idx 0, -2: result) */
 	static const int change_param[] = {0, 1, -1, 7, 8, 9, 10, 11, 12, 14, 15};
+	static const int commit_param[] = {0, 1, 2, 3, 4, 5, 6, -2, 7, 8, 9, 10, 11, 12, 14, 15};
 	Relation	changes = sync_scan_open_catalog("sync_changes", RowExclusiveLock);
 	Relation	commits = sync_scan_open_catalog("sync_commits", RowExclusiveLock);
+	int			nchange;
+	int			ncommit;
 	int			change_att[11];
-	int			commit_att[8];
-	Datum		vals[11];
-	bool		nulls[11];
+	int			commit_att[16];
+	Datum		vals[16];
+	bool		nulls[16];
 	bool		ok;
 
-	ok = sync_rowdirect_insertable(changes, 11, change_cols, change_types, change_att) &&
-		sync_rowdirect_insertable(commits, 8, commit_cols, commit_types, commit_att);
+	log_cols(&nchange, &ncommit);
+	ok = sync_rowdirect_insertable(commits, ncommit, commit_cols, commit_types, commit_att) &&
+		(ncommit == 16 ||
+		 sync_rowdirect_insertable(changes, nchange, change_cols, change_types, change_att));
 	if (ok)
 	{
 		/* the statement's snapshot: a trigger reads in it, as in a statement */
 		sync_scan_snapshot_begin(false);
-		for (int k = 0; k < 11; k++)
+		if (ncommit == 8)
 		{
-			int			p = change_param[k];
+			for (int k = 0; k < nchange; k++)
+			{
+				int			p = change_param[k];
 
-			vals[k] = p < 0 ? Int32GetDatum(0) : v[p];
+				vals[k] = p < 0 ? Int32GetDatum(0) : v[p];
+				nulls[k] = p >= 0 && n[p] == 'n';
+			}
+			sync_rowdirect_insert_values(changes, nchange, change_att, vals, nulls);
+		}
+		for (int k = 0; k < ncommit; k++)
+		{
+			int			p = commit_param[k];
+
+			vals[k] = p == -2 ? result : v[p];
 			nulls[k] = p >= 0 && n[p] == 'n';
 		}
-		sync_rowdirect_insert_values(changes, 11, change_att, vals, nulls);
-		for (int k = 0; k < 8; k++)
-		{
-			vals[k] = k == 7 ? result : v[k];
-			nulls[k] = k < 7 && n[k] == 'n';
-		}
-		sync_rowdirect_insert_values(commits, 8, commit_att, vals, nulls);
+		sync_rowdirect_insert_values(commits, ncommit, commit_att, vals, nulls);
 		sync_scan_snapshot_end(false);
 	}
 	table_close(commits, NoLock);
@@ -457,7 +490,9 @@ append_many_direct(const SyncCommitRow *c, int n, const SyncChangeRow *changes)
 	ScopeEntry *e;
 	int			ne;
 	Relation	rels[3];
-	int			att[3][11];
+	int			att[3][16];
+	int			nch;
+	int			ncm;
 	bool		ok;
 
 	for (int k = 0; k < n; k++)
@@ -474,26 +509,29 @@ append_many_direct(const SyncCommitRow *c, int n, const SyncChangeRow *changes)
 	rels[0] = sync_scan_open_catalog("sync_commits", RowExclusiveLock);
 	rels[1] = sync_scan_open_catalog("sync_changes", RowExclusiveLock);
 	rels[2] = sync_scan_open_catalog("sync_change_scopes", RowExclusiveLock);
-	ok = sync_rowdirect_insertable(rels[0], 8, commit_cols, commit_types, att[0]) &&
-		sync_rowdirect_insertable(rels[1], 11, change_cols, change_types, att[1]) &&
+	log_cols(&nch, &ncm);
+	ok = sync_rowdirect_insertable(rels[0], ncm, commit_cols, commit_types, att[0]) &&
+		sync_rowdirect_insertable(rels[1], nch, change_cols, change_types, att[1]) &&
 		sync_rowdirect_insertable(rels[2], 5, scope_cols, scope_types, att[2]);
 	if (ok)
 	{
-		Datum		cv[8] = {partition, seq, text_datum(c->client_id),
+		/* the commit row: no change of its own (tbl .. scope_value NULL, since 0.7.0) */
+		Datum		cv[16] = {partition, seq, text_datum(c->client_id),
 		text_datum(c->client_commit_id), text_datum(c->actor_id),
 		Int64GetDatum(c->created_at_ms), Int64GetDatum(c->writer_version), result_jsonb(c)};
-		bool		cn[8] = {false};
+		bool		cn[16] = {false, false, false, false, false, false, false, false,
+		true, true, true, true, true, true, true, true};
 		Datum	   *v = palloc(sizeof(Datum) * 11 * Max(n, ne));
 		bool	   *nl = palloc0(sizeof(bool) * 11 * Max(n, ne));
 
 		/* the statements' snapshot: a trigger reads in it, as in a statement */
 		sync_scan_snapshot_begin(false);
-		sync_rowdirect_insert_values(rels[0], 8, att[0], cv, cn);
+		sync_rowdirect_insert_values(rels[0], ncm, att[0], cv, cn);
 		for (int k = 0; k < n; k++)
 		{
 			const SyncChangeRow *ch = &changes[k];
-			Datum	   *r = v + k * 11;
-			bool	   *rn = nl + k * 11;
+			Datum	   *r = v + k * nch;
+			bool	   *rn = nl + k * nch;
 
 			r[0] = partition;
 			r[1] = seq;
@@ -507,9 +545,10 @@ append_many_direct(const SyncCommitRow *c, int n, const SyncChangeRow *changes)
 			r[8] = ch->payload ? PointerGetDatum(make_bytea(ch->payload, ch->payload_len))
 				: (Datum) 0;
 			rn[8] = ch->payload == NULL;
-			rn[9] = rn[10] = true;
+			if (nch == 11)
+				rn[9] = rn[10] = true;
 		}
-		sync_rowdirect_insert_rows(rels[1], 11, att[1], n, v, nl);
+		sync_rowdirect_insert_rows(rels[1], nch, att[1], n, v, nl);
 		memset(nl, 0, sizeof(bool) * 5 * ne);
 		for (int k = 0; k < ne; k++)
 		{
@@ -572,15 +611,16 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 		if (sync_storage_log_before_06())
 			which = A_COMMIT_APPEND_ONE_05;
 		else if (one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
-			which = A_COMMIT_APPEND_ONE;
+			which = sync_storage_log_inline() ? A_COMMIT_APPEND_ONE : A_COMMIT_APPEND_ONE_06;
 		else
 			which = A_COMMIT_APPEND_ONE_SCOPES;
-		if (which != A_COMMIT_APPEND_ONE)
+		if (which == A_COMMIT_APPEND_ONE_SCOPES || which == A_COMMIT_APPEND_ONE_05)
 		{
 			v[14] = v[15] = (Datum) 0;
 			n[14] = n[15] = 'n';
 		}
-		if (which == A_COMMIT_APPEND_ONE && append_one_direct(v, n, result_jsonb(c)))
+		if ((which == A_COMMIT_APPEND_ONE || which == A_COMMIT_APPEND_ONE_06) &&
+			append_one_direct(v, n, result_jsonb(c)))
 			return;
 		v[13] = text_datum(result_text(c));
 		run(append_plan(which), v, n, false, 0);

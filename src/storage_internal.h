@@ -264,3 +264,4 @@ extern Datum sync_storage_column_datum(const SyncColumn *c, const SspValue *val,
  * result column, so results go to sync_push_results (storage.c; used by storage_append.c).
  */
 extern bool sync_storage_log_before_06(void);
+extern bool sync_storage_log_inline(void);

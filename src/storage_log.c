@@ -2,12 +2,13 @@
  * storage_log.c — the commit-log window of one pull section (SPEC §3.6), read by direct ordered
  * index scans in the pull's snapshot (no executor, no plan): the candidate commits from
  * sync_change_scopes_pkey (partition, tbl, var, value, commit_seq) and from
- * sync_changes_by_scope (the same columns: the entries one-change commits keep in their change
- * row, docs/storage.md "Commit log layout"), one scan per index and value of the first
+ * sync_commits_by_scope (the same columns: the entry a pushed commit of one upsert keeps in its
+ * commit row with its change, docs/storage.md "Commit log layout"; before 0.7.0,
+ * sync_changes_by_scope on the change row), one scan per index and value of the first
  * effective variable, merged in commit order (a commit under two values once); per
- * candidate, its commit row from sync_commits_pkey (gone: pruned) and its changes in idx order
- * from sync_changes_pkey (partition, commit_seq, idx), other tables' changes skipped by the heap
- * tuple's tbl (there is no by-table index: docs/storage.md, "Commit log layout").  The caller stops reading as soon as its look-ahead
+ * candidate, its commit row from sync_commits_pkey (gone: pruned) and its changes: the one the
+ * commit row keeps, or those in idx order from sync_changes_pkey (partition, commit_seq, idx),
+ * other tables' changes skipped by the heap tuple's tbl (there is no by-table index: docs/storage.md, "Commit log layout").  The caller stops reading as soon as its look-ahead
  * is reached, so a round reads the commits it delivers plus one, whatever the window's length;
  * every scan is bounded above by the current range of commit_seq (next_range), so a btree page
  * read stops there too.  Which changes match and which commits are delivered is the caller's
@@ -80,7 +81,8 @@ struct SyncLogWindow
 {
 	MemoryContext cxt;
 	Snapshot	snap;
-	CandSource	srcs[2];		/* sync_change_scopes_pkey, sync_changes_by_scope */
+	CandSource	srcs[3];		/* sync_change_scopes_pkey, sync_commits_by_scope (or, before
+								 * 0.7.0, sync_changes_by_scope) */
 	int			nsrcs;
 	int64		lo;				/* the range being read: lo < commit_seq <= hi */
 	int64		hi;
@@ -94,6 +96,14 @@ struct SyncLogWindow
 	TupleTableSlot *cm_slot;
 	AttrNumber	cm_created;
 	AttrNumber	cm_actor;
+	AttrNumber	cm_tbl;			/* the change columns of sync_commits (0 before 0.7.0) */
+	AttrNumber	cm_row_id;
+	AttrNumber	cm_op;
+	AttrNumber	cm_row_version;
+	AttrNumber	cm_scopes;
+	AttrNumber	cm_payload;
+	int64		cm_inline;		/* the commit in cm_slot keeps its change there (else -1) */
+	bool		ch_in_commit;	/* the changes being read are cm_slot's one change */
 	Relation	ch_heap;		/* sync_changes */
 	Relation	ch_idx;
 	SeqWalker	ch;
@@ -249,21 +259,28 @@ source_open(CandSource *s, const char *heap, Oid index)
 
 /*
  * The candidate scans: one per source and value, placed by next_range (not at all when the
- * window is empty).  A catalog from before 0.6.0 (ALTER EXTENSION pending) has no
- * sync_changes_by_scope: sync_change_scopes only.
+ * window is empty).  The entries kept beside a change are in sync_commits_by_scope since 0.7.0
+ * and in sync_changes_by_scope before (ALTER EXTENSION pending); a catalog from before 0.6.0 has
+ * neither: sync_change_scopes only.
  */
 static void
 open_candidates(SyncLogWindow *wr, Datum part, Datum tbl, const char *var, int nvalues,
 				char *const *values)
 {
-	Oid			by_scope = get_relname_relid("sync_changes_by_scope",
-											 get_namespace_oid("syncular", false));
+	static const char *const kept[][2] = {{"sync_commits", "sync_commits_by_scope"},
+	{"sync_changes", "sync_changes_by_scope"}};
+	Oid			ns = get_namespace_oid("syncular", false);
 
 	source_open(&wr->srcs[0], "sync_change_scopes",
 				sync_scan_catalog_relid("sync_change_scopes_pkey"));
 	wr->nsrcs = 1;
-	if (OidIsValid(by_scope))
-		source_open(&wr->srcs[wr->nsrcs++], "sync_changes", by_scope);
+	for (int k = 0; k < (int) lengthof(kept); k++)
+	{
+		Oid			by_scope = get_relname_relid(kept[k][1], ns);
+
+		if (OidIsValid(by_scope))
+			source_open(&wr->srcs[wr->nsrcs++], kept[k][0], by_scope);
+	}
 	wr->nscans = nvalues * wr->nsrcs;
 	wr->vs = palloc0(sizeof(CandScan) * Max(wr->nscans, 1));
 	for (int i = 0; i < wr->nscans; i++)
@@ -280,6 +297,15 @@ open_candidates(SyncLogWindow *wr, Datum part, Datum tbl, const char *var, int n
 		sync_scan_eq_key(&v->keys[3], s->idx, 4, CStringGetTextDatum(values[i / wr->nsrcs]));
 		v->cur = -1;
 	}
+}
+
+/* attribute `name` of rel, 0 when it has none (a catalog from before the column) */
+static AttrNumber
+attnum_or_zero(Relation rel, const char *name)
+{
+	AttrNumber	a = get_attnum(RelationGetRelid(rel), name);
+
+	return a == InvalidAttrNumber ? 0 : a;
 }
 
 SyncLogWindow *
@@ -303,6 +329,13 @@ sync_log_window_open(const char *partition, const char *table, const char *var, 
 	walker_open(wr, &wr->cm, wr->cm_heap, wr->cm_idx, part);
 	wr->cm_created = sync_scan_attnum(wr->cm_heap, "created_at_ms");
 	wr->cm_actor = sync_scan_attnum(wr->cm_heap, "actor_id");
+	wr->cm_tbl = attnum_or_zero(wr->cm_heap, "tbl");
+	wr->cm_row_id = attnum_or_zero(wr->cm_heap, "row_id");
+	wr->cm_op = attnum_or_zero(wr->cm_heap, "op");
+	wr->cm_row_version = attnum_or_zero(wr->cm_heap, "row_version");
+	wr->cm_scopes = attnum_or_zero(wr->cm_heap, "scopes");
+	wr->cm_payload = attnum_or_zero(wr->cm_heap, "payload");
+	wr->cm_inline = -1;
 
 	wr->ch_heap = table_open(sync_scan_catalog_relid("sync_changes"), AccessShareLock);
 	wr->ch_idx = index_open(sync_scan_catalog_relid("sync_changes_pkey"), AccessShareLock);
@@ -370,9 +403,16 @@ sync_log_commit_read(SyncLogWindow *wr, int64 seq, SyncLogCommit *c)
 	bool		isnull;
 
 	ExecClearTuple(wr->cm_slot);	/* the previous commit's fields are no longer handed out */
+	wr->cm_inline = -1;
 	walker_seek(wr, &wr->cm, seq);
 	for (; wr->cm.cur == seq && !live; walker_step(wr, &wr->cm))
 		live = walker_fetch(wr, &wr->cm, wr->cm_slot);
+	if (live && wr->cm_tbl > 0)
+	{
+		(void) slot_getattr(wr->cm_slot, wr->cm_tbl, &isnull);
+		if (!isnull)
+			wr->cm_inline = seq;
+	}
 	if (live && c != NULL)
 	{
 		text	   *actor = DatumGetTextPP(slot_getattr(wr->cm_slot, wr->cm_actor, &isnull));
@@ -389,19 +429,22 @@ sync_log_changes_begin(SyncLogWindow *wr, int64 seq)
 {
 	wr->ch_seq = seq;
 	wr->ch_pending = false;
-	walker_seek(wr, &wr->ch, seq);
+	/* a commit row that keeps its change has no sync_changes row: no index read */
+	wr->ch_in_commit = wr->cm_inline == seq;
+	if (!wr->ch_in_commit)
+		walker_seek(wr, &wr->ch, seq);
 }
 
 /*
- * The stored scopes of the change in ch_slot, read in place: a short inline jsonb is aligned
+ * The stored scopes of the change in slot (attribute `scopes`), read in place: a short inline jsonb is aligned
  * with a 4-byte header in wr->local, not copied into a palloc; others are detoasted (into the
  * caller's context) only when stored compressed or out of line.
  */
 static Jsonb *
-change_scopes(SyncLogWindow *wr)
+change_scopes(SyncLogWindow *wr, TupleTableSlot *slot, AttrNumber scopes)
 {
 	bool		isnull;
-	Datum		d = slot_getattr(wr->ch_slot, wr->ch_scopes, &isnull);
+	Datum		d = slot_getattr(slot, scopes, &isnull);
 
 	if (isnull)
 		return NULL;
@@ -421,6 +464,21 @@ bool
 sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 {
 	SeqWalker  *w = &wr->ch;
+
+	if (wr->ch_in_commit)
+	{
+		/* the commit row's one change, handed out once if it is of this table */
+		bool		isnull;
+		text	   *t = DatumGetTextPP(slot_getattr(wr->cm_slot, wr->cm_tbl, &isnull));
+		bool		first = !wr->ch_pending;
+
+		wr->ch_pending = true;
+		if (!first || (int) VARSIZE_ANY_EXHDR(t) != wr->tbl_len ||
+			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) != 0)
+			return false;
+		*scopes = change_scopes(wr, wr->cm_slot, wr->cm_scopes);
+		return true;
+	}
 
 	/*
 	 * The index is (partition, commit_seq, idx): the commit's changes in idx order, this table's
@@ -446,7 +504,7 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
 			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0)
 		{
-			*scopes = change_scopes(wr);
+			*scopes = change_scopes(wr, wr->ch_slot, wr->ch_scopes);
 			return true;
 		}
 	}
@@ -455,20 +513,24 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 void
 sync_log_change_read(SyncLogWindow *wr, SyncLogChange *c)
 {
-	TupleTableSlot *slot = wr->ch_slot;
+	bool		in_commit = wr->ch_in_commit;
+	TupleTableSlot *slot = in_commit ? wr->cm_slot : wr->ch_slot;
 	bool		isnull;
-	text	   *row_id = DatumGetTextPP(slot_getattr(slot, wr->ch_row_id, &isnull));
+	text	   *row_id = DatumGetTextPP(slot_getattr(slot, in_commit ? wr->cm_row_id : wr->ch_row_id,
+											   &isnull));
 	Datum		d;
 
 	memset(c, 0, sizeof(*c));
 	c->row_id = VARDATA_ANY(row_id);
 	c->row_id_len = VARSIZE_ANY_EXHDR(row_id);
-	c->op = DatumGetInt16(slot_getattr(slot, wr->ch_op, &isnull));
+	c->op = DatumGetInt16(slot_getattr(slot, in_commit ? wr->cm_op : wr->ch_op, &isnull));
 	if (c->op != SSP_OP_UPSERT)
 		return;					/* only an upsert stores a version and a row */
-	c->row_version = DatumGetInt64(slot_getattr(slot, wr->ch_row_version, &isnull));
+	c->row_version = DatumGetInt64(slot_getattr(slot,
+												in_commit ? wr->cm_row_version : wr->ch_row_version,
+												&isnull));
 	c->has_row_version = !isnull;
-	d = slot_getattr(slot, wr->ch_payload, &isnull);
+	d = slot_getattr(slot, in_commit ? wr->cm_payload : wr->ch_payload, &isnull);
 	if (!isnull)
 	{
 		bytea	   *payload = DatumGetByteaPP(d);
@@ -480,11 +542,28 @@ sync_log_change_read(SyncLogWindow *wr, SyncLogChange *c)
 
 /* ---------------------------------------------------------------- a realtime window (SPI) */
 
+/*
+ * The changes of a range read through the view syncular.changes (every change, wherever it is
+ * kept: docs/storage.md "Commit log layout"), or sync_changes itself in a catalog from before
+ * 0.7.0 (no view: ALTER EXTENSION pending).  changes_from() names it.
+ */
 #define CHANGES_SQL \
 	"SELECT ch.commit_seq, ch.tbl, ch.row_id, ch.op, ch.row_version, ch.scopes, ch.payload" \
-	"  FROM syncular.sync_changes ch" \
+	"  FROM %s ch" \
 	" WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3" \
 	" ORDER BY ch.commit_seq DESC, ch.idx DESC LIMIT $4"
+
+static bool
+changes_view_exists(void)
+{
+	return OidIsValid(get_relname_relid("changes", get_namespace_oid("syncular", false)));
+}
+
+static const char *
+changes_from(void)
+{
+	return changes_view_exists() ? "syncular.changes" : "syncular.sync_changes";
+}
 
 #define COMMITS_SQL \
 	"SELECT m.commit_seq, m.created_at_ms, m.actor_id FROM syncular.sync_commits m" \
@@ -521,7 +600,8 @@ sync_log_read_changes(const char *partition, int64 lo, int64 hi, int64 limit,
 					  SyncStoredChange **out)
 {
 	uint64		n;
-	SPITupleTable *tt = range_query(CHANGES_SQL, 4, partition, lo, hi, limit, &n);
+	SPITupleTable *tt = range_query(psprintf(CHANGES_SQL, changes_from()), 4, partition, lo, hi,
+									limit, &n);
 	TupleDesc	td = tt->tupdesc;
 	SyncStoredChange *ch = palloc0(sizeof(SyncStoredChange) * Max(n, 1));
 
@@ -575,20 +655,25 @@ uint64
 sync_log_read_change_scopes(const char *partition, int64 lo, int64 hi, int max,
 							SyncStoredChange **out)
 {
-	static SPIPlanPtr plan = NULL;
+	static SPIPlanPtr plans[2];	/* through sync_changes (before 0.7.0), through the view */
 	MemoryContext caller = CurrentMemoryContext;
 	Datum		args[4];
 	int			rc;
 	uint64		n;
 	SyncStoredChange *ch;
+	int			which = changes_view_exists() ? 1 : 0;
+	SPIPlanPtr	plan = plans[which];
 
 	if (plan == NULL)
 	{
 		Oid			argtypes[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
 
-		plan = sync_storage_keep_plan("SELECT ch.commit_seq, ch.tbl, ch.scopes FROM syncular.sync_changes ch "
-									  "WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3 "
-									  "LIMIT $4", 4, argtypes, 0);
+		plan = plans[which] =
+			sync_storage_keep_plan(psprintf("SELECT ch.commit_seq, ch.tbl, ch.scopes FROM %s ch "
+											"WHERE ch.partition = $1 AND ch.commit_seq > $2 "
+											"AND ch.commit_seq <= $3 LIMIT $4",
+											which ? "syncular.changes" : "syncular.sync_changes"),
+								   4, argtypes, 0);
 	}
 	args[0] = CStringGetTextDatum(partition);
 	args[1] = Int64GetDatum(lo);

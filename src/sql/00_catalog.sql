@@ -32,12 +32,25 @@ CREATE TABLE syncular.sync_commits (
   created_at_ms     BIGINT NOT NULL,
   writer_version    BIGINT,            -- RFC 0007 writer fence; must stay nullable, no default
   result            JSONB,             -- a pushed commit's stored result (idempotency, §6.3)
+  tbl               TEXT,              -- the change of a commit of one upsert (see below)
+  row_id            TEXT,
+  op                SMALLINT,
+  row_version       BIGINT,
+  scopes            JSONB,
+  payload           BYTEA,
+  scope_var         TEXT,
+  scope_value       TEXT,
   PRIMARY KEY (partition, commit_seq)
 );
 -- a pushed commit's stored result is in its row (no sync_push_results row), found by this index;
 -- no (partition, created_at_ms) index: prune by age walks the primary key (departures from the
 -- reference layout, docs/storage.md "Commit log layout")
 --#include indexes/sync_commits_by_client_commit/0.6.0.sql
+-- A pushed commit of one upsert whose scopes are one (variable, value) pair keeps that change in
+-- its commit row (tbl .. payload, as in sync_changes, idx 0), and its scope index entry too
+-- (scope_var, scope_value), indexed here: no sync_changes row, no sync_change_scopes row
+-- (docs/storage.md "Commit log layout"); the view syncular.changes shows every change.
+--#include indexes/sync_commits_by_scope/0.7.0.sql
 
 CREATE TABLE syncular.sync_changes (
   partition    TEXT NOT NULL,
@@ -49,16 +62,11 @@ CREATE TABLE syncular.sync_changes (
   row_version  BIGINT,
   scopes       JSONB NOT NULL,
   payload      BYTEA,
-  scope_var    TEXT,                   -- a one-change commit's scope index entry (see below)
-  scope_value  TEXT,
   PRIMARY KEY (partition, commit_seq, idx)
 );
 -- no (partition, commit_seq, tbl, idx) index (a departure from the reference layout,
 -- docs/storage.md): a pull reads a commit's changes through the primary key and skips other
--- tables' changes by the heap tuple's tbl.  A one-change commit whose scopes are one (variable,
--- value) pair keeps its scope index entry in the change row (scope_var, scope_value), indexed
--- here, instead of a sync_change_scopes row and its key.
---#include indexes/sync_changes_by_scope/0.6.0.sql
+-- tables' changes by the heap tuple's tbl.
 
 --#include tables/sync_change_scopes/0.1.0.sql
 
@@ -110,7 +118,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 --#include comments/sync_partitions/0.2.0.sql
 --#include comments/sync_partition_registry/0.2.0.sql
 --#include comments/sync_row_scopes/0.6.0.sql
---#include comments/sync_commits/0.6.0.sql
+--#include comments/sync_commits/0.7.0.sql
 --#include comments/sync_changes/0.2.0.sql
 --#include comments/sync_change_scopes/0.6.0.sql
 --#include comments/sync_push_results/0.6.0.sql

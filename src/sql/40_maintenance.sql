@@ -25,8 +25,11 @@
 --#include views/clients/0.1.0.sql
 --#include comments/clients/0.2.0.sql
 
---#include views/commits/0.1.0.sql
---#include comments/commits/0.2.0.sql
+--#include views/changes/0.7.0.sql
+--#include comments/changes/0.7.0.sql
+
+--#include views/commits/0.7.0.sql
+--#include comments/commits/0.7.0.sql
 
 --#include views/push_results/0.6.0.sql
 --#include comments/push_results/0.6.0.sql

@@ -55,7 +55,7 @@
 --#include-or-replace udfs/advance_checkpoint/0.4.0.sql
 --#include udfs/advance_checkpoint/0.1.0.comment.sql
 
---#include-or-replace udfs/_source_changes_above/0.1.0.sql
+--#include-or-replace udfs/_source_changes_above/0.7.0.sql
 --#include udfs/_source_changes_above/0.1.0.comment.sql
 
 --#include-or-replace udfs/activate_checkpoint/0.4.0.sql
@@ -64,8 +64,8 @@
 --#include-or-replace udfs/checkpoints/0.1.0.sql
 --#include udfs/checkpoints/0.1.0.comment.sql
 
---#include-or-replace udfs/source_coverage_seq/0.1.0.sql
---#include udfs/source_coverage_seq/0.1.0.comment.sql
+--#include-or-replace udfs/source_coverage_seq/0.7.0.sql
+--#include udfs/source_coverage_seq/0.7.0.comment.sql
 
 
 -- ---------------------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ REVOKE EXECUTE ON FUNCTION syncular.prune(text, jsonb) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION syncular.rotate_log_epoch(text) FROM PUBLIC;
 REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits FROM PUBLIC;
 REVOKE ALL ON syncular.push_results FROM PUBLIC;
+REVOKE ALL ON syncular.changes FROM PUBLIC;
 
 -- Remote operations (65_operations.sql): registration owner-only; the serving entry point is
 -- granted to the gateway role like handle_http (docs/gateway.md).

@@ -6,9 +6,9 @@
 --#include comments/sync_blob_refs.columns/0.4.0.sql
 --#include comments/sync_blobs.columns/0.4.0.sql
 --#include comments/sync_change_scopes.columns/0.4.0.sql
---#include comments/sync_changes.columns/0.6.0.sql
+--#include comments/sync_changes.columns/0.7.0.sql
 --#include comments/sync_clients.columns/0.4.0.sql
---#include comments/sync_commits.columns/0.6.0.sql
+--#include comments/sync_commits.columns/0.7.0.sql
 --#include comments/sync_crdt_mergers.columns/0.4.0.sql
 --#include comments/sync_leases.columns/0.4.0.sql
 --#include comments/sync_partition_registry.columns/0.4.0.sql

@@ -47,10 +47,13 @@ SELECT 'state rows ' || md5(string_agg(x, E'\n' ORDER BY x)) FROM (
           UNION ALL SELECT 'notes', _sync_partition, _sync_row_id, _sync_server_version, _sync_column_versions, _sync_scopes, _sync_payload FROM public.notes
           UNION ALL SELECT 'tags', _sync_partition, _sync_row_id, _sync_server_version, _sync_column_versions, _sync_scopes, _sync_payload FROM public.tags) r) s;
 SELECT 'state tombstones ' || md5(string_agg(to_jsonb(t)::text, E'\n' ORDER BY to_jsonb(t)::text)) FROM syncular.sync_tombstones t;
-SELECT 'state commits ' || md5(string_agg((to_jsonb(c) - 'result')::text, E'\n' ORDER BY c.partition, c.commit_seq))
+-- the commit rows without what later layouts keep in them (the result; the change of a
+-- one-upsert commit), and every change wherever it is kept (the view syncular.changes)
+SELECT 'state commits ' || md5(string_agg((to_jsonb(c) - '{result,tbl,row_id,op,row_version,scopes,payload,scope_var,scope_value}'::text[])::text,
+                                          E'\n' ORDER BY c.partition, c.commit_seq))
   FROM syncular.sync_commits c;
-SELECT 'state changes ' || md5(string_agg((to_jsonb(c) - 'scope_var' - 'scope_value')::text, E'\n' ORDER BY (to_jsonb(c) - 'scope_var' - 'scope_value')::text))
-  FROM syncular.sync_changes c;
+SELECT 'state changes ' || md5(string_agg(to_jsonb(c)::text, E'\n' ORDER BY to_jsonb(c)::text))
+  FROM syncular.changes c;
 SELECT 'state results ' || md5(string_agg(format('%s %s %s %s', r.partition, r.client_id, r.client_commit_id,
                                                  r.result - 'recordedAtMs' - 'cacheIdentity'), E'\n'
                                           ORDER BY r.partition, r.client_id, r.client_commit_id))

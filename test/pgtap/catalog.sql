@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(232);
+SELECT plan(233);
 SELECT has_table('syncular', 'sync_partitions', 'sync_partitions exists');
 SELECT columns_are('syncular', 'sync_partitions', ARRAY['partition', 'max_commit_seq', 'horizon_seq'], 'sync_partitions: exact reference columns');
 SELECT col_type_is('syncular', 'sync_partitions', 'partition', 'text', 'sync_partitions.partition is text');
@@ -38,7 +38,7 @@ SELECT col_type_is('syncular', 'sync_row_scopes', 'row_id', 'text', 'sync_row_sc
 SELECT col_not_null('syncular', 'sync_row_scopes', 'row_id', 'sync_row_scopes.row_id NOT NULL');
 SELECT col_is_pk('syncular', 'sync_row_scopes', ARRAY['partition', 'tbl', 'var', 'value', 'row_id'], 'sync_row_scopes primary key');
 SELECT has_table('syncular', 'sync_commits', 'sync_commits exists');
-SELECT columns_are('syncular', 'sync_commits', ARRAY['partition', 'commit_seq', 'client_id', 'client_commit_id', 'actor_id', 'created_at_ms', 'writer_version', 'result'], 'sync_commits: the reference columns and result (docs/storage.md)');
+SELECT columns_are('syncular', 'sync_commits', ARRAY['partition', 'commit_seq', 'client_id', 'client_commit_id', 'actor_id', 'created_at_ms', 'writer_version', 'result', 'tbl', 'row_id', 'op', 'row_version', 'scopes', 'payload', 'scope_var', 'scope_value'], 'sync_commits: the reference columns, result and a one-upsert commit''s change with its scope entry (docs/storage.md)');
 SELECT col_type_is('syncular', 'sync_commits', 'partition', 'text', 'sync_commits.partition is text');
 SELECT col_not_null('syncular', 'sync_commits', 'partition', 'sync_commits.partition NOT NULL');
 SELECT col_type_is('syncular', 'sync_commits', 'commit_seq', 'bigint', 'sync_commits.commit_seq is bigint');
@@ -56,7 +56,7 @@ SELECT col_is_null('syncular', 'sync_commits', 'writer_version', 'sync_commits.w
 SELECT col_is_pk('syncular', 'sync_commits', ARRAY['partition', 'commit_seq'], 'sync_commits primary key');
 SELECT col_type_is('syncular', 'sync_commits', 'result', 'jsonb', 'sync_commits.result is jsonb (a pushed commit''s stored result)');
 SELECT has_table('syncular', 'sync_changes', 'sync_changes exists');
-SELECT columns_are('syncular', 'sync_changes', ARRAY['partition', 'commit_seq', 'idx', 'tbl', 'row_id', 'op', 'row_version', 'scopes', 'payload', 'scope_var', 'scope_value'], 'sync_changes: the reference columns and a one-change commit''s scope entry (docs/storage.md)');
+SELECT columns_are('syncular', 'sync_changes', ARRAY['partition', 'commit_seq', 'idx', 'tbl', 'row_id', 'op', 'row_version', 'scopes', 'payload'], 'sync_changes: the reference columns (docs/storage.md)');
 SELECT col_type_is('syncular', 'sync_changes', 'partition', 'text', 'sync_changes.partition is text');
 SELECT col_not_null('syncular', 'sync_changes', 'partition', 'sync_changes.partition NOT NULL');
 SELECT col_type_is('syncular', 'sync_changes', 'commit_seq', 'bigint', 'sync_changes.commit_seq is bigint');
@@ -221,7 +221,8 @@ SELECT is((SELECT l.collname::text FROM pg_attribute a JOIN pg_collation l ON l.
 SELECT hasnt_index('syncular', 'sync_commits', 'sync_commits_by_time', 'no sync_commits_by_time (prune by age walks the primary key)');
 SELECT index_is_unique('syncular', 'sync_commits', 'sync_commits_by_client_commit', 'sync_commits_by_client_commit: one stored result per (partition, client, clientCommitId)');
 SELECT hasnt_index('syncular', 'sync_changes', 'sync_changes_by_table', 'no sync_changes_by_table (pulls read a commit''s changes by primary key)');
-SELECT has_index('syncular', 'sync_changes', 'sync_changes_by_scope', ARRAY['partition', 'tbl', 'scope_var', 'scope_value', 'commit_seq'], 'sync_changes_by_scope on (partition, tbl, scope_var, scope_value, commit_seq)');
+SELECT hasnt_index('syncular', 'sync_changes', 'sync_changes_by_scope', 'no sync_changes_by_scope (0.7.0: a one-upsert commit keeps its change in its commit row)');
+SELECT has_index('syncular', 'sync_commits', 'sync_commits_by_scope', ARRAY['partition', 'tbl', 'scope_var', 'scope_value', 'commit_seq'], 'sync_commits_by_scope on (partition, tbl, scope_var, scope_value, commit_seq)');
 SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_due', ARRAY['partition', 'status', 'available_at_ms', 'created_at_ms', 'idempotency_key'], 'sync_reactions_due on (partition, status, available_at_ms, created_at_ms, idempotency_key)');
 SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_lease', ARRAY['partition', 'status', 'lease_expires_at_ms'], 'sync_reactions_lease on (partition, status, lease_expires_at_ms)');
 SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_completed', ARRAY['partition', 'status', 'completed_at_ms', 'idempotency_key'], 'sync_reactions_completed on (partition, status, completed_at_ms, idempotency_key)');

@@ -17,7 +17,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(496);
+SELECT plan(499);
 
 CREATE TEMP TABLE spec (ord int, name name, args text[], returns text, definer boolean, config text[]);
 INSERT INTO spec VALUES
@@ -186,14 +186,14 @@ SELECT set_eq(
 -- views: exist, are commented, are owner-only
 SELECT set_eq(
   $$SELECT c.relname::text FROM pg_class c WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind = 'v'$$,
-  ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag', 'push_results'],
-  'the views of schema syncular are partitions, clients, commits, reactions, stats, stats_tables, partition_lag, client_lag, push_results');
+  ARRAY['partitions', 'clients', 'commits', 'changes', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag', 'push_results'],
+  'the views of schema syncular are partitions, clients, commits, changes, reactions, stats, stats_tables, partition_lag, client_lag, push_results');
 SELECT has_view('syncular', v, 'view syncular.' || v || ' exists')
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag', 'push_results']::name[]) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'changes', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag', 'push_results']::name[]) v;
 SELECT ok(obj_description(to_regclass('syncular.' || v), 'pg_class') IS NOT NULL, 'view syncular.' || v || ' has a COMMENT')
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag', 'push_results']) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'changes', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag', 'push_results']) v;
 SELECT ok(NOT has_table_privilege('public', 'syncular.' || v, 'SELECT'), 'PUBLIC cannot SELECT syncular.' || v)
-  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag', 'push_results']) v;
+  FROM unnest(ARRAY['partitions', 'clients', 'commits', 'changes', 'reactions', 'stats', 'stats_tables', 'partition_lag', 'client_lag', 'push_results']) v;
 
 -- the statistics follow pg_stat_statements: pg_read_all_stats reads them (views and their C
 -- functions), nobody else but the owner; the lag views are owner-only like the others

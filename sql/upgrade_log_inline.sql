@@ -1,0 +1,71 @@
+-- upgrade_log_inline: the 0.7.0 commit log (docs/storage.md "Commit log layout").  This library
+-- on a 0.6.0 catalog (ALTER EXTENSION pending) logs a one-upsert commit as 0.6.0 did (a change row
+-- carrying the scope entry) and serves it; the update moves those changes into their commit rows,
+-- pulls serve the same commits after it, and new commits are logged in the commit row.
+SELECT current_database() AS orig_db \gset
+SET client_min_messages = warning;
+CREATE DATABASE syncular_t_log_inline;
+\c syncular_t_log_inline
+SET client_min_messages = warning;
+CREATE EXTENSION syncular VERSION '0.6.0';
+SELECT syncular.ensure_schema('{"version": 1, "tables": [
+  {"name": "todos", "primaryKey": "id", "columns": [
+     {"name": "id", "type": "string", "nullable": false},
+     {"name": "list_id", "type": "string", "nullable": false},
+     {"name": "title", "type": "string", "nullable": true}],
+   "scopes": ["list:{list_id}"]}]}'::jsonb, '[]'::jsonb, 'public') ->> 'action' AS schema_action;
+CREATE FUNCTION public.resolve(actor text, part text, client text) RETURNS jsonb
+  LANGUAGE sql STABLE AS $$ SELECT '{"list_id": ["l1", "l2"]}'::jsonb $$;
+SELECT syncular.set_scope_resolver('public.resolve(text,text,text)');
+CREATE FUNCTION pg_temp.push(id text, ops text) RETURNS text LANGUAGE sql AS $$
+  SELECT syncular.push('p1', 'u1', 'c1', format('[{"clientCommitId": "%s", "operations": %s}]',
+                                                id, ops)::jsonb) -> 0 ->> 'status'
+$$;
+-- a pull of both lists from cursor 0: the commits and their changes, as a client gets them
+CREATE FUNCTION pg_temp.pulled(list text) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT syncular.pull('p1', 'u1', 'c2', format('[{"id": "s", "table": "todos",
+           "scopes": {"list_id": ["%s"]}, "cursor": 0}]', list)::jsonb) -> 0 -> 'commits'
+$$;
+-- one-upsert commits (a, b, d), a commit of two changes (c) and a delete (e), on 0.6.0's catalog
+SELECT pg_temp.push('a', '[{"table": "todos", "row": {"id": "t1", "list_id": "l1", "title": "one"}}]');
+SELECT pg_temp.push('b', '[{"table": "todos", "row": {"id": "t2", "list_id": "l2", "title": "two"}}]');
+SELECT pg_temp.push('c', '[{"table": "todos", "row": {"id": "t3", "list_id": "l1", "title": "three"}},
+                           {"table": "todos", "row": {"id": "t4", "list_id": "l2", "title": "four"}}]');
+SELECT pg_temp.push('d', '[{"table": "todos", "row": {"id": "t1", "list_id": "l1", "title": "one again"}}]');
+SELECT pg_temp.push('e', '[{"table": "todos", "op": "delete", "rowId": "t2"}]');
+-- as 0.6.0 logged them: the one-upsert commits' scope entries in their change rows
+SELECT commit_seq, idx, row_id, scope_var, scope_value FROM syncular.sync_changes ORDER BY 1, 2;
+SELECT pg_temp.pulled('l1') AS l1_before \gset
+SELECT pg_temp.pulled('l2') AS l2_before \gset
+SELECT jsonb_array_length(:'l1_before'::jsonb) AS l1_commits, jsonb_array_length(:'l2_before'::jsonb) AS l2_commits;
+
+ALTER EXTENSION syncular UPDATE TO '0.7.0';
+-- the one-upsert commits' changes moved into their commit rows; the others stayed
+SELECT commit_seq, client_commit_id, tbl, row_id, op, row_version, scopes, scope_var, scope_value,
+       syncular.decode_row(tbl, payload) ->> 'title' AS title
+  FROM syncular.sync_commits ORDER BY commit_seq;
+SELECT commit_seq, idx, row_id, op FROM syncular.sync_changes ORDER BY 1, 2;
+SELECT commit_seq, idx, row_id, op FROM syncular.changes ORDER BY 1, 2;
+SELECT commit_seq, changes, tables FROM syncular.commits ORDER BY 1;
+-- the same commits are served
+SELECT pg_temp.pulled('l1') = :'l1_before'::jsonb AS l1_same, pg_temp.pulled('l2') = :'l2_before'::jsonb AS l2_same;
+-- a new one-upsert commit is logged in its commit row alone, and served
+SELECT pg_temp.push('f', '[{"table": "todos", "row": {"id": "t5", "list_id": "l2", "title": "five"}}]');
+SELECT commit_seq, row_id, scope_var, scope_value,
+       (SELECT count(*) FROM syncular.sync_changes x WHERE x.commit_seq = c.commit_seq) AS change_rows,
+       (SELECT count(*) FROM syncular.sync_change_scopes s WHERE s.commit_seq = c.commit_seq) AS scope_rows
+  FROM syncular.sync_commits c WHERE client_commit_id = 'f';
+SELECT c ->> 'commitSeq' AS seq, c -> 'changes' -> 0 ->> 'rowId' AS row_id,
+       c -> 'changes' -> 0 -> 'row' ->> 'title' AS title
+  FROM jsonb_array_elements(pg_temp.pulled('l2')) c;
+-- a replay answers its stored result
+SELECT pg_temp.push('f', '[{"table": "todos", "row": {"id": "t5", "list_id": "l2", "title": "five"}}]') AS replayed;
+-- the barrier's coverage reads see the changes kept in commit rows
+SELECT syncular.source_coverage_seq('p1', ARRAY['todos']) AS coverage;
+-- prune removes them with their commit rows
+SELECT syncular.prune('p1', '{"minRetainedCommits": 1, "activeWindowMs": 0}') AS pruned;
+SELECT commit_seq, row_id FROM syncular.changes ORDER BY 1;
+
+\c :orig_db
+SET client_min_messages = warning;
+DROP DATABASE syncular_t_log_inline;

@@ -1,0 +1,16 @@
+COMMENT ON COLUMN syncular.sync_commits.partition IS 'Partition (tenant) of the row: every sync state is per partition (SPEC §2).';
+COMMENT ON COLUMN syncular.sync_commits.commit_seq IS 'Commit sequence number within the partition (SPEC §2.2).';
+COMMENT ON COLUMN syncular.sync_commits.client_id IS 'clientId of the SSP2 client (REQ_HEADER).';
+COMMENT ON COLUMN syncular.sync_commits.client_commit_id IS 'clientCommitId of the pushed commit (idempotency key within the client).';
+COMMENT ON COLUMN syncular.sync_commits.actor_id IS 'Authenticated actor the gateway or caller passed to the round.';
+COMMENT ON COLUMN syncular.sync_commits.created_at_ms IS 'When the commit was applied, milliseconds since the Unix epoch.';
+COMMENT ON COLUMN syncular.sync_commits.writer_version IS 'RFC 0007 writer version of the commit (writer fence); NULL for commits before fencing.';
+COMMENT ON COLUMN syncular.sync_commits.result IS 'Stored PUSH_RESULT of a pushed commit (replayed for a retransmitted clientCommitId, SPEC §6.3); NULL for a commit of SQL writes, or dropped by syncular.prune (pushResultsOlderThanMs).';
+COMMENT ON COLUMN syncular.sync_commits.tbl IS 'The change of a pushed commit of one upsert whose scopes are one (variable, value) pair, kept in its commit row instead of a sync_changes row (idx 0): its synced table; NULL for every other commit (their changes are sync_changes rows). The view syncular.changes shows both.';
+COMMENT ON COLUMN syncular.sync_commits.row_id IS 'With tbl: the primary key value of the synced row, as text.';
+COMMENT ON COLUMN syncular.sync_commits.op IS 'With tbl: the operation (1 upsert).';
+COMMENT ON COLUMN syncular.sync_commits.row_version IS 'With tbl: the row version (serverVersion) after the change.';
+COMMENT ON COLUMN syncular.sync_commits.scopes IS 'With tbl: the scope values of the row at the change, {var: value}.';
+COMMENT ON COLUMN syncular.sync_commits.payload IS 'With tbl: the encoded row payload after the change.';
+COMMENT ON COLUMN syncular.sync_commits.scope_var IS 'With tbl: the change''s one scope variable; with scope_value, the commit''s scope index entry (index sync_commits_by_scope) instead of a sync_change_scopes row.';
+COMMENT ON COLUMN syncular.sync_commits.scope_value IS 'The value of scope_var (NULL when scope_var is).';
