@@ -106,8 +106,15 @@ INSERT INTO app.todos (id, list_id, title, n) VALUES ('c', 'l1', 'C3', 6), ('f',
 UPDATE app.todos SET list_id = 'l2' WHERE _sync_partition = 'sql' AND id = 'a';
 SELECT part, seq - :before AS seq, idx, tbl, row_id, op, ver, scopes, payload
   FROM pg_temp.log_after(0) WHERE part = 'sql' AND seq > :before;
-SELECT tbl, var, value, commit_seq - :before AS seq FROM syncular.sync_change_scopes
- WHERE partition = 'sql' AND commit_seq > :before ORDER BY 4, 1, 2, 3;
+-- the scope index entries: sync_change_scopes rows, and the one a new commit of one upsert keeps
+-- in its commit row (kept = t)
+SELECT tbl, var, value, seq - :before AS seq, kept FROM (
+  SELECT s.tbl, s.var, s.value, s.commit_seq AS seq, false AS kept FROM syncular.sync_change_scopes s
+   WHERE s.partition = 'sql'
+  UNION ALL
+  SELECT c.tbl, c.scope_var, c.scope_value, c.commit_seq, true FROM syncular.sync_commits c
+   WHERE c.partition = 'sql' AND c.scope_var IS NOT NULL) e
+ WHERE seq > :before ORDER BY 4, 1, 2, 3;
 SELECT count(*) AS tombstones FROM syncular.sync_tombstones WHERE partition = 'sql';
 SELECT tbl, var, value, row_id FROM syncular.sync_row_scopes
  WHERE partition = 'sql' AND row_id IN ('a', 'b', 'c', 'f') ORDER BY row_id;
@@ -136,6 +143,29 @@ SELECT count(*) AS moved_rows, count(DISTINCT s.commit_seq) AS commits
   FROM syncular.changes s
  WHERE s.partition = 'sql' AND s.commit_seq = (SELECT max(commit_seq) FROM syncular.sync_commits
                                                 WHERE partition = 'sql');
+SELECT pg_temp.sync('C') AS c;
+
+-- a transaction whose first statement wrote one row (its commit row keeps that change, idx 0)
+-- and whose later statements add changes to the same commit (sync_changes rows, idx 1 on): a
+-- pull serves them in order, in one commit, as the view lists them
+SELECT max(commit_seq) AS before FROM syncular.sync_commits WHERE partition = 'sql' \gset
+BEGIN;
+INSERT INTO app.todos (id, list_id, title, n) VALUES ('k1', 'l1', 'K1', 1);
+INSERT INTO app.todos (id, list_id, title, n) VALUES ('k2', 'l1', 'K2', 2), ('k3', 'l2', 'K3', 3);
+UPDATE app.todos SET title = 'K1b' WHERE _sync_partition = 'sql' AND id = 'k1';
+COMMIT;
+SELECT c.commit_seq - :before AS seq, c.tbl AS kept_change, c.scope_var, c.scope_value,
+       (SELECT count(*) FROM syncular.sync_changes x WHERE x.partition = c.partition
+         AND x.commit_seq = c.commit_seq) AS change_rows
+  FROM syncular.sync_commits c WHERE c.partition = 'sql' AND c.commit_seq > :before;
+SELECT seq - :before AS seq, idx, row_id, op, ver, payload ->> 'title' AS title
+  FROM pg_temp.log_after(:before) WHERE part = 'sql';
+SELECT x ->> 'commitSeq' = (:before + 1)::text AS one_commit,
+       (SELECT string_agg(ch ->> 'rowId' || ':' || (ch -> 'row' ->> 'title'), ' ')
+          FROM jsonb_array_elements(x -> 'changes') ch) AS changes
+  FROM jsonb_array_elements(syncular.pull('sql', 'u', 'k-reader', jsonb_build_array(jsonb_build_object(
+         'id', 's', 'table', 'todos', 'scopes', '{"list_id": ["l1", "l2"]}'::jsonb,
+         'cursor', :before))) -> 0 -> 'commits') x;
 SELECT pg_temp.sync('C') AS c;
 
 -- a bulk statement after the same kind of statement of one row in this session (above): the

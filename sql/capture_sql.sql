@@ -163,7 +163,7 @@ SELECT pg_temp.sync('A') AS a, pg_temp.sync('B') AS b, pg_temp.sync('C') AS c, p
 -- commit_seq is gap-free in both partitions
 SELECT partition, max_commit_seq, (SELECT count(*) FROM syncular.sync_commits c
   WHERE c.partition = p.partition) AS commits,
-  (SELECT bool_and(EXISTS (SELECT 1 FROM syncular.sync_changes x WHERE x.partition = c.partition
+  (SELECT bool_and(EXISTS (SELECT 1 FROM syncular.changes x WHERE x.partition = c.partition
      AND x.commit_seq = c.commit_seq)) FROM syncular.sync_commits c WHERE c.partition = p.partition) AS none_empty
   FROM syncular.sync_partitions p ORDER BY partition;
 

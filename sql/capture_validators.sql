@@ -29,7 +29,7 @@ END $$;
 SELECT syncular.set_row_validator('todos', 'public.validate_todo(text,text,text,jsonb,jsonb,text,text)');
 CREATE FUNCTION pg_temp.logged() RETURNS text LANGUAGE sql AS $$
   SELECT (SELECT count(*) FROM syncular.sync_commits) || ' commits, '
-         || (SELECT count(*) FROM syncular.sync_changes) || ' changes' $$;
+         || (SELECT count(*) FROM syncular.changes) || ' changes' $$;
 
 -- off (the default): trusted, the validator is not called
 SHOW syncular.capture_validators;

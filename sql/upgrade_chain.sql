@@ -89,7 +89,7 @@ SELECT client_commit_id FROM syncular.sync_push_results ORDER BY 1;
 -- is a sync commit a client pulls
 UPDATE public.todos SET title = 'edited with SQL' WHERE id = 't1';
 SELECT c.client_id, x.row_id, x.op, x.row_version, syncular.decode_row(x.tbl, x.payload) ->> 'title' AS title
-  FROM syncular.sync_commits c JOIN syncular.sync_changes x USING (partition, commit_seq)
+  FROM syncular.sync_commits c JOIN syncular.changes x USING (partition, commit_seq)
  WHERE c.client_id = 'syncular:sql';
 SELECT c ->> 'commitSeq' AS seq, c -> 'changes' -> 0 -> 'row' ->> 'title' AS title
   FROM jsonb_array_elements(syncular.pull('p1', 'u1', 'c2',

@@ -270,10 +270,11 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 
 /*
  * true when scopes is one pair {"var": "value"} (a string value): *var and *value get them as
- * text, as jsonb_each_text gives them.
+ * text, as jsonb_each_text gives them.  Such a commit of one upsert keeps its change and scope
+ * entry in its commit row (docs/storage.md "Commit log layout"; storage_capture.c too).
  */
-static bool
-one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
+bool
+sync_storage_one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
 {
 	JsonbIterator *it;
 	JsonbValue	v;
@@ -610,7 +611,7 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 		}
 		if (sync_storage_log_before_06())
 			which = A_COMMIT_APPEND_ONE_05;
-		else if (one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
+		else if (sync_storage_one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
 			which = sync_storage_log_inline() ? A_COMMIT_APPEND_ONE : A_COMMIT_APPEND_ONE_06;
 		else
 			which = A_COMMIT_APPEND_ONE_SCOPES;

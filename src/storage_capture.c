@@ -28,10 +28,11 @@
 #include "utils/rel.h"
 
 #include "storage.h"
+#include "storage_internal.h"
 
 /* kept plans: the log statement per (table, event, shape), the one-row statement */
 static SPIPlanPtr *log_plans = NULL;	/* [(table * SYNC_EV_COUNT + ev) * SYNC_SHAPE_COUNT + shape] */
-static SPIPlanPtr one_plans[4];	/* [new_commit * 2 + fresh] */
+static SPIPlanPtr one_plans[6];	/* [new_commit * 2 + fresh], then [4 + fresh]: in the commit row */
 static int	nlog_plans = 0;
 static uint64 log_generation = 0;
 
@@ -376,10 +377,13 @@ sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent e
  * it can make, so no statement starts a table modification it never runs.  Parameters: $1
  * partition, $2 table, $3 commit_seq, $4 idx, $5 rowId, $6 row version, $7 scopes, $8 payload,
  * $9 (unused), $10 the running schema version, $11 client_id, $12 client_commit_id, $13 actor_id,
- * $14 created_at_ms, $15 (unused).
+ * $14 created_at_ms, $15 (unused); in_commit (a new commit whose scopes are one pair, a 0.7.0
+ * catalog): the change and the pair $16 / $17 go in the commit row, as a pushed commit of one
+ * upsert keeps them (docs/storage.md "Commit log layout"), and later statements of the
+ * transaction append theirs to sync_changes from idx 1.
  */
 static char *
-one_sql(bool new_commit, bool fresh)
+one_sql(bool new_commit, bool fresh, bool in_commit)
 {
 	StringInfoData s;
 	const char *g = new_commit ? "g.ok" : "true";
@@ -392,18 +396,29 @@ one_sql(bool new_commit, bool fresh)
 							   "g AS MATERIALIZED (SELECT coalesce((SELECT m.schema_version "
 							   " FROM syncular.sync_schema_meta m WHERE m.id = 1), 0) <= $10 "
 							   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_backfill_checkpoints b "
-							   " WHERE b.schema_version = $10 AND b.state <> 'activated') AS ok), "
+							   " WHERE b.schema_version = $10 AND b.state <> 'activated') AS ok), ");
+	if (in_commit)
+		/* the change ($4 is 0) and its one scope pair $16 / $17 in the commit row (0.7.0) */
+		appendStringInfoString(&s,
+							   "k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
+							   " client_commit_id, actor_id, created_at_ms, writer_version, tbl, row_id, "
+							   " op, row_version, scopes, payload, scope_var, scope_value) "
+							   " SELECT $1, $3, $11, $12, $13, $14, $10::int8, $2, $5, 1::int2, $6, $7, $8, "
+							   " $16, $17 FROM g WHERE g.ok)");
+	else if (new_commit)
+		appendStringInfoString(&s,
 							   "k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
 							   " client_commit_id, actor_id, created_at_ms, writer_version) "
 							   " SELECT $1, $3, $11, $12, $13, $14, $10::int8 FROM g WHERE g.ok), ");
-	appendStringInfo(&s,
-					 "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, row_id, "
-					 " op, row_version, scopes, payload) SELECT $1, $3, $4, $2, $5, 1::int2, $6, $7, $8 "
-					 " %s WHERE %s), "
-					 "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
-					 " commit_seq) SELECT $1, $2, e.key, e.value, $3 FROM %s "
-					 " pg_catalog.jsonb_each_text($7) e WHERE %s",
-					 from_g, g, new_commit ? "g," : "", g);
+	if (!in_commit)
+		appendStringInfo(&s,
+						 "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, row_id, "
+						 " op, row_version, scopes, payload) SELECT $1, $3, $4, $2, $5, 1::int2, $6, $7, $8 "
+						 " %s WHERE %s), "
+						 "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
+						 " commit_seq) SELECT $1, $2, e.key, e.value, $3 FROM %s "
+						 " pg_catalog.jsonb_each_text($7) e WHERE %s",
+						 from_g, g, new_commit ? "g," : "", g);
 	/* a new commit_seq has no entries yet (see P_COMMIT_APPEND_ONE); an earlier statement of
 	 * the transaction may have written this commit's */
 	if (!new_commit)
@@ -411,7 +426,8 @@ one_sql(bool new_commit, bool fresh)
 							   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
 							   " WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key "
 							   " AND z.value = e.value AND z.commit_seq = $3 OFFSET 0)");
-	appendStringInfoChar(&s, ')');
+	if (!in_commit)
+		appendStringInfoChar(&s, ')');
 	if (fresh)
 		appendStringInfo(&s,
 						 ", tc AS (DELETE FROM syncular.sync_tombstones t %s WHERE %s "
@@ -443,18 +459,23 @@ bool
 sync_storage_capture_one(const SyncCaptureRow *r)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	Datum		v[15];
+	Datum		v[17];
 	bool		isnull;
 	bool		ok;
+	bool		in_commit;
 	int			rc;
 	int			k;
 
-	k = (r->new_commit ? 2 : 0) + (r->fresh ? 1 : 0);
+	/* a new commit whose change is this one upsert with one scope pair: in its commit row */
+	in_commit = r->new_commit && r->idx == 0 && sync_storage_log_inline() &&
+		sync_storage_one_scope_pair(DatumGetJsonbP(r->scopes), &v[15], &v[16]);
+	k = in_commit ? 4 + (r->fresh ? 1 : 0) : (r->new_commit ? 2 : 0) + (r->fresh ? 1 : 0);
 	if (one_plans[k] == NULL)
-		one_plans[k] = sync_storage_keep_plan(one_sql(r->new_commit, r->fresh), 15,
+		one_plans[k] = sync_storage_keep_plan(one_sql(r->new_commit, r->fresh, in_commit),
+											  in_commit ? 17 : 15,
 											  (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID,
 											  INT8OID, JSONBOID, BYTEAOID, BOOLOID, INT4OID, TEXTOID,
-											  TEXTOID, TEXTOID, INT8OID, BOOLOID},
+											  TEXTOID, TEXTOID, INT8OID, BOOLOID, TEXTOID, TEXTOID},
 											  CURSOR_OPT_GENERIC_PLAN);
 	v[0] = CStringGetTextDatum(r->partition);
 	v[1] = CStringGetTextDatum(r->table);

@@ -102,8 +102,12 @@ struct SyncLogWindow
 	AttrNumber	cm_row_version;
 	AttrNumber	cm_scopes;
 	AttrNumber	cm_payload;
-	int64		cm_inline;		/* the commit in cm_slot keeps its change there (else -1) */
-	bool		ch_in_commit;	/* the changes being read are cm_slot's one change */
+	AttrNumber	cm_result;
+	int64		cm_inline;		/* the commit in cm_slot keeps a change there (else -1) */
+	bool		cm_rows_too;	/* ... and may have sync_changes rows after it (SQL writes) */
+	bool		ch_in_commit;	/* the commit row's change is still to be looked at */
+	bool		ch_from_commit; /* the change handed out last is the commit row's */
+	bool		ch_rows;		/* the commit's sync_changes rows are read */
 	Relation	ch_heap;		/* sync_changes */
 	Relation	ch_idx;
 	SeqWalker	ch;
@@ -335,6 +339,7 @@ sync_log_window_open(const char *partition, const char *table, const char *var, 
 	wr->cm_row_version = attnum_or_zero(wr->cm_heap, "row_version");
 	wr->cm_scopes = attnum_or_zero(wr->cm_heap, "scopes");
 	wr->cm_payload = attnum_or_zero(wr->cm_heap, "payload");
+	wr->cm_result = attnum_or_zero(wr->cm_heap, "result");
 	wr->cm_inline = -1;
 
 	wr->ch_heap = table_open(sync_scan_catalog_relid("sync_changes"), AccessShareLock);
@@ -411,7 +416,12 @@ sync_log_commit_read(SyncLogWindow *wr, int64 seq, SyncLogCommit *c)
 	{
 		(void) slot_getattr(wr->cm_slot, wr->cm_tbl, &isnull);
 		if (!isnull)
+		{
+			/* a pushed commit (with its result) has no other change; one of SQL writes can */
 			wr->cm_inline = seq;
+			(void) slot_getattr(wr->cm_slot, wr->cm_result, &isnull);
+			wr->cm_rows_too = isnull;
+		}
 	}
 	if (live && c != NULL)
 	{
@@ -429,9 +439,11 @@ sync_log_changes_begin(SyncLogWindow *wr, int64 seq)
 {
 	wr->ch_seq = seq;
 	wr->ch_pending = false;
-	/* a commit row that keeps its change has no sync_changes row: no index read */
+	wr->ch_from_commit = false;
+	/* a pushed commit that keeps its change in its row has no sync_changes row: no index read */
 	wr->ch_in_commit = wr->cm_inline == seq;
-	if (!wr->ch_in_commit)
+	wr->ch_rows = !wr->ch_in_commit || wr->cm_rows_too;
+	if (wr->ch_rows)
 		walker_seek(wr, &wr->ch, seq);
 }
 
@@ -467,18 +479,22 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 
 	if (wr->ch_in_commit)
 	{
-		/* the commit row's one change, handed out once if it is of this table */
+		/* the commit row's change (idx 0), looked at once, before the rows (idx 1 on) */
 		bool		isnull;
 		text	   *t = DatumGetTextPP(slot_getattr(wr->cm_slot, wr->cm_tbl, &isnull));
-		bool		first = !wr->ch_pending;
 
-		wr->ch_pending = true;
-		if (!first || (int) VARSIZE_ANY_EXHDR(t) != wr->tbl_len ||
-			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) != 0)
-			return false;
-		*scopes = change_scopes(wr, wr->cm_slot, wr->cm_scopes);
-		return true;
+		wr->ch_in_commit = false;
+		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
+			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0)
+		{
+			wr->ch_from_commit = true;
+			*scopes = change_scopes(wr, wr->cm_slot, wr->cm_scopes);
+			return true;
+		}
 	}
+	wr->ch_from_commit = false;
+	if (!wr->ch_rows)
+		return false;
 
 	/*
 	 * The index is (partition, commit_seq, idx): the commit's changes in idx order, this table's
@@ -513,7 +529,7 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 void
 sync_log_change_read(SyncLogWindow *wr, SyncLogChange *c)
 {
-	bool		in_commit = wr->ch_in_commit;
+	bool		in_commit = wr->ch_from_commit;
 	TupleTableSlot *slot = in_commit ? wr->cm_slot : wr->ch_slot;
 	bool		isnull;
 	text	   *row_id = DatumGetTextPP(slot_getattr(slot, in_commit ? wr->cm_row_id : wr->ch_row_id,
