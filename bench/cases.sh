@@ -95,7 +95,7 @@ for changes in 100 1000; do
     s="$s $(tps 1 "$per" "\\set c random(0, $top)
 SELECT length(syncular.handle(q.req, 'pull', 'bench')) FROM bench.preq q WHERE q.changes = $changes AND q.c = :c;")"
     b="$b $(tps 1 "$per" "\\set c random(0, $top)
-SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.sync_changes ch WHERE ch.partition = 'pull' AND ch.commit_seq > :c ORDER BY ch.commit_seq, ch.idx LIMIT $changes) x;")"
+SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.changes ch WHERE ch.partition = 'pull' AND ch.commit_seq > :c ORDER BY ch.commit_seq, ch.idx LIMIT $changes) x;")"
   done
   row "incremental pull, ${changes} changes, tps" "$(echo "$s" | median)" "$(echo "$b" | median)"
 done
@@ -188,7 +188,7 @@ if [ -n "${maxc:-}" ]; then
   for changes in 100 1000; do
     n=$(( changes == 100 ? 200 : 60 ))
     s=$(cpu "$n" "SELECT length(syncular.handle(q.req, 'pull', 'bench')) FROM bench.preq q WHERE q.changes = $changes AND q.c = \$1 % 150")
-    b=$(cpu "$n" "SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.sync_changes ch WHERE ch.partition = 'pull' AND ch.commit_seq > \$1 % 150 ORDER BY ch.commit_seq, ch.idx LIMIT $changes) x")
+    b=$(cpu "$n" "SELECT count(*), sum(length(x.payload)) FROM (SELECT ch.payload FROM syncular.changes ch WHERE ch.partition = 'pull' AND ch.commit_seq > \$1 % 150 ORDER BY ch.commit_seq, ch.idx LIMIT $changes) x")
     awk -v c="$changes" -v s="$s" -v b="$b" 'BEGIN { printf "| incremental pull, %d changes | %.3f | %.3f | %.3f |\n", c, s, b, (s > 0 ? b / s : 0) }'
   done
 fi

@@ -48,7 +48,7 @@ for r in $(seq 1 "$runs"); do
   js="$js $(ms "SELECT length(syncular.pull('$p', 'bench', 'json-puller', jsonb_build_array(jsonb_build_object(
       'id', 's', 'table', 'items', 'cursor', $((seq - 1)), 'scopes', jsonb_build_object('list_id',
       (SELECT jsonb_agg('l' || i) FROM generate_series(0, 99) i)))))::text);")"
-  pb="$pb $(ms "SELECT count(*), sum(length(payload)) FROM (SELECT payload FROM syncular.sync_changes
+  pb="$pb $(ms "SELECT count(*), sum(length(payload)) FROM (SELECT payload FROM syncular.changes
       WHERE partition = '$p' AND commit_seq = $seq ORDER BY idx) x;")"
   us="$us $(ms "UPDATE public.items SET qty = qty + 1 WHERE _sync_partition = '$p';")"
   ub="$ub $(ms "UPDATE public.items_plain SET qty = qty + 1 WHERE partition = '$p';")"

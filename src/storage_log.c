@@ -262,6 +262,39 @@ source_open(CandSource *s, const char *heap, Oid index)
 }
 
 /*
+ * The source of the entries kept beside a change, by index name: false when the catalog has no
+ * such index.  The index is looked up once its heap is locked, so an ALTER EXTENSION UPDATE that
+ * drops or creates it has committed or not begun.  An index created after the round's snapshot
+ * (the update committed meanwhile) would hide what the update moved into rows the snapshot cannot
+ * see (0.7.0 moves one-change commits into their commit rows): the round fails, to be retried.
+ */
+static bool
+kept_source_open(CandSource *s, const char *heap, const char *index, Snapshot snap)
+{
+	Relation	h = table_open(sync_scan_catalog_relid(heap), AccessShareLock);
+	Oid			idx = get_relname_relid(index, RelationGetNamespace(h));
+	TransactionId xmin;
+
+	if (!OidIsValid(idx))
+	{
+		table_close(h, AccessShareLock);
+		return false;
+	}
+	source_open(s, heap, idx);
+	table_close(h, NoLock);		/* source_open holds its own lock */
+	xmin = HeapTupleHeaderGetXmin(s->idx->rd_indextuple->t_data);
+	if (TransactionIdIsNormal(xmin) && !TransactionIdIsCurrentTransactionId(xmin) &&
+		XidInMVCCSnapshot(xmin, snap))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("syncular pull: the commit log's layout changed during this round"),
+				 errdetail("Index %s was created after the round's snapshot (ALTER EXTENSION syncular UPDATE).",
+						   index),
+				 errhint("Retry the round.")));
+	return true;
+}
+
+/*
  * The candidate scans: one per source and value, placed by next_range (not at all when the
  * window is empty).  The entries kept beside a change are in sync_commits_by_scope since 0.7.0
  * and in sync_changes_by_scope before (ALTER EXTENSION pending); a catalog from before 0.6.0 has
@@ -273,18 +306,13 @@ open_candidates(SyncLogWindow *wr, Datum part, Datum tbl, const char *var, int n
 {
 	static const char *const kept[][2] = {{"sync_commits", "sync_commits_by_scope"},
 	{"sync_changes", "sync_changes_by_scope"}};
-	Oid			ns = get_namespace_oid("syncular", false);
 
 	source_open(&wr->srcs[0], "sync_change_scopes",
 				sync_scan_catalog_relid("sync_change_scopes_pkey"));
 	wr->nsrcs = 1;
 	for (int k = 0; k < (int) lengthof(kept); k++)
-	{
-		Oid			by_scope = get_relname_relid(kept[k][1], ns);
-
-		if (OidIsValid(by_scope))
-			source_open(&wr->srcs[wr->nsrcs++], kept[k][0], by_scope);
-	}
+		if (kept_source_open(&wr->srcs[wr->nsrcs], kept[k][0], kept[k][1], wr->snap))
+			wr->nsrcs++;
 	wr->nscans = nvalues * wr->nsrcs;
 	wr->vs = palloc0(sizeof(CandScan) * Max(wr->nscans, 1));
 	for (int i = 0; i < wr->nscans; i++)

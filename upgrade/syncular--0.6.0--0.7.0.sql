@@ -35,6 +35,7 @@ ALTER TABLE syncular.sync_changes DROP COLUMN scope_var, DROP COLUMN scope_value
 --#include comments/sync_commits/0.7.0.sql
 --#include comments/sync_commits.columns/0.7.0.sql
 --#include comments/sync_changes.columns/0.7.0.sql
+--#include comments/sync_change_scopes/0.7.0.sql
 --#include views/changes/0.7.0.sql
 --#include comments/changes/0.7.0.sql
 REVOKE ALL ON syncular.changes FROM PUBLIC;

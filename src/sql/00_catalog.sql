@@ -120,7 +120,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 --#include comments/sync_row_scopes/0.6.0.sql
 --#include comments/sync_commits/0.7.0.sql
 --#include comments/sync_changes/0.2.0.sql
---#include comments/sync_change_scopes/0.6.0.sql
+--#include comments/sync_change_scopes/0.7.0.sql
 --#include comments/sync_push_results/0.6.0.sql
 --#include comments/sync_reactions/0.2.0.sql
 --#include comments/sync_clients/0.2.0.sql

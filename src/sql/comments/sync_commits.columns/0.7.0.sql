@@ -6,7 +6,7 @@ COMMENT ON COLUMN syncular.sync_commits.actor_id IS 'Authenticated actor the gat
 COMMENT ON COLUMN syncular.sync_commits.created_at_ms IS 'When the commit was applied, milliseconds since the Unix epoch.';
 COMMENT ON COLUMN syncular.sync_commits.writer_version IS 'RFC 0007 writer version of the commit (writer fence); NULL for commits before fencing.';
 COMMENT ON COLUMN syncular.sync_commits.result IS 'Stored PUSH_RESULT of a pushed commit (replayed for a retransmitted clientCommitId, SPEC §6.3); NULL for a commit of SQL writes, or dropped by syncular.prune (pushResultsOlderThanMs).';
-COMMENT ON COLUMN syncular.sync_commits.tbl IS 'The change of a pushed commit of one upsert whose scopes are one (variable, value) pair, kept in its commit row instead of a sync_changes row (idx 0): its synced table; NULL for every other commit (their changes are sync_changes rows). The view syncular.changes shows both.';
+COMMENT ON COLUMN syncular.sync_commits.tbl IS 'The change (idx 0) a commit keeps in its row instead of a sync_changes row: a pushed commit of one upsert whose scopes are one (variable, value) pair (its only change), or a commit of SQL writes whose first statement wrote one such row (its later changes are sync_changes rows from idx 1): its synced table; NULL when every change of the commit is a sync_changes row. The view syncular.changes shows both.';
 COMMENT ON COLUMN syncular.sync_commits.row_id IS 'With tbl: the primary key value of the synced row, as text.';
 COMMENT ON COLUMN syncular.sync_commits.op IS 'With tbl: the operation (1 upsert).';
 COMMENT ON COLUMN syncular.sync_commits.row_version IS 'With tbl: the row version (serverVersion) after the change.';
