@@ -73,6 +73,17 @@ typedef struct SeqWalker
 	bool		nulls[4];
 } SeqWalker;
 
+/* A change's columns in sync_changes, or in sync_commits since 0.7.0 (0: absent) */
+typedef struct ChangeCols
+{
+	AttrNumber	tbl;
+	AttrNumber	row_id;
+	AttrNumber	op;
+	AttrNumber	row_version;
+	AttrNumber	scopes;
+	AttrNumber	payload;
+} ChangeCols;
+
 /*
  * Index AM calls run in cxt (the context current at open): a btree scan allocates on first need
  * (its killed-items array, its tuple workspace) and keeps using it.
@@ -96,12 +107,7 @@ struct SyncLogWindow
 	TupleTableSlot *cm_slot;
 	AttrNumber	cm_created;
 	AttrNumber	cm_actor;
-	AttrNumber	cm_tbl;			/* the change columns of sync_commits (0 before 0.7.0) */
-	AttrNumber	cm_row_id;
-	AttrNumber	cm_op;
-	AttrNumber	cm_row_version;
-	AttrNumber	cm_scopes;
-	AttrNumber	cm_payload;
+	ChangeCols	cm_cols;		/* the change columns of sync_commits (0 before 0.7.0) */
 	AttrNumber	cm_result;
 	int64		cm_inline;		/* the commit in cm_slot keeps a change there (else -1) */
 	bool		cm_rows_too;	/* ... and may have sync_changes rows after it (SQL writes) */
@@ -116,12 +122,7 @@ struct SyncLogWindow
 	const char *tbl;			/* the window's table, compared with the index tuple's */
 	int			tbl_len;
 	TupleTableSlot *ch_slot;
-	AttrNumber	ch_tbl;
-	AttrNumber	ch_row_id;
-	AttrNumber	ch_op;
-	AttrNumber	ch_row_version;
-	AttrNumber	ch_scopes;
-	AttrNumber	ch_payload;
+	ChangeCols	ch_cols;
 	union
 	{
 		Jsonb		jb;
@@ -340,6 +341,17 @@ attnum_or_zero(Relation rel, const char *name)
 	return a == InvalidAttrNumber ? 0 : a;
 }
 
+static void
+change_cols(Relation rel, ChangeCols *c)
+{
+	c->tbl = attnum_or_zero(rel, "tbl");
+	c->row_id = attnum_or_zero(rel, "row_id");
+	c->op = attnum_or_zero(rel, "op");
+	c->row_version = attnum_or_zero(rel, "row_version");
+	c->scopes = attnum_or_zero(rel, "scopes");
+	c->payload = attnum_or_zero(rel, "payload");
+}
+
 SyncLogWindow *
 sync_log_window_open(const char *partition, const char *table, const char *var, int nvalues,
 					 char *const *values, int64 after_seq, int64 max_seq)
@@ -361,12 +373,7 @@ sync_log_window_open(const char *partition, const char *table, const char *var, 
 	walker_open(wr, &wr->cm, wr->cm_heap, wr->cm_idx, part);
 	wr->cm_created = sync_scan_attnum(wr->cm_heap, "created_at_ms");
 	wr->cm_actor = sync_scan_attnum(wr->cm_heap, "actor_id");
-	wr->cm_tbl = attnum_or_zero(wr->cm_heap, "tbl");
-	wr->cm_row_id = attnum_or_zero(wr->cm_heap, "row_id");
-	wr->cm_op = attnum_or_zero(wr->cm_heap, "op");
-	wr->cm_row_version = attnum_or_zero(wr->cm_heap, "row_version");
-	wr->cm_scopes = attnum_or_zero(wr->cm_heap, "scopes");
-	wr->cm_payload = attnum_or_zero(wr->cm_heap, "payload");
+	change_cols(wr->cm_heap, &wr->cm_cols);
 	wr->cm_result = attnum_or_zero(wr->cm_heap, "result");
 	wr->cm_inline = -1;
 
@@ -376,12 +383,7 @@ sync_log_window_open(const char *partition, const char *table, const char *var, 
 	walker_open(wr, &wr->ch, wr->ch_heap, wr->ch_idx, part);
 	wr->tbl = pstrdup(table);
 	wr->tbl_len = (int) strlen(table);
-	wr->ch_tbl = sync_scan_attnum(wr->ch_heap, "tbl");
-	wr->ch_row_id = sync_scan_attnum(wr->ch_heap, "row_id");
-	wr->ch_op = sync_scan_attnum(wr->ch_heap, "op");
-	wr->ch_row_version = sync_scan_attnum(wr->ch_heap, "row_version");
-	wr->ch_scopes = sync_scan_attnum(wr->ch_heap, "scopes");
-	wr->ch_payload = sync_scan_attnum(wr->ch_heap, "payload");
+	change_cols(wr->ch_heap, &wr->ch_cols);
 	return wr;
 }
 
@@ -440,9 +442,9 @@ sync_log_commit_read(SyncLogWindow *wr, int64 seq, SyncLogCommit *c)
 	walker_seek(wr, &wr->cm, seq);
 	for (; wr->cm.cur == seq && !live; walker_step(wr, &wr->cm))
 		live = walker_fetch(wr, &wr->cm, wr->cm_slot);
-	if (live && wr->cm_tbl > 0)
+	if (live && wr->cm_cols.tbl > 0)
 	{
-		(void) slot_getattr(wr->cm_slot, wr->cm_tbl, &isnull);
+		(void) slot_getattr(wr->cm_slot, wr->cm_cols.tbl, &isnull);
 		if (!isnull)
 		{
 			/* a pushed commit (with its result) has no other change; one of SQL writes can */
@@ -509,14 +511,14 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 	{
 		/* the commit row's change (idx 0), looked at once, before the rows (idx 1 on) */
 		bool		isnull;
-		text	   *t = DatumGetTextPP(slot_getattr(wr->cm_slot, wr->cm_tbl, &isnull));
+		text	   *t = DatumGetTextPP(slot_getattr(wr->cm_slot, wr->cm_cols.tbl, &isnull));
 
 		wr->ch_in_commit = false;
 		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
 			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0)
 		{
 			wr->ch_from_commit = true;
-			*scopes = change_scopes(wr, wr->cm_slot, wr->cm_scopes);
+			*scopes = change_scopes(wr, wr->cm_slot, wr->cm_cols.scopes);
 			return true;
 		}
 	}
@@ -544,11 +546,11 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 		wr->ch_pending = true;
 		if (!walker_fetch(wr, w, wr->ch_slot))
 			continue;
-		t = DatumGetTextPP(slot_getattr(wr->ch_slot, wr->ch_tbl, &isnull));
+		t = DatumGetTextPP(slot_getattr(wr->ch_slot, wr->ch_cols.tbl, &isnull));
 		if ((int) VARSIZE_ANY_EXHDR(t) == wr->tbl_len &&
 			memcmp(VARDATA_ANY(t), wr->tbl, wr->tbl_len) == 0)
 		{
-			*scopes = change_scopes(wr, wr->ch_slot, wr->ch_scopes);
+			*scopes = change_scopes(wr, wr->ch_slot, wr->ch_cols.scopes);
 			return true;
 		}
 	}
@@ -557,24 +559,21 @@ sync_log_change_next(SyncLogWindow *wr, Jsonb **scopes)
 void
 sync_log_change_read(SyncLogWindow *wr, SyncLogChange *c)
 {
-	bool		in_commit = wr->ch_from_commit;
-	TupleTableSlot *slot = in_commit ? wr->cm_slot : wr->ch_slot;
+	TupleTableSlot *slot = wr->ch_from_commit ? wr->cm_slot : wr->ch_slot;
+	const ChangeCols *k = wr->ch_from_commit ? &wr->cm_cols : &wr->ch_cols;
 	bool		isnull;
-	text	   *row_id = DatumGetTextPP(slot_getattr(slot, in_commit ? wr->cm_row_id : wr->ch_row_id,
-											   &isnull));
+	text	   *row_id = DatumGetTextPP(slot_getattr(slot, k->row_id, &isnull));
 	Datum		d;
 
 	memset(c, 0, sizeof(*c));
 	c->row_id = VARDATA_ANY(row_id);
 	c->row_id_len = VARSIZE_ANY_EXHDR(row_id);
-	c->op = DatumGetInt16(slot_getattr(slot, in_commit ? wr->cm_op : wr->ch_op, &isnull));
+	c->op = DatumGetInt16(slot_getattr(slot, k->op, &isnull));
 	if (c->op != SSP_OP_UPSERT)
 		return;					/* only an upsert stores a version and a row */
-	c->row_version = DatumGetInt64(slot_getattr(slot,
-												in_commit ? wr->cm_row_version : wr->ch_row_version,
-												&isnull));
+	c->row_version = DatumGetInt64(slot_getattr(slot, k->row_version, &isnull));
 	c->has_row_version = !isnull;
-	d = slot_getattr(slot, in_commit ? wr->cm_payload : wr->ch_payload, &isnull);
+	d = slot_getattr(slot, k->payload, &isnull);
 	if (!isnull)
 	{
 		bytea	   *payload = DatumGetByteaPP(d);
