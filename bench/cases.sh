@@ -85,7 +85,7 @@ if [ "$only" = all ] || [ "$only" = pull ]; then
 # that many (limitCommits counts changes, SPEC §3.6)
 q "SELECT count(bench.push('pull', 10)) FROM generate_series(1, 300)" >/dev/null
 q "ANALYZE"
-maxc=$(q "SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'pull'")
+maxc=$(q "SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'pull'")
 for changes in 100 1000; do
   commits=$((changes / 10)); top=$((maxc - commits))
   q "INSERT INTO bench.preq SELECT $changes, c, bench.pull_req('pull', c, $changes) FROM generate_series(0, $top) c" >/dev/null

@@ -50,14 +50,14 @@ END $$;
 
 SELECT syncular.push('p1', 'admin', 'seed', '[{"clientCommitId": "c1", "operations": [
   {"table": "todos", "rowId": "t1", "op": "upsert", "row": {"id": "t1", "list_id": "shared", "title": "x"}}]}]') IS NOT NULL;
-SELECT max_commit_seq AS seq FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT max_commit_seq AS seq FROM syncular.partitions WHERE partition = 'p1' \gset
 SELECT pg_temp.register('shared') AS shared \gset
 SELECT pg_temp.bench('1,000 connections, all receive the delta',
   (SELECT jsonb_agg(e || jsonb_build_object('cursor', :seq - 1)) FROM jsonb_array_elements(:'shared'::jsonb) e), :seq, 20);
 SELECT pg_temp.register('own') AS own \gset
 SELECT syncular.push('p1', 'admin', 'seed', '[{"clientCommitId": "c2", "operations": [
   {"table": "todos", "rowId": "t2", "op": "upsert", "row": {"id": "t2", "list_id": "list-7", "title": "y"}}]}]') IS NOT NULL;
-SELECT max_commit_seq AS seq FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT max_commit_seq AS seq FROM syncular.partitions WHERE partition = 'p1' \gset
 SELECT pg_temp.bench('1,000 connections, one receives the delta',
   (SELECT jsonb_agg(e || jsonb_build_object('cursor', :seq - 1)) FROM jsonb_array_elements(:'own'::jsonb) e), :seq, 50);
 SELECT pg_temp.bench('1,000 connections, none matches',

@@ -34,7 +34,7 @@ for r in $(seq 1 "$runs"); do
   cs="$cs $(ms "SET syncular.partition = '$p';" "COPY public.items (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';")"
   cb="$cb $(ms "ALTER TABLE public.items_plain ALTER COLUMN partition SET DEFAULT '$p';" \
               "COPY public.items_plain (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';")"
-  seq=$(q "SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = '$p'")
+  seq=$(q "SELECT max_commit_seq FROM syncular.partitions WHERE partition = '$p'")
   # the commit as a client pulls it: SSP2 request bytes built before the clock, syncular.handle
   ps="$ps $(ms "SELECT syncular.debug_encode(jsonb_build_object('magic', 'SSP2', 'wireVersion', 3,
       'msgKind', 'request', 'frames', jsonb_build_array(

@@ -66,8 +66,9 @@ ROLLBACK;
 SELECT watermark, observed_rows FROM pg_temp.cp WHERE name = 'tasks_v2';
 
 -- ---------------------------------------------------------------- activate
--- history: p1 has changes of `tasks` at seq 5 and of `notes` at seq 7
-INSERT INTO syncular.sync_partitions (partition, max_commit_seq) VALUES ('p1', 7);
+-- history: p1 has changes of `tasks` at seq 5 and of `notes` at seq 7 (change rows only: its
+-- newest commit_seq, read from its commit rows, stays 0)
+INSERT INTO syncular.sync_partitions (partition) VALUES ('p1');
 INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, row_id, op, row_version, scopes, payload)
 VALUES ('p1', 5, 0, 'tasks', 't1', 1, 1, '{}', '\x00'),
        ('p1', 7, 0, 'notes', 'n1', 1, 1, '{}', '\x00');
@@ -96,7 +97,7 @@ SELECT * FROM pg_temp.cp WHERE name = 'tasks_v2';
 
 -- pruned past the watermark: unverifiable, never clean; nothing written
 SELECT pg_temp.row(syncular.declare_checkpoint('p2', 'proj', 2));
-INSERT INTO syncular.sync_partitions (partition, max_commit_seq, horizon_seq) VALUES ('p2', 12, 10);
+INSERT INTO syncular.sync_partitions (partition, horizon_seq) VALUES ('p2', 10);
 SELECT syncular.activate_checkpoint('p2', 'proj', 0, 9, ARRAY['tasks']) AS pruned_past_watermark;
 SELECT * FROM pg_temp.cp WHERE partition = 'p2';
 -- an empty source list is clean whatever the horizon; owner 0 activates a never-claimed row
@@ -118,12 +119,12 @@ SELECT pg_temp.err($$SELECT syncular.activate_checkpoint('p1', 'nope', 0, 0, ARR
 SELECT pg_temp.err($$SELECT syncular.activate_checkpoint('p1', 'tasks_v2', 2, NULL, ARRAY[]::text[])$$);
 SELECT * FROM pg_temp.cp WHERE partition = 'p3';
 -- p3 has no partition row yet (the refused activations rolled back)
-SELECT partition, max_commit_seq, horizon_seq FROM syncular.sync_partitions ORDER BY partition;
+SELECT partition, max_commit_seq, horizon_seq FROM syncular.partitions ORDER BY partition;
 -- a fence raised again (max) lets it activate
 SELECT pg_temp.row(syncular.declare_checkpoint('p3', 'f', 5));
 SELECT syncular.activate_checkpoint('p3', 'f', 0, 0, ARRAY[]::text[]) AS fenced_again;
 -- activation created the partition row it locks
-SELECT partition, max_commit_seq, horizon_seq FROM syncular.sync_partitions ORDER BY partition;
+SELECT partition, max_commit_seq, horizon_seq FROM syncular.partitions ORDER BY partition;
 
 -- ---------------------------------------------------------------- listing
 SELECT pg_temp.row(c) FROM syncular.checkpoints('p1') c;

@@ -72,13 +72,13 @@ SELECT count(*) AS d_scope_entries FROM syncular.sync_row_scopes WHERE row_id = 
 SELECT pg_temp.sync('A') AS a, pg_temp.sync('C') AS c;
 
 -- a rolled-back transaction leaves nothing: no commit, no commit_seq used
-SELECT max_commit_seq AS seq_before FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT max_commit_seq AS seq_before FROM syncular.partitions WHERE partition = 'p1' \gset
 BEGIN;
 INSERT INTO app.todos (id, list_id, title) VALUES ('r', 'l1', 'rolled back');
 UPDATE app.todos SET title = 'never' WHERE id = 'c';
 ROLLBACK;
 SELECT max_commit_seq - :seq_before AS seqs_used, (SELECT count(*) FROM syncular.sync_commits
-  WHERE commit_seq > :seq_before) AS commits FROM syncular.sync_partitions WHERE partition = 'p1';
+  WHERE commit_seq > :seq_before) AS commits FROM syncular.partitions WHERE partition = 'p1';
 
 -- savepoints: the commit created inside a rolled-back savepoint is forgotten (its commit_seq is
 -- taken again, gap-free); changes of a rolled-back savepoint are gone, the rest stays one commit
@@ -95,7 +95,7 @@ UPDATE app.todos SET n = 3 WHERE id = 'e';
 RELEASE SAVEPOINT s3;
 COMMIT;
 SELECT * FROM pg_temp.log_after(:seq_before);
-SELECT max_commit_seq - :seq_before AS seqs_used FROM syncular.sync_partitions WHERE partition = 'p1';
+SELECT max_commit_seq - :seq_before AS seqs_used FROM syncular.partitions WHERE partition = 'p1';
 SELECT pg_temp.sync('A') AS a, pg_temp.sync('C') AS c;
 
 -- two partitions in one transaction: one commit in each; the row's _sync_partition wins over
@@ -115,7 +115,7 @@ INSERT INTO public.replica_cursor VALUES ('P2', 'p2', '["l1"]', NULL);
 SELECT pg_temp.sync('A') AS a, pg_temp.sync('P2') AS p2;
 
 -- MERGE: its UPDATE and INSERT actions, one commit
-SELECT max_commit_seq AS seq_before FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT max_commit_seq AS seq_before FROM syncular.partitions WHERE partition = 'p1' \gset
 MERGE INTO app.todos t
 USING (VALUES ('e', 'merged e'), ('g', 'merged g'), ('f', NULL)) AS v(id, title)
    ON t._sync_partition = 'p1' AND t.id = v.id
@@ -126,7 +126,7 @@ SELECT seq, idx, row_id, op, ver, scopes, payload ->> 'title' AS title FROM pg_t
 SELECT pg_temp.sync('A') AS a, pg_temp.sync('B') AS b, pg_temp.sync('C') AS c;
 
 -- COPY FROM: one commit for the whole COPY
-SELECT max_commit_seq AS seq_before FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT max_commit_seq AS seq_before FROM syncular.partitions WHERE partition = 'p1' \gset
 COPY app.todos (id, list_id, title, done, n, meta) FROM stdin;
 h	l1	copied h	t	7	{"x": 1}
 i	l2	\N	\N	\N	\N
@@ -154,7 +154,7 @@ SELECT pg_temp.sync('A') AS a, pg_temp.sync('B') AS b, pg_temp.sync('C') AS c;
 -- TRUNCATE: every row of the table logged as a delete, per partition
 TRUNCATE app.todos;
 SELECT c.partition, c.commit_seq, count(*) AS deletes, bool_and(c.op = 2) AS all_deletes
-  FROM syncular.sync_changes c JOIN syncular.sync_partitions p
+  FROM syncular.changes c JOIN syncular.partitions p
     ON p.partition = c.partition AND p.max_commit_seq = c.commit_seq
  GROUP BY 1, 2 ORDER BY 1;
 SELECT count(*) AS row_scope_entries FROM syncular.sync_row_scopes WHERE tbl = 'todos';
@@ -165,6 +165,6 @@ SELECT partition, max_commit_seq, (SELECT count(*) FROM syncular.sync_commits c
   WHERE c.partition = p.partition) AS commits,
   (SELECT bool_and(EXISTS (SELECT 1 FROM syncular.changes x WHERE x.partition = c.partition
      AND x.commit_seq = c.commit_seq)) FROM syncular.sync_commits c WHERE c.partition = p.partition) AS none_empty
-  FROM syncular.sync_partitions p ORDER BY partition;
+  FROM syncular.partitions p ORDER BY partition;
 
 \i sql/capture_done.psql

@@ -13,7 +13,7 @@ CREATE DATABASE syncular_t_maintenance;
 -- registered, never pushed (no sync_partitions row)
 INSERT INTO syncular.sync_partition_registry (partition, log_epoch, last_authenticated_at_ms) VALUES
   ('p1', 'epoch-1', 99000), ('p2', 'epoch-2', 99000), ('p3', 'epoch-3', 5000);
-INSERT INTO syncular.sync_partitions (partition, max_commit_seq) VALUES ('p1', 20), ('p2', 2);
+INSERT INTO syncular.sync_partitions (partition) VALUES ('p1'), ('p2');
 INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, client_commit_id, actor_id, created_at_ms)
 SELECT 'p1', n, 'c1', 'cc' || n, 'actor-1', n * 1000 FROM generate_series(1, 20) n
 UNION ALL

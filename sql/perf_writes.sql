@@ -25,7 +25,7 @@ SELECT pg_temp.push('c-3', 'r3') AS applied;
 SELECT pg_temp.push('c-4', 'r4') AS applied;
 CHECKPOINT;
 SELECT next_multixact_id = :'mx0' AS no_multixact FROM pg_control_checkpoint();
-SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1';
+SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1';
 
 -- registry touch: a recent last_authenticated_at_ms is not rewritten ...
 UPDATE syncular.sync_partition_registry SET last_authenticated_at_ms = 9000000000000 WHERE partition = 'p1';
@@ -90,11 +90,11 @@ COMMIT;
 SELECT pg_stat_force_next_flush();
 SELECT pg_temp.scope_reads() - :r0 AS row_scope_entries_read;
 -- what one pushed commit writes, table by table (this transaction's own counters), with the
--- client record and the registry touch current: the partition row once (lock and commit_seq in
--- one update), the row once (an update of a stored row: no row-scope entry written or deleted),
--- the commit once, with its stored result, its change and its scope index entry: no
--- sync_changes row, no sync_push_results row, no sync_change_scopes row (docs/storage.md
--- "Commit log layout")
+-- client record and the registry touch current: the row once (an update of a stored row: no
+-- row-scope entry written or deleted), the commit once, with its stored result, its change and
+-- its scope index entry: no sync_changes row, no sync_push_results row, no sync_change_scopes
+-- row (docs/storage.md "Commit log layout"), and nothing for the partition lock and commit_seq
+-- (no partition row update: docs/storage.md "The partition lock")
 UPDATE syncular.sync_clients SET updated_at_ms = 9000000000000 WHERE client_id = 'A';
 UPDATE syncular.sync_partition_registry SET last_authenticated_at_ms = 9000000000000 WHERE partition = 'p1';
 SELECT pg_stat_force_next_flush();	-- the counters below then hold the next transaction's only
@@ -103,10 +103,10 @@ SELECT pg_temp.push('w-1', 'r1') AS applied;
 SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_xact_user_tables
  WHERE n_tup_ins + n_tup_upd + n_tup_del > 0 ORDER BY relname;
 COMMIT;
--- a replayed commit and a rejected one give the commit_seq they reserved back: two updates of
--- the partition row each (reserve, give back), max_commit_seq unchanged; the next applied
--- commit takes the next number
-SELECT max_commit_seq AS seq0 FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+-- a replayed commit and a rejected one take the partition lock and write nothing for it (no
+-- update of the partition row: docs/storage.md "The partition lock"), max_commit_seq unchanged;
+-- the next applied commit takes the next number
+SELECT max_commit_seq AS seq0 FROM syncular.partitions WHERE partition = 'p1' \gset
 SELECT pg_stat_force_next_flush();
 BEGIN;
 SELECT syncular.debug_render(syncular.handle(pg_temp.req('p1', 'A', jsonb_build_array(
@@ -121,11 +121,11 @@ SELECT syncular.debug_render(syncular.handle(pg_temp.req('p1', 'A', jsonb_build_
          -> 'frames' -> 1 ->> 'status' AS rejected;
 SELECT n_tup_upd AS partition_row_updates FROM pg_stat_xact_user_tables WHERE relname = 'sync_partitions';
 COMMIT;
-SELECT max_commit_seq - :seq0 AS seq_moved FROM syncular.sync_partitions WHERE partition = 'p1';
+SELECT max_commit_seq - :seq0 AS seq_moved FROM syncular.partitions WHERE partition = 'p1';
 SELECT pg_temp.push('w-3', 'r3') AS applied;
 SELECT max_commit_seq - :seq0 AS seq_moved,
        (SELECT count(*) = max(commit_seq) - min(commit_seq) + 1 AND min(commit_seq) = 1
           FROM syncular.sync_commits WHERE partition = 'p1') AS gap_free
-  FROM syncular.sync_partitions WHERE partition = 'p1';
+  FROM syncular.partitions WHERE partition = 'p1';
 \c :orig_db
 DROP DATABASE :testdb;

@@ -105,7 +105,7 @@ SELECT pg_temp.round('admin', '[{"id": "s", "table": "todos", "scopes": {"list_i
 
 -- a pull round whose client record would not change (same cursor, subscriptions and wire
 -- version, written within a second) writes nothing: updated_at_ms stays; other subscriptions write
-SELECT max_commit_seq AS top FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT max_commit_seq AS top FROM syncular.partitions WHERE partition = 'p1' \gset
 SELECT count(*) FROM pg_temp.round('admin', format('[{"id": "s", "table": "todos", "scopes": {"list_id": ["L1"]}, "cursor": %s}]', :top)::jsonb);
 SELECT updated_at_ms AS before_ms FROM syncular.sync_clients WHERE client_id = 'reader-admin' \gset
 SELECT pg_sleep(0.02);

@@ -43,7 +43,7 @@ SELECT partition, tbl, scope_var, scope_value, commit_seq FROM syncular.sync_com
  WHERE scope_var IS NOT NULL ORDER BY commit_seq;
 SELECT * FROM syncular.sync_row_scopes ORDER BY row_id;
 SELECT partition, tbl, row_id, commit_seq FROM syncular.sync_tombstones;
-SELECT partition, max_commit_seq, horizon_seq FROM syncular.sync_partitions;
+SELECT partition, max_commit_seq, horizon_seq FROM syncular.partitions;
 -- client records: cursor = min nextCursor over active subscriptions, registration list replaced
 SELECT client_id, actor_id, wire_version, cursor, subscriptions FROM syncular.sync_clients ORDER BY client_id;
 -- idempotency records

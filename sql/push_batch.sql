@@ -113,7 +113,7 @@ SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
       pg_temp.up('items', '{"id": "zz", "list_id": "l1", "n": 1}', 3)
     ELSE pg_temp.item(i, CASE WHEN i = 557 THEN -1 ELSE 1 END) END ORDER BY i) FROM generate_series(500, 599) i))));
 SELECT count(*) FILTER (WHERE id BETWEEN 'i200' AND 'i299' OR id BETWEEN 'i400' AND 'i599' OR id = 'zz') AS rejected_rows_written, count(*) AS items,
-       (SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1') AS max_seq
+       (SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1') AS max_seq
   FROM public.items WHERE _sync_partition = 'p1';
 
 -- 3. the same row written three times in one commit (insert, update, update), between writes

@@ -167,6 +167,6 @@ SELECT syncular.prune('p1', '{"minRetainedCommits": 0, "forceAgeMs": 0}') ->> 'h
 SELECT (SELECT count(*) FROM syncular.sync_commits WHERE client_commit_id = 'pr-1') AS pr1_commit_rows,
        (SELECT result ->> 'commitSeq' FROM syncular.sync_push_results WHERE client_commit_id = 'pr-1') AS pr1_moved_seq;
 SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(pg_temp.pc('pr-1', pg_temp.up('todos', :'ok1'))));
-SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1';
+SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1';
 
 \i sql/push_done.psql

@@ -53,11 +53,13 @@ LANGUAGE sql AS $$
              jsonb_build_object('table', tbl, 'row', r)
              || CASE WHEN base IS NULL THEN '{}' ELSE jsonb_build_object('baseVersion', base) END)))) -> 0 ->> 'status'
 $$;
+-- ('-' also when nothing at all was written since: pg_walinspect refuses a start past the end)
 CREATE FUNCTION pg_temp.wal_of(rel regclass, since pg_lsn) RETURNS text LANGUAGE sql AS $$
-  SELECT coalesce(string_agg(record_type, ', ' ORDER BY start_lsn), '-')
-    FROM pg_get_wal_records_info_till_end_of_wal(since)
-   WHERE resource_manager = 'Heap'
-     AND block_ref ~ ('rel \d+/\d+/' || pg_relation_filenode(rel) || ' ')
+  SELECT CASE WHEN since >= pg_current_wal_flush_lsn() THEN '-' ELSE
+    (SELECT coalesce(string_agg(record_type, ', ' ORDER BY start_lsn), '-')
+       FROM pg_get_wal_records_info_till_end_of_wal(since)
+      WHERE resource_manager = 'Heap'
+        AND block_ref ~ ('rel \d+/\d+/' || pg_relation_filenode(rel) || ' ')) END
 $$;
 CREATE FUNCTION pg_temp.wal(tbl text, since pg_lsn) RETURNS text LANGUAGE sql AS $$
   SELECT format('%s: %s | sync_row_scopes: %s', tbl, pg_temp.wal_of(tbl::regclass, since),

@@ -44,7 +44,7 @@ SELECT pg_temp.try(format('SELECT syncular.handle(%L::bytea, ''p1'', ''u1'')', p
 SELECT pg_temp.counts(syncular.handle(pg_temp.req('p1', 'A', (SELECT jsonb_agg(pg_temp.pc('c' || i,
   pg_temp.up('todos', jsonb_build_object('id', 'b' || lpad(i::text, 3, '0'), 'title', 'commit ' || i))) ORDER BY i)
   FROM generate_series(1, 300) i)), 'p1', 'u1'));
-SELECT max_commit_seq FROM syncular.sync_partitions;
+SELECT max_commit_seq FROM syncular.partitions;
 -- an incremental pull of every commit (limitCommits counts changes: 1000 here), then the rest
 SELECT pg_temp.counts(syncular.handle(pg_temp.req('p1', 'A', jsonb_build_array(
   '{"type": "PULL_HEADER", "limitCommits": 1000, "limitSnapshotRows": 0, "maxSnapshotPages": 0, "accept": 1}'::jsonb,

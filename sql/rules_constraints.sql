@@ -30,7 +30,7 @@ SELECT * FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
 SELECT _sync_payload AS i1_payload, _sync_server_version AS i1_version FROM public.items WHERE _sync_row_id = 'i1' \gset
 SELECT pg_temp.row_state('items', 'p1', 'i1') AS i1_before;
 SELECT tbl, row_id, commit_seq FROM syncular.sync_tombstones ORDER BY row_id;
-SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1';
+SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1';
 
 -- the scenario: op 0 re-creates i9 (baseVersion 0: clears the tombstone, adds row-scope
 -- entries), op 1 inserts i2 = (x, 1), which collides with i1.  The engine's LOG line is shown
@@ -53,7 +53,7 @@ SELECT tbl, row_id, commit_seq FROM syncular.sync_tombstones ORDER BY row_id;
 -- no commit-log entry, no change, no sequence number used
 SELECT (SELECT count(*) FROM syncular.sync_commits) AS commits,
        (SELECT count(*) FROM syncular.sync_changes) AS changes,
-       (SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1') AS max_seq;
+       (SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1') AS max_seq;
 -- the rejection is stored (durable)
 SELECT pg_temp.stored('p1', 'A', 'c-3') AS stored_c3;
 -- nothing of the index or constraint name in the response bytes, its rendering, or the record

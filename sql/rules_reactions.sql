@@ -90,13 +90,13 @@ SELECT count(*) AS reactions FROM syncular.sync_reactions;
 
 -- a planner error, then an invalid record: the round fails with sync.internal_error; no row,
 -- no commit, no idempotency record, no reaction
-SELECT max_commit_seq AS seq_before FROM syncular.sync_partitions WHERE partition = 'p1' \gset
+SELECT max_commit_seq AS seq_before FROM syncular.partitions WHERE partition = 'p1' \gset
 SELECT pg_temp.try($$SELECT count(*) FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
   pg_temp.pc('a-5', pg_temp.up('todos', '{"id": "t4", "list_id": "l1", "title": "explode", "done": true}'))))$$) AS planner_error;
 SELECT pg_temp.try($$SELECT count(*) FROM pg_temp.round('p1', 'u1', 'A', jsonb_build_array(
   pg_temp.pc('a-6', pg_temp.up('todos', '{"id": "t4", "list_id": "l1", "title": "invalid", "done": true}'))))$$) AS invalid_record;
 SELECT pg_temp.row_state('todos', 'p1', 't4') AS t4,
-       (SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1') - :seq_before AS new_seqs,
+       (SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1') - :seq_before AS new_seqs,
        (SELECT count(*) FROM syncular.sync_commits WHERE client_commit_id IN ('a-5', 'a-6')) AS commits,
        (SELECT count(*) FROM syncular.push_results WHERE client_commit_id IN ('a-5', 'a-6')) AS results,
        (SELECT count(*) FROM syncular.sync_reactions) AS reactions;

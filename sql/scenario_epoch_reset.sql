@@ -35,7 +35,7 @@ SELECT sim.export('B') AS b_state \gset
 ROLLBACK;
 SELECT sim.import(:'a_state'), sim.import(:'b_state');
 -- the restored server is behind both clients (cursor 3 > maxSeq 1)
-SELECT (SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1') AS max_seq,
+SELECT (SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1') AS max_seq,
        (SELECT string_agg(name || ':' || cursor, ' ' ORDER BY name) FROM sim.subs) AS client_cursors;
 -- the operator rotates the epoch: new epoch, epoch_required, the client records dropped
 SELECT syncular.rotate_log_epoch('p1') <> :'old_epoch' AS rotated;
@@ -45,7 +45,7 @@ SELECT epoch_required, (SELECT count(*) FROM syncular.sync_clients) AS client_re
 -- A comes back with a queued commit and the old epoch: reset only, nothing applied or pulled
 SELECT sim.queue('A', 'a-3', '[{"row": {"id": "t2", "title": "brown eggs"}}]');
 SELECT * FROM sim.sync('A');
-SELECT (SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1') AS max_seq,
+SELECT (SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1') AS max_seq,
        (SELECT count(*) FROM syncular.push_results WHERE client_commit_id = 'a-3') AS a3_results,
        (SELECT count(*) FROM sim.rows WHERE name = 'A') AS a_rows,
        (SELECT string_agg(commit_id, ' ') FROM sim.outbox WHERE name = 'A') AS a_outbox;

@@ -31,7 +31,7 @@ SELECT * FROM sim.sync('A');
 UPDATE syncular.sync_clients SET updated_at_ms = updated_at_ms - 15 * 86400000 WHERE client_id = 'B';
 -- the floor is the lowest cursor of the active clients (C: 3); keep no minimum of commits
 SELECT syncular.prune('p1', '{"minRetainedCommits": 0}');
-SELECT partition, max_commit_seq, horizon_seq FROM syncular.sync_partitions;
+SELECT partition, max_commit_seq, horizon_seq FROM syncular.partitions;
 SELECT client_id, cursor, behind_horizon FROM syncular.clients ORDER BY client_id;
 SELECT min(commit_seq) AS oldest_kept, count(*) AS commits FROM syncular.sync_commits;
 

@@ -42,7 +42,7 @@ SELECT updated_at_ms AS a_updated FROM syncular.sync_clients WHERE client_id = '
 SELECT sim.queue('A', 'a-2', '[{"row": {"id": "t1", "title": "oat milk"}}]');
 SELECT * FROM sim.sync('A');
 SELECT (SELECT count(*) FROM syncular.push_results WHERE client_commit_id = 'a-2') AS a2_results,
-       (SELECT max_commit_seq FROM syncular.sync_partitions) AS max_seq,
+       (SELECT max_commit_seq FROM syncular.partitions) AS max_seq,
        (SELECT updated_at_ms = :a_updated FROM syncular.sync_clients WHERE client_id = 'A') AS a_record_untouched;
 -- B, pulling only, gets the floor too
 SELECT * FROM sim.sync('B');

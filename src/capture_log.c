@@ -5,7 +5,7 @@
  * BEFORE TRUNCATE trigger, the transaction's commits, the settings and the engine bypass.
  *
  * One transaction, one commit per partition (push-and-pull.md §2.5, §4.1): the first captured
- * write to partition P in a transaction locks P's sync_partitions row, passes the RFC 0007
+ * write to partition P in a transaction takes P's partition lock, passes the RFC 0007
  * serve gate (barrier-rfc0007.md §4.4: a pending checkpoint the session did not declare, or a
  * newer stored schema, refuses the statement with sync.schema_not_ready), takes the next
  * commit_seq and inserts the sync_commits row (writer_version = the schema version, so the

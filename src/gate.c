@@ -272,7 +272,7 @@ round_token(const SyncRound *round, GateToken *t)
 }
 
 /*
- * sync_gate_check_push — the gate inside each push commit, right after the partition row lock
+ * sync_gate_check_push — the gate inside each push commit, right after the partition lock
  * and before the locked idempotency re-check (§4.4 step 7).  A schema bump that committed
  * while this push waited for the lock makes the stored version newer than the schema this
  * round planned with: the commit is refused (nothing is persisted) instead of writing rows in
@@ -306,7 +306,7 @@ sync_gate_check_pull(SyncRound *round)
 
 /*
  * sync_gate_check_write — the gate for a sync commit made by ordinary SQL (capture_log.c), right
- * after the partition row lock as for a push commit (§4.4 step 7): a newer stored schema or a
+ * after the partition lock as for a push commit (§4.4 step 7): a newer stored schema or a
  * pending checkpoint the session did not declare (syncular.checkpoints) refuses the statement.
  * There is no round, hence no token: the epoch kind never applies.
  */

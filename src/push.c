@@ -2,9 +2,10 @@
  * push.c — the per-commit push pipeline (push-and-pull.md §2.2–2.6).
  *
  * For one PUSH_COMMIT:
- *   1. lock the partition's sync_partitions row by reserving the next commit_seq on it (one
- *      update, inserted first when missing), in the enclosing transaction so the lock outlives
- *      the commit's subtransaction; a commit that is not applied gives the number back;
+ *   1. take the partition lock and the next commit_seq (docs/storage.md "The partition lock":
+ *      a heavyweight lock and the log's newest commit_seq; before 0.7.0 an update of the
+ *      partition's sync_partitions row), in the enclosing transaction so the lock outlives the
+ *      commit's subtransaction; a commit that is not applied takes no number;
  *   2. serve-gate seam (sync_gate_check_push);
  *   3. locked idempotency check: a stored result replays (applied -> cached, rejected stays
  *      rejected; an unreadable one -> sync.idempotency_cache_miss, not persisted);

@@ -26,7 +26,10 @@
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
+#include "storage_partition.h"
 #include "storage_scan.h"
+
+static bool seq_in_row(void);
 
 /* ---------------------------------------------------------------- plans */
 
@@ -128,8 +131,10 @@ static const StaticPlan static_sql[P_COUNT] = {
 		" WHERE c.partition = $1 AND c.client_id = $3 AND c.actor_id = $2 "
 		"   AND EXISTS (SELECT 1 FROM syncular.sync_partition_registry r "
 		"                WHERE r.partition = $1 AND r.log_epoch = $5) "
-		"   AND $4 <= (SELECT p.max_commit_seq FROM syncular.sync_partitions p "
-		"               WHERE p.partition = $1)",
+		"   AND $4 <= GREATEST((SELECT m.commit_seq FROM syncular.sync_commits m "
+		"                        WHERE m.partition = $1 ORDER BY m.commit_seq DESC LIMIT 1), "
+		"                       (SELECT p.horizon_seq FROM syncular.sync_partitions p "
+		"                         WHERE p.partition = $1))",
 	6, {TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, INT8OID}},
 	[P_CLIENT_UPSERT] = {
 		/* the binding never changes: a record bound to another actor is left alone */
@@ -327,6 +332,11 @@ sync_storage_lock_partition(const char *partition)
 {
 	Datum		v[1];
 
+	if (!seq_in_row())
+	{
+		sync_partition_lock(partition);
+		return;
+	}
 	v[0] = text_datum(partition);
 	if (run(static_plan(P_PART_LOCK), v, NULL, false, 0) == 0)
 	{
@@ -467,10 +477,12 @@ reserve_direct(const char *partition, bool queued, int64 *seq)
 }
 
 /*
- * Lock the partition row and reserve the next commit_seq (inserting the row first when
- * missing): the caller's commit gets it, or gives it back with sync_storage_unreserve_commit_seq
- * before anything else takes the lock (it is held to the end of the transaction).  A writer
- * that finds the row held queues first (partition_queue_wait), then waits on the row.
+ * Take the partition lock and the next commit_seq: storage_partition.c since 0.7.0.  Below, a
+ * catalog from before it: lock the partition row and reserve the next commit_seq (inserting the
+ * row first when missing): the caller's commit gets it, or gives it back with
+ * sync_storage_unreserve_commit_seq before anything else takes the lock (it is held to the end
+ * of the transaction).  A writer that finds the row held queues first (partition_queue_wait),
+ * then waits on the row.
  */
 int64
 sync_storage_reserve_commit_seq(const char *partition)
@@ -480,6 +492,8 @@ sync_storage_reserve_commit_seq(const char *partition)
 	bool		queued = false;
 	int64		seq;
 
+	if (!seq_in_row())
+		return sync_partition_reserve(partition);
 	/* a few reads at most: once queued, only a writer that never queued can come first */
 	for (int attempt = 0; attempt < 4; attempt++)
 	{
@@ -516,6 +530,8 @@ sync_storage_unreserve_commit_seq(const char *partition)
 {
 	Datum		v[1];
 
+	if (!seq_in_row())
+		return;					/* nothing was taken but the lock, held to the end */
 	v[0] = text_datum(partition);
 	if (run(static_plan(P_SEQ_UNRESERVE), v, NULL, false, 0) != 1)
 		elog(ERROR, "syncular: partition row missing when giving back a commit_seq");
@@ -530,6 +546,12 @@ sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq
 	ScanKeyData key;
 	bool		isnull;
 
+	if (!seq_in_row())
+	{
+		sync_scan_snapshot_end(true);
+		sync_partition_read_seqs(partition, max_seq, horizon_seq);
+		return;
+	}
 	*max_seq = 0;
 	*horizon_seq = 0;
 	sync_scan_keyed_open(&k, "sync_partitions");
@@ -715,6 +737,29 @@ sync_storage_log_inline(void)
 		checked = true;
 	}
 	return inline_changes;
+}
+
+/*
+ * The partition lock before 0.7.0: an update of the partition row, whose max_commit_seq column
+ * held the counter (a catalog not updated yet: ALTER EXTENSION pending).  Since 0.7.0 the lock is
+ * a heavyweight lock and commit_seq is read from the log (storage_partition.c), and that column
+ * is gone.  Kept per generation, as above.
+ */
+static bool
+seq_in_row(void)
+{
+	static bool checked = false;
+	static uint64 checked_generation;
+	static bool in_row;
+
+	if (!checked || checked_generation != sync_scan_catalog_generation())
+	{
+		in_row = get_attnum(sync_scan_catalog_relid("sync_partitions"), "max_commit_seq") !=
+			InvalidAttrNumber;
+		checked_generation = sync_scan_catalog_generation();
+		checked = true;
+	}
+	return in_row;
 }
 
 /* A catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table. */

@@ -44,3 +44,31 @@ REVOKE ALL ON syncular.changes FROM PUBLIC;
 --#include-or-replace udfs/_source_changes_above/0.7.0.sql
 --#include-or-replace udfs/source_coverage_seq/0.7.0.sql
 --#include udfs/source_coverage_seq/0.7.0.comment.sql
+
+-- The partition lock (docs/storage.md "The partition lock"): a heavyweight lock per partition
+-- instead of an update of its sync_partitions row, and commit_seq read from the log under it
+-- (the newest commit row's, or the horizon): no WAL record and no new row version per commit.
+-- The counter column goes; a partition whose counter ran ahead of its log and horizon (commits
+-- removed by hand) keeps it as its horizon, so no commit_seq is given twice.
+--#include udfs/_partition_lock/0.7.0.sql
+--#include udfs/_partition_lock/0.7.0.comment.sql
+REVOKE EXECUTE ON FUNCTION syncular._partition_lock(text) FROM PUBLIC;
+--#include-or-replace udfs/_lock_partition/0.7.0.sql
+--#include udfs/_lock_partition/0.7.0.comment.sql
+--#include-or-replace udfs/activate_checkpoint/0.7.0.sql
+--#include udfs/activate_checkpoint/0.7.0.comment.sql
+--#include-or-replace udfs/prune/0.7.0.sql
+--#include udfs/prune/0.7.0.comment.sql
+--#include udfs/rotate_log_epoch/0.7.0.comment.sql
+--#include-or-replace views/partitions/0.7.0.sql
+--#include comments/partitions/0.7.0.sql
+--#include-or-replace views/client_lag/0.7.0.sql
+UPDATE syncular.sync_partitions p SET horizon_seq = p.max_commit_seq
+ WHERE p.max_commit_seq > greatest(p.horizon_seq, coalesce((SELECT max(c.commit_seq)
+                                                            FROM syncular.sync_commits c
+                                                           WHERE c.partition = p.partition), 0));
+ALTER TABLE syncular.sync_partitions DROP COLUMN max_commit_seq;
+--#include comments/sync_partitions/0.7.0.sql
+--#include comments/sync_partitions.columns/0.7.0.sql
+--#include udfs/handle/0.7.0.comment.sql
+--#include udfs/_capture_log/0.7.0.comment.sql

@@ -6,7 +6,14 @@
 
 \echo Use "CREATE EXTENSION syncular" to load this file. \quit
 
---#include tables/sync_partitions/0.1.0.sql
+-- per-partition state: the prune horizon; the row also lists the partition (written once, by
+-- its first writer).  The partition lock is not a lock of this row (docs/storage.md "The
+-- partition lock"); ensure_schema and unregister_schema take LOCK TABLE ... IN EXCLUSIVE MODE on
+-- it, which waits for the writers' RowExclusiveLock.
+CREATE TABLE syncular.sync_partitions (
+  partition       TEXT PRIMARY KEY,
+  horizon_seq     BIGINT NOT NULL DEFAULT 0
+);
 
 --#include tables/sync_partition_registry/0.1.0.sql
 
@@ -115,7 +122,7 @@ CREATE TABLE syncular.sync_changes (
 -- App roles get EXECUTE on the SQL surface, never raw writes to the catalog.
 REVOKE ALL ON ALL TABLES IN SCHEMA syncular FROM PUBLIC;
 
---#include comments/sync_partitions/0.2.0.sql
+--#include comments/sync_partitions/0.7.0.sql
 --#include comments/sync_partition_registry/0.2.0.sql
 --#include comments/sync_row_scopes/0.6.0.sql
 --#include comments/sync_commits/0.7.0.sql

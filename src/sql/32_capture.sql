@@ -13,7 +13,7 @@
 --#include udfs/_capture_row/0.4.0.comment.sql
 
 --#include udfs/_capture_log/0.4.0.sql
---#include udfs/_capture_log/0.4.0.comment.sql
+--#include udfs/_capture_log/0.7.0.comment.sql
 
 --#include udfs/_capture_bypass/0.4.0.sql
 --#include udfs/_capture_bypass/0.4.0.comment.sql

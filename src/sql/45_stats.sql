@@ -22,7 +22,7 @@
 --#include views/partition_lag/0.2.0.sql
 --#include comments/partition_lag/0.2.0.sql
 
---#include views/client_lag/0.4.0.sql
+--#include views/client_lag/0.7.0.sql
 --#include comments/client_lag/0.4.0.sql
 
 --#include grants/stats/0.2.0.sql

@@ -58,8 +58,8 @@
 --#include-or-replace udfs/_source_changes_above/0.7.0.sql
 --#include udfs/_source_changes_above/0.1.0.comment.sql
 
---#include-or-replace udfs/activate_checkpoint/0.4.0.sql
---#include udfs/activate_checkpoint/0.1.0.comment.sql
+--#include-or-replace udfs/activate_checkpoint/0.7.0.sql
+--#include udfs/activate_checkpoint/0.7.0.comment.sql
 
 --#include-or-replace udfs/checkpoints/0.1.0.sql
 --#include udfs/checkpoints/0.1.0.comment.sql

@@ -12,7 +12,7 @@
 --#include comments/sync_crdt_mergers.columns/0.4.0.sql
 --#include comments/sync_leases.columns/0.4.0.sql
 --#include comments/sync_partition_registry.columns/0.4.0.sql
---#include comments/sync_partitions.columns/0.4.0.sql
+--#include comments/sync_partitions.columns/0.7.0.sql
 --#include comments/sync_push_results.columns/0.4.0.sql
 --#include comments/sync_reactions.columns/0.4.0.sql
 --#include comments/sync_row_scopes.columns/0.6.0.sql

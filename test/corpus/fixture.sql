@@ -133,7 +133,7 @@ $$;
 
 DO $$
 DECLARE
-  maxc bigint := (SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1');
+  maxc bigint := (SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1');
   cur bigint;
   lim int;
   sc jsonb;

@@ -3,7 +3,7 @@ that arrive while another push of that partition is in the database wait in the 
 run together as one statement (one transaction, one lock wait, one WAL flush), each with its own
 commit and answer.
 
-The partition's lock is held from a psql session (its sync_partitions row FOR UPDATE), so the
+The partition's lock is held from a psql session (syncular._partition_lock), so the
 first push waits in the database for as long as the test wants, and the pushes sent meanwhile
 are known to wait in the gateway: no timing decides what is batched."""
 import re, subprocess, threading, time
@@ -15,13 +15,12 @@ AUTH = {"Authorization": "Bearer " + jwt_hs256({"sub": "u1"}, SECRET)}
 
 
 class LockHolder:
-    """A psql session holding partition's row of syncular.sync_partitions FOR UPDATE."""
+    """A psql session holding the partition lock (syncular._partition_lock, docs/storage.md)."""
 
     def __init__(self, partition):
         self.p = subprocess.Popen(["psql", "-XAtq", "-v", "ON_ERROR_STOP=1", "-d", "gwtest"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.p.stdin.write("BEGIN; SELECT 'locked' FROM syncular.sync_partitions WHERE partition = '%s' FOR UPDATE;\n"
-                           % partition)
+        self.p.stdin.write("BEGIN; SELECT 'locked' FROM syncular._partition_lock('%s');\n" % partition)
         self.p.stdin.flush()
         line = self.p.stdout.readline().strip()
         assert line == "locked", line

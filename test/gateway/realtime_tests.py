@@ -752,7 +752,7 @@ def t_rt_wakeup_lost_resyncs():
                          % (fill[0], fill[0]))
                     time.sleep(0.3)
                     psql("SELECT syncular.handle(gwtest.push('p1', 'rtA', 'lost1', 'lost1', 'overwritten'), 'p1', 'u1')")
-                    seq = int(psql("SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1'"))
+                    seq = int(psql("SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1'"))
                     psql("""DO $$ BEGIN
                               FOR i IN 1..1050 LOOP
                                 PERFORM syncular.handle(gwtest.push('%s', 'fill', 'a' || i, 'a' || i, 'x'), '%s', 'u1');
@@ -908,7 +908,7 @@ def t_rt_sql_update_delta():
                 assert d["requiresSync"] is False, d
                 psql("UPDATE public.tasks SET title = 'edited by plain SQL' "
                      "WHERE _sync_partition = 'p1' AND id = 'sq1'")
-                seq = int(psql("SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1'"))
+                seq = int(psql("SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1'"))
                 m = await delta_with(ws, seq)
                 commit = [f for f in frames(m[1:], "COMMIT") if f["commitSeq"] == seq][0]
                 ch = [c for c in commit["changes"] if c["rowId"] == "sq1"]
@@ -920,7 +920,7 @@ def t_rt_sql_update_delta():
                 psql("SET syncular.partition = 'p1'; BEGIN; "
                      "INSERT INTO public.tasks (id, list_id, title) VALUES ('sq2', 'l1', 'inserted by SQL'); "
                      "DELETE FROM public.tasks WHERE _sync_partition = 'p1' AND id = 'sq1'; COMMIT;")
-                seq2 = int(psql("SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = 'p1'"))
+                seq2 = int(psql("SELECT max_commit_seq FROM syncular.partitions WHERE partition = 'p1'"))
                 assert seq2 == seq + 1, (seq, seq2)
                 m = await delta_with(ws, seq2)
                 commit = [f for f in frames(m[1:], "COMMIT") if f["commitSeq"] == seq2][0]

@@ -3,13 +3,11 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(233);
+SELECT plan(230);
 SELECT has_table('syncular', 'sync_partitions', 'sync_partitions exists');
-SELECT columns_are('syncular', 'sync_partitions', ARRAY['partition', 'max_commit_seq', 'horizon_seq'], 'sync_partitions: exact reference columns');
+SELECT columns_are('syncular', 'sync_partitions', ARRAY['partition', 'horizon_seq'], 'sync_partitions: the reference columns but max_commit_seq (0.7.0: read from the log under the partition lock, docs/storage.md)');
 SELECT col_type_is('syncular', 'sync_partitions', 'partition', 'text', 'sync_partitions.partition is text');
 SELECT col_not_null('syncular', 'sync_partitions', 'partition', 'sync_partitions.partition NOT NULL');
-SELECT col_type_is('syncular', 'sync_partitions', 'max_commit_seq', 'bigint', 'sync_partitions.max_commit_seq is bigint');
-SELECT col_not_null('syncular', 'sync_partitions', 'max_commit_seq', 'sync_partitions.max_commit_seq NOT NULL');
 SELECT col_type_is('syncular', 'sync_partitions', 'horizon_seq', 'bigint', 'sync_partitions.horizon_seq is bigint');
 SELECT col_not_null('syncular', 'sync_partitions', 'horizon_seq', 'sync_partitions.horizon_seq NOT NULL');
 SELECT col_is_pk('syncular', 'sync_partitions', ARRAY['partition'], 'sync_partitions primary key');
@@ -228,7 +226,6 @@ SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_lease', ARRAY['pa
 SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_completed', ARRAY['partition', 'status', 'completed_at_ms', 'idempotency_key'], 'sync_reactions_completed on (partition, status, completed_at_ms, idempotency_key)');
 SELECT has_index('syncular', 'sync_reactions', 'sync_reactions_dead_letter', ARRAY['partition', 'status', 'available_at_ms', 'idempotency_key'], 'sync_reactions_dead_letter on (partition, status, available_at_ms, idempotency_key)');
 SELECT has_index('syncular', 'sync_blob_refs', 'sync_blob_refs_by_blob', ARRAY['partition', 'blob_id'], 'sync_blob_refs_by_blob on (partition, blob_id)');
-SELECT col_default_is('syncular', 'sync_partitions', 'max_commit_seq', '0', 'max_commit_seq defaults to 0');
 SELECT col_default_is('syncular', 'sync_partitions', 'horizon_seq', '0', 'horizon_seq defaults to 0');
 SELECT col_default_is('syncular', 'sync_clients', 'wire_version', '1', 'wire_version defaults to 1');
 SELECT col_hasnt_default('syncular', 'sync_commits', 'writer_version', 'writer_version has no default (a default would pass old writers)');

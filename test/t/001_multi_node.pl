@@ -368,7 +368,7 @@ my $on_primary = handle($B, 'syncular_s3', $req, $Q);
 ok($on_standby ne '' && $on_standby eq $on_primary, "pull on the standby: the primary's bytes");
 is(render(3, $on_standby, '$.frames[*] ? (@.type == "SUB_START").status') . ' '
 	  . render(3, $on_standby, '$.frames[*] ? (@.type == "SUB_END").nextCursor'),
-	'active ' . sql($B, 'syncular_s3', q{SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = :'q'}, q => $Q),
+	'active ' . sql($B, 'syncular_s3', q{SELECT max_commit_seq FROM syncular.partitions WHERE partition = :'q'}, q => $Q),
 	"pull-only round on the standby: the primary's bytes at the same LSN, with the replayed commit");
 my $cursor = render(3, $on_standby, '$.frames[*] ? (@.type == "SUB_END").nextCursor');
 # a client that only ever reached the standby has no record anywhere yet
@@ -431,7 +431,7 @@ sql($A, 'postgres', 'DROP DATABASE syncular_s1');
 $shard[1] = $B;
 my $after = handle($A, 'syncular_router', $mreq, $M);
 ok($after ne '' && $after eq $before, 'shard 1 moved to B: its clients get the same bytes (same epoch, same commits)');
-my $seq_before = sql($B, 'syncular_s1', q{SELECT max_commit_seq FROM syncular.sync_partitions WHERE partition = :'m'}, m => $M);
+my $seq_before = sql($B, 'syncular_s1', q{SELECT max_commit_seq FROM syncular.partitions WHERE partition = :'m'}, m => $M);
 $r = handle($A, 'syncular_router', mkreq(1, $M, 'mover', push_frames('mv-1', 't-mv', 'moved')), $M);
 is(render(1, $r, '$.frames[*] ? (@.type == "PUSH_RESULT").commitSeq'), $seq_before + 1,
 	"a push after the move continues the partition's log");

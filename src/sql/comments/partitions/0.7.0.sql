@@ -1,0 +1,2 @@
+COMMENT ON VIEW syncular.partitions IS
+  'Read-only. One row per known partition (sync_partitions row and/or registry row): max_commit_seq = its newest commit_seq (the newest commit row''s, or the horizon when prune removed them all; 0 when the partition never committed), horizon_seq (0 when the partition never committed), log_epoch and last_authenticated_at_ms (NULL when unregistered), clients = number of client records. SPEC §4.6.';

@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._lock_partition(text) IS
+  'Internal. Takes the partition lock (syncular._partition_lock: the lock every writer of the partition takes, held to the end of the transaction; the partition row is created when missing), then the partition''s sync_partition_registry row FOR UPDATE, and returns the registry row. Raises sync.storage.partition_unregistered (SQLSTATE 42704; details {partition}) when the partition has no registry row. data-model-and-storage.md §8.';

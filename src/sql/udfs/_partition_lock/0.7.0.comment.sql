@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._partition_lock(text) IS
+'Internal. The partition lock (docs/storage.md "The partition lock"): the heavyweight lock every writer of the partition takes before its commit_seq, held to the end of the transaction, with RowExclusiveLock on sync_partitions; creates the partition row when missing. Errors: lock waits obey lock_timeout (SQLSTATE 55P03) and deadlock detection (40P01). Owner-only.';
