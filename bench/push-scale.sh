@@ -28,6 +28,8 @@ q "ANALYZE"
 pss=$(q "SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_stat_statements'
          AND current_setting('shared_preload_libraries') LIKE '%pg_stat_statements%'")
 [ "$pss" = 0 ] || q "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+# the reservation's statement (the partition row update of a catalog from before 0.7.0, when its
+# direct path fell back): 0 since 0.7.0, whose partition lock writes no row (src/storage_partition.c)
 fallbacks() {
   [ "$pss" = 0 ] && { echo -; return; }
   q "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements

@@ -39,7 +39,29 @@ SELECT pg_temp.pulled('l1') AS l1_before \gset
 SELECT pg_temp.pulled('l2') AS l2_before \gset
 SELECT jsonb_array_length(:'l1_before'::jsonb) AS l1_commits, jsonb_array_length(:'l2_before'::jsonb) AS l2_commits;
 
+-- p2: three commits, the newest removed by hand (the 0.6.0 counter stays at 3)
+SELECT r ->> 'commitSeq' AS p2_seq FROM jsonb_array_elements(syncular.push('p2', 'u1', 'c1', '[
+  {"clientCommitId": "x1", "operations": [{"table": "todos", "row": {"id": "y1", "list_id": "l1", "title": "1"}}]},
+  {"clientCommitId": "x2", "operations": [{"table": "todos", "row": {"id": "y2", "list_id": "l1", "title": "2"}}]},
+  {"clientCommitId": "x3", "operations": [{"table": "todos", "row": {"id": "y3", "list_id": "l1", "title": "3"}}]}]')) r;
+DELETE FROM syncular.sync_changes WHERE partition = 'p2' AND commit_seq = 3;
+DELETE FROM syncular.sync_commits WHERE partition = 'p2' AND commit_seq = 3;
+SELECT partition, max_commit_seq, horizon_seq FROM syncular.sync_partitions ORDER BY 1;
+
 ALTER EXTENSION syncular UPDATE TO '0.7.0';
+-- the partition lock reads commit_seq from the log since 0.7.0 (docs/storage.md "The partition
+-- lock"): p2's counter, ahead of its log, became its horizon, and its next commit is 4, not 3
+SELECT partition, max_commit_seq, horizon_seq FROM syncular.partitions ORDER BY 1;
+SELECT r ->> 'commitSeq' AS p2_next FROM jsonb_array_elements(syncular.push('p2', 'u1', 'c1', '[
+  {"clientCommitId": "x4", "operations": [{"table": "todos", "row": {"id": "y4", "list_id": "l1", "title": "4"}}]}]')) r;
+BEGIN;
+SELECT r ->> 'commitSeq' AS p2_rolled_back FROM jsonb_array_elements(syncular.push('p2', 'u1', 'c1', '[
+  {"clientCommitId": "x5", "operations": [{"table": "todos", "row": {"id": "y5", "list_id": "l1", "title": "5"}}]}]')) r;
+ROLLBACK;
+SELECT r ->> 'commitSeq' AS p2_next FROM jsonb_array_elements(syncular.push('p2', 'u1', 'c1', '[
+  {"clientCommitId": "x6", "operations": [{"table": "todos", "row": {"id": "y6", "list_id": "l1", "title": "6"}}]}]')) r;
+DELETE FROM syncular.sync_commits WHERE partition = 'p2';
+DELETE FROM syncular.sync_partitions WHERE partition = 'p2';
 -- the one-upsert commits' changes moved into their commit rows; the others stayed
 SELECT commit_seq, client_commit_id, tbl, row_id, op, row_version, scopes, scope_var, scope_value,
        syncular.decode_row(tbl, payload) ->> 'title' AS title

@@ -82,23 +82,6 @@ newest_commit_from(Datum part, int64 from, Snapshot snap)
 	return newest;
 }
 
-/* The newest commit_seq of `partition` visible in snap, by its commit rows alone (0: none). */
-static int64
-newest_commit(const char *partition, Datum part, Snapshot snap)
-{
-	uint64		h = hash_bytes_extended((const unsigned char *) partition, strlen(partition), 0);
-	SeqHint    *hint = &hints[h % HINT_SLOTS];
-	int64		newest = 0;
-
-	if (hint->hash == h && hint->seq > 0)
-		newest = newest_commit_from(part, hint->seq, snap);
-	if (newest == 0)
-		newest = newest_commit_from(part, 1, snap);
-	hint->hash = h;
-	hint->seq = newest;
-	return newest;
-}
-
 /* The horizon of `partition`'s sync_partitions row visible in snap, -1 when it has none. */
 static int64
 horizon_of(Datum part, Snapshot snap)
@@ -118,21 +101,34 @@ horizon_of(Datum part, Snapshot snap)
 
 /*
  * The newest commit_seq of `partition` visible in snap: its newest commit row's, or its horizon
- * when prune removed them all (0 for a partition that never committed).  Every commit row left is
- * above the horizon (prune removes those at or below it), so the partition row is read only when
- * there is none; *horizon: its horizon then (-1: no row), and -2 when it was not read.
+ * when that is higher (prune removed every commit; an upgrade from 0.6.0 made a counter that ran
+ * ahead of the log the horizon); 0 for a partition that never committed.  The backend's last
+ * answer is the lower bound of the read (SeqHint).  A commit row found at or above it is above
+ * the horizon: the answer was not below the horizon then, and prune, the only writer of the
+ * horizon, removes the commits at or below the horizon it sets.  Otherwise (no answer yet, or a
+ * bound above the log) the log is read again from 1 and the partition row is read too.
+ * *horizon: its horizon when it was read (-1: no row), -2 when not.
  */
 static int64
 newest_seq(const char *partition, Snapshot snap, int64 *horizon)
 {
 	Datum		part = CStringGetTextDatum(partition);
-	int64		newest = newest_commit(partition, part, snap);
+	uint64		h = hash_bytes_extended((const unsigned char *) partition, strlen(partition), 0);
+	SeqHint    *hint = &hints[h % HINT_SLOTS];
+	int64		newest = 0;
 
 	*horizon = -2;
-	if (newest > 0)
-		return newest;
-	*horizon = horizon_of(part, snap);
-	return Max(*horizon, 0);
+	if (hint->hash == h && hint->seq > 0)
+		newest = newest_commit_from(part, hint->seq, snap);
+	if (newest == 0)
+	{
+		newest = newest_commit_from(part, 1, snap);
+		*horizon = horizon_of(part, snap);
+		newest = Max(newest, *horizon);
+	}
+	hint->hash = h;
+	hint->seq = newest;
+	return newest;
 }
 
 /* The partition row, for a partition's first writer (ON CONFLICT: a concurrent first writer). */

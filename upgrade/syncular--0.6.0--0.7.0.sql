@@ -63,6 +63,7 @@ REVOKE EXECUTE ON FUNCTION syncular._partition_lock(text) FROM PUBLIC;
 --#include-or-replace views/partitions/0.7.0.sql
 --#include comments/partitions/0.7.0.sql
 --#include-or-replace views/client_lag/0.7.0.sql
+LOCK TABLE syncular.sync_partitions IN EXCLUSIVE MODE;   -- no 0.6.0 writer moves a counter meanwhile
 UPDATE syncular.sync_partitions p SET horizon_seq = p.max_commit_seq
  WHERE p.max_commit_seq > greatest(p.horizon_seq, coalesce((SELECT max(c.commit_seq)
                                                             FROM syncular.sync_commits c
