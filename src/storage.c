@@ -131,10 +131,7 @@ static const StaticPlan static_sql[P_COUNT] = {
 		" WHERE c.partition = $1 AND c.client_id = $3 AND c.actor_id = $2 "
 		"   AND EXISTS (SELECT 1 FROM syncular.sync_partition_registry r "
 		"                WHERE r.partition = $1 AND r.log_epoch = $5) "
-		"   AND $4 <= GREATEST((SELECT m.commit_seq FROM syncular.sync_commits m "
-		"                        WHERE m.partition = $1 ORDER BY m.commit_seq DESC LIMIT 1), "
-		"                       (SELECT p.horizon_seq FROM syncular.sync_partitions p "
-		"                         WHERE p.partition = $1))",
+		"   AND $4 <= " SYNC_NEWEST_SEQ_SQL,
 	6, {TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, INT8OID}},
 	[P_CLIENT_UPSERT] = {
 		/* the binding never changes: a record bound to another actor is left alone */
@@ -362,11 +359,7 @@ sync_storage_lock_partition(const char *partition)
 static void
 partition_queue_wait(const char *partition)
 {
-	LOCKTAG		tag;
-	uint64		h = hash_bytes_extended((const unsigned char *) partition, strlen(partition), 0);
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h, SYNC_PARTITION_QUEUE);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	sync_partition_advisory_lock(partition, SYNC_PARTITION_QUEUE);
 }
 
 /*
@@ -541,17 +534,17 @@ sync_storage_unreserve_commit_seq(const char *partition)
 void
 sync_storage_read_seqs(const char *partition, int64 *max_seq, int64 *horizon_seq)
 {
-	Snapshot	snap = sync_scan_snapshot_begin(true);
+	Snapshot	snap;
 	SyncKeyed	k;
 	ScanKeyData key;
 	bool		isnull;
 
 	if (!seq_in_row())
 	{
-		sync_scan_snapshot_end(true);
 		sync_partition_read_seqs(partition, max_seq, horizon_seq);
 		return;
 	}
+	snap = sync_scan_snapshot_begin(true);
 	*max_seq = 0;
 	*horizon_seq = 0;
 	sync_scan_keyed_open(&k, "sync_partitions");
@@ -691,29 +684,42 @@ sync_storage_client_upsert(const char *partition, const char *client_id, const c
 }
 
 /*
+ * Whether syncular.<table> has <column>, kept per catalog generation in *probe: an ALTER
+ * EXTENSION UPDATE can run in this session between two rounds, and its ALTER TABLE invalidates
+ * the table, which empties the relation cache of storage_scan.c and bumps its generation (a
+ * syscache probe per round otherwise).
+ */
+typedef struct ColumnProbe
+{
+	bool		checked;
+	uint64		generation;
+	bool		present;
+} ColumnProbe;
+
+static bool
+catalog_has_column(ColumnProbe *probe, const char *table, const char *column)
+{
+	if (!probe->checked || probe->generation != sync_scan_catalog_generation())
+	{
+		probe->present = get_attnum(sync_scan_catalog_relid(table), column) != InvalidAttrNumber;
+		probe->generation = sync_scan_catalog_generation();
+		probe->checked = true;
+	}
+	return probe->present;
+}
+
+/*
  * A catalog from before 0.6.0 (library updated, ALTER EXTENSION pending) keeps every stored
- * result in sync_push_results: its sync_commits has no result column.  The update can run in
- * this session between two rounds: its ALTER TABLE invalidates sync_commits, which empties the
- * relation cache of storage_scan.c and bumps its generation, so the answer is kept per
- * generation (a syscache probe per round otherwise, on the lookup and on the append).  A result
- * an old statement stored in sync_push_results is still found after the update (the 0.6.0 reads
- * look in both places).
+ * result in sync_push_results: its sync_commits has no result column.  A result an old
+ * statement stored in sync_push_results is still found after the update (the 0.6.0 reads look
+ * in both places).
  */
 bool
 sync_storage_log_before_06(void)
 {
-	static bool checked = false;
-	static uint64 checked_generation;
-	static bool before;
-	Oid			rel = sync_scan_catalog_relid("sync_commits");
+	static ColumnProbe probe;
 
-	if (!checked || checked_generation != sync_scan_catalog_generation())
-	{
-		before = get_attnum(rel, "result") == InvalidAttrNumber;
-		checked_generation = sync_scan_catalog_generation();
-		checked = true;
-	}
-	return before;
+	return !catalog_has_column(&probe, "sync_commits", "result");
 }
 
 /*
@@ -725,18 +731,9 @@ sync_storage_log_before_06(void)
 bool
 sync_storage_log_inline(void)
 {
-	static bool checked = false;
-	static uint64 checked_generation;
-	static bool inline_changes;
-	Oid			rel = sync_scan_catalog_relid("sync_commits");
+	static ColumnProbe probe;
 
-	if (!checked || checked_generation != sync_scan_catalog_generation())
-	{
-		inline_changes = get_attnum(rel, "scope_var") != InvalidAttrNumber;
-		checked_generation = sync_scan_catalog_generation();
-		checked = true;
-	}
-	return inline_changes;
+	return catalog_has_column(&probe, "sync_commits", "scope_var");
 }
 
 /*
@@ -748,18 +745,9 @@ sync_storage_log_inline(void)
 static bool
 seq_in_row(void)
 {
-	static bool checked = false;
-	static uint64 checked_generation;
-	static bool in_row;
+	static ColumnProbe probe;
 
-	if (!checked || checked_generation != sync_scan_catalog_generation())
-	{
-		in_row = get_attnum(sync_scan_catalog_relid("sync_partitions"), "max_commit_seq") !=
-			InvalidAttrNumber;
-		checked_generation = sync_scan_catalog_generation();
-		checked = true;
-	}
-	return in_row;
+	return catalog_has_column(&probe, "sync_partitions", "max_commit_seq");
 }
 
 /* A catalog from before 0.4.0 (library updated, ALTER EXTENSION pending) has no fault table. */

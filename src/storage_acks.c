@@ -12,6 +12,7 @@
 #include "utils/memutils.h"
 
 #include "storage.h"
+#include "storage_partition.h"
 
 /*
  * Per client of the batch, the highest of its acks that passes the single ack's checks (the
@@ -30,11 +31,7 @@
 	"               AS u(actor_id, client_id, cursor, log_epoch) " \
 	"         WHERE u.log_epoch = (SELECT r.log_epoch FROM syncular.sync_partition_registry r " \
 	"                               WHERE r.partition = $1) " \
-	"           AND u.cursor <= GREATEST((SELECT m.commit_seq FROM syncular.sync_commits m " \
-	"                                      WHERE m.partition = $1 " \
-	"                                      ORDER BY m.commit_seq DESC LIMIT 1), " \
-	"                                     (SELECT p.horizon_seq FROM syncular.sync_partitions p " \
-	"                                       WHERE p.partition = $1)) " \
+	"           AND u.cursor <= " SYNC_NEWEST_SEQ_SQL \
 	"         GROUP BY u.client_id, u.actor_id " \
 	"         ORDER BY u.client_id) a " \
 	" WHERE c.partition = $1 AND c.client_id = a.client_id AND c.actor_id = a.actor_id"

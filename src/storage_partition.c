@@ -162,7 +162,7 @@ lock_and_read(const char *partition)
 	int64		seen;
 	int64		newest;
 
-	sync_partition_lock_acquire(partition);
+	sync_partition_advisory_lock(partition, SYNC_PARTITION_LOCK);
 	PushActiveSnapshot(GetLatestSnapshot());
 	CommandCounterIncrement();
 	UpdateActiveSnapshotCommandId();
@@ -183,12 +183,12 @@ lock_and_read(const char *partition)
 }
 
 void
-sync_partition_lock_acquire(const char *partition)
+sync_partition_advisory_lock(const char *partition, uint16 field4)
 {
 	LOCKTAG		tag;
 	uint64		h = hash_bytes_extended((const unsigned char *) partition, strlen(partition), 0);
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h, SYNC_PARTITION_LOCK);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h, field4);
 	(void) LockAcquire(&tag, ExclusiveLock, false, false);
 }
 
