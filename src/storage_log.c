@@ -34,6 +34,7 @@
 
 #include "ssp.h"
 #include "storage.h"
+#include "storage_internal.h"
 #include "storage_log.h"
 #include "storage_scan.h"
 
@@ -588,7 +589,8 @@ sync_log_change_read(SyncLogWindow *wr, SyncLogChange *c)
 /*
  * The changes of a range read through the view syncular.changes (every change, wherever it is
  * kept: docs/storage.md "Commit log layout"), or sync_changes itself in a catalog from before
- * 0.7.0 (no view: ALTER EXTENSION pending).  changes_from() names it.
+ * 0.7.0 (no view: ALTER EXTENSION pending; sync_storage_log_inline, which the same update
+ * answers).  changes_from() names it.
  */
 #define CHANGES_SQL \
 	"SELECT ch.commit_seq, ch.tbl, ch.row_id, ch.op, ch.row_version, ch.scopes, ch.payload" \
@@ -596,16 +598,10 @@ sync_log_change_read(SyncLogWindow *wr, SyncLogChange *c)
 	" WHERE ch.partition = $1 AND ch.commit_seq > $2 AND ch.commit_seq <= $3" \
 	" ORDER BY ch.commit_seq DESC, ch.idx DESC LIMIT $4"
 
-static bool
-changes_view_exists(void)
-{
-	return OidIsValid(get_relname_relid("changes", get_namespace_oid("syncular", false)));
-}
-
 static const char *
 changes_from(void)
 {
-	return changes_view_exists() ? "syncular.changes" : "syncular.sync_changes";
+	return sync_storage_log_inline() ? "syncular.changes" : "syncular.sync_changes";
 }
 
 #define COMMITS_SQL \
@@ -704,7 +700,7 @@ sync_log_read_change_scopes(const char *partition, int64 lo, int64 hi, int max,
 	int			rc;
 	uint64		n;
 	SyncStoredChange *ch;
-	int			which = changes_view_exists() ? 1 : 0;
+	int			which = sync_storage_log_inline() ? 1 : 0;
 	SPIPlanPtr	plan = plans[which];
 
 	if (plan == NULL)
