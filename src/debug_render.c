@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "rowjson.h"
 #include "storage.h"
+#include "debug_render.h"
 
 PG_FUNCTION_INFO_V1(syncular_debug_render);
 
@@ -116,16 +117,30 @@ rendering_to_jsonb(const char *text)
 	return result;
 }
 
-Datum
-syncular_debug_render(PG_FUNCTION_ARGS)
+/* The rendering in `out` (ok: rendered) as jsonb; out freed. */
+static Jsonb *
+rendered_jsonb(bool ok, SspBuf *out, SspError *err)
 {
-	bytea	   *in = PG_GETARG_BYTEA_PP(0);
-	const uint8_t *data = (const uint8_t *) VARDATA_ANY(in);
-	size_t		len = VARSIZE_ANY_EXHDR(in);
+	Datum		result;
+
+	if (!ok)
+	{
+		ssp_buf_free(out);
+		sync_raise_codec_error(err);
+	}
+	if (!ssp_buf_append(out, "", 1))
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	result = rendering_to_jsonb(jsonb_safe_text((char *) out->data, out->len - 1));
+	ssp_buf_free(out);
+	return DatumGetJsonbP(result);
+}
+
+Jsonb *
+sync_render_jsonb(const uint8_t *data, size_t len)
+{
 	SspBuf		out;
 	SspError	err;
 	bool		ok;
-	Datum		result;
 
 	ssp_buf_init(&out);
 	if (len >= 4 && memcmp(data, "SSG2", 4) == 0)
@@ -148,14 +163,25 @@ syncular_debug_render(PG_FUNCTION_ARGS)
 		ok = ssp_render_message(&msg, &out, &err);
 		ssp_message_free(&msg);
 	}
-	if (!ok)
-	{
-		ssp_buf_free(&out);
-		sync_raise_codec_error(&err);
-	}
-	if (!ssp_buf_append(&out, "", 1))
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	result = rendering_to_jsonb(jsonb_safe_text((char *) out.data, out.len - 1));
-	ssp_buf_free(&out);
-	PG_RETURN_DATUM(result);
+	return rendered_jsonb(ok, &out, &err);
+}
+
+Jsonb *
+sync_render_frame_jsonb(uint16 wire, const SspFrame *frame)
+{
+	SspBuf		out;
+	SspError	err;
+	bool		ok;
+
+	ssp_buf_init(&out);
+	ok = ssp_render_frame(wire, frame, &out, &err);
+	return rendered_jsonb(ok, &out, &err);
+}
+
+Datum
+syncular_debug_render(PG_FUNCTION_ARGS)
+{
+	bytea	   *in = PG_GETARG_BYTEA_PP(0);
+
+	PG_RETURN_JSONB_P(sync_render_jsonb((const uint8_t *) VARDATA_ANY(in), VARSIZE_ANY_EXHDR(in)));
 }

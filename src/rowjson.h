@@ -60,6 +60,14 @@ extern void sync_push_int(JsonbParseState **ps, JsonbIteratorToken tok, int64 i)
 extern void sync_push_json_text(JsonbParseState **ps, JsonbIteratorToken tok,
 								const char *s, size_t len);
 
+/*
+ * Push the row bytes of registered table `tname` (full, or sparse) as one object {column: value}
+ * (syncular.decode_row's value; rows.c).  Raises sync.unknown_table, or sync.invalid_request with
+ * {table} when the bytes do not decode.
+ */
+extern JsonbValue *sync_push_row_object(JsonbParseState **ps, const char *tname,
+										const uint8 *data, size_t len, bool sparse);
+
 /* numeric_out text of a jsonb number (never exponent notation). */
 extern char *sync_jsonb_number_text(JsonbValue *jv);
 

@@ -856,30 +856,31 @@ encode_common(PG_FUNCTION_ARGS, bool sparse)
 	PG_RETURN_BYTEA_P(result);
 }
 
-static Datum
-decode_common(PG_FUNCTION_ARGS, bool sparse)
+/*
+ * Push the row `data` of table `tname` (full, or sparse: the columns it carries) as one jsonb
+ * object {column: value}: decode_row's value, also pushed by the SQL pull producer
+ * (producer_pull.c) for each change of a commit.  Errors as decode_row's.  Returns what the
+ * closing pushJsonbValue returns (the object itself when it is the outermost value).
+ */
+JsonbValue *
+sync_push_row_object(JsonbParseState **ps, const char *tname, const uint8 *data, size_t len,
+					 bool sparse)
 {
-	char	   *tname = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	bytea	   *payload = PG_GETARG_BYTEA_PP(1);
 	SyncTable  *t = lookup_table(tname);
 	SspArena   *arena = ssp_arena_new();
 	SspValue   *vals = palloc0(sizeof(SspValue) * Max(t->ncolumns, 1));
 	SspError	err;
 	bool		ok;
-	JsonbParseState *ps = NULL;
 	JsonbValue *res = NULL;
 
 	if (arena == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	if (sparse)
 		ok = ssp_row_decode_sparse(arena, t->codec_columns, (uint32) t->ncolumns,
-								   (uint32) t->pk_index,
-								   (const uint8_t *) VARDATA_ANY(payload),
-								   VARSIZE_ANY_EXHDR(payload), vals, &err);
+								   (uint32) t->pk_index, data, len, vals, &err);
 	else
-		ok = ssp_row_decode_full(arena, t->codec_columns, (uint32) t->ncolumns,
-								 (const uint8_t *) VARDATA_ANY(payload),
-								 VARSIZE_ANY_EXHDR(payload), vals, &err);
+		ok = ssp_row_decode_full(arena, t->codec_columns, (uint32) t->ncolumns, data, len,
+								 vals, &err);
 	if (!ok)
 	{
 		ssp_arena_free(arena);
@@ -888,28 +889,33 @@ decode_common(PG_FUNCTION_ARGS, bool sparse)
 
 	PG_TRY();
 	{
-		int			i;
-
-		pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
-		for (i = 0; i < t->ncolumns; i++)
+		pushJsonbValue(ps, WJB_BEGIN_OBJECT, NULL);
+		for (int i = 0; i < t->ncolumns; i++)
 		{
-			JsonbValue	k;
-
 			if (sparse && !vals[i].present)
 				continue;
-			k.type = jbvString;
-			k.val.string.val = t->columns[i].name;
-			k.val.string.len = strlen(t->columns[i].name);
-			pushJsonbValue(&ps, WJB_KEY, &k);
-			sync_push_value(&ps, WJB_VALUE, t->name, &t->codec_columns[i], &vals[i]);
+			sync_push_key(ps, t->columns[i].name);
+			sync_push_value(ps, WJB_VALUE, t->name, &t->codec_columns[i], &vals[i]);
 		}
-		res = pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
+		res = pushJsonbValue(ps, WJB_END_OBJECT, NULL);
 	}
 	PG_FINALLY();
 	{
 		ssp_arena_free(arena);
 	}
 	PG_END_TRY();
+	pfree(vals);
+	return res;
+}
+
+static Datum
+decode_common(PG_FUNCTION_ARGS, bool sparse)
+{
+	char	   *tname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	bytea	   *payload = PG_GETARG_BYTEA_PP(1);
+	JsonbParseState *ps = NULL;
+	JsonbValue *res = sync_push_row_object(&ps, tname, (const uint8 *) VARDATA_ANY(payload),
+										   VARSIZE_ANY_EXHDR(payload), sparse);
 
 	PG_RETURN_JSONB_P(JsonbValueToJsonb(res));
 }

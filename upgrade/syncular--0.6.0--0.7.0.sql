@@ -73,3 +73,10 @@ ALTER TABLE syncular.sync_partitions DROP COLUMN max_commit_seq;
 --#include comments/sync_partitions.columns/0.7.0.sql
 --#include udfs/handle/0.7.0.comment.sql
 --#include udfs/_capture_log/0.7.0.comment.sql
+
+-- syncular.pull builds its sections in C (syncular._pull_sections) instead of a PL/pgSQL loop
+-- over the response's rendering: the same answer, in one pass.
+--#include udfs/_pull_sections/0.7.0.sql
+--#include udfs/_pull_sections/0.7.0.comment.sql
+REVOKE EXECUTE ON FUNCTION syncular._pull_sections(bytea) FROM PUBLIC;
+--#include-or-replace udfs/pull/0.7.0.sql

@@ -13,6 +13,10 @@
 
 --#include udfs/push/0.1.0.comment.sql
 
---#include udfs/pull/0.4.0.sql
+--#include udfs/_pull_sections/0.7.0.sql
+
+--#include udfs/_pull_sections/0.7.0.comment.sql
+
+--#include udfs/pull/0.7.0.sql
 
 --#include udfs/pull/0.1.0.comment.sql
