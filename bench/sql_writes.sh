@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Ordinary SQL writes to a synced table (docs/writing-with-sql.md) against the same statement on
 # a plain table with the same columns, in the same run: COPY of 100,000 rows, a 100,000-row
-# UPDATE, single-row UPDATEs each in its own transaction (pgbench), and the pull of the commit the
-# COPY made against one ordered read of its changes.  Runs against the cluster of the PG*
+# UPDATE, single-row UPDATEs each in its own transaction (pgbench), the pull of the commit the
+# COPY made against one ordered read of its changes (binary, and JSON through syncular.pull), and
+# one commit of up to 10,000 rows through the JSON producer syncular.push against one INSERT of
+# them.  Runs against the cluster of the PG*
 # environment (syncular installed) in a database `bench_sql` it recreates; each case runs `runs`
 # times (fresh partitions) and the median is printed.  Never fails on a time.
 # Usage: bash bench/sql_writes.sh [runs] [rows]
@@ -28,7 +30,8 @@ q "SET syncular.partition = 'warm'; INSERT INTO public.items (id, list_id) VALUE
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "| case | syncular | plain SQL | unit | ratio (plain time / syncular time, or tps ratio) |"
 echo "|---|---|---|---|---|"
-cs=""; cb=""; us=""; ub=""; ps=""; pb=""; js=""
+cs=""; cb=""; us=""; ub=""; ps=""; pb=""; js=""; jp=""; jb=""
+jrows=$(( rows < 10000 ? rows : 10000 ))
 for r in $(seq 1 "$runs"); do
   p="copy$r"
   cs="$cs $(ms "SET syncular.partition = '$p';" "COPY public.items (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';")"
@@ -50,6 +53,14 @@ for r in $(seq 1 "$runs"); do
       (SELECT jsonb_agg('l' || i) FROM generate_series(0, 99) i)))))::text);")"
   pb="$pb $(ms "SELECT count(*), sum(length(payload)) FROM (SELECT payload FROM syncular.changes
       WHERE partition = '$p' AND commit_seq = $seq ORDER BY idx) x;")"
+  # the JSON producer: one commit of the same rows' first $jrows through syncular.push, against
+  # one INSERT of them into the plain table
+  jp="$jp $(ms "SET syncular.max_operations_per_request = $jrows;" "SELECT length(syncular.push('json$r', 'bench',
+      'json-pusher', jsonb_build_array(jsonb_build_object('clientCommitId', 'j', 'operations', (SELECT
+      jsonb_agg(jsonb_build_object('table', 'items', 'row', jsonb_build_object('id', 'r' || i, 'list_id',
+      'l' || (i % 100), 'title', 'title of row ' || i, 'qty', i, 'done', i % 2 = 0))) FROM generate_series(1, $jrows) i))))::text);")"
+  jb="$jb $(ms "INSERT INTO public.items_plain (partition, id, list_id, title, qty, done) SELECT 'json$r', 'r' || i,
+      'l' || (i % 100), 'title of row ' || i, i, i % 2 = 0 FROM generate_series(1, $jrows) i;")"
   us="$us $(ms "UPDATE public.items SET qty = qty + 1 WHERE _sync_partition = '$p';")"
   ub="$ub $(ms "UPDATE public.items_plain SET qty = qty + 1 WHERE partition = '$p';")"
 done
@@ -59,6 +70,8 @@ row "pull of the COPY's commit ($rows changes, syncular.handle) / ordered read o
   "$(echo "$ps" | median)" "$(echo "$pb" | median)" ms
 row "the same pull through syncular.pull (JSON rows) / ordered read" \
   "$(echo "$js" | median)" "$(echo "$pb" | median)" ms
+row "syncular.push of one commit of $jrows operations (JSON rows) / INSERT of the rows" \
+  "$(echo "$jp" | median)" "$(echo "$jb" | median)" ms
 
 # single-row UPDATEs, each its own transaction (1 client, pgbench -M prepared)
 printf '%s\n' "\\set i random(1, $rows)" \

@@ -9,7 +9,7 @@
 
 --#include udfs/_bitmap_columns/0.1.0.sql
 
---#include udfs/push/0.1.0.sql
+--#include udfs/push/0.7.0.sql
 
 --#include udfs/push/0.1.0.comment.sql
 
