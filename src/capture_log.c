@@ -474,8 +474,14 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 	for (int i = 0; i < nparts; i++)
 	{
 		CaptureCommit *c = find_commit(parts[i]);
-		int64		n = sync_storage_capture_append(schema, ti, ev, shape, parts[i], c->seq,
-													c->next_idx);
+		int64		n = -1;
+
+		if (shape == SYNC_SHAPE_INSERT)
+			n = sync_storage_capture_insert_direct(t, td->tg_newtable,
+												   RelationGetDescr(td->tg_relation), parts[i],
+												   c->seq, c->next_idx);
+		if (n < 0)
+			n = sync_storage_capture_append(schema, ti, ev, shape, parts[i], c->seq, c->next_idx);
 
 		if (n > PG_INT32_MAX - c->next_idx)
 			sync_raise("sync.invalid_request", "a commit holds at most 2^31-1 changes", NULL);

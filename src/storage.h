@@ -285,6 +285,14 @@ typedef struct SyncCaptureRow
 extern int	sync_storage_capture_partitions(const char *qualified, char ***partitions);
 extern bool sync_storage_capture_lean_ok(const SyncTable *t);
 extern void sync_storage_capture_register(struct TriggerData *td, bool bulk);
+/*
+ * The log of an INSERT-shaped statement's rows of `partition` (nts: its NEW transition table,
+ * desc: the synced table's) without the statement (storage_capture_direct.c): the number of
+ * changes appended, or -1 with nothing written when the statement must make it.
+ */
+extern int64 sync_storage_capture_insert_direct(const SyncTable *t, struct Tuplestorestate *nts,
+												struct TupleDescData *desc, const char *partition,
+												int64 commit_seq, int32 first_idx);
 extern int64 sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent ev,
 										 SyncCaptureShape shape, const char *partition,
 										 int64 commit_seq, int32 first_idx);

@@ -865,12 +865,69 @@ before_insert_triggers(EState *estate, ResultRelInfo *rri, TupleTableSlot *slot,
 	return true;
 }
 
+/* Rows per table_multi_insert call (CopyFrom buffers up to 1,000 rows the same way). */
+#define MULTI_INSERT_ROWS 1000
+
+/* Row r of vals / nulls (n values, k as att) stored in slot, a virtual tuple of rel. */
+static void
+fill_slot(TupleTableSlot *slot, TupleDesc desc, int n, const int *att, const Datum *v,
+		  const bool *nl)
+{
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+	for (int k = 0; k < n; k++)
+	{
+		slot->tts_values[att[k]] = nl[k] ? (Datum) 0 : v[k];
+		slot->tts_isnull[att[k]] = nl[k];
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+/*
+ * Rows without BEFORE row triggers, as CopyFrom inserts them: up to MULTI_INSERT_ROWS at a time
+ * with table_multi_insert (one WAL record per heap page filled, not one per row), then each
+ * row's index entries.
+ */
+static void
+insert_rows_multi(Relation rel, EState *estate, ResultRelInfo *rri, int n, const int *att,
+				  int nrows, const Datum *vals, const bool *nulls)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			batch = Min(nrows, MULTI_INSERT_ROWS);
+	TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * batch);
+
+	for (int i = 0; i < batch; i++)
+		slots[i] = table_slot_create(rel, NULL);
+	for (int r = 0; r < nrows; r += batch)
+	{
+		int			m = Min(batch, nrows - r);
+
+		for (int i = 0; i < m; i++)
+		{
+			fill_slot(slots[i], desc, n, att, vals + (size_t) (r + i) * n,
+					  nulls + (size_t) (r + i) * n);
+			if (desc->constr != NULL)
+				ExecConstraints(rri, slots[i], estate);
+		}
+		table_multi_insert(rel, slots, m, GetCurrentCommandId(true), 0, NULL);
+		for (int i = 0; i < m; i++)
+		{
+			index_entries(estate, rri, slots[i], false);
+			ResetPerTupleExprContext(estate);
+		}
+	}
+	for (int i = 0; i < batch; i++)
+		ExecDropSingleTupleTableSlot(slots[i]);
+	pfree(slots);
+}
+
 /*
  * The inserts sync_rowdirect_insertable allowed, as the executor makes them: for each of nrows
  * rows (row r's values vals[r * n + k] / nulls[r * n + k], k as att), the BEFORE INSERT row
  * triggers (one returning NULL skips the row), the table's constraints (their errors), the heap
  * insert and its index entries.  One executor state serves every row (its per-row memory
- * emptied after each), as one INSERT statement of nrows rows would.
+ * emptied after each), as one INSERT statement of nrows rows would.  Several rows of a table
+ * without BEFORE row triggers go to the heap in batches (insert_rows_multi).
  */
 void
 sync_rowdirect_insert_rows(Relation rel, int n, const int *att, int nrows, const Datum *vals,
@@ -879,22 +936,19 @@ sync_rowdirect_insert_rows(Relation rel, int n, const int *att, int nrows, const
 	TupleDesc	desc = RelationGetDescr(rel);
 	EState	   *estate;
 	ResultRelInfo *rri = direct_estate(rel, NULL, &estate);
-	TupleTableSlot *slot = table_slot_create(rel, NULL);
+	TupleTableSlot *slot;
 	bool		before = rri->ri_TrigDesc != NULL && rri->ri_TrigDesc->trig_insert_before_row;
 
+	if (!before && nrows > 1)
+	{
+		insert_rows_multi(rel, estate, rri, n, att, nrows, vals, nulls);
+		direct_estate_end(estate, rri);
+		return;
+	}
+	slot = table_slot_create(rel, NULL);
 	for (int r = 0; r < nrows; r++)
 	{
-		const Datum *v = vals + (size_t) r * n;
-		const bool *nl = nulls + (size_t) r * n;
-
-		ExecClearTuple(slot);
-		memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
-		for (int k = 0; k < n; k++)
-		{
-			slot->tts_values[att[k]] = nl[k] ? (Datum) 0 : v[k];
-			slot->tts_isnull[att[k]] = nl[k];
-		}
-		ExecStoreVirtualTuple(slot);
+		fill_slot(slot, desc, n, att, vals + (size_t) r * n, nulls + (size_t) r * n);
 		if (!before || before_insert_triggers(estate, rri, slot, desc))
 		{
 			if (desc->constr != NULL)

@@ -1,0 +1,69 @@
+-- capture_insert_direct: the log of a multi-row INSERT (or COPY) made without the log statement
+-- (storage_capture_direct.c) writes what the statement writes: one change per row in row id
+-- byte order, the commit's scope index entries once each (a later statement of the same
+-- transaction adds only its new values), the rows' row-scope entries, skipping an entry that is
+-- already there (a write outside the capture left it); with a tombstone of the table in the
+-- partition the statement makes the log (it clears the re-inserted rows' tombstones).
+\set testdb syncular_t_capture_insert_direct
+\i sql/capture_helpers.psql
+CREATE FUNCTION pg_temp.log(p_part text) RETURNS TABLE (seq bigint, idx int, row_id text, op smallint, ver bigint, scopes jsonb)
+LANGUAGE sql AS $$
+  SELECT c.commit_seq, c.idx, c.row_id, c.op, c.row_version, c.scopes FROM syncular.changes c
+   WHERE c.partition = p_part ORDER BY 1, 2
+$$;
+CREATE FUNCTION pg_temp.scope_index(p_part text) RETURNS TABLE (seq bigint, var text, value text)
+LANGUAGE sql AS $$
+  SELECT s.commit_seq, s.var, s.value FROM syncular.sync_change_scopes s WHERE s.partition = p_part
+  UNION ALL
+  SELECT c.commit_seq, c.scope_var, c.scope_value FROM syncular.sync_commits c
+   WHERE c.partition = p_part AND c.scope_var IS NOT NULL ORDER BY 1, 2, 3
+$$;
+CREATE FUNCTION pg_temp.row_scopes(p_part text) RETURNS TABLE (var text, value text, row_id text)
+LANGUAGE sql AS $$
+  SELECT r.var, r.value, r.row_id FROM syncular.sync_row_scopes r WHERE r.partition = p_part ORDER BY 1, 2, 3
+$$;
+
+-- one statement, three lists, ids out of byte order: changes numbered in byte order
+SET syncular.partition = 'd1';
+INSERT INTO app.todos (id, list_id, title) VALUES ('r10', 'l2', 'a'), ('r9', 'l1', 'b'), ('R1', 'l3', 'c'), ('r1', 'l1', 'd');
+SELECT * FROM pg_temp.log('d1');
+SELECT * FROM pg_temp.scope_index('d1');
+SELECT * FROM pg_temp.row_scopes('d1');
+
+-- two statements of one transaction: one commit; the second adds only its new scope value
+BEGIN;
+INSERT INTO app.todos (id, list_id) VALUES ('s1', 'l1'), ('s2', 'l4');
+INSERT INTO app.todos (id, list_id) VALUES ('s3', 'l4'), ('s4', 'l5');
+COMMIT;
+SELECT * FROM pg_temp.log('d1') WHERE seq > 1;
+SELECT * FROM pg_temp.scope_index('d1') WHERE seq > 1;
+
+-- a row deleted with the capture off (session_replication_role: triggers do not fire) leaves its
+-- row-scope entry behind; inserting the row again keeps one entry, and the log has the insert
+SET session_replication_role = replica;
+DELETE FROM app.todos WHERE _sync_partition = 'd1' AND id = 'r9';
+SET session_replication_role = DEFAULT;
+SELECT count(*) AS stale_entries FROM syncular.sync_row_scopes WHERE partition = 'd1' AND row_id = 'r9';
+INSERT INTO app.todos (id, list_id, title) VALUES ('r9', 'l1', 'again'), ('r8', 'l1', 'new');
+SELECT * FROM pg_temp.log('d1') WHERE seq > 2;
+SELECT * FROM pg_temp.row_scopes('d1') WHERE value = 'l1';
+
+-- a tombstone of the table in the partition: the statement makes the log, clearing it
+DELETE FROM app.todos WHERE _sync_partition = 'd1' AND id = 's1';
+SELECT row_id FROM syncular.sync_tombstones WHERE partition = 'd1';
+INSERT INTO app.todos (id, list_id) VALUES ('s1', 'l1'), ('s5', 'l1');
+SELECT row_id FROM syncular.sync_tombstones WHERE partition = 'd1';
+SELECT * FROM pg_temp.log('d1') WHERE seq > 4;
+
+-- COPY of rows into two partitions: one commit each, pulled as a client gets them
+COPY app.todos (_sync_partition, id, list_id, title) FROM STDIN;
+d2	c2	l1	copied
+d3	c3	l1	copied
+d2	c1	l1	copied
+\.
+SELECT * FROM pg_temp.log('d2');
+SELECT * FROM pg_temp.log('d3');
+SELECT c -> 'changes' -> 0 ->> 'rowId' AS first, c -> 'changes' -> 1 ->> 'rowId' AS second
+  FROM jsonb_array_elements(syncular.pull('d2', 'u', 'c9', '[{"id": "s", "table": "todos", "scopes": {"list_id": ["l1"]}, "cursor": 0}]') -> 0 -> 'commits') c;
+RESET syncular.partition;
+\i sql/capture_done.psql
