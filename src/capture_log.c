@@ -476,10 +476,10 @@ syncular_capture_log(PG_FUNCTION_ARGS)
 		CaptureCommit *c = find_commit(parts[i]);
 		int64		n = -1;
 
-		if (shape == SYNC_SHAPE_INSERT)
-			n = sync_storage_capture_insert_direct(t, td->tg_newtable,
-												   RelationGetDescr(td->tg_relation), parts[i],
-												   c->seq, c->next_idx);
+		if (shape == SYNC_SHAPE_INSERT || shape == SYNC_SHAPE_IN_PLACE)
+			n = sync_storage_capture_lean_direct(t, td->tg_newtable,
+												 RelationGetDescr(td->tg_relation), parts[i],
+												 c->seq, c->next_idx, shape == SYNC_SHAPE_INSERT);
 		if (n < 0)
 			n = sync_storage_capture_append(schema, ti, ev, shape, parts[i], c->seq, c->next_idx);
 

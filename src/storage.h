@@ -286,13 +286,14 @@ extern int	sync_storage_capture_partitions(const char *qualified, char ***partit
 extern bool sync_storage_capture_lean_ok(const SyncTable *t);
 extern void sync_storage_capture_register(struct TriggerData *td, bool bulk);
 /*
- * The log of an INSERT-shaped statement's rows of `partition` (nts: its NEW transition table,
- * desc: the synced table's) without the statement (storage_capture_direct.c): the number of
- * changes appended, or -1 with nothing written when the statement must make it.
+ * The log of the rows of `partition` of a statement that inserted rows (inserted) or updated
+ * them in place (nts: its NEW transition table, desc: the synced table's) without the statement
+ * (storage_capture_direct.c): the number of changes appended, or -1 with nothing written when
+ * the statement must make it.
  */
-extern int64 sync_storage_capture_insert_direct(const SyncTable *t, struct Tuplestorestate *nts,
-												struct TupleDescData *desc, const char *partition,
-												int64 commit_seq, int32 first_idx);
+extern int64 sync_storage_capture_lean_direct(const SyncTable *t, struct Tuplestorestate *nts,
+											  struct TupleDescData *desc, const char *partition,
+											  int64 commit_seq, int32 first_idx, bool inserted);
 extern int64 sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent ev,
 										 SyncCaptureShape shape, const char *partition,
 										 int64 commit_seq, int32 first_idx);

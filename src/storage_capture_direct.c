@@ -1,21 +1,22 @@
 /*
  * storage_capture_direct.c — the log of a statement that only inserted rows (INSERT, COPY FROM:
- * capture shape INSERT) made without the log statement: the same rows as storage_capture.c's
- * lean statement for that shape (docs/writing-with-sql.md "Cost"), written by direct heap and
- * index inserts (storage_rowdirect.c's executor-equivalent inserts) from the statement's NEW
- * transition table.  For the rows of one partition, in row id byte order (the statement's
- * row_number() over _sync_row_id COLLATE "C"):
+ * capture shape INSERT) or only updated rows in place (keys and scopes kept: shape IN_PLACE),
+ * made without the log statement: the same rows as storage_capture.c's lean statement for that
+ * shape (docs/writing-with-sql.md "Cost"), written by direct heap and index inserts
+ * (storage_rowdirect.c's executor-equivalent inserts) from the statement's NEW transition
+ * table.  For the rows of one partition, in row id byte order (the statement's row_number()
+ * over _sync_row_id COLLATE "C"):
  *   - one sync_changes row each: idx from first_idx, op upsert, the row's version, scopes and
  *     payload;
  *   - the commit's sync_change_scopes entries: one per distinct (variable, value), unless an
  *     earlier statement of the transaction wrote it to this commit;
- *   - the rows' sync_row_scopes entries, unless present (a key probe, as the statement's NOT
- *     EXISTS: an entry a write outside the capture left behind).
+ *   - inserted rows only: their sync_row_scopes entries, unless present (a key probe, as the
+ *     statement's NOT EXISTS: an entry a write outside the capture left behind).
  * Anything the direct path does not cover answers -1 with nothing written, and the caller runs
  * the statement: a catalog table the inserts cannot be made into directly (another layout, a
- * trigger or rule of the operator's, row-level security), a tombstone of the table in the
- * partition (the statement deletes those of re-inserted rows), or a row whose scopes are not
- * string values of the table's variables.  The partition lock is held (the commit is numbered),
+ * trigger or rule of the operator's, row-level security), for inserted rows a tombstone of the
+ * table in the partition (the statement deletes those of re-inserted rows), or a row whose
+ * scopes are not string values of the table's variables.  The partition lock is held (the commit is numbered),
  * so no other writer adds entries of this commit meanwhile.
  */
 #include "postgres.h"
@@ -336,8 +337,9 @@ insert_changes(Relation rel, const int *att, Datum partition, Datum tbl, Datum s
 }
 
 int64
-sync_storage_capture_insert_direct(const SyncTable *t, Tuplestorestate *nts, TupleDesc desc,
-								   const char *partition, int64 commit_seq, int32 first_idx)
+sync_storage_capture_lean_direct(const SyncTable *t, Tuplestorestate *nts, TupleDesc desc,
+								 const char *partition, int64 commit_seq, int32 first_idx,
+								 bool inserted)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "syncular capture direct",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -360,7 +362,7 @@ sync_storage_capture_insert_direct(const SyncTable *t, Tuplestorestate *nts, Tup
 		/* the statements' snapshot: a trigger reads in it, as in a statement */
 		Snapshot	snap = sync_scan_snapshot_begin(false);
 
-		if (!has_tombstones(part, tbl, snap) &&
+		if (!(inserted && has_tombstones(part, tbl, snap)) &&
 			(n = collect_rows(t, nts, desc, partition, &rows)) >= 0)
 		{
 			Entry	   *e;
@@ -372,7 +374,8 @@ sync_storage_capture_insert_direct(const SyncTable *t, Tuplestorestate *nts, Tup
 			ne = row_entries(rows, (int) n, &e);
 			nce = commit_entries(e, ne, &ce);
 			insert_entries(rels[1], att[1], part, tbl, seq, ce, nce, snap);
-			insert_entries(rels[2], att[2], part, tbl, (Datum) 0, e, ne, snap);
+			if (inserted)
+				insert_entries(rels[2], att[2], part, tbl, (Datum) 0, e, ne, snap);
 		}
 		sync_scan_snapshot_end(false);
 	}

@@ -1,10 +1,11 @@
--- capture_insert_direct: the log of a multi-row INSERT (or COPY) made without the log statement
--- (storage_capture_direct.c) writes what the statement writes: one change per row in row id
--- byte order, the commit's scope index entries once each (a later statement of the same
--- transaction adds only its new values), the rows' row-scope entries, skipping an entry that is
--- already there (a write outside the capture left it); with a tombstone of the table in the
--- partition the statement makes the log (it clears the re-inserted rows' tombstones).
-\set testdb syncular_t_capture_insert_direct
+-- capture_direct: the log of a multi-row INSERT (or COPY), or of an UPDATE of several rows that
+-- keeps their keys and scopes, made without the log statement (storage_capture_direct.c) writes
+-- what the statement writes: one change per row in row id byte order, the commit's scope index
+-- entries once each (a later statement of the same transaction adds only its new values), the
+-- inserted rows' row-scope entries, skipping an entry that is already there (a write outside the
+-- capture left it); with a tombstone of the table in the partition an insert's statement makes
+-- the log (it clears the re-inserted rows' tombstones).
+\set testdb syncular_t_capture_direct
 \i sql/capture_helpers.psql
 CREATE FUNCTION pg_temp.log(p_part text) RETURNS TABLE (seq bigint, idx int, row_id text, op smallint, ver bigint, scopes jsonb)
 LANGUAGE sql AS $$
@@ -54,6 +55,17 @@ SELECT row_id FROM syncular.sync_tombstones WHERE partition = 'd1';
 INSERT INTO app.todos (id, list_id) VALUES ('s1', 'l1'), ('s5', 'l1');
 SELECT row_id FROM syncular.sync_tombstones WHERE partition = 'd1';
 SELECT * FROM pg_temp.log('d1') WHERE seq > 4;
+
+-- an UPDATE of several rows that keeps their keys and scopes: their changes and the commit's
+-- scope entries (an earlier statement of the same commit wrote one of them), no row-scope work
+BEGIN;
+INSERT INTO app.todos (id, list_id) VALUES ('u1', 'l7'), ('u2', 'l7');
+UPDATE app.todos SET title = 'edited' WHERE _sync_partition = 'd1' AND list_id IN ('l7', 'l2');
+COMMIT;
+SELECT * FROM pg_temp.log('d1') WHERE seq > 5;
+SELECT * FROM pg_temp.scope_index('d1') WHERE seq > 5;
+SELECT count(*) AS row_scope_entries FROM syncular.sync_row_scopes WHERE partition = 'd1';
+SELECT id, title, _sync_server_version FROM app.todos WHERE _sync_partition = 'd1' AND list_id IN ('l7', 'l2') ORDER BY 1;
 
 -- COPY of rows into two partitions: one commit each, pulled as a client gets them
 COPY app.todos (_sync_partition, id, list_id, title) FROM STDIN;
