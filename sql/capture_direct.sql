@@ -67,6 +67,26 @@ SELECT * FROM pg_temp.scope_index('d1') WHERE seq > 5;
 SELECT count(*) AS row_scope_entries FROM syncular.sync_row_scopes WHERE partition = 'd1';
 SELECT id, title, _sync_server_version FROM app.todos WHERE _sync_partition = 'd1' AND list_id IN ('l7', 'l2') ORDER BY 1;
 
+-- an UPDATE of one row in its own transaction: its commit row, with the change in it, written
+-- without a statement, after the writer fence and the serve gate, which refuse it as they
+-- refuse a push (nothing written); a checkpoint the session declared lets it pass
+INSERT INTO syncular.sync_writer_fence (partition, required_writer_version) VALUES ('d1', 2);
+UPDATE app.todos SET title = 'fenced' WHERE _sync_partition = 'd1' AND id = 'r1';
+DELETE FROM syncular.sync_writer_fence WHERE partition = 'd1';
+SELECT syncular.declare_checkpoint('d1', 'bf1', 1) ->> 'state' AS checkpoint;
+UPDATE app.todos SET title = 'gated' WHERE _sync_partition = 'd1' AND id = 'r1';
+SET syncular.checkpoints = '[{"partition": "d1", "name": "bf1", "schemaVersion": 1}]';
+UPDATE app.todos SET title = 'declared' WHERE _sync_partition = 'd1' AND id = 'r1';
+RESET syncular.checkpoints;
+DELETE FROM syncular.sync_backfill_checkpoints WHERE partition = 'd1';
+UPDATE app.todos SET title = 'plain' WHERE _sync_partition = 'd1' AND id = 'r1';
+SELECT title, _sync_server_version FROM app.todos WHERE _sync_partition = 'd1' AND id = 'r1';
+SELECT * FROM pg_temp.log('d1') WHERE row_id = 'r1';
+SELECT commit_seq, tbl, row_id, scope_var, scope_value, result IS NULL AS no_result
+  FROM syncular.sync_commits WHERE partition = 'd1' AND row_id = 'r1' ORDER BY 1;
+SELECT c ->> 'commitSeq' AS seq, c -> 'changes' -> 0 -> 'row' ->> 'title' AS title
+  FROM jsonb_array_elements(syncular.pull('d1', 'u', 'c8', '[{"id": "s", "table": "todos", "scopes": {"list_id": ["l1"]}, "cursor": 6}]') -> 0 -> 'commits') c;
+
 -- COPY of rows into two partitions: one commit each, pulled as a client gets them
 COPY app.todos (_sync_partition, id, list_id, title) FROM STDIN;
 d2	c2	l1	copied

@@ -338,6 +338,17 @@ commit_for(const char *partition, const SyncSchema *schema)
 	return remember_commit(partition, seq);
 }
 
+/* The commit row of r's new commit (the gate passed), then r's change by its statement. */
+static void
+commit_then_change(const SyncSchema *schema, SyncCaptureRow *r)
+{
+	sync_storage_commit_insert(r->partition, r->commit_seq, r->client_id, r->client_commit_id,
+							   r->actor_id, r->created_at_ms, (int64) schema->version);
+	r->new_commit = false;
+	if (!sync_storage_capture_one(r))
+		elog(ERROR, "syncular: appending a captured change failed");
+}
+
 /*
  * A statement that wrote one row (capture_scan.c "one"): its change, and the commit's row when
  * the transaction has none for the partition yet, in one statement after the lock
@@ -373,16 +384,22 @@ append_one(const SyncSchema *schema, int ti, const SyncCaptureScan *scan, bool f
 		r.actor_id = sync_capture_actor();
 		r.created_at_ms = sync_now_ms();
 	}
-	if (!sync_storage_capture_one(&r))
+	if (r.new_commit && !fresh)
+	{
+		/*
+		 * an update of one row in its own commit (an admin panel's): the gate in C, then the
+		 * commit row with the change in it without a statement where the row allows
+		 */
+		sync_gate_check_write(partition, schema->version);
+		if (!sync_storage_capture_commit_one(&r))
+			commit_then_change(schema, &r);
+	}
+	else if (!sync_storage_capture_one(&r))
 	{
 		/* the gate's fast check failed and nothing was written: the full gate refuses, or
 		 * passes for pending checkpoints the session declared */
 		sync_gate_check_write(partition, schema->version);
-		sync_storage_commit_insert(partition, r.commit_seq, r.client_id, r.client_commit_id,
-								   r.actor_id, r.created_at_ms, (int64) schema->version);
-		r.new_commit = false;
-		if (!sync_storage_capture_one(&r))
-			elog(ERROR, "syncular: appending a captured change failed");
+		commit_then_change(schema, &r);
 	}
 	if (c == NULL)
 		c = remember_commit(partition, r.commit_seq);

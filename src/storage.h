@@ -283,6 +283,12 @@ typedef struct SyncCaptureRow
 } SyncCaptureRow;
 
 extern int	sync_storage_capture_partitions(const char *qualified, char ***partitions);
+/*
+ * A new commit of SQL writes whose first change is r (an upsert with one scope pair): its commit
+ * row with the change in it, without the statement (storage_append.c; the caller holds the lock
+ * and passed the gate); false, nothing written, when the statement must write it.
+ */
+extern bool sync_storage_capture_commit_one(const SyncCaptureRow *r);
 extern bool sync_storage_capture_lean_ok(const SyncTable *t);
 extern void sync_storage_capture_register(struct TriggerData *td, bool bulk);
 /*

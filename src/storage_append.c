@@ -322,7 +322,7 @@ log_cols(int *nchange, int *ncommit)
 
 /*
  * A_COMMIT_APPEND_ONE's row (or A_COMMIT_APPEND_ONE_06's two rows, before 0.7.0; parameters
- * v / n) without the statement: inserted as the statement inserts it (storage_rowdirect.c: the
+ * v / n; result (Datum) 0: NULL, a commit of SQL writes) without the statement: inserted as the statement inserts it (storage_rowdirect.c: the
  * writer fence's BEFORE INSERT trigger fired, every index entry made), for less than the
  * statement's executor start costs.  false, nothing written, when a table needs the statement.
  */
@@ -366,7 +366,7 @@ append_one_direct(const Datum *v, const char *n, Datum result)
 			int			p = commit_param[k];
 
 			vals[k] = p == -2 ? result : v[p];
-			nulls[k] = p >= 0 && n[p] == 'n';
+			nulls[k] = p == -2 ? result == (Datum) 0 : n[p] == 'n';
 		}
 		sync_rowdirect_insert_values(commits, ncommit, commit_att, vals, nulls);
 		sync_scan_snapshot_end(false);
@@ -374,6 +374,41 @@ append_one_direct(const Datum *v, const char *n, Datum result)
 	table_close(commits, NoLock);
 	table_close(changes, NoLock);
 	return ok;
+}
+
+/*
+ * The commit row of a new commit of SQL writes whose first change is r, an upsert whose scopes
+ * are one (variable, string value) pair, on a 0.7.0 catalog: the row the capture's one-row
+ * statement writes (the change and its scope entry in the commit row, no stored result), without
+ * the statement.  The caller holds the partition lock and has passed the serve gate.  false,
+ * nothing written, when the row needs the statement.
+ */
+bool
+sync_storage_capture_commit_one(const SyncCaptureRow *r)
+{
+	Datum		v[16];
+	char		n[16];
+
+	if (!sync_storage_log_inline() ||
+		!sync_storage_one_scope_pair(DatumGetJsonbP(r->scopes), &v[14], &v[15]))
+		return false;
+	memset(n, ' ', sizeof(n));
+	v[0] = text_datum(r->partition);
+	v[1] = Int64GetDatum(r->commit_seq);
+	v[2] = text_datum(r->client_id);
+	v[3] = text_datum(r->client_commit_id);
+	v[4] = text_datum(r->actor_id);
+	v[5] = Int64GetDatum(r->created_at_ms);
+	v[6] = Int64GetDatum((int64) r->schema_version);
+	v[7] = text_datum(r->table);
+	v[8] = text_datum(r->row_id);
+	v[9] = Int16GetDatum(1);
+	v[10] = Int64GetDatum(r->version);
+	v[11] = r->scopes;
+	v[12] = r->payload;
+	v[13] = (Datum) 0;
+	n[13] = 'n';
+	return append_one_direct(v, n, (Datum) 0);
 }
 
 /*
