@@ -87,6 +87,22 @@ SELECT commit_seq, tbl, row_id, scope_var, scope_value, result IS NULL AS no_res
 SELECT c ->> 'commitSeq' AS seq, c -> 'changes' -> 0 -> 'row' ->> 'title' AS title
   FROM jsonb_array_elements(syncular.pull('d1', 'u', 'c8', '[{"id": "s", "table": "todos", "scopes": {"list_id": ["l1"]}, "cursor": 6}]') -> 0 -> 'commits') c;
 
+-- a one-row INSERT in its own transaction: the commit row with the change in it and the row's
+-- row-scope entry, without a statement (an entry left behind by a delete with the capture off
+-- stays one entry); a row inserted again over its tombstone: the tombstone cleared
+SET session_replication_role = replica;
+DELETE FROM app.todos WHERE _sync_partition = 'd1' AND id = 'r8';
+SET session_replication_role = DEFAULT;
+INSERT INTO app.todos (id, list_id, title) VALUES ('r8', 'l1', 'one row');
+INSERT INTO app.todos (id, list_id, title) VALUES ('n1', 'l8', 'one row');
+DELETE FROM app.todos WHERE _sync_partition = 'd1' AND id = 'n1';
+INSERT INTO app.todos (id, list_id, title) VALUES ('n1', 'l8', 'back');
+SELECT commit_seq, row_id, op, row_version, scope_var, scope_value FROM syncular.sync_commits
+ WHERE partition = 'd1' AND row_id IN ('r8', 'n1') ORDER BY 1;
+SELECT * FROM pg_temp.log('d1') WHERE row_id = 'n1';
+SELECT * FROM pg_temp.row_scopes('d1') WHERE row_id IN ('r8', 'n1');
+SELECT count(*) AS n1_tombstones FROM syncular.sync_tombstones WHERE partition = 'd1' AND row_id = 'n1';
+
 -- COPY of rows into two partitions: one commit each, pulled as a client gets them
 COPY app.todos (_sync_partition, id, list_id, title) FROM STDIN;
 d2	c2	l1	copied

@@ -345,14 +345,15 @@ commit_then_change(const SyncSchema *schema, SyncCaptureRow *r)
 	sync_storage_commit_insert(r->partition, r->commit_seq, r->client_id, r->client_commit_id,
 							   r->actor_id, r->created_at_ms, (int64) schema->version);
 	r->new_commit = false;
-	if (!sync_storage_capture_one(r))
-		elog(ERROR, "syncular: appending a captured change failed");
+	sync_storage_capture_one(r);
 }
 
 /*
- * A statement that wrote one row (capture_scan.c "one"): its change, and the commit's row when
- * the transaction has none for the partition yet, in one statement after the lock
- * (sync_storage_capture_one; the same rows as commit_for + the general log statement).
+ * A statement that wrote one row (capture_scan.c "one"): when the transaction has no commit for
+ * the partition yet, the lock, the serve gate and the commit's row with the change in it, without
+ * a statement where the row allows (sync_storage_capture_commit_one, _fresh_one); else the
+ * change appended to the commit by the one-row statement (sync_storage_capture_one).  The same
+ * rows as commit_for + the general log statement.
  */
 static void
 append_one(const SyncSchema *schema, int ti, const SyncCaptureScan *scan, bool fresh)
@@ -384,23 +385,24 @@ append_one(const SyncSchema *schema, int ti, const SyncCaptureScan *scan, bool f
 		r.actor_id = sync_capture_actor();
 		r.created_at_ms = sync_now_ms();
 	}
-	if (r.new_commit && !fresh)
+	if (r.new_commit)
 	{
 		/*
-		 * an update of one row in its own commit (an admin panel's): the gate in C, then the
-		 * commit row with the change in it without a statement where the row allows
+		 * one row written in its own commit (an admin panel's edit, a job's insert): the gate in
+		 * C, then the commit row with the change in it (and an inserted row's row-scope
+		 * entries) without a statement where the row allows
 		 */
 		sync_gate_check_write(partition, schema->version);
-		if (!sync_storage_capture_commit_one(&r))
-			commit_then_change(schema, &r);
+		if (!(fresh && sync_storage_capture_fresh_one(&schema->tables[ti], &r)))
+		{
+			if (!sync_storage_capture_commit_one(&r))
+				commit_then_change(schema, &r);
+			else if (fresh)		/* a re-inserted row's tombstone: the statement clears it */
+				sync_storage_capture_fresh_rest(&r);
+		}
 	}
-	else if (!sync_storage_capture_one(&r))
-	{
-		/* the gate's fast check failed and nothing was written: the full gate refuses, or
-		 * passes for pending checkpoints the session declared */
-		sync_gate_check_write(partition, schema->version);
-		commit_then_change(schema, &r);
-	}
+	else
+		sync_storage_capture_one(&r);
 	if (c == NULL)
 		c = remember_commit(partition, r.commit_seq);
 	if (c->next_idx == PG_INT32_MAX)

@@ -273,7 +273,7 @@ typedef struct SyncCaptureRow
 	Datum		scopes;			/* jsonb: the row's _sync_scopes */
 	Datum		payload;		/* bytea: the row's _sync_payload */
 	bool		fresh;			/* inserted: clear its tombstone, write its row-scope entries */
-	/* the commit's row, written with the change when new_commit (gate permitting) */
+	/* a new commit: its row, with the change in it, is written by capture_commit_one / _fresh_one */
 	bool		new_commit;
 	int32		schema_version; /* the running schema: the gate's and the writer_version */
 	const char *client_id;
@@ -289,6 +289,11 @@ extern int	sync_storage_capture_partitions(const char *qualified, char ***partit
  * and passed the gate); false, nothing written, when the statement must write it.
  */
 extern bool sync_storage_capture_commit_one(const SyncCaptureRow *r);
+/*
+ * The same for a one-row INSERT (r fresh), with the row's row-scope entries
+ * (storage_capture_direct.c); false, nothing written, when the statement must write them.
+ */
+extern bool sync_storage_capture_fresh_one(const SyncTable *t, const SyncCaptureRow *r);
 extern bool sync_storage_capture_lean_ok(const SyncTable *t);
 extern void sync_storage_capture_register(struct TriggerData *td, bool bulk);
 /*
@@ -303,7 +308,8 @@ extern int64 sync_storage_capture_lean_direct(const SyncTable *t, struct Tuplest
 extern int64 sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent ev,
 										 SyncCaptureShape shape, const char *partition,
 										 int64 commit_seq, int32 first_idx);
-extern bool sync_storage_capture_one(const SyncCaptureRow *r);
+extern void sync_storage_capture_one(const SyncCaptureRow *r);
+extern void sync_storage_capture_fresh_rest(const SyncCaptureRow *r);
 
 /* storage_meta.c: ensure_schema's registration state (schema_ensure.c; SPEC §4, RFC 0007) */
 extern void sync_storage_schema_lock(void);

@@ -32,7 +32,7 @@
 
 /* kept plans: the log statement per (table, event, shape), the one-row statement */
 static SPIPlanPtr *log_plans = NULL;	/* [(table * SYNC_EV_COUNT + ev) * SYNC_SHAPE_COUNT + shape] */
-static SPIPlanPtr one_plans[6];	/* [new_commit * 2 + fresh], then [4 + fresh]: in the commit row */
+static SPIPlanPtr one_plans[4];	/* [change * 2 + fresh] */
 static int	nlog_plans = 0;
 static uint64 log_generation = 0;
 
@@ -372,110 +372,60 @@ sync_storage_capture_append(const SyncSchema *schema, int ti, SyncCaptureEvent e
 }
 
 /*
- * The one-row statement's text for a new commit or not (the commit row and the gate's fast check)
- * and a fresh row or not (tombstone and row-scope entries): each variant holds only the writes
+ * The one-row statement's text: the change (appended to sync_changes, with its scope index
+ * entries) and for a fresh row its tombstone cleared and its row-scope entries; or, !change, the
+ * fresh row's part alone (its change is in the commit row).  Each variant holds only the writes
  * it can make, so no statement starts a table modification it never runs.  Parameters: $1
- * partition, $2 table, $3 commit_seq, $4 idx, $5 rowId, $6 row version, $7 scopes, $8 payload,
- * $9 (unused), $10 the running schema version, $11 client_id, $12 client_commit_id, $13 actor_id,
- * $14 created_at_ms, $15 (unused); in_commit (a new commit whose scopes are one pair, a 0.7.0
- * catalog): the change and the pair $16 / $17 go in the commit row, as a pushed commit of one
- * upsert keeps them (docs/storage.md "Commit log layout"), and later statements of the
- * transaction append theirs to sync_changes from idx 1.
+ * partition, $2 table, $3 commit_seq, $4 idx, $5 rowId, $6 row version, $7 scopes, $8 payload.
+ * The commit row is there already (written by an earlier statement of the transaction, or just
+ * now: capture_log.c); a scope entry an earlier statement wrote to the commit is not written
+ * again.
  */
 static char *
-one_sql(bool new_commit, bool fresh, bool in_commit)
+one_sql(bool change, bool fresh)
 {
 	StringInfoData s;
-	const char *g = new_commit ? "g.ok" : "true";
-	const char *from_g = new_commit ? "FROM g" : "";
 
 	initStringInfo(&s);
 	appendStringInfoString(&s, "WITH ");
-	if (new_commit)
+	if (change)
 		appendStringInfoString(&s,
-							   "g AS MATERIALIZED (SELECT coalesce((SELECT m.schema_version "
-							   " FROM syncular.sync_schema_meta m WHERE m.id = 1), 0) <= $10 "
-							   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_backfill_checkpoints b "
-							   " WHERE b.schema_version = $10 AND b.state <> 'activated') AS ok), ");
-	if (in_commit)
-		/* the change ($4 is 0) and its one scope pair $16 / $17 in the commit row (0.7.0) */
-		appendStringInfoString(&s,
-							   "k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
-							   " client_commit_id, actor_id, created_at_ms, writer_version, tbl, row_id, "
-							   " op, row_version, scopes, payload, scope_var, scope_value) "
-							   " SELECT $1, $3, $11, $12, $13, $14, $10::int8, $2, $5, 1::int2, $6, $7, $8, "
-							   " $16, $17 FROM g WHERE g.ok)");
-	else if (new_commit)
-		appendStringInfoString(&s,
-							   "k AS (INSERT INTO syncular.sync_commits (partition, commit_seq, client_id, "
-							   " client_commit_id, actor_id, created_at_ms, writer_version) "
-							   " SELECT $1, $3, $11, $12, $13, $14, $10::int8 FROM g WHERE g.ok), ");
-	if (!in_commit)
-		appendStringInfo(&s,
-						 "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, row_id, "
-						 " op, row_version, scopes, payload) SELECT $1, $3, $4, $2, $5, 1::int2, $6, $7, $8 "
-						 " %s WHERE %s), "
-						 "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
-						 " commit_seq) SELECT $1, $2, e.key, e.value, $3 FROM %s "
-						 " pg_catalog.jsonb_each_text($7) e WHERE %s",
-						 from_g, g, new_commit ? "g," : "", g);
-	/* a new commit_seq has no entries yet (see P_COMMIT_APPEND_ONE); an earlier statement of
-	 * the transaction may have written this commit's */
-	if (!new_commit)
-		appendStringInfoString(&s,
-							   " AND NOT EXISTS (SELECT 1 FROM syncular.sync_change_scopes z "
-							   " WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key "
-							   " AND z.value = e.value AND z.commit_seq = $3 OFFSET 0)");
-	if (!in_commit)
-		appendStringInfoChar(&s, ')');
+							   "c AS (INSERT INTO syncular.sync_changes (partition, commit_seq, idx, tbl, "
+							   " row_id, op, row_version, scopes, payload) "
+							   " SELECT $1, $3, $4, $2, $5, 1::int2, $6, $7, $8), "
+							   "sc AS (INSERT INTO syncular.sync_change_scopes (partition, tbl, var, value, "
+							   " commit_seq) SELECT $1, $2, e.key, e.value, $3 FROM "
+							   " pg_catalog.jsonb_each_text($7) e WHERE NOT EXISTS (SELECT 1 FROM "
+							   " syncular.sync_change_scopes z WHERE z.partition = $1 AND z.tbl = $2 "
+							   " AND z.var = e.key AND z.value = e.value AND z.commit_seq = $3 OFFSET 0))");
+	if (change && fresh)
+		appendStringInfoString(&s, ", ");
 	if (fresh)
-		appendStringInfo(&s,
-						 ", tc AS (DELETE FROM syncular.sync_tombstones t %s WHERE %s "
-						 " AND t.partition = $1 AND t.tbl = $2 AND t.row_id = $5), "
-						 "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
-						 " SELECT $1, $2, e.key, e.value, $5 FROM %s pg_catalog.jsonb_each_text($7) e "
-						 " WHERE %s AND NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
-						 "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key AND z.value = e.value "
-						 "  AND z.row_id = $5 COLLATE \"C\" OFFSET 0) ORDER BY e.key, e.value)",
-						 new_commit ? "USING g" : "", g, new_commit ? "g," : "", g);
-	appendStringInfo(&s, " SELECT %s %s", g, from_g);
+		appendStringInfoString(&s,
+							   "tc AS (DELETE FROM syncular.sync_tombstones t "
+							   " WHERE t.partition = $1 AND t.tbl = $2 AND t.row_id = $5), "
+							   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
+							   " SELECT $1, $2, e.key, e.value, $5 FROM pg_catalog.jsonb_each_text($7) e "
+							   " WHERE NOT EXISTS (SELECT 1 FROM syncular.sync_row_scopes z "
+							   "  WHERE z.partition = $1 AND z.tbl = $2 AND z.var = e.key AND z.value = e.value "
+							   "  AND z.row_id = $5 COLLATE \"C\" OFFSET 0) ORDER BY e.key, e.value)");
+	appendStringInfoString(&s, " SELECT 1");
 	return s.data;
 }
 
-/*
- * The one-row statement: one upsert change of a statement that wrote one row (capture_scan.c
- * "one"), whole in one statement with its scope index entries and, for an inserted row, its
- * tombstone cleared and its row-scope entries; when new_commit, also the commit's sync_commits
- * row, after the serve gate's fast check in this statement's snapshot (taken after the partition
- * lock, as the push commit's gate read: barrier-rfc0007.md §4.4 step 7): the stored schema
- * version is not newer than the running one and no checkpoint of the running version is
- * pending.  When that check fails nothing is written and false is answered: the caller runs the
- * full gate (which refuses, or passes for checkpoints the session declared), writes the commit
- * row itself and calls again with new_commit false.  The same rows as the general log statement
- * for this row (its idx, op 1, version, scopes and payload are the row's) and as
- * sync_storage_commit_insert.
- */
-bool
-sync_storage_capture_one(const SyncCaptureRow *r)
+/* The one-row statement of r: its change (change) and, r fresh, its tombstone and row scopes. */
+static void
+run_one(const SyncCaptureRow *r, bool change)
 {
 	MemoryContext caller = CurrentMemoryContext;
-	Datum		v[17];
-	bool		isnull;
-	bool		ok;
-	bool		in_commit;
+	Datum		v[8];
 	int			rc;
-	int			k;
+	int			k = (change ? 2 : 0) + (r->fresh ? 1 : 0);
 
-	/* a new commit whose change is this one upsert with one scope pair: in its commit row */
-	in_commit = r->new_commit && r->idx == 0 && sync_storage_log_inline() &&
-		sync_storage_one_scope_pair(DatumGetJsonbP(r->scopes), &v[15], &v[16]);
-	k = in_commit ? 4 + (r->fresh ? 1 : 0) : (r->new_commit ? 2 : 0) + (r->fresh ? 1 : 0);
 	if (one_plans[k] == NULL)
-		one_plans[k] = sync_storage_keep_plan(one_sql(r->new_commit, r->fresh, in_commit),
-											  in_commit ? 17 : 15,
+		one_plans[k] = sync_storage_keep_plan(one_sql(change, r->fresh), 8,
 											  (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID, TEXTOID,
-											  INT8OID, JSONBOID, BYTEAOID, BOOLOID, INT4OID, TEXTOID,
-											  TEXTOID, TEXTOID, INT8OID, BOOLOID, TEXTOID, TEXTOID},
+											  INT8OID, JSONBOID, BYTEAOID},
 											  CURSOR_OPT_GENERIC_PLAN);
 	v[0] = CStringGetTextDatum(r->partition);
 	v[1] = CStringGetTextDatum(r->table);
@@ -485,18 +435,33 @@ sync_storage_capture_one(const SyncCaptureRow *r)
 	v[5] = Int64GetDatum(r->version);
 	v[6] = r->scopes;
 	v[7] = r->payload;
-	v[8] = BoolGetDatum(r->new_commit);
-	v[9] = Int32GetDatum(r->schema_version);
-	v[10] = CStringGetTextDatum(r->new_commit ? r->client_id : "");
-	v[11] = CStringGetTextDatum(r->new_commit ? r->client_commit_id : "");
-	v[12] = CStringGetTextDatum(r->new_commit ? r->actor_id : "");
-	v[13] = Int64GetDatum(r->created_at_ms);
-	v[14] = BoolGetDatum(r->fresh);
 	rc = run_capture_plan(one_plans[k], v);
 	MemoryContextSwitchTo(caller);
 	if (rc != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "syncular: appending a captured change failed");
-	ok = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	SPI_freetuptable(SPI_tuptable);
-	return ok;
+}
+
+/*
+ * The one-row statement: one upsert change of a statement that wrote one row (capture_scan.c
+ * "one") appended to its transaction's commit, whose row is written (r->new_commit is false),
+ * with its scope index entries and, for an inserted row, its tombstone cleared and its
+ * row-scope entries: the same rows as the general log statement for this row.
+ */
+void
+sync_storage_capture_one(const SyncCaptureRow *r)
+{
+	Assert(!r->new_commit);
+	run_one(r, true);
+}
+
+/*
+ * For an inserted row r whose change its new commit's row holds (sync_storage_capture_commit_one
+ * wrote it): its tombstone cleared and its row-scope entries, by the one-row statement.
+ */
+void
+sync_storage_capture_fresh_rest(const SyncCaptureRow *r)
+{
+	Assert(r->fresh);
+	run_one(r, false);
 }

@@ -294,18 +294,23 @@ insert_entries(Relation rel, const int *att, Datum partition, Datum tbl, Datum l
 	sync_rowdirect_insert_rows(rel, 5, att, w, v, nl);
 }
 
-/* Whether the table has a tombstone in the partition (its key's first two columns). */
+/*
+ * Whether the table has a tombstone in the partition (row_id (Datum) 0), or one of that row (its
+ * key (partition, tbl, row_id)).
+ */
 static bool
-has_tombstones(Datum partition, Datum tbl, Snapshot snap)
+has_tombstones(Datum partition, Datum tbl, Datum row_id, Snapshot snap)
 {
 	SyncKeyed	k;
-	ScanKeyData keys[2];
+	ScanKeyData keys[3];
 	bool		found;
 
 	sync_scan_keyed_open(&k, "sync_tombstones");
 	sync_scan_eq_key(&keys[0], k.pk, 1, partition);
 	sync_scan_eq_key(&keys[1], k.pk, 2, tbl);
-	found = sync_scan_fetch(k.heap, k.pk, keys, 2, snap, k.slot);
+	if (row_id != (Datum) 0)
+		sync_scan_eq_key(&keys[2], k.pk, 3, row_id);
+	found = sync_scan_fetch(k.heap, k.pk, keys, row_id != (Datum) 0 ? 3 : 2, snap, k.slot);
 	sync_scan_keyed_close(&k);
 	return found;
 }
@@ -362,7 +367,7 @@ sync_storage_capture_lean_direct(const SyncTable *t, Tuplestorestate *nts, Tuple
 		/* the statements' snapshot: a trigger reads in it, as in a statement */
 		Snapshot	snap = sync_scan_snapshot_begin(false);
 
-		if (!(inserted && has_tombstones(part, tbl, snap)) &&
+		if (!(inserted && has_tombstones(part, tbl, (Datum) 0, snap)) &&
 			(n = collect_rows(t, nts, desc, partition, &rows)) >= 0)
 		{
 			Entry	   *e;
@@ -384,4 +389,52 @@ sync_storage_capture_lean_direct(const SyncTable *t, Tuplestorestate *nts, Tuple
 	MemoryContextSwitchTo(caller);
 	MemoryContextDelete(cxt);
 	return n;
+}
+
+/*
+ * A one-row INSERT in its own commit (r: new_commit and fresh; the caller holds the partition
+ * lock and has passed the serve gate): the commit row with the change in it
+ * (sync_storage_capture_commit_one) and the row's row-scope entries, unless present, without the
+ * one-row statement.  false, nothing written, when the statement must write them: a tombstone of
+ * the row (the statement clears it), scopes that are not string values of the table's
+ * variables, a catalog table the inserts cannot be made into directly.
+ */
+bool
+sync_storage_capture_fresh_one(const SyncTable *t, const SyncCaptureRow *r)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "syncular capture direct",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext caller = MemoryContextSwitchTo(cxt);
+	Relation	rs = sync_scan_open_catalog("sync_row_scopes", RowExclusiveLock);
+	Datum		part = CStringGetTextDatum(r->partition);
+	Datum		tbl = CStringGetTextDatum(t->name);
+	InsRow		row;
+	int			att[5];
+	bool		ok;
+
+	memset(&row, 0, sizeof(row));
+	row.row_id = cstring_to_text(r->row_id);
+	ok = sync_rowdirect_insertable(rs, 5, row_scope_cols, row_scope_types, att) &&
+		row_pairs(t, DatumGetJsonbP(r->scopes), &row.vars, &row.values);
+	if (ok)
+	{
+		Snapshot	snap = sync_scan_snapshot_begin(false);
+
+		ok = !has_tombstones(part, tbl, PointerGetDatum(row.row_id), snap);
+		sync_scan_snapshot_end(false);
+	}
+	/* the commit row first: when it needs the statement, nothing is written here */
+	if (ok && (ok = sync_storage_capture_commit_one(r)))
+	{
+		Snapshot	snap = sync_scan_snapshot_begin(false);
+		Entry	   *e;
+		int			ne = row_entries(&row, 1, &e);
+
+		insert_entries(rs, att, part, tbl, (Datum) 0, e, ne, snap);
+		sync_scan_snapshot_end(false);
+	}
+	table_close(rs, NoLock);
+	MemoryContextSwitchTo(caller);
+	MemoryContextDelete(cxt);
+	return ok;
 }
