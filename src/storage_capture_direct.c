@@ -362,13 +362,17 @@ sync_storage_capture_lean_direct(const SyncTable *t, Tuplestorestate *nts, Tuple
 	rels[2] = sync_scan_open_catalog("sync_row_scopes", RowExclusiveLock);
 	if (sync_rowdirect_insertable(rels[0], 9, change_cols, change_types, att[0]) &&
 		sync_rowdirect_insertable(rels[1], 5, scope_cols, scope_types, att[1]) &&
-		sync_rowdirect_insertable(rels[2], 5, row_scope_cols, row_scope_types, att[2]))
+		(!inserted ||
+		 sync_rowdirect_insertable(rels[2], 5, row_scope_cols, row_scope_types, att[2])))
 	{
 		/* the statements' snapshot: a trigger reads in it, as in a statement */
 		Snapshot	snap = sync_scan_snapshot_begin(false);
 
-		if (!(inserted && has_tombstones(part, tbl, (Datum) 0, snap)) &&
-			(n = collect_rows(t, nts, desc, partition, &rows)) >= 0)
+		if (!(inserted && has_tombstones(part, tbl, (Datum) 0, snap)))
+			n = collect_rows(t, nts, desc, partition, &rows);
+		if (n > PG_INT32_MAX - first_idx)
+			n = -1;				/* past the commit's 2^31-1 changes: the statement refuses it */
+		if (n >= 0)
 		{
 			Entry	   *e;
 			Entry	   *ce;

@@ -895,6 +895,7 @@ insert_rows_multi(Relation rel, EState *estate, ResultRelInfo *rri, int n, const
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			batch = Min(nrows, MULTI_INSERT_ROWS);
 	TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * batch);
+	MemoryContext caller;
 
 	for (int i = 0; i < batch; i++)
 		slots[i] = table_slot_create(rel, NULL);
@@ -909,7 +910,10 @@ insert_rows_multi(Relation rel, EState *estate, ResultRelInfo *rri, int n, const
 			if (desc->constr != NULL)
 				ExecConstraints(rri, slots[i], estate);
 		}
+		/* table_multi_insert may leak memory: in the per-row context, as CopyFrom calls it */
+		caller = MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
 		table_multi_insert(rel, slots, m, GetCurrentCommandId(true), 0, NULL);
+		MemoryContextSwitchTo(caller);
 		for (int i = 0; i < m; i++)
 		{
 			index_entries(estate, rri, slots[i], false);
