@@ -340,10 +340,10 @@ commit_for(const char *partition, const SyncSchema *schema)
 
 /* The commit row of r's new commit (the gate passed), then r's change by its statement. */
 static void
-commit_then_change(const SyncSchema *schema, SyncCaptureRow *r)
+commit_then_change(SyncCaptureRow *r)
 {
 	sync_storage_commit_insert(r->partition, r->commit_seq, r->client_id, r->client_commit_id,
-							   r->actor_id, r->created_at_ms, (int64) schema->version);
+							   r->actor_id, r->created_at_ms, (int64) r->schema_version);
 	r->new_commit = false;
 	sync_storage_capture_one(r);
 }
@@ -351,7 +351,7 @@ commit_then_change(const SyncSchema *schema, SyncCaptureRow *r)
 /*
  * A statement that wrote one row (capture_scan.c "one"): when the transaction has no commit for
  * the partition yet, the lock, the serve gate and the commit's row with the change in it, without
- * a statement where the row allows (sync_storage_capture_commit_one, _fresh_one); else the
+ * a statement where the row allows (sync_storage_capture_commit_one, _fresh_rows); else the
  * change appended to the commit by the one-row statement (sync_storage_capture_one).  The same
  * rows as commit_for + the general log statement.
  */
@@ -393,13 +393,10 @@ append_one(const SyncSchema *schema, int ti, const SyncCaptureScan *scan, bool f
 		 * entries) without a statement where the row allows
 		 */
 		sync_gate_check_write(partition, schema->version);
-		if (!(fresh && sync_storage_capture_fresh_one(&schema->tables[ti], &r)))
-		{
-			if (!sync_storage_capture_commit_one(&r))
-				commit_then_change(schema, &r);
-			else if (fresh)		/* a re-inserted row's tombstone: the statement clears it */
-				sync_storage_capture_fresh_rest(&r);
-		}
+		if (!sync_storage_capture_commit_one(&r))
+			commit_then_change(&r);
+		else if (fresh && !sync_storage_capture_fresh_rows(&schema->tables[ti], &r))
+			sync_storage_capture_fresh_rest(&r);	/* e.g. a re-inserted row's tombstone */
 	}
 	else
 		sync_storage_capture_one(&r);

@@ -273,7 +273,7 @@ typedef struct SyncCaptureRow
 	Datum		scopes;			/* jsonb: the row's _sync_scopes */
 	Datum		payload;		/* bytea: the row's _sync_payload */
 	bool		fresh;			/* inserted: clear its tombstone, write its row-scope entries */
-	/* a new commit: its row, with the change in it, is written by capture_commit_one / _fresh_one */
+	/* a new commit: its row, with the change in it, is written by sync_storage_capture_commit_one */
 	bool		new_commit;
 	int32		schema_version; /* the running schema: the gate's and the writer_version */
 	const char *client_id;
@@ -290,10 +290,11 @@ extern int	sync_storage_capture_partitions(const char *qualified, char ***partit
  */
 extern bool sync_storage_capture_commit_one(const SyncCaptureRow *r);
 /*
- * The same for a one-row INSERT (r fresh), with the row's row-scope entries
- * (storage_capture_direct.c); false, nothing written, when the statement must write them.
+ * A one-row INSERT's new commit written that way: the row's row-scope entries without the
+ * statement (storage_capture_direct.c); false, nothing written, when the statement must write
+ * them (sync_storage_capture_fresh_rest).
  */
-extern bool sync_storage_capture_fresh_one(const SyncTable *t, const SyncCaptureRow *r);
+extern bool sync_storage_capture_fresh_rows(const SyncTable *t, const SyncCaptureRow *r);
 extern bool sync_storage_capture_lean_ok(const SyncTable *t);
 extern void sync_storage_capture_register(struct TriggerData *td, bool bulk);
 /*

@@ -271,10 +271,10 @@ sync_storage_changes_insert(const char *partition, int64 commit_seq, int32 first
 /*
  * true when scopes is one pair {"var": "value"} (a string value): *var and *value get them as
  * text, as jsonb_each_text gives them.  Such a commit of one upsert keeps its change and scope
- * entry in its commit row (docs/storage.md "Commit log layout"; storage_capture.c too).
+ * entry in its commit row (docs/storage.md "Commit log layout"; a commit of SQL writes too).
  */
-bool
-sync_storage_one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
+static bool
+one_scope_pair(Jsonb *scopes, Datum *var, Datum *value)
 {
 	JsonbIterator *it;
 	JsonbValue	v;
@@ -322,9 +322,10 @@ log_cols(int *nchange, int *ncommit)
 
 /*
  * A_COMMIT_APPEND_ONE's row (or A_COMMIT_APPEND_ONE_06's two rows, before 0.7.0; parameters
- * v / n; result (Datum) 0: NULL, a commit of SQL writes) without the statement: inserted as the statement inserts it (storage_rowdirect.c: the
- * writer fence's BEFORE INSERT trigger fired, every index entry made), for less than the
- * statement's executor start costs.  false, nothing written, when a table needs the statement.
+ * v / n; result (Datum) 0: NULL, a commit of SQL writes) without the statement: inserted as the
+ * statement inserts it (storage_rowdirect.c: the writer fence's BEFORE INSERT trigger fired,
+ * every index entry made), for less than the statement's executor start costs.  false, nothing
+ * written, when a table needs the statement.
  */
 static bool
 append_one_direct(const Datum *v, const char *n, Datum result)
@@ -390,7 +391,7 @@ sync_storage_capture_commit_one(const SyncCaptureRow *r)
 	char		n[16];
 
 	if (!sync_storage_log_inline() ||
-		!sync_storage_one_scope_pair(DatumGetJsonbP(r->scopes), &v[14], &v[15]))
+		!one_scope_pair(DatumGetJsonbP(r->scopes), &v[14], &v[15]))
 		return false;
 	memset(n, ' ', sizeof(n));
 	v[0] = text_datum(r->partition);
@@ -438,27 +439,17 @@ typedef struct ScopeEntry
 	text	   *value;
 } ScopeEntry;
 
-static int
-text_cmp(const text *a, const text *b)
-{
-	int			la = VARSIZE_ANY_EXHDR(a);
-	int			lb = VARSIZE_ANY_EXHDR(b);
-	int			c = memcmp(VARDATA_ANY(a), VARDATA_ANY(b), Min(la, lb));
-
-	return c != 0 ? c : (la > lb) - (la < lb);
-}
-
 /* any total order: the entries are sorted only to drop repeats */
 static int
 scope_entry_cmp(const void *a, const void *b)
 {
 	const ScopeEntry *x = a;
 	const ScopeEntry *y = b;
-	int			c = text_cmp(DatumGetTextPP(x->tbl), DatumGetTextPP(y->tbl));
+	int			c = sync_scan_text_cmp(DatumGetTextPP(x->tbl), DatumGetTextPP(y->tbl));
 
 	if (c == 0)
-		c = text_cmp(x->var, y->var);
-	return c != 0 ? c : text_cmp(x->value, y->value);
+		c = sync_scan_text_cmp(x->var, y->var);
+	return c != 0 ? c : sync_scan_text_cmp(x->value, y->value);
 }
 
 /*
@@ -646,7 +637,7 @@ sync_storage_commit_append(const SyncCommitRow *c, int nchanges, const SyncChang
 		}
 		if (sync_storage_log_before_06())
 			which = A_COMMIT_APPEND_ONE_05;
-		else if (sync_storage_one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
+		else if (one_scope_pair(DatumGetJsonbP(v[11]), &v[14], &v[15]))
 			which = sync_storage_log_inline() ? A_COMMIT_APPEND_ONE : A_COMMIT_APPEND_ONE_06;
 		else
 			which = A_COMMIT_APPEND_ONE_SCOPES;

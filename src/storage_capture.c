@@ -457,7 +457,8 @@ sync_storage_capture_one(const SyncCaptureRow *r)
 
 /*
  * For an inserted row r whose change its new commit's row holds (sync_storage_capture_commit_one
- * wrote it): its tombstone cleared and its row-scope entries, by the one-row statement.
+ * wrote it) and whose row-scope entries sync_storage_capture_fresh_rows could not write: its
+ * tombstone cleared and its row-scope entries, by the one-row statement.
  */
 void
 sync_storage_capture_fresh_rest(const SyncCaptureRow *r)

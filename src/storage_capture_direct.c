@@ -16,8 +16,8 @@
  * the statement: a catalog table the inserts cannot be made into directly (another layout, a
  * trigger or rule of the operator's, row-level security), for inserted rows a tombstone of the
  * table in the partition (the statement deletes those of re-inserted rows), or a row whose
- * scopes are not string values of the table's variables.  The partition lock is held (the commit is numbered),
- * so no other writer adds entries of this commit meanwhile.
+ * scopes are not string values of the table's variables.  The partition lock is held (the
+ * commit is numbered), so no other writer adds entries of this commit meanwhile.
  */
 #include "postgres.h"
 
@@ -26,6 +26,7 @@
 #include "access/tableam.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "access/stratnum.h"
 #include "utils/builtins.h"
@@ -74,28 +75,17 @@ typedef struct Entry
 static AttrNumber
 desc_attnum(TupleDesc desc, const char *name)
 {
-	for (int i = 0; i < desc->natts; i++)
-		if (!TupleDescAttr(desc, i)->attisdropped &&
-			strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
-			return (AttrNumber) (i + 1);
-	elog(ERROR, "syncular: a synced table's transition table has no column %s", name);
-	return InvalidAttrNumber;	/* not reached */
-}
+	int			a = SPI_fnumber(desc, name);
 
-static int
-bytes_cmp(const text *a, const text *b)
-{
-	int			la = VARSIZE_ANY_EXHDR(a);
-	int			lb = VARSIZE_ANY_EXHDR(b);
-	int			c = memcmp(VARDATA_ANY(a), VARDATA_ANY(b), Min(la, lb));
-
-	return c != 0 ? c : (la > lb) - (la < lb);
+	if (a <= 0)
+		elog(ERROR, "syncular: a synced table's transition table has no column %s", name);
+	return (AttrNumber) a;
 }
 
 static int
 row_cmp(const void *a, const void *b)
 {
-	return bytes_cmp(((const InsRow *) a)->row_id, ((const InsRow *) b)->row_id);
+	return sync_scan_text_cmp(((const InsRow *) a)->row_id, ((const InsRow *) b)->row_id);
 }
 
 static int
@@ -103,13 +93,20 @@ entry_cmp(const void *a, const void *b)
 {
 	const Entry *x = a;
 	const Entry *y = b;
-	int			c = bytes_cmp(x->var, y->var);
+	int			c = sync_scan_text_cmp(x->var, y->var);
 
 	if (c == 0)
-		c = bytes_cmp(x->value, y->value);
+		c = sync_scan_text_cmp(x->value, y->value);
 	if (c == 0 && x->row_id != NULL)
-		c = bytes_cmp(x->row_id, y->row_id);
+		c = sync_scan_text_cmp(x->row_id, y->row_id);
 	return c;
+}
+
+/* Whether two entries have the same (var, value). */
+static bool
+same_value(const Entry *x, const Entry *y)
+{
+	return sync_scan_text_cmp(x->var, y->var) == 0 && sync_scan_text_cmp(x->value, y->value) == 0;
 }
 
 /*
@@ -230,8 +227,7 @@ commit_entries(const Entry *e, int m, Entry **out)
 
 	*out = palloc(sizeof(Entry) * Max(m, 1));
 	for (int k = 0; k < m; k++)
-		if (w == 0 || bytes_cmp((*out)[w - 1].var, e[k].var) != 0 ||
-			bytes_cmp((*out)[w - 1].value, e[k].value) != 0)
+		if (w == 0 || !same_value(&(*out)[w - 1], &e[k]))
 		{
 			(*out)[w] = e[k];
 			(*out)[w++].row_id = NULL;
@@ -279,8 +275,7 @@ insert_entries(Relation rel, const int *att, Datum partition, Datum tbl, Datum l
 		else
 			ScanKeyEntryInitialize(&keys[4], 0, 5, BTEqualStrategyNumber, InvalidOid,
 								   InvalidOid, F_INT8EQ, kv[4]);
-		if (e[k].row_id != NULL && (k == 0 || bytes_cmp(e[k - 1].var, e[k].var) != 0 ||
-									bytes_cmp(e[k - 1].value, e[k].value) != 0))
+		if (e[k].row_id != NULL && (k == 0 || !same_value(&e[k - 1], &e[k])))
 			group_empty = !probe(group, keys, 4, found);
 		if (!(e[k].row_id != NULL && group_empty) && probe(scan, keys, 5, found))
 			continue;
@@ -359,7 +354,7 @@ sync_storage_capture_lean_direct(const SyncTable *t, Tuplestorestate *nts, Tuple
 
 	rels[0] = sync_scan_open_catalog("sync_changes", RowExclusiveLock);
 	rels[1] = sync_scan_open_catalog("sync_change_scopes", RowExclusiveLock);
-	rels[2] = sync_scan_open_catalog("sync_row_scopes", RowExclusiveLock);
+	rels[2] = inserted ? sync_scan_open_catalog("sync_row_scopes", RowExclusiveLock) : NULL;
 	if (sync_rowdirect_insertable(rels[0], 9, change_cols, change_types, att[0]) &&
 		sync_rowdirect_insertable(rels[1], 5, scope_cols, scope_types, att[1]) &&
 		(!inserted ||
@@ -389,22 +384,22 @@ sync_storage_capture_lean_direct(const SyncTable *t, Tuplestorestate *nts, Tuple
 		sync_scan_snapshot_end(false);
 	}
 	for (int k = 2; k >= 0; k--)
-		table_close(rels[k], NoLock);
+		if (rels[k] != NULL)
+			table_close(rels[k], NoLock);
 	MemoryContextSwitchTo(caller);
 	MemoryContextDelete(cxt);
 	return n;
 }
 
 /*
- * A one-row INSERT in its own commit (r: new_commit and fresh; the caller holds the partition
- * lock and has passed the serve gate): the commit row with the change in it
- * (sync_storage_capture_commit_one) and the row's row-scope entries, unless present, without the
- * one-row statement.  false, nothing written, when the statement must write them: a tombstone of
- * the row (the statement clears it), scopes that are not string values of the table's
- * variables, a catalog table the inserts cannot be made into directly.
+ * The row-scope entries of a row a one-row INSERT wrote in its own commit (r fresh; its commit
+ * row is written, the caller holds the partition lock), unless present, without the one-row
+ * statement.  false, nothing written, when the statement must write them: a tombstone of the row
+ * (the statement clears it), scopes that are not string values of the table's variables, a
+ * catalog table the inserts cannot be made into directly.
  */
 bool
-sync_storage_capture_fresh_one(const SyncTable *t, const SyncCaptureRow *r)
+sync_storage_capture_fresh_rows(const SyncTable *t, const SyncCaptureRow *r)
 {
 	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "syncular capture direct",
 											  ALLOCSET_DEFAULT_SIZES);
@@ -425,16 +420,13 @@ sync_storage_capture_fresh_one(const SyncTable *t, const SyncCaptureRow *r)
 		Snapshot	snap = sync_scan_snapshot_begin(false);
 
 		ok = !has_tombstones(part, tbl, PointerGetDatum(row.row_id), snap);
-		sync_scan_snapshot_end(false);
-	}
-	/* the commit row first: when it needs the statement, nothing is written here */
-	if (ok && (ok = sync_storage_capture_commit_one(r)))
-	{
-		Snapshot	snap = sync_scan_snapshot_begin(false);
-		Entry	   *e;
-		int			ne = row_entries(&row, 1, &e);
+		if (ok)
+		{
+			Entry	   *e;
+			int			ne = row_entries(&row, 1, &e);
 
-		insert_entries(rs, att, part, tbl, (Datum) 0, e, ne, snap);
+			insert_entries(rs, att, part, tbl, (Datum) 0, e, ne, snap);
+		}
 		sync_scan_snapshot_end(false);
 	}
 	table_close(rs, NoLock);

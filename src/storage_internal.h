@@ -266,5 +266,3 @@ extern Datum sync_storage_column_datum(const SyncColumn *c, const SspValue *val,
 extern bool sync_storage_log_before_06(void);
 extern bool sync_storage_log_inline(void);
 
-/* storage_append.c: a change's scopes as the one (variable, string value) pair of a commit row */
-extern bool sync_storage_one_scope_pair(Jsonb *scopes, Datum *var, Datum *value);

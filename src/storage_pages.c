@@ -345,15 +345,6 @@ value_next(SyncRowPager *rr, ValueScan *v)
 	MemoryContextSwitchTo(old);
 }
 
-/* byte order (COLLATE "C") */
-static int
-id_cmp(const char *a, int alen, const char *b, int blen)
-{
-	int			c = memcmp(a, b, Min(alen, blen));
-
-	return c != 0 ? c : (alen > blen) - (alen < blen);
-}
-
 /* Start a page after `after` (NULL: the table start), reading at most limit + 1 ids. */
 void
 sync_rowpage_start(SyncRowPager *rr, const char *after, int64 limit)
@@ -415,7 +406,7 @@ ids_next(SyncRowPager *rr)
 	{
 		ValueScan  *v = &rr->vs[i];
 
-		if (v->cur && (min == NULL || id_cmp(v->cur, v->curlen, min->cur, min->curlen) < 0))
+		if (v->cur && (min == NULL || sync_scan_bytes_cmp(v->cur, v->curlen, min->cur, min->curlen) < 0))
 			min = v;
 	}
 	if (min == NULL)
@@ -427,7 +418,7 @@ ids_next(SyncRowPager *rr)
 	{
 		ValueScan  *v = &rr->vs[i];
 
-		if (v->cur && id_cmp(v->cur, v->curlen, rr->id.data, rr->id.len) == 0)
+		if (v->cur && sync_scan_bytes_cmp(v->cur, v->curlen, rr->id.data, rr->id.len) == 0)
 			value_next(rr, v);
 	}
 	return true;

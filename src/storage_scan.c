@@ -289,3 +289,18 @@ sync_scan_next_visible(IndexScanDesc scan, Relation heap, TupleTableSlot *slot, 
 	}
 	return false;
 }
+
+int
+sync_scan_bytes_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	return c != 0 ? c : (alen > blen) - (alen < blen);
+}
+
+int
+sync_scan_text_cmp(const struct varlena *a, const struct varlena *b)
+{
+	return sync_scan_bytes_cmp(VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a), VARDATA_ANY(b),
+							   VARSIZE_ANY_EXHDR(b));
+}

@@ -48,6 +48,9 @@ extern int64 sync_scan_int8(TupleTableSlot *slot, AttrNumber attno, bool *isnull
 extern void sync_scan_int4_key(ScanKey k, AttrNumber attno, int32 value);
 extern AttrNumber sync_scan_attnum(Relation rel, const char *name);
 extern void sync_scan_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value);
+/* Byte order (COLLATE "C") of two strings given with their lengths; of two text values. */
+extern int	sync_scan_bytes_cmp(const char *a, int alen, const char *b, int blen);
+extern int	sync_scan_text_cmp(const struct varlena *a, const struct varlena *b);
 extern bool sync_scan_next_visible(IndexScanDesc scan, Relation heap, TupleTableSlot *slot,
 								   Buffer *vmbuf);
 
