@@ -7,7 +7,8 @@
  * set headers, the query argument access_token).  The algorithm is pinned to the key kind, so a
  * token cannot pick HS256 with the public key as secret.  exp and nbf are enforced as RFC 7519
  * NumericDates (integers or fractions of seconds; any other JSON type is a 401), with
- * --jwt-leeway seconds of clock skew allowed.
+ * --jwt-leeway seconds of clock skew allowed.  A token accepted once is kept (jwtcache.c,
+ * --jwt-cache): its next requests skip the signature and claim parsing, not the date check.
  *
  * SQL mode: the request's method, path, headers and query go to syncular.authenticate (the
  * function registered with syncular.set_authenticator), in the round's own transaction.
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <jwt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,7 @@ gw_auth_init(void)
 	{
 		jwt_key = (unsigned char *) strdup(gw_cfg.jwt_secret);
 		jwt_key_len = (int) strlen(gw_cfg.jwt_secret);
-		return jwt_key_len > 0 ? 0 : -1;
+		return jwt_key_len > 0 ? gw_jwt_cache_init((size_t) gw_cfg.jwt_cache) : -1;
 	}
 	if (!gw_cfg.jwt_public_key)
 		return 0;
@@ -72,7 +74,7 @@ gw_auth_init(void)
 				gw_cfg.jwt_public_key);
 		return -1;
 	}
-	return 0;
+	return gw_jwt_cache_init((size_t) gw_cfg.jwt_cache);
 }
 
 static bool
@@ -98,16 +100,16 @@ copy_claim(jwt_t *jwt, const char *claim, char *dst, size_t cap)
  * RFC 7519 §2 NumericDate: seconds since the epoch, a JSON number that may carry a fraction.
  * §4.1.4: the token is refused when now >= exp; §4.1.5: when now < nbf; §4.1.6 iat is
  * informational, but a present iat must be a NumericDate too.  leeway widens both windows
- * (clock skew between issuer and gateway).  NULL when the dates are acceptable, else why not.
+ * (clock skew between issuer and gateway).  NULL when the dates are acceptable (*exp and *nbf
+ * then hold them, HUGE_VAL / -HUGE_VAL when absent, for jwtcache.c), else why not.
  */
 static const char *
-check_dates(jwt_t *jwt)
+check_dates(jwt_t *jwt, double now, double *exp, double *nbf)
 {
 	static const char *const names[] = {"exp", "nbf", "iat"};
 	char *payload = jwt_get_grants_json(jwt, NULL);
 	json_t *claims = payload ? json_loads(payload, JSON_DECODE_ANY, NULL) : NULL;
-	struct timespec ts;
-	double now, leeway = (double) gw_cfg.jwt_leeway_s;
+	double leeway = (double) gw_cfg.jwt_leeway_s;
 	const char *why = NULL;
 
 	free(payload);
@@ -116,8 +118,8 @@ check_dates(jwt_t *jwt)
 		json_decref(claims);
 		return "invalid token";
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+	*exp = HUGE_VAL;
+	*nbf = -HUGE_VAL;
 	for (int i = 0; i < 3 && !why; i++)
 	{
 		json_t *v = json_object_get(claims, names[i]);
@@ -136,9 +138,23 @@ check_dates(jwt_t *jwt)
 			why = "token expired";
 		else if (i == 1 && now + leeway < d)
 			why = "token not yet valid";
+		if (i == 0)
+			*exp = d;
+		else if (i == 1)
+			*nbf = d;
 	}
 	json_decref(claims);
 	return why;
+}
+
+/* the wall clock in seconds since the epoch (exp and nbf are NumericDates) */
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
 }
 
 int
@@ -147,6 +163,7 @@ gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why)
 	const char *hdr = gw_req_header(r, "Authorization");
 	const char *token = NULL;
 	jwt_t *jwt = NULL;
+	double now, exp, nbf;
 	int rc = -1;
 
 	if (gw_cfg.auth_none)
@@ -165,6 +182,9 @@ gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why)
 		token = gw_req_arg(r, "access_token");
 	if (!token || !*token)
 		return -1;
+	now = now_s();
+	if (gw_jwt_cache_get(token, now, (double) gw_cfg.jwt_leeway_s, id))
+		return 0;
 	*why = "invalid token";
 	if (jwt_decode(&jwt, token, jwt_key, jwt_key_len) != 0 || !jwt)
 		goto out;
@@ -173,7 +193,7 @@ gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why)
 		*why = "token algorithm not accepted";
 		goto out;
 	}
-	if ((*why = check_dates(jwt)) != NULL)
+	if ((*why = check_dates(jwt, now, &exp, &nbf)) != NULL)
 		goto out;
 	*why = "invalid token";
 	if (!copy_claim(jwt, gw_cfg.actor_claim, id->actor, sizeof(id->actor)))
@@ -191,6 +211,7 @@ gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why)
 	}
 	else
 		snprintf(id->partition, sizeof(id->partition), "%s", gw_cfg.partition);
+	gw_jwt_cache_put(token, exp, nbf, id);
 	rc = 0;
 out:
 	jwt_free(jwt);

@@ -58,6 +58,9 @@ static const Opt opts[] = {
 	 "PEM file with an RS256 or ES256 public key: authenticate with a bearer JWT"},
 	{"jwt-leeway", "SYNCULAR_GATEWAY_JWT_LEEWAY", T_INT, &gw_cfg.jwt_leeway_s, "0",
 	 "seconds of clock skew allowed when checking a JWT's exp and nbf (0-600)"},
+	{"jwt-cache", "SYNCULAR_GATEWAY_JWT_CACHE", T_INT, &gw_cfg.jwt_cache, "4096",
+	 "verified bearer tokens kept (up to 8 KiB each), so a client's next rounds with the same token skip the "
+	 "signature check; exp and nbf are still checked on every request; 0: verify every request; 0..1048576"},
 	{"actor-claim", "SYNCULAR_GATEWAY_ACTOR_CLAIM", T_STR, &gw_cfg.actor_claim, "sub",
 	 "JWT claim holding the actor id"},
 	{"partition-claim", "SYNCULAR_GATEWAY_PARTITION_CLAIM", T_STR, &gw_cfg.partition_claim, NULL,
@@ -271,6 +274,11 @@ check(void)
 	if (gw_cfg.presence_max < 2 || gw_cfg.presence_max > 7000)
 	{
 		fprintf(stderr, "syncular-gateway: --presence-max must be 2..7000 bytes (NOTIFY payload limit)\n");
+		return 2;
+	}
+	if (gw_cfg.jwt_cache < 0 || gw_cfg.jwt_cache > 1048576)
+	{
+		fprintf(stderr, "syncular-gateway: --jwt-cache must be 0..1048576 tokens\n");
 		return 2;
 	}
 	if (gw_cfg.jwt_leeway_s > 600)

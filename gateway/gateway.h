@@ -93,6 +93,7 @@ typedef struct GwConfig
 	bool        auth_none;        /* --auth none: every request is --dev-actor in --partition */
 	const char *dev_actor;        /* the actor of every request with --auth none */
 	int         jwt_leeway_s;     /* seconds of clock skew allowed on exp and nbf */
+	int         jwt_cache;        /* slots of verified tokens kept (jwtcache.c); 0: none */
 	/* realtime */
 	size_t      ws_max_message;   /* bytes, one inbound message / outbound delta */
 	size_t      ws_max_buffer;    /* bytes queued to one socket before deltas turn to wake-ups */
@@ -271,6 +272,16 @@ int  gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why);
 /* SQL mode: headers and query of the request as JSON text (malloc'd) */
 char *gw_auth_headers_json(GwReq *r);
 char *gw_auth_query_json(GwReq *r);
+
+/* ---------------- jwtcache.c: verified bearer tokens (auth.c's JWT mode) ---------------- */
+#define GW_JWT_CACHE_MAX_TOKEN 8192     /* bytes: longer tokens are verified every time */
+/* entries: --jwt-cache slots (0: no cache); -1 when out of memory */
+int  gw_jwt_cache_init(size_t entries);
+/* true: token was accepted before and now (seconds since the epoch) is within its exp and nbf
+ * widened by leeway seconds; *id is the identity it gave */
+bool gw_jwt_cache_get(const char *token, double now, double leeway, GwIdentity *id);
+/* keep an accepted token: exp HUGE_VAL / nbf -HUGE_VAL when the token has none */
+void gw_jwt_cache_put(const char *token, double exp, double nbf, const GwIdentity *id);
 
 /* ---------------- blobs.c (SPEC §5.9) ---------------- */
 typedef struct GwBlob GwBlob;

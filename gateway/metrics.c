@@ -42,6 +42,7 @@ static GwGaugeFn sockets_fn;         /* the open realtime sockets (ws.c register
 static GwGaugeFn watches_fn;         /* the live query watches (ws.c registers watches.c's count) */
 static uint64_t watch_calls;
 static uint64_t acks_received, ack_writes, acks_written;
+static uint64_t jwt_hits, jwt_misses;
 static uint64_t gc_batches, gc_rounds, gc_fallbacks;
 static GwGaugeFn gc_waiting_fn;      /* push rounds waiting for their partition (main.c registers it) */
 
@@ -73,6 +74,15 @@ void
 gw_metrics_ack_received(void)
 {
 	acks_received++;
+}
+
+void
+gw_metrics_jwt_cache(bool hit)
+{
+	if (hit)
+		jwt_hits++;
+	else
+		jwt_misses++;
 }
 
 void
@@ -484,6 +494,12 @@ render_gateway(GwStr *b)
 	family(b, "syncular_gateway_acks_received_total", "counter",
 		   "ack messages received on open realtime sockets (SPEC 8.2)");
 	gw_str_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
+	family(b, "syncular_gateway_jwt_cache_hits_total", "counter",
+		   "bearer tokens found in the verified-token cache (--jwt-cache): no signature check");
+	gw_str_printf(b, "syncular_gateway_jwt_cache_hits_total %llu\n", (unsigned long long) jwt_hits);
+	family(b, "syncular_gateway_jwt_cache_misses_total", "counter",
+		   "bearer tokens verified in full (not cached, evicted, or outside their dates)");
+	gw_str_printf(b, "syncular_gateway_jwt_cache_misses_total %llu\n", (unsigned long long) jwt_misses);
 	family(b, "syncular_gateway_ack_writes_total", "counter",
 		   "statements writing realtime acks (one syncular.realtime_ack_many call per partition with new acks)");
 	gw_str_printf(b, "syncular_gateway_ack_writes_total %llu\n", (unsigned long long) ack_writes);

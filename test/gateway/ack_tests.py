@@ -10,12 +10,7 @@ from realtime_tests import KEY, arun, delta_with, hello, next_msg, no_msg, pull_
 
 
 def metric(g, name):
-    st, _, body = g.request("GET", g.mount + "/metrics")
-    assert st == 200, body
-    for line in body.decode().splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    raise AssertionError("no %s in /metrics" % name)
+    return g.metric(name)
 
 
 def stored_cursor(client):

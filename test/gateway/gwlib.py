@@ -102,6 +102,15 @@ class Gateway:
         finally:
             c.close()
 
+    def metric(self, name):
+        """the value of an unlabelled sample of GET <mount>/metrics"""
+        st, _, body = self.request("GET", self.mount + "/metrics")
+        assert st == 200, body
+        for line in body.decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+        raise AssertionError("no %s in /metrics" % name)
+
     def sync(self, body, headers=None, gzip_req=False, accept_gzip=False, ctype=CT):
         h = {"Content-Type": ctype}
         h.update(headers or {})

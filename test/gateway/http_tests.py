@@ -16,7 +16,7 @@ def t_help_lists_every_flag():
     r = subprocess.run([BIN, "--help"], capture_output=True, text=True)
     assert r.returncode == 0, r
     for flag in ("--db", "--auth", "--dev-actor", "--verbose [1|0]", "--listen", "--mount", "--pool", "--max-body", "--jwt-secret", "--jwt-public-key",
-                 "--actor-claim", "--partition-claim", "--partition", "--ws-max-message", "--heartbeat",
+                 "--actor-claim", "--partition-claim", "--jwt-cache", "--partition", "--ws-max-message", "--heartbeat",
                  "--idle-timeout", "--drain", "SYNCULAR_GATEWAY_DB", "default 127.0.0.1:8787"):
         assert flag in r.stdout, flag
     r = subprocess.run([BIN, "--pool", "x", "--db", "x"], capture_output=True, text=True)
@@ -406,6 +406,46 @@ def t_jwt_numeric_dates():
     assert r.returncode == 2 and "--jwt-leeway" in r.stderr, r
 
 
+def t_jwt_cache():
+    """A token accepted once skips the signature check on its next requests (--jwt-cache), but
+    its exp is checked on every request; a token that differs only in its signature, or was never
+    accepted, is verified in full; --jwt-cache 0 verifies every request."""
+    hits, misses = "syncular_gateway_jwt_cache_hits_total", "syncular_gateway_jwt_cache_misses_total"
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1")
+    try:
+        pull = req_bytes("gwtest.pull('p1', 'c-jwt-cache')")
+        exp = time.time() + 3
+        tok = hs({"sub": "u2", "exp": exp})
+        for _ in range(3):
+            st, _, body = g.sync(pull, tok)
+            assert st == 200, body
+        assert (g.metric(hits), g.metric(misses)) == (2, 1), (g.metric(hits), g.metric(misses))
+        # the same header and claims, another signature: never the cached identity
+        token = tok["Authorization"]
+        forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
+        expect_error(*g.sync(pull, {"Authorization": forged})[::2], 401, "sync.auth_required")
+        # the cached identity is the token's own: another actor's token answers as that actor
+        push = req_bytes("gwtest.push('p1', 'c-jwt-cache-u7', 'kjc', 'tjc', 'jwt cache')")
+        for _ in range(2):
+            st, _, body = g.sync(push, hs({"sub": "u7"}))
+            assert st == 200, body
+        assert psql("SELECT actor_id FROM syncular.commits WHERE client_commit_id = 'kjc'") == "u7"
+        time.sleep(max(0, exp - time.time()) + 0.2)
+        expect_error(*g.sync(pull, tok)[::2], 401, "sync.auth_required")
+    finally:
+        g.stop()
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1", "--jwt-cache", "0")
+    try:
+        tok = hs({"sub": "u2"})
+        for _ in range(2):
+            assert g.sync(req_bytes("gwtest.pull('p1', 'c-jwt-cache')"), tok)[0] == 200
+        assert (g.metric(hits), g.metric(misses)) == (0, 0)
+    finally:
+        g.stop()
+    r = subprocess.run([BIN, "--db", "x", "--jwt-cache", "-1"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--jwt-cache" in r.stderr, r
+
+
 def t_jwt_rs256_es256_partition_claim():
     for kind, alg in (("rsa", "RS256"), ("ec", "ES256")):
         priv, pub = openssl_keypair(kind)
@@ -565,7 +605,7 @@ def t_queue_limit():
 TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_refuses_without_authentication, t_verbose_forms,
          t_env_variables, t_healthz_readyz, t_readyz_names_a_failed_check, t_sync_round_sql_auth, t_auth_none_dev_identity,
          t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_memory_budget, t_max_body_follows_database, t_routes_404,
-         t_jwt_hs256, t_jwt_numeric_dates, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
+         t_jwt_hs256, t_jwt_numeric_dates, t_jwt_cache, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
          t_sigterm_drains, t_sigterm_past_the_drain,
          t_queue_limit]
 

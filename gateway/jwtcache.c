@@ -1,0 +1,106 @@
+/*
+ * jwtcache.c — the verified bearer tokens of recent requests (auth.c's JWT mode, SPEC §1.1).
+ *
+ * An SDK sends the same token on every round until it renews it, and verifying it again costs
+ * more than anything else the gateway does for a small round: the signature (an HMAC or an
+ * RSA/ECDSA verification through OpenSSL, whose per-call algorithm fetch dominates an HMAC of a
+ * few hundred bytes), then two JSON parses of its claims.  A token whose signature and claims
+ * were accepted once gives the same identity until its exp: the key is fixed for the process's
+ * life and a JWT carries no other state.  So this table keeps, per accepted token, the identity
+ * and the exp/nbf it was accepted with; a request whose token is in it skips the verification,
+ * and its dates are checked again against the clock (with --jwt-leeway) on every hit.  A token
+ * the cache cannot answer for (absent, or outside its dates) takes the whole verification, which
+ * says why it is refused.
+ *
+ * Layout: --jwt-cache slots, direct-mapped by a hash of the token (an attacker who controls the
+ * hash can only evict entries, never hit one: a hit needs the whole token).  The token bytes are
+ * compared with OpenSSL's CRYPTO_memcmp, in time independent of where they differ, so a timing
+ * probe cannot learn a cached token byte by byte.  Tokens longer than GW_JWT_CACHE_MAX_TOKEN are
+ * not kept.  Memory: at most --jwt-cache × GW_JWT_CACHE_MAX_TOKEN bytes of tokens.  Used on the
+ * event loop thread only (auth runs there), so no lock.
+ */
+#include "gateway.h"
+#include "metrics.h"
+
+#include <openssl/crypto.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Slot
+{
+	char	   *token;			/* malloc'd, NULL: empty */
+	size_t		len;
+	double		exp;			/* seconds since the epoch; HUGE_VAL: no exp claim */
+	double		nbf;			/* -HUGE_VAL: no nbf claim */
+	GwIdentity	id;
+} Slot;
+
+static Slot *slots;
+static size_t nslots;
+
+int
+gw_jwt_cache_init(size_t entries)
+{
+	nslots = entries;
+	if (entries == 0)
+		return 0;
+	slots = calloc(entries, sizeof(Slot));
+	return slots ? 0 : -1;
+}
+
+/* FNV-1a 64: spreads tokens over the slots (not a secret: see the file comment) */
+static size_t
+slot_of(const char *token, size_t len)
+{
+	uint64_t	h = 14695981039346656037ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char) token[i]) * 1099511628211ULL;
+	return (size_t) (h % nslots);
+}
+
+/* true when now is within the token's dates, widened by leeway (auth.c's check_dates rule) */
+static bool
+dates_hold(const Slot *s, double now, double leeway)
+{
+	return now < s->exp + leeway && now + leeway >= s->nbf;
+}
+
+bool
+gw_jwt_cache_get(const char *token, double now, double leeway, GwIdentity *id)
+{
+	size_t		len = strlen(token);
+	Slot	   *s;
+
+	if (nslots == 0 || len > GW_JWT_CACHE_MAX_TOKEN)
+		return false;
+	s = &slots[slot_of(token, len)];
+	if (!s->token || s->len != len || CRYPTO_memcmp(s->token, token, len) != 0 ||
+		!dates_hold(s, now, leeway))
+	{
+		gw_metrics_jwt_cache(false);
+		return false;
+	}
+	gw_metrics_jwt_cache(true);
+	*id = s->id;
+	return true;
+}
+
+void
+gw_jwt_cache_put(const char *token, double exp, double nbf, const GwIdentity *id)
+{
+	size_t		len = strlen(token);
+	Slot	   *s;
+	char	   *copy;
+
+	if (nslots == 0 || len > GW_JWT_CACHE_MAX_TOKEN || !(copy = malloc(len)))
+		return;
+	memcpy(copy, token, len);
+	s = &slots[slot_of(token, len)];
+	free(s->token);
+	s->token = copy;
+	s->len = len;
+	s->exp = exp;
+	s->nbf = nbf;
+	s->id = *id;
+}
