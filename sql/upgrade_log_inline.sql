@@ -71,6 +71,8 @@ SELECT commit_seq, idx, row_id, op FROM syncular.changes ORDER BY 1, 2;
 SELECT commit_seq, changes, tables FROM syncular.commits ORDER BY 1;
 -- the same commits are served
 SELECT pg_temp.pulled('l1') = :'l1_before'::jsonb AS l1_same, pg_temp.pulled('l2') = :'l2_before'::jsonb AS l2_same;
+-- the synced table leaves a tenth of each new page free (docs/storage.md "Fillfactor")
+SELECT reloptions AS todos_options FROM pg_class WHERE oid = 'public.todos'::regclass;
 -- a new one-upsert commit is logged in its commit row alone, and served
 SELECT pg_temp.push('f', '[{"table": "todos", "row": {"id": "t5", "list_id": "l2", "title": "five"}}]');
 SELECT commit_seq, row_id, scope_var, scope_value,

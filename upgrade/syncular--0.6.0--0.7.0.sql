@@ -83,3 +83,20 @@ REVOKE EXECUTE ON FUNCTION syncular._pull_sections(bytea) FROM PUBLIC;
 -- syncular.push in time linear in its operations (it was quadratic: 5,000 operations took 25
 -- times as long as 1,000): its arrays grow in place, tables and commits are looked up by key
 --#include-or-replace udfs/push/0.7.0.sql
+
+-- Synced tables leave a tenth of each page free (docs/storage.md "Fillfactor"): most updates of a
+-- row stay on its page (HOT) and write no index entry.  New tables are created so; the registered
+-- ones get it for the pages they fill from now on (no rewrite).
+--#include-or-replace udfs/_create_synced_table/0.7.0.sql
+--#include udfs/_create_synced_table/0.7.0.comment.sql
+DO $$
+DECLARE t record;
+BEGIN
+  FOR t IN SELECT s.app_schema, x.value ->> 'name' AS name
+             FROM syncular.sync_settings s
+             CROSS JOIN LATERAL jsonb_array_elements(coalesce(s.compiled -> 'tables', '[]')) AS x(value)
+            WHERE s.app_schema IS NOT NULL
+              AND to_regclass(format('%I.%I', s.app_schema, x.value ->> 'name')) IS NOT NULL LOOP
+    EXECUTE format('ALTER TABLE %I.%I SET (fillfactor = 90)', t.app_schema, t.name);
+  END LOOP;
+END $$;

@@ -75,8 +75,8 @@
 -- ---------------------------------------------------------------------------------------------
 -- DDL helpers
 
---#include udfs/_create_synced_table/0.4.0.sql
---#include udfs/_create_synced_table/0.4.0.comment.sql
+--#include udfs/_create_synced_table/0.7.0.sql
+--#include udfs/_create_synced_table/0.7.0.comment.sql
 
 --#include udfs/_create_indexes/0.1.0.sql
 --#include udfs/_create_indexes/0.1.0.comment.sql

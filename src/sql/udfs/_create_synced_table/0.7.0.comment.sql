@@ -1,0 +1,2 @@
+COMMENT ON FUNCTION syncular._create_synced_table(text, jsonb) IS
+  'Internal. CREATE TABLE app_schema.<table> for one compiled table: _sync_partition, _sync_row_id, the app columns when materialized (projection types, NOT NULL when non-nullable), _sync_server_version, _sync_scopes, _sync_payload, _sync_column_versions; PK (_sync_partition, _sync_row_id); fillfactor 90 (most updates stay on their page: HOT); then the capture triggers (syncular._install_capture). Raises the DDL error if the table exists. data-model-and-storage.md §6.';
