@@ -60,7 +60,7 @@ static const Opt opts[] = {
 	 "seconds of clock skew allowed when checking a JWT's exp and nbf (0-600)"},
 	{"jwt-cache", "SYNCULAR_GATEWAY_JWT_CACHE", T_INT, &gw_cfg.jwt_cache, "4096",
 	 "verified bearer tokens kept (up to 8 KiB each), so a client's next rounds with the same token skip the "
-	 "signature check; exp and nbf are still checked on every request; 0: verify every request; 0..1048576"},
+	 "signature check; exp and nbf are still checked on every request; 0: verify every request; 0..65536"},
 	{"actor-claim", "SYNCULAR_GATEWAY_ACTOR_CLAIM", T_STR, &gw_cfg.actor_claim, "sub",
 	 "JWT claim holding the actor id"},
 	{"partition-claim", "SYNCULAR_GATEWAY_PARTITION_CLAIM", T_STR, &gw_cfg.partition_claim, NULL,
@@ -276,9 +276,9 @@ check(void)
 		fprintf(stderr, "syncular-gateway: --presence-max must be 2..7000 bytes (NOTIFY payload limit)\n");
 		return 2;
 	}
-	if (gw_cfg.jwt_cache < 0 || gw_cfg.jwt_cache > 1048576)
+	if (gw_cfg.jwt_cache > 65536)	/* (a negative number is refused by the parser) */
 	{
-		fprintf(stderr, "syncular-gateway: --jwt-cache must be 0..1048576 tokens\n");
+		fprintf(stderr, "syncular-gateway: --jwt-cache must be 0..65536 tokens\n");
 		return 2;
 	}
 	if (gw_cfg.jwt_leeway_s > 600)

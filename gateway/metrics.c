@@ -494,18 +494,18 @@ render_gateway(GwStr *b)
 	family(b, "syncular_gateway_acks_received_total", "counter",
 		   "ack messages received on open realtime sockets (SPEC 8.2)");
 	gw_str_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
-	family(b, "syncular_gateway_jwt_cache_hits_total", "counter",
-		   "bearer tokens found in the verified-token cache (--jwt-cache): no signature check");
-	gw_str_printf(b, "syncular_gateway_jwt_cache_hits_total %llu\n", (unsigned long long) jwt_hits);
-	family(b, "syncular_gateway_jwt_cache_misses_total", "counter",
-		   "bearer tokens verified in full (not cached, evicted, or outside their dates)");
-	gw_str_printf(b, "syncular_gateway_jwt_cache_misses_total %llu\n", (unsigned long long) jwt_misses);
 	family(b, "syncular_gateway_ack_writes_total", "counter",
 		   "statements writing realtime acks (one syncular.realtime_ack_many call per partition with new acks)");
 	gw_str_printf(b, "syncular_gateway_ack_writes_total %llu\n", (unsigned long long) ack_writes);
 	family(b, "syncular_gateway_acks_written_total", "counter",
 		   "socket acks written by those statements (each socket's highest ack since the previous write)");
 	gw_str_printf(b, "syncular_gateway_acks_written_total %llu\n", (unsigned long long) acks_written);
+	family(b, "syncular_gateway_jwt_cache_hits_total", "counter",
+		   "bearer tokens found in the verified-token cache (--jwt-cache): no signature check");
+	gw_str_printf(b, "syncular_gateway_jwt_cache_hits_total %llu\n", (unsigned long long) jwt_hits);
+	family(b, "syncular_gateway_jwt_cache_misses_total", "counter",
+		   "bearer tokens verified in full (first seen, replaced in their slot, outside their dates, or invalid)");
+	gw_str_printf(b, "syncular_gateway_jwt_cache_misses_total %llu\n", (unsigned long long) jwt_misses);
 	family(b, "syncular_gateway_group_commits_total", "counter",
 		   "statements that ran several push rounds of one partition together (--group-commit)");
 	gw_str_printf(b, "syncular_gateway_group_commits_total %llu\n", (unsigned long long) gc_batches);

@@ -96,7 +96,8 @@ BEGIN
              FROM syncular.sync_settings s
              CROSS JOIN LATERAL jsonb_array_elements(coalesce(s.compiled -> 'tables', '[]')) AS x(value)
             WHERE s.app_schema IS NOT NULL
-              AND to_regclass(format('%I.%I', s.app_schema, x.value ->> 'name')) IS NOT NULL LOOP
+              AND (SELECT c.relkind FROM pg_class c
+                    WHERE c.oid = to_regclass(format('%I.%I', s.app_schema, x.value ->> 'name'))) = 'r' LOOP
     EXECUTE format('ALTER TABLE %I.%I SET (fillfactor = 90)', t.app_schema, t.name);
   END LOOP;
 END $$;

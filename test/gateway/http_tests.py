@@ -408,29 +408,52 @@ def t_jwt_numeric_dates():
 
 def t_jwt_cache():
     """A token accepted once skips the signature check on its next requests (--jwt-cache), but
-    its exp is checked on every request; a token that differs only in its signature, or was never
-    accepted, is verified in full; --jwt-cache 0 verifies every request."""
+    its exp is checked on every request (with --jwt-leeway); a token that differs only in its
+    signature, or another actor's token in the same slot, is verified in full and answers as
+    itself; --jwt-cache 0 verifies every request."""
     hits, misses = "syncular_gateway_jwt_cache_hits_total", "syncular_gateway_jwt_cache_misses_total"
+    pull = req_bytes("gwtest.pull('p1', 'c-jwt-cache')")
+    actor = "SELECT actor_id FROM syncular.commits WHERE client_commit_id = '%s'"
     g = Gateway("--jwt-secret", SECRET, "--partition", "p1")
     try:
-        pull = req_bytes("gwtest.pull('p1', 'c-jwt-cache')")
         exp = time.time() + 3
         tok = hs({"sub": "u2", "exp": exp})
         for _ in range(3):
             st, _, body = g.sync(pull, tok)
             assert st == 200, body
         assert (g.metric(hits), g.metric(misses)) == (2, 1), (g.metric(hits), g.metric(misses))
-        # the same header and claims, another signature: never the cached identity
+        time.sleep(max(0, exp - time.time()) + 0.2)
+        expect_error(*g.sync(pull, tok)[::2], 401, "sync.auth_required")
+    finally:
+        g.stop()
+    # one slot: every token meets the cached one there, so only the whole token can make a hit
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1", "--jwt-cache", "1")
+    try:
+        tok = hs({"sub": "u2"})
+        for _ in range(2):
+            assert g.sync(pull, tok)[0] == 200
         token = tok["Authorization"]
         forged = token[:-2] + ("AA" if not token.endswith("AA") else "BB")
         expect_error(*g.sync(pull, {"Authorization": forged})[::2], 401, "sync.auth_required")
-        # the cached identity is the token's own: another actor's token answers as that actor
-        push = req_bytes("gwtest.push('p1', 'c-jwt-cache-u7', 'kjc', 'tjc', 'jwt cache')")
-        for _ in range(2):
-            st, _, body = g.sync(push, hs({"sub": "u7"}))
-            assert st == 200, body
-        assert psql("SELECT actor_id FROM syncular.commits WHERE client_commit_id = 'kjc'") == "u7"
-        time.sleep(max(0, exp - time.time()) + 0.2)
+        for cid in ("kjc1", "kjc2"):   # the second from the cache: u7's own identity
+            body = req_bytes("gwtest.push('p1', 'c-jwt-cache-u7', '%s', 't%s', 'jwt cache')" % (cid, cid))
+            st, _, answer = g.sync(body, hs({"sub": "u7"}))
+            assert st == 200 and frames(answer, "PUSH_RESULT")[0]["status"] == "applied", answer
+            assert psql(actor % cid) == "u7", cid
+        st, _, answer = g.sync(req_bytes("gwtest.push('p1', 'c-jwt-cache', 'kjc3', 'tkjc3', 'u2 again')"), tok)
+        assert st == 200 and psql(actor % "kjc3") == "u2", answer
+        assert (g.metric(hits), g.metric(misses)) == (2, 4), (g.metric(hits), g.metric(misses))
+    finally:
+        g.stop()
+    # a cached token past its exp is still accepted within the leeway, and refused after it
+    g = Gateway("--jwt-secret", SECRET, "--partition", "p1", "--jwt-leeway", "2")
+    try:
+        exp = time.time() + 1
+        tok = hs({"sub": "u2", "exp": exp})
+        assert g.sync(pull, tok)[0] == 200
+        time.sleep(max(0, exp - time.time()) + 0.3)
+        assert g.sync(pull, tok)[0] == 200 and g.metric(hits) == 1
+        time.sleep(max(0, exp + 2 - time.time()) + 0.3)
         expect_error(*g.sync(pull, tok)[::2], 401, "sync.auth_required")
     finally:
         g.stop()
@@ -438,12 +461,13 @@ def t_jwt_cache():
     try:
         tok = hs({"sub": "u2"})
         for _ in range(2):
-            assert g.sync(req_bytes("gwtest.pull('p1', 'c-jwt-cache')"), tok)[0] == 200
+            assert g.sync(pull, tok)[0] == 200
         assert (g.metric(hits), g.metric(misses)) == (0, 0)
     finally:
         g.stop()
-    r = subprocess.run([BIN, "--db", "x", "--jwt-cache", "-1"], capture_output=True, text=True)
-    assert r.returncode == 2 and "--jwt-cache" in r.stderr, r
+    for bad in ("-1", "65537"):
+        r = subprocess.run([BIN, "--db", "x", "--jwt-cache", bad], capture_output=True, text=True)
+        assert r.returncode == 2 and "--jwt-cache" in r.stderr, r
 
 
 def t_jwt_rs256_es256_partition_claim():
