@@ -134,9 +134,9 @@ check_dates(jwt_t *jwt, double now, double *exp, double *nbf)
 			break;
 		}
 		d = json_number_value(v);
-		if (i == 0 && now >= d + leeway)
+		if (i == 0 && gw_jwt_expired(now, leeway, d))
 			why = "token expired";
-		else if (i == 1 && now + leeway < d)
+		else if (i == 1 && gw_jwt_not_yet_valid(now, leeway, d))
 			why = "token not yet valid";
 		if (i == 0)
 			*exp = d;

@@ -273,6 +273,34 @@ int  gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why);
 char *gw_auth_headers_json(GwReq *r);
 char *gw_auth_query_json(GwReq *r);
 
+/* 64-bit FNV-1a of len bytes (statement names in prepared.c, token slots in jwtcache.c) */
+static inline uint64_t
+gw_fnv1a64(const void *p, size_t len)
+{
+	const unsigned char *c = p;
+	uint64_t	h = 14695981039346656037ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ c[i]) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * RFC 7519 §4.1.4 / §4.1.5 with leeway seconds of clock skew (--jwt-leeway), times in seconds
+ * since the epoch: the one date rule of auth.c's verification and of jwtcache.c's kept tokens.
+ */
+static inline bool
+gw_jwt_expired(double now, double leeway, double exp)
+{
+	return now >= exp + leeway;
+}
+
+static inline bool
+gw_jwt_not_yet_valid(double now, double leeway, double nbf)
+{
+	return now + leeway < nbf;
+}
+
 /* ---------------- jwtcache.c: verified bearer tokens (auth.c's JWT mode) ---------------- */
 #define GW_JWT_CACHE_MAX_TOKEN 8192     /* bytes: longer tokens are verified every time */
 /* entries: --jwt-cache slots (0: no cache); -1 when out of memory */

@@ -57,18 +57,14 @@ gw_jwt_cache_init(size_t entries)
 static size_t
 slot_of(const char *token, size_t len)
 {
-	uint64_t	h = 14695981039346656037ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char) token[i]) * 1099511628211ULL;
-	return (size_t) (h % nslots);
+	return (size_t) (gw_fnv1a64(token, len) % nslots);
 }
 
 /* true when now is within the token's dates, widened by leeway (auth.c's check_dates rule) */
 static bool
 dates_hold(const Slot *s, double now, double leeway)
 {
-	return now < s->exp + leeway && now + leeway >= s->nbf;
+	return !gw_jwt_expired(now, leeway, s->exp) && !gw_jwt_not_yet_valid(now, leeway, s->nbf);
 }
 
 bool

@@ -42,16 +42,13 @@ static int ntexts;
 static int
 slot_of(const char *sql)
 {
-	uint64_t h = 14695981039346656037ULL;
-
 	for (int k = 0; k < ntexts; k++)
 		if (strcmp(texts[k], sql) == 0)
 			return k;
 	if (ntexts == MAX_SLOTS || !(texts[ntexts] = strdup(sql)))
 		return -1;
-	for (const unsigned char *c = (const unsigned char *) sql; *c; c++)
-		h = (h ^ *c) * 1099511628211ULL;
-	snprintf(names[ntexts], sizeof names[0], "syncular_gw_%016llx", (unsigned long long) h);
+	snprintf(names[ntexts], sizeof names[0], "syncular_gw_%016llx",
+			 (unsigned long long) gw_fnv1a64(sql, strlen(sql)));
 	return ntexts++;
 }
 

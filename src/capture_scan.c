@@ -33,36 +33,7 @@
 #include "utils/tuplestore.h"
 
 #include "capture.h"
-
-/* the _sync_* attribute numbers of the transition tables' row type */
-typedef struct ScanCols
-{
-	AttrNumber	part;
-	AttrNumber	row;
-	AttrNumber	ver;
-	AttrNumber	scopes;
-	AttrNumber	payload;
-} ScanCols;
-
-static AttrNumber
-col(TupleDesc desc, const char *name)
-{
-	int			a = SPI_fnumber(desc, name);
-
-	if (a <= 0)
-		elog(ERROR, "syncular: a synced table's transition table has no column %s", name);
-	return (AttrNumber) a;
-}
-
-/* A read pointer of our own at the start of ts (the executor's readers keep theirs). */
-static void
-rewind_own(Tuplestorestate *ts)
-{
-	int			ptr = tuplestore_alloc_read_pointer(ts, EXEC_FLAG_REWIND);
-
-	tuplestore_select_read_pointer(ts, ptr);
-	tuplestore_rescan(ts);
-}
+#include "storage_scan.h"
 
 static bool
 text_equal(Datum a, Datum b)
@@ -132,7 +103,7 @@ finish_partitions(SyncCaptureScan *s)
 
 /* Keep the single written row's values (copies: the tuple goes with the next fetch). */
 static void
-keep_row(SyncCaptureScan *s, TupleTableSlot *slot, const ScanCols *c)
+keep_row(SyncCaptureScan *s, TupleTableSlot *slot, const SyncSyncedCols *c)
 {
 	bool		isnull;
 
@@ -150,26 +121,22 @@ sync_capture_scan(TriggerData *td, SyncCaptureEvent ev, SyncCaptureScan *s)
 	Tuplestorestate *ots = ev == SYNC_EV_INSERT ? NULL : td->tg_oldtable;
 	TupleTableSlot *nslot = NULL;
 	TupleTableSlot *oslot = NULL;
-	ScanCols	c;
+	SyncSyncedCols c;
 	int			cap = 4;
 
 	memset(s, 0, sizeof(*s));
 	s->parts = palloc(sizeof(char *) * cap);
 	s->in_place = ev == SYNC_EV_UPDATE;
-	c.part = col(desc, "_sync_partition");
-	c.row = col(desc, "_sync_row_id");
-	c.ver = col(desc, "_sync_server_version");
-	c.scopes = col(desc, "_sync_scopes");
-	c.payload = col(desc, "_sync_payload");
+	sync_scan_synced_cols(desc, &c);
 	if (nts != NULL)
 	{
 		nslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-		rewind_own(nts);
+		sync_scan_tuplestore_rewind(nts);
 	}
 	if (ots != NULL)
 	{
 		oslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-		rewind_own(ots);
+		sync_scan_tuplestore_rewind(ots);
 	}
 	for (;;)
 	{

@@ -71,17 +71,6 @@ typedef struct Entry
 	text	   *row_id;
 } Entry;
 
-/* The attribute number of a column of the transition table's descriptor. */
-static AttrNumber
-desc_attnum(TupleDesc desc, const char *name)
-{
-	int			a = SPI_fnumber(desc, name);
-
-	if (a <= 0)
-		elog(ERROR, "syncular: a synced table's transition table has no column %s", name);
-	return (AttrNumber) a;
-}
-
 static int
 row_cmp(const void *a, const void *b)
 {
@@ -143,23 +132,18 @@ collect_rows(const SyncTable *t, Tuplestorestate *nts, TupleDesc desc, const cha
 			 InsRow **out)
 {
 	TupleTableSlot *slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-	AttrNumber	a_part = desc_attnum(desc, "_sync_partition");
-	AttrNumber	a_row = desc_attnum(desc, "_sync_row_id");
-	AttrNumber	a_ver = desc_attnum(desc, "_sync_server_version");
-	AttrNumber	a_scopes = desc_attnum(desc, "_sync_scopes");
-	AttrNumber	a_payload = desc_attnum(desc, "_sync_payload");
-	int			ptr = tuplestore_alloc_read_pointer(nts, EXEC_FLAG_REWIND);
+	SyncSyncedCols c;
 	size_t		plen = strlen(partition);
 	int			cap = 64;
 	int			n = 0;
 
+	sync_scan_synced_cols(desc, &c);
 	*out = palloc(sizeof(InsRow) * cap);
-	tuplestore_select_read_pointer(nts, ptr);
-	tuplestore_rescan(nts);
+	sync_scan_tuplestore_rewind(nts);
 	while (tuplestore_gettupleslot(nts, true, false, slot))
 	{
 		bool		isnull;
-		text	   *p = DatumGetTextPP(slot_getattr(slot, a_part, &isnull));
+		text	   *p = DatumGetTextPP(slot_getattr(slot, c.part, &isnull));
 		InsRow	   *r;
 		Datum		d;
 
@@ -171,16 +155,16 @@ collect_rows(const SyncTable *t, Tuplestorestate *nts, TupleDesc desc, const cha
 			*out = repalloc_huge(*out, sizeof(InsRow) * cap);
 		}
 		r = &(*out)[n++];
-		r->row_id = DatumGetTextPCopy(slot_getattr(slot, a_row, &isnull));
-		r->version = slot_getattr(slot, a_ver, &isnull);
-		d = slot_getattr(slot, a_scopes, &isnull);
+		r->row_id = DatumGetTextPCopy(slot_getattr(slot, c.row, &isnull));
+		r->version = slot_getattr(slot, c.ver, &isnull);
+		d = slot_getattr(slot, c.scopes, &isnull);
 		r->scopes = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
 		if (!row_pairs(t, DatumGetJsonbP(r->scopes), &r->vars, &r->values))
 		{
 			ExecDropSingleTupleTableSlot(slot);
 			return -1;
 		}
-		d = slot_getattr(slot, a_payload, &r->payload_null);
+		d = slot_getattr(slot, c.payload, &r->payload_null);
 		r->payload = r->payload_null ? (Datum) 0 : PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
 	}
 	ExecDropSingleTupleTableSlot(slot);

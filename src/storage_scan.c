@@ -18,6 +18,8 @@
 #include "access/visibilitymap.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -230,6 +232,36 @@ sync_scan_int8(TupleTableSlot *slot, AttrNumber attno, bool *isnull)
 	Datum		d = slot_getattr(slot, attno, isnull);
 
 	return *isnull ? 0 : DatumGetInt64(d);
+}
+
+/* The attribute number of a column of a transition table's descriptor (SPI_fnumber). */
+static AttrNumber
+transition_attnum(TupleDesc desc, const char *name)
+{
+	int			a = SPI_fnumber(desc, name);
+
+	if (a <= 0)
+		elog(ERROR, "syncular: a synced table's transition table has no column %s", name);
+	return (AttrNumber) a;
+}
+
+void
+sync_scan_synced_cols(TupleDesc desc, SyncSyncedCols *c)
+{
+	c->part = transition_attnum(desc, "_sync_partition");
+	c->row = transition_attnum(desc, "_sync_row_id");
+	c->ver = transition_attnum(desc, "_sync_server_version");
+	c->scopes = transition_attnum(desc, "_sync_scopes");
+	c->payload = transition_attnum(desc, "_sync_payload");
+}
+
+void
+sync_scan_tuplestore_rewind(Tuplestorestate *ts)
+{
+	int			ptr = tuplestore_alloc_read_pointer(ts, EXEC_FLAG_REWIND);
+
+	tuplestore_select_read_pointer(ts, ptr);
+	tuplestore_rescan(ts);
 }
 
 AttrNumber

@@ -14,6 +14,7 @@
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
+#include "utils/tuplestore.h"
 
 /* A table of the syncular schema, its primary key and a slot of the table (keyed reads). */
 typedef struct SyncKeyed
@@ -47,6 +48,19 @@ extern void *sync_scan_varlena(TupleTableSlot *slot, AttrNumber attno);
 extern int64 sync_scan_int8(TupleTableSlot *slot, AttrNumber attno, bool *isnull);
 extern void sync_scan_int4_key(ScanKey k, AttrNumber attno, int32 value);
 extern AttrNumber sync_scan_attnum(Relation rel, const char *name);
+
+/* The _sync_* attribute numbers of a synced table's rows in its capture transition tables. */
+typedef struct SyncSyncedCols
+{
+	AttrNumber	part;
+	AttrNumber	row;
+	AttrNumber	ver;
+	AttrNumber	scopes;
+	AttrNumber	payload;
+} SyncSyncedCols;
+extern void sync_scan_synced_cols(TupleDesc desc, SyncSyncedCols *c);
+/* A read pointer of our own at the start of a transition table (the executor's keep theirs). */
+extern void sync_scan_tuplestore_rewind(Tuplestorestate *ts);
 extern void sync_scan_eq_key(ScanKey k, Relation index, AttrNumber attno, Datum value);
 /* Byte order (COLLATE "C") of two strings given with their lengths; of two text values. */
 extern int	sync_scan_bytes_cmp(const char *a, int alen, const char *b, int blen);
