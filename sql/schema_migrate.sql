@@ -43,6 +43,10 @@ SELECT c.* FROM unnest(ARRAY['notes', 'tags', 'gone']) t, pg_temp.cols(t) c;
 SELECT * FROM pg_temp.ix;
 -- a synced table leaves a tenth of each page free, so that most updates stay on their page (HOT)
 SELECT relname, reloptions FROM pg_class WHERE oid IN ('notes'::regclass, 'tags'::regclass, 'gone'::regclass) ORDER BY 1;
+-- their key in the "C" collation, as the catalog's (docs/storage.md "Collation of the keys")
+SELECT attrelid::regclass AS tbl, attname, attcollation::regcollation FROM pg_attribute
+ WHERE attrelid IN ('notes'::regclass, 'tags'::regclass) AND attname IN ('_sync_partition', '_sync_row_id')
+ ORDER BY 1, 2;
 SELECT 'sync_ix_' || syncular._fnv1a64_hex('notes_by_list_and_body_with_a_name_that_is_long_enough_to_hash') AS expected_hashed_name;
 SELECT id, schema_version, layouts FROM syncular.sync_schema_meta;
 SELECT id, app_schema, compiled -> 'version' AS version, compiled ->> 'appSchema' AS compiled_app_schema,

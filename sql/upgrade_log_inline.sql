@@ -48,7 +48,32 @@ DELETE FROM syncular.sync_changes WHERE partition = 'p2' AND commit_seq = 3;
 DELETE FROM syncular.sync_commits WHERE partition = 'p2' AND commit_seq = 3;
 SELECT partition, max_commit_seq, horizon_seq FROM syncular.sync_partitions ORDER BY 1;
 
+-- an operator's grants on the views the update drops and creates again (docs/storage.md
+-- "Collation of the keys")
+CREATE ROLE syncular_t_monitor;
+GRANT SELECT ON syncular.commits, syncular.client_lag TO syncular_t_monitor;
+GRANT SELECT ON syncular.partitions TO syncular_t_monitor WITH GRANT OPTION;
+GRANT SELECT ON syncular.reactions TO PUBLIC;
+
 ALTER EXTENSION syncular UPDATE TO '0.7.0';
+-- the catalog's key columns compare as bytes: every text column of a catalog index is "C", the
+-- synced table registered before the update keeps its own collation
+SELECT count(*) AS key_columns,
+       count(*) FILTER (WHERE a.attcollation <> 'pg_catalog."C"'::regcollation) AS not_c
+  FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+  JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+ WHERE c.relnamespace = 'syncular'::regnamespace AND a.atttypid = 'text'::regtype
+   AND c.relname NOT LIKE 'sync\_segment%' AND c.relname NOT LIKE 'sync\_operation%'
+   AND c.relname NOT IN ('sync_crdt_mergers', 'sync_row_validators');
+SELECT attname, attcollation::regcollation FROM pg_attribute
+ WHERE attrelid = 'public.todos'::regclass AND attname IN ('_sync_partition', '_sync_row_id') ORDER BY 1;
+-- the grants on the views created again are kept
+SELECT c.relname, a.grantee::regrole AS grantee, a.privilege_type, a.is_grantable
+  FROM pg_class c, LATERAL aclexplode(c.relacl) a
+ WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind = 'v' AND a.grantee <> c.relowner
+ ORDER BY 1, 2;
+DROP OWNED BY syncular_t_monitor;
+DROP ROLE syncular_t_monitor;
 -- the partition lock reads commit_seq from the log since 0.7.0 (docs/storage.md "The partition
 -- lock"): p2's counter, ahead of its log, became its horizon, and its next commit is 4, not 3
 SELECT partition, max_commit_seq, horizon_seq FROM syncular.partitions ORDER BY 1;

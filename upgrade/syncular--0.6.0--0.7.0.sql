@@ -1,6 +1,58 @@
 -- syncular 0.6.0 -> 0.7.0 (ALTER EXTENSION syncular UPDATE TO '0.7.0').
 \echo Use "ALTER EXTENSION syncular UPDATE TO '0.7.0'" to load this file. \quit
 
+-- The identifier columns of the catalog in the "C" collation (docs/storage.md "Collation of the
+-- keys"): each changed column's indexes are rebuilt (no table is rewritten).  The views over
+-- these tables are dropped and created again below (their 0.7.0 text), with the privileges
+-- operators granted on them kept: a view of the operator's own over one of them makes this
+-- update fail on the DROP VIEW, naming it (drop it first, create it again after).
+DO $$
+BEGIN
+  PERFORM pg_catalog.set_config('syncular_upgrade.view_grants', coalesce((
+    SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+             'view', c.relname, 'grantee', a.grantee, 'privilege', a.privilege_type,
+             'grantable', a.is_grantable))::text
+      FROM pg_catalog.pg_class c, LATERAL pg_catalog.aclexplode(c.relacl) a
+     WHERE c.relnamespace = 'syncular'::regnamespace AND a.grantee <> c.relowner
+       AND c.relname IN ('partitions', 'clients', 'commits', 'push_results', 'partition_lag',
+                         'client_lag', 'reactions')), '[]'), true);
+END $$;
+DROP VIEW syncular.partitions, syncular.clients, syncular.commits, syncular.push_results,
+          syncular.partition_lag, syncular.client_lag, syncular.reactions;
+ALTER TABLE syncular.sync_partitions ALTER COLUMN partition TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_partition_registry ALTER COLUMN partition TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_row_scopes ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN var TYPE text COLLATE "C",
+  ALTER COLUMN value TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_commits ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN client_id TYPE text COLLATE "C", ALTER COLUMN client_commit_id TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_changes ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN row_id TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_change_scopes ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN var TYPE text COLLATE "C",
+  ALTER COLUMN value TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_push_results ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN client_id TYPE text COLLATE "C", ALTER COLUMN client_commit_id TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_reactions ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN idempotency_key TYPE text COLLATE "C", ALTER COLUMN status TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_clients ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN client_id TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_blob_refs ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN row_id TYPE text COLLATE "C",
+  ALTER COLUMN blob_id TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_tombstones ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN row_id TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_backfill_checkpoints ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN name TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_writer_fence ALTER COLUMN partition TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_blobs ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN blob_id TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_leases ALTER COLUMN partition TYPE text COLLATE "C",
+  ALTER COLUMN client_id TYPE text COLLATE "C", ALTER COLUMN lease_id TYPE text COLLATE "C",
+  ALTER COLUMN actor_id TYPE text COLLATE "C";
+ALTER TABLE syncular.sync_faults ALTER COLUMN fault TYPE text COLLATE "C",
+  ALTER COLUMN partition TYPE text COLLATE "C", ALTER COLUMN client_id TYPE text COLLATE "C";
+
 -- Realtime fanout with the registrations as text (src/fanout.c, src/fanout_regs.c): the gateway
 -- passes each socket's registration text and the backend reuses its parse from commit to commit.
 --#include udfs/realtime_fanout_arrays/0.7.0.sql
@@ -20,9 +72,9 @@ REVOKE EXECUTE ON FUNCTION syncular.realtime_registration_cache() FROM PUBLIC;
 -- commit.  The changes already logged that way (the change rows that carry scope_var) move into
 -- their commit rows; the pulls serve the same bytes (test/corpus/check.sh).
 ALTER TABLE syncular.sync_commits
-  ADD COLUMN tbl TEXT, ADD COLUMN row_id TEXT, ADD COLUMN op SMALLINT, ADD COLUMN row_version BIGINT,
-  ADD COLUMN scopes JSONB, ADD COLUMN payload BYTEA, ADD COLUMN scope_var TEXT,
-  ADD COLUMN scope_value TEXT;
+  ADD COLUMN tbl TEXT COLLATE "C", ADD COLUMN row_id TEXT COLLATE "C", ADD COLUMN op SMALLINT,
+  ADD COLUMN row_version BIGINT, ADD COLUMN scopes JSONB, ADD COLUMN payload BYTEA,
+  ADD COLUMN scope_var TEXT COLLATE "C", ADD COLUMN scope_value TEXT COLLATE "C";
 UPDATE syncular.sync_commits c
    SET tbl = x.tbl, row_id = x.row_id, op = x.op, row_version = x.row_version, scopes = x.scopes,
        payload = x.payload, scope_var = x.scope_var, scope_value = x.scope_value
@@ -99,5 +151,32 @@ BEGIN
               AND (SELECT c.relkind FROM pg_class c
                     WHERE c.oid = to_regclass(format('%I.%I', s.app_schema, x.value ->> 'name'))) = 'r' LOOP
     EXECUTE format('ALTER TABLE %I.%I SET (fillfactor = 90)', t.app_schema, t.name);
+  END LOOP;
+END $$;
+
+-- The views dropped at the top, created again over the "C" columns (partitions, commits and
+-- client_lag above), and the privileges granted on them before the update.
+--#include comments/client_lag/0.4.0.sql
+--#include views/clients/0.1.0.sql
+--#include comments/clients/0.2.0.sql
+--#include views/push_results/0.6.0.sql
+--#include comments/push_results/0.6.0.sql
+--#include views/partition_lag/0.2.0.sql
+--#include comments/partition_lag/0.2.0.sql
+--#include views/reactions/0.4.0.sql
+--#include comments/reactions/0.4.0.sql
+REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits, syncular.push_results,
+              syncular.partition_lag, syncular.client_lag, syncular.reactions FROM PUBLIC;
+DO $$
+DECLARE g record;
+BEGIN
+  FOR g IN SELECT x.value ->> 'view' AS view, (x.value ->> 'grantee')::oid AS grantee,
+                  x.value ->> 'privilege' AS privilege, (x.value ->> 'grantable')::boolean AS grantable
+             FROM pg_catalog.jsonb_array_elements(
+                    pg_catalog.current_setting('syncular_upgrade.view_grants')::jsonb) AS x(value) LOOP
+    EXECUTE pg_catalog.format('GRANT %s ON syncular.%I TO %s%s', g.privilege, g.view,
+                              CASE WHEN g.grantee = 0 THEN 'PUBLIC'
+                                   ELSE g.grantee::regrole::text END,
+                              CASE WHEN g.grantable THEN ' WITH GRANT OPTION' ELSE '' END);
   END LOOP;
 END $$;

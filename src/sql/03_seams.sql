@@ -7,7 +7,14 @@
 --#include udfs/now_ms/0.4.0.sql
 --#include udfs/now_ms/0.4.0.comment.sql
 
---#include tables/sync_faults/0.4.0.sql
+-- Armed faults (one-shot): the next matching lookup of the engine consumes the row.
+CREATE TABLE syncular.sync_faults (
+  fault       TEXT COLLATE "C" NOT NULL,
+  partition   TEXT COLLATE "C" NOT NULL,
+  client_id   TEXT COLLATE "C" NOT NULL,
+  armed_at_ms BIGINT NOT NULL,
+  PRIMARY KEY (partition, client_id, fault)
+);
 REVOKE ALL ON syncular.sync_faults FROM PUBLIC;
 --#include comments/sync_faults/0.4.0.sql
 

@@ -2,7 +2,15 @@
 
 --#include sequences/sync_blob_upload_seq/0.2.0.sql
 
---#include tables/sync_blobs/0.2.0.sql
+CREATE TABLE syncular.sync_blobs (
+  partition      TEXT COLLATE "C" NOT NULL,
+  blob_id        TEXT COLLATE "C" NOT NULL CHECK (blob_id ~ '^sha256:[0-9a-f]{64}$'),
+  byte_length    BIGINT NOT NULL CHECK (byte_length >= 0),
+  uploader       TEXT NOT NULL,
+  created_at_ms  BIGINT NOT NULL,
+  upload_id      BIGINT NOT NULL UNIQUE,
+  PRIMARY KEY (partition, blob_id)
+);
 --#include indexes/sync_blobs_gc/0.2.0.sql
 
 --#include tables/sync_blob_chunks/0.2.0.sql

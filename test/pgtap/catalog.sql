@@ -3,7 +3,7 @@
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS syncular;
-SELECT plan(230);
+SELECT plan(231);
 SELECT has_table('syncular', 'sync_partitions', 'sync_partitions exists');
 SELECT columns_are('syncular', 'sync_partitions', ARRAY['partition', 'horizon_seq'], 'sync_partitions: the reference columns but max_commit_seq (0.7.0: read from the log under the partition lock, docs/storage.md)');
 SELECT col_type_is('syncular', 'sync_partitions', 'partition', 'text', 'sync_partitions.partition is text');
@@ -216,6 +216,13 @@ SELECT hasnt_index('syncular', 'sync_row_scopes', 'sync_row_scopes_paging', 'no 
 SELECT is((SELECT l.collname::text FROM pg_attribute a JOIN pg_collation l ON l.oid = a.attcollation
             WHERE a.attrelid = 'syncular.sync_row_scopes'::regclass AND a.attname = 'row_id'),
           'C', 'sync_row_scopes.row_id is COLLATE "C" (bootstrap pages walk the primary key in byte order)');
+SELECT is((SELECT count(*)::int FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+              JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
+             WHERE c.relnamespace = 'syncular'::regnamespace AND a.atttypid = 'text'::regtype
+               AND c.relname NOT LIKE 'sync\_segment%' AND c.relname NOT LIKE 'sync\_operation%'
+               AND c.relname NOT IN ('sync_crdt_mergers', 'sync_row_validators')
+               AND a.attcollation <> 'pg_catalog."C"'::regcollation), 0,
+          'every text column of a key or index of the log and row-state tables is COLLATE "C" (docs/storage.md "Collation of the keys")');
 SELECT hasnt_index('syncular', 'sync_commits', 'sync_commits_by_time', 'no sync_commits_by_time (prune by age walks the primary key)');
 SELECT index_is_unique('syncular', 'sync_commits', 'sync_commits_by_client_commit', 'sync_commits_by_client_commit: one stored result per (partition, client, clientCommitId)');
 SELECT hasnt_index('syncular', 'sync_changes', 'sync_changes_by_table', 'no sync_changes_by_table (pulls read a commit''s changes by primary key)');

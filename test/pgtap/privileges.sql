@@ -103,7 +103,7 @@ SELECT results_eq(
   'the response: commit gw-1 applied, subscription s1 active');
 SELECT results_eq(
   $$SELECT commit_seq, client_id, client_commit_id, actor_id FROM syncular.sync_commits WHERE partition = 'p1'$$,
-  $$VALUES (1::bigint, 'gw-client', 'gw-1', 'u1')$$,
+  $$VALUES (1::bigint, 'gw-client' COLLATE "C", 'gw-1' COLLATE "C", 'u1')$$,
   'the commit is in sync_commits (written by the definer round)');
 SELECT is((SELECT actor_id FROM syncular.sync_clients WHERE partition = 'p1' AND client_id = 'gw-client'), 'u1',
   'the round wrote the client record of gw-client (actor u1)');

@@ -11,8 +11,10 @@ BEGIN
       FROM jsonb_array_elements(tbl -> 'columns') WITH ORDINALITY AS c(value, n);
   END IF;
   -- a tenth of each page left free, so that most updates stay on their page (HOT: no new index
-  -- entry; docs/storage.md "Fillfactor")
-  EXECUTE format('CREATE TABLE %I.%I (_sync_partition text NOT NULL, _sync_row_id text NOT NULL, %s'
+  -- entry; docs/storage.md "Fillfactor"); the key in the "C" collation, compared by bytes like
+  -- the catalog's keys (docs/storage.md "Collation of the keys")
+  EXECUTE format('CREATE TABLE %I.%I (_sync_partition text COLLATE "C" NOT NULL, '
+                 '_sync_row_id text COLLATE "C" NOT NULL, %s'
                  '_sync_server_version bigint NOT NULL, _sync_scopes jsonb NOT NULL, '
                  '_sync_payload bytea NOT NULL, _sync_column_versions bytea, '
                  'PRIMARY KEY (_sync_partition, _sync_row_id)) WITH (fillfactor = 90)',
