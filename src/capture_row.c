@@ -52,6 +52,7 @@ PG_FUNCTION_INFO_V1(syncular_capture_row);
 typedef struct CapRel
 {
 	Oid			relid;
+	Oid			nsp;			/* its schema when the entry was made */
 	uint64		generation;
 	int			ti;
 	AttrNumber	a_part;
@@ -131,17 +132,19 @@ caprel_for(Relation rel, SyncSchema *schema, const char *table)
 	const SyncTable *t;
 	int			ti = sync_schema_table_index(schema, table);
 
+	for (int i = 0; i < ncaprels; i++)
+		if (caprels[i].relid == RelationGetRelid(rel))
+			cr = &caprels[i];
+	/* a row of a statement: the entry its first row made (the schema name checked then) */
+	if (cr != NULL && ti >= 0 && cr->generation == schema->generation && cr->ti == ti &&
+		cr->nsp == RelationGetNamespace(rel))
+		return cr;
 	if (ti < 0 || strcmp(get_namespace_name(RelationGetNamespace(rel)), schema->app_schema) != 0)
 		capture_raise("sync.storage.schema_not_registered",
 					  "the table is not a synced table of the registered schema",
 					  details_table_column(RelationGetRelationName(rel), NULL, "not_registered"),
 					  "syncular.ensure_schema installs the capture triggers; drop triggers a "
 					  "synced table kept by unregister_schema still carries.");
-	for (int i = 0; i < ncaprels; i++)
-		if (caprels[i].relid == RelationGetRelid(rel))
-			cr = &caprels[i];
-	if (cr != NULL && cr->generation == schema->generation && cr->ti == ti)
-		return cr;
 	if (cr == NULL)
 	{
 		caprels = caprels
@@ -167,6 +170,7 @@ caprel_for(Relation rel, SyncSchema *schema, const char *table)
 			cr->a_col[c] = attnum_of(rel, t->columns[c].name, sync_storage_column_oid(t->columns[c].type),
 									 table);
 	cr->ti = ti;
+	cr->nsp = RelationGetNamespace(rel);
 	cr->generation = schema->generation;
 	return cr;
 }
@@ -495,7 +499,7 @@ syncular_capture_row(PG_FUNCTION_ARGS)
 	cols[2] = cr->a_ver;
 	values[2] = Int64GetDatum(version);
 	cols[3] = cr->a_scopes;
-	values[3] = DirectFunctionCall1(jsonb_in, CStringGetDatum(sync_row_scopes_json(&scopes)));
+	values[3] = JsonbPGetDatum(sync_row_scopes_jsonb(&scopes));
 	cols[4] = cr->a_payload;
 	{
 		bytea	   *p = palloc(VARHDRSZ + buf.len);

@@ -290,6 +290,7 @@ extern bool sync_scopes_authorize_write(const SyncAllowed *allowed, const SyncTa
 										const SyncRowScopes *scopes);
 extern const char *sync_row_scopes_lookup(const SyncRowScopes *scopes, const char *var);
 extern char *sync_row_scopes_json(const SyncRowScopes *scopes);	/* {"var":"value",...} */
+extern Jsonb *sync_row_scopes_jsonb(const SyncRowScopes *scopes);	/* the same, as jsonb */
 extern void sync_row_scopes_from_jsonb(Jsonb *jb, SyncRowScopes *out);
 /* Canonical JSON of an effective map (the digest input). */
 extern char *sync_effective_json(const SyncEffective *effective);

@@ -781,6 +781,32 @@ sync_row_scopes_json(const SyncRowScopes *scopes)
 	return buf.data;
 }
 
+/*
+ * The same object as a jsonb value, built directly (what jsonb_in of sync_row_scopes_json would
+ * give, without printing and parsing the text: the capture's row trigger makes one per row).
+ */
+Jsonb *
+sync_row_scopes_jsonb(const SyncRowScopes *scopes)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue	k;
+	JsonbValue	v;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < scopes->n; i++)
+	{
+		k.type = jbvString;
+		k.val.string.val = scopes->vars[i];
+		k.val.string.len = strlen(scopes->vars[i]);
+		pushJsonbValue(&state, WJB_KEY, &k);
+		v.type = jbvString;
+		v.val.string.val = scopes->values[i];
+		v.val.string.len = strlen(scopes->values[i]);
+		pushJsonbValue(&state, WJB_VALUE, &v);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&state, WJB_END_OBJECT, NULL));
+}
+
 /* The stored `_sync_scopes` / change scopes object as a SyncRowScopes (string values only). */
 void
 sync_row_scopes_from_jsonb(Jsonb *jb, SyncRowScopes *out)

@@ -897,8 +897,16 @@ insert_rows_multi(Relation rel, EState *estate, ResultRelInfo *rri, int n, const
 	TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * batch);
 	MemoryContext caller;
 
+	/*
+	 * The slots share one unpinned copy of the descriptor: a pin per slot of the relation's own
+	 * would put the same pointer a thousand times in the resource owner's hash, where each pin
+	 * and release probes past all the others.
+	 */
+	TupleDesc	sdesc = CreateTupleDescCopy(desc);
+	const TupleTableSlotOps *ops = table_slot_callbacks(rel);
+
 	for (int i = 0; i < batch; i++)
-		slots[i] = table_slot_create(rel, NULL);
+		slots[i] = MakeSingleTupleTableSlot(sdesc, ops);
 	for (int r = 0; r < nrows; r += batch)
 	{
 		int			m = Min(batch, nrows - r);
@@ -923,6 +931,7 @@ insert_rows_multi(Relation rel, EState *estate, ResultRelInfo *rri, int n, const
 	for (int i = 0; i < batch; i++)
 		ExecDropSingleTupleTableSlot(slots[i]);
 	pfree(slots);
+	FreeTupleDesc(sdesc);
 }
 
 /*
