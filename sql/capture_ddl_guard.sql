@@ -150,6 +150,16 @@ ALTER TABLE app.todos RENAME COLUMN label TO tag;
 RESET syncular.allow_synced_table_ddl;
 SELECT syncular.ensure_schema(jsonb_set(:'v1_todos'::jsonb, '{version}', '2'), '[]', 'app') ->> 'action' AS action;
 
+-- a table a repair moved out of the app schema is no synced table for the capture, also in a
+-- backend that captured writes to it before (its kept entry is checked against the table's schema)
+INSERT INTO app.todos (id, list_id, title) VALUES ('t3', 'l1', 'three');
+SET syncular.allow_synced_table_ddl = on;
+ALTER TABLE app.todos SET SCHEMA public;
+SELECT pg_temp.err($$INSERT INTO public.todos (id, list_id, title) VALUES ('t4', 'l1', 'four')$$) AS moved;
+ALTER TABLE public.todos SET SCHEMA app;
+RESET syncular.allow_synced_table_ddl;
+INSERT INTO app.todos (id, list_id, title) VALUES ('t4', 'l1', 'four');
+
 -- unregister_schema may drop its tables (the registration goes first, so they are plain tables)
 SELECT syncular.unregister_schema('app', true) -> 'droppedTables' AS dropped;
 SELECT to_regclass('app.todos') AS todos;
