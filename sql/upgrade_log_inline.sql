@@ -55,7 +55,23 @@ GRANT SELECT ON syncular.commits, syncular.client_lag TO syncular_t_monitor;
 GRANT SELECT ON syncular.partitions TO syncular_t_monitor WITH GRANT OPTION;
 GRANT SELECT ON syncular.reactions TO PUBLIC;
 
+-- views of the operator's own over a view the update drops and creates again, or over a catalog
+-- column it changes: refused first, naming them, and nothing changes; a view over columns the
+-- update leaves alone stays
+CREATE VIEW public.my_commits AS SELECT partition, commit_seq FROM syncular.commits;
+CREATE VIEW public.my_scopes AS SELECT tbl, var FROM syncular.sync_row_scopes;
+CREATE VIEW public.my_seqs AS SELECT commit_seq, idx FROM syncular.sync_changes;
+\set VERBOSITY default
+\set SHOW_CONTEXT never
 ALTER EXTENSION syncular UPDATE TO '0.7.0';
+\set VERBOSITY terse
+\set SHOW_CONTEXT errors
+SELECT extversion FROM pg_extension WHERE extname = 'syncular';
+DROP VIEW public.my_commits, public.my_scopes;
+
+ALTER EXTENSION syncular UPDATE TO '0.7.0';
+SELECT count(*) AS my_seqs_rows FROM public.my_seqs;
+DROP VIEW public.my_seqs;
 -- the catalog's key columns compare as bytes: every text column of a catalog index is "C", the
 -- synced table registered before the update keeps its own collation
 SELECT count(*) AS key_columns,

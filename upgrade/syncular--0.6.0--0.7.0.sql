@@ -4,8 +4,59 @@
 -- The identifier columns of the catalog in the "C" collation (docs/storage.md "Collation of the
 -- keys"): each changed column's indexes are rebuilt (no table is rewritten).  The views over
 -- these tables are dropped and created again below (their 0.7.0 text), with the privileges
--- operators granted on them kept: a view of the operator's own over one of them makes this
--- update fail on the DROP VIEW, naming it (drop it first, create it again after).
+-- operators granted on them kept.  A view or rule of the operator's own over one of those views,
+-- or over a catalog column this update changes or drops, would stop it half-way with
+-- PostgreSQL's "cannot drop" or "cannot alter type" error and a misleading hint (CASCADE): it is
+-- refused first, naming them.
+DO $$
+DECLARE
+  own text;
+BEGIN
+  SELECT pg_catalog.string_agg(DISTINCT v.oid::regclass::text, ', ') INTO own
+    FROM pg_catalog.pg_depend d
+    JOIN pg_catalog.pg_rewrite r ON r.oid = d.objid
+    JOIN pg_catalog.pg_class v ON v.oid = r.ev_class
+    JOIN pg_catalog.pg_class t ON t.oid = d.refobjid
+   WHERE d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.refclassid = 'pg_catalog.pg_class'::regclass
+     AND t.relnamespace = 'syncular'::regnamespace AND v.oid <> t.oid
+     AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
+                      WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = v.oid
+                        AND e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.deptype = 'e')
+     AND (t.relname IN ('partitions', 'clients', 'commits', 'push_results', 'partition_lag',
+                        'client_lag', 'reactions')
+          OR (t.relname, (SELECT a.attname FROM pg_catalog.pg_attribute a
+                           WHERE a.attrelid = t.oid AND a.attnum = d.refobjsubid)::text) IN
+             (('sync_partitions', 'partition'), ('sync_partitions', 'max_commit_seq'),
+              ('sync_partition_registry', 'partition'), ('sync_row_scopes', 'partition'),
+              ('sync_row_scopes', 'tbl'), ('sync_row_scopes', 'var'), ('sync_row_scopes', 'value'),
+              ('sync_commits', 'partition'), ('sync_commits', 'client_id'),
+              ('sync_commits', 'client_commit_id'), ('sync_changes', 'partition'),
+              ('sync_changes', 'tbl'), ('sync_changes', 'row_id'), ('sync_changes', 'scope_var'),
+              ('sync_changes', 'scope_value'), ('sync_change_scopes', 'partition'),
+              ('sync_change_scopes', 'tbl'), ('sync_change_scopes', 'var'),
+              ('sync_change_scopes', 'value'), ('sync_push_results', 'partition'),
+              ('sync_push_results', 'client_id'), ('sync_push_results', 'client_commit_id'),
+              ('sync_reactions', 'partition'), ('sync_reactions', 'idempotency_key'),
+              ('sync_reactions', 'status'), ('sync_clients', 'partition'),
+              ('sync_clients', 'client_id'), ('sync_blob_refs', 'partition'),
+              ('sync_blob_refs', 'tbl'), ('sync_blob_refs', 'row_id'), ('sync_blob_refs', 'blob_id'),
+              ('sync_tombstones', 'partition'), ('sync_tombstones', 'tbl'),
+              ('sync_tombstones', 'row_id'), ('sync_backfill_checkpoints', 'partition'),
+              ('sync_backfill_checkpoints', 'name'), ('sync_writer_fence', 'partition'),
+              ('sync_blobs', 'partition'), ('sync_blobs', 'blob_id'), ('sync_leases', 'partition'),
+              ('sync_leases', 'client_id'), ('sync_leases', 'lease_id'), ('sync_leases', 'actor_id'),
+              ('sync_faults', 'fault'), ('sync_faults', 'partition'), ('sync_faults', 'client_id')));
+  IF own IS NOT NULL THEN
+    RAISE EXCEPTION 'syncular 0.7.0 cannot be installed over views of your own on its catalog'
+      USING ERRCODE = 'dependent_objects_still_exist',
+            DETAIL = pg_catalog.format('The update drops and creates again the views '
+                       'syncular.partitions, clients, commits, push_results, partition_lag, '
+                       'client_lag and reactions, and changes or drops catalog columns; these views '
+                       'of yours depend on them: %s.', own),
+            HINT = 'Save their definitions (pg_get_viewdef), drop them, run ALTER EXTENSION '
+                   'syncular UPDATE again and create them again after it.';
+  END IF;
+END $$;
 DO $$
 BEGIN
   PERFORM pg_catalog.set_config('syncular_upgrade.view_grants', coalesce((
