@@ -2,50 +2,51 @@
 \echo Use "ALTER EXTENSION syncular UPDATE TO '0.7.0'" to load this file. \quit
 
 -- The identifier columns of the catalog in the "C" collation (docs/storage.md "Collation of the
--- keys"): each changed column's indexes are rebuilt (no table is rewritten).  The views over
--- these tables are dropped and created again below (their 0.7.0 text), with the privileges
--- operators granted on them kept.  A view or rule of the operator's own over one of those views,
--- or over a catalog column this update changes or drops, would stop it half-way with
--- PostgreSQL's "cannot drop" or "cannot alter type" error and a misleading hint (CASCADE): it is
--- refused first, naming them.
+-- keys"): one ALTER TABLE per table, which rebuilds the indexes of its changed columns (no table
+-- is rewritten).  The views over these tables are dropped here and created again below (their
+-- 0.7.0 text), with the privileges operators granted on them kept.  A view or rule of the
+-- operator's own over one of those views, or over a catalog column this update changes or drops
+-- (below: sync_partitions.max_commit_seq, sync_changes.scope_var and scope_value), would stop the
+-- update half-way with PostgreSQL's "cannot drop" or "cannot alter type" error and a misleading
+-- hint (CASCADE): it is refused first, naming them.
 DO $$
 DECLARE
+  keys CONSTANT text[] := ARRAY[
+    'sync_partitions.partition', 'sync_partition_registry.partition',
+    'sync_row_scopes.partition', 'sync_row_scopes.tbl', 'sync_row_scopes.var', 'sync_row_scopes.value',
+    'sync_commits.partition', 'sync_commits.client_id', 'sync_commits.client_commit_id',
+    'sync_changes.partition', 'sync_changes.tbl', 'sync_changes.row_id',
+    'sync_change_scopes.partition', 'sync_change_scopes.tbl', 'sync_change_scopes.var',
+    'sync_change_scopes.value', 'sync_push_results.partition', 'sync_push_results.client_id',
+    'sync_push_results.client_commit_id', 'sync_reactions.partition',
+    'sync_reactions.idempotency_key', 'sync_reactions.status', 'sync_clients.partition',
+    'sync_clients.client_id', 'sync_blob_refs.partition', 'sync_blob_refs.tbl',
+    'sync_blob_refs.row_id', 'sync_blob_refs.blob_id', 'sync_tombstones.partition',
+    'sync_tombstones.tbl', 'sync_tombstones.row_id', 'sync_backfill_checkpoints.partition',
+    'sync_backfill_checkpoints.name', 'sync_writer_fence.partition', 'sync_blobs.partition',
+    'sync_blobs.blob_id', 'sync_leases.partition', 'sync_leases.client_id', 'sync_leases.lease_id',
+    'sync_leases.actor_id', 'sync_faults.fault', 'sync_faults.partition', 'sync_faults.client_id'];
+  dropped CONSTANT text[] := ARRAY['sync_partitions.max_commit_seq', 'sync_changes.scope_var',
+                                   'sync_changes.scope_value'];
+  views CONSTANT text[] := ARRAY['partitions', 'clients', 'commits', 'push_results', 'partition_lag',
+                                 'client_lag', 'reactions'];
   own text;
+  t record;
 BEGIN
   SELECT pg_catalog.string_agg(DISTINCT v.oid::regclass::text, ', ') INTO own
     FROM pg_catalog.pg_depend d
     JOIN pg_catalog.pg_rewrite r ON r.oid = d.objid
     JOIN pg_catalog.pg_class v ON v.oid = r.ev_class
-    JOIN pg_catalog.pg_class t ON t.oid = d.refobjid
+    JOIN pg_catalog.pg_class c ON c.oid = d.refobjid
    WHERE d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.refclassid = 'pg_catalog.pg_class'::regclass
-     AND t.relnamespace = 'syncular'::regnamespace AND v.oid <> t.oid
+     AND c.relnamespace = 'syncular'::regnamespace AND v.oid <> c.oid
      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
                       WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = v.oid
                         AND e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.deptype = 'e')
-     AND (t.relname IN ('partitions', 'clients', 'commits', 'push_results', 'partition_lag',
-                        'client_lag', 'reactions')
-          OR (t.relname, (SELECT a.attname FROM pg_catalog.pg_attribute a
-                           WHERE a.attrelid = t.oid AND a.attnum = d.refobjsubid)::text) IN
-             (('sync_partitions', 'partition'), ('sync_partitions', 'max_commit_seq'),
-              ('sync_partition_registry', 'partition'), ('sync_row_scopes', 'partition'),
-              ('sync_row_scopes', 'tbl'), ('sync_row_scopes', 'var'), ('sync_row_scopes', 'value'),
-              ('sync_commits', 'partition'), ('sync_commits', 'client_id'),
-              ('sync_commits', 'client_commit_id'), ('sync_changes', 'partition'),
-              ('sync_changes', 'tbl'), ('sync_changes', 'row_id'), ('sync_changes', 'scope_var'),
-              ('sync_changes', 'scope_value'), ('sync_change_scopes', 'partition'),
-              ('sync_change_scopes', 'tbl'), ('sync_change_scopes', 'var'),
-              ('sync_change_scopes', 'value'), ('sync_push_results', 'partition'),
-              ('sync_push_results', 'client_id'), ('sync_push_results', 'client_commit_id'),
-              ('sync_reactions', 'partition'), ('sync_reactions', 'idempotency_key'),
-              ('sync_reactions', 'status'), ('sync_clients', 'partition'),
-              ('sync_clients', 'client_id'), ('sync_blob_refs', 'partition'),
-              ('sync_blob_refs', 'tbl'), ('sync_blob_refs', 'row_id'), ('sync_blob_refs', 'blob_id'),
-              ('sync_tombstones', 'partition'), ('sync_tombstones', 'tbl'),
-              ('sync_tombstones', 'row_id'), ('sync_backfill_checkpoints', 'partition'),
-              ('sync_backfill_checkpoints', 'name'), ('sync_writer_fence', 'partition'),
-              ('sync_blobs', 'partition'), ('sync_blobs', 'blob_id'), ('sync_leases', 'partition'),
-              ('sync_leases', 'client_id'), ('sync_leases', 'lease_id'), ('sync_leases', 'actor_id'),
-              ('sync_faults', 'fault'), ('sync_faults', 'partition'), ('sync_faults', 'client_id')));
+     AND (c.relname = ANY (views)
+          OR c.relname || '.' || (SELECT a.attname FROM pg_catalog.pg_attribute a
+                                   WHERE a.attrelid = c.oid AND a.attnum = d.refobjsubid)
+             = ANY (keys || dropped));
   IF own IS NOT NULL THEN
     RAISE EXCEPTION 'syncular 0.7.0 cannot be installed over views of your own on its catalog'
       USING ERRCODE = 'dependent_objects_still_exist',
@@ -56,53 +57,23 @@ BEGIN
             HINT = 'Save their definitions (pg_get_viewdef), drop them, run ALTER EXTENSION '
                    'syncular UPDATE again and create them again after it.';
   END IF;
-END $$;
-DO $$
-BEGIN
+  -- the grants on the views, given back once they are created again (the last block)
   PERFORM pg_catalog.set_config('syncular_upgrade.view_grants', coalesce((
     SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
              'view', c.relname, 'grantee', a.grantee, 'privilege', a.privilege_type,
              'grantable', a.is_grantable))::text
       FROM pg_catalog.pg_class c, LATERAL pg_catalog.aclexplode(c.relacl) a
      WHERE c.relnamespace = 'syncular'::regnamespace AND a.grantee <> c.relowner
-       AND c.relname IN ('partitions', 'clients', 'commits', 'push_results', 'partition_lag',
-                         'client_lag', 'reactions')), '[]'), true);
+       AND c.relname = ANY (views)), '[]'), true);
+  EXECUTE 'DROP VIEW ' || (SELECT pg_catalog.string_agg(pg_catalog.format('syncular.%I', x), ', ')
+                             FROM pg_catalog.unnest(views) x);
+  FOR t IN SELECT pg_catalog.split_part(k, '.', 1) AS tbl,
+                  pg_catalog.string_agg(pg_catalog.format('ALTER COLUMN %I TYPE text COLLATE "C"',
+                                                          pg_catalog.split_part(k, '.', 2)), ', ') AS alters
+             FROM pg_catalog.unnest(keys) k GROUP BY 1 LOOP
+    EXECUTE pg_catalog.format('ALTER TABLE syncular.%I %s', t.tbl, t.alters);
+  END LOOP;
 END $$;
-DROP VIEW syncular.partitions, syncular.clients, syncular.commits, syncular.push_results,
-          syncular.partition_lag, syncular.client_lag, syncular.reactions;
-ALTER TABLE syncular.sync_partitions ALTER COLUMN partition TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_partition_registry ALTER COLUMN partition TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_row_scopes ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN var TYPE text COLLATE "C",
-  ALTER COLUMN value TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_commits ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN client_id TYPE text COLLATE "C", ALTER COLUMN client_commit_id TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_changes ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN row_id TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_change_scopes ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN var TYPE text COLLATE "C",
-  ALTER COLUMN value TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_push_results ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN client_id TYPE text COLLATE "C", ALTER COLUMN client_commit_id TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_reactions ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN idempotency_key TYPE text COLLATE "C", ALTER COLUMN status TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_clients ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN client_id TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_blob_refs ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN row_id TYPE text COLLATE "C",
-  ALTER COLUMN blob_id TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_tombstones ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN tbl TYPE text COLLATE "C", ALTER COLUMN row_id TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_backfill_checkpoints ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN name TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_writer_fence ALTER COLUMN partition TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_blobs ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN blob_id TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_leases ALTER COLUMN partition TYPE text COLLATE "C",
-  ALTER COLUMN client_id TYPE text COLLATE "C", ALTER COLUMN lease_id TYPE text COLLATE "C",
-  ALTER COLUMN actor_id TYPE text COLLATE "C";
-ALTER TABLE syncular.sync_faults ALTER COLUMN fault TYPE text COLLATE "C",
-  ALTER COLUMN partition TYPE text COLLATE "C", ALTER COLUMN client_id TYPE text COLLATE "C";
 
 -- Realtime fanout with the registrations as text (src/fanout.c, src/fanout_regs.c): the gateway
 -- passes each socket's registration text and the backend reuses its parse from commit to commit.
