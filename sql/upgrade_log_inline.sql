@@ -55,12 +55,17 @@ GRANT SELECT ON syncular.commits, syncular.client_lag TO syncular_t_monitor;
 GRANT SELECT ON syncular.partitions TO syncular_t_monitor WITH GRANT OPTION;
 GRANT SELECT ON syncular.reactions TO PUBLIC;
 
--- views of the operator's own over a view the update drops and creates again, or over a catalog
--- column it changes: refused first, naming them, and nothing changes; a view over columns the
--- update leaves alone stays
+-- objects of the operator's own over a view the update drops and creates again, or over a catalog
+-- column it changes (views, a SQL-standard function body, a trigger's condition): refused first,
+-- naming them, and nothing changes; a view over columns the update leaves alone stays
 CREATE VIEW public.my_commits AS SELECT partition, commit_seq FROM syncular.commits;
 CREATE VIEW public.my_scopes AS SELECT tbl, var FROM syncular.sync_row_scopes;
 CREATE VIEW public.my_seqs AS SELECT commit_seq, idx FROM syncular.sync_changes;
+CREATE FUNCTION public.my_count() RETURNS bigint LANGUAGE sql
+BEGIN ATOMIC SELECT count(*) FROM syncular.clients; END;
+CREATE FUNCTION public.my_note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+CREATE TRIGGER my_note AFTER INSERT ON syncular.sync_tombstones FOR EACH ROW
+  WHEN (NEW.partition = 'p9') EXECUTE FUNCTION public.my_note();
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 ALTER EXTENSION syncular UPDATE TO '0.7.0';
@@ -68,6 +73,9 @@ ALTER EXTENSION syncular UPDATE TO '0.7.0';
 \set SHOW_CONTEXT errors
 SELECT extversion FROM pg_extension WHERE extname = 'syncular';
 DROP VIEW public.my_commits, public.my_scopes;
+DROP FUNCTION public.my_count();
+DROP TRIGGER my_note ON syncular.sync_tombstones;
+DROP FUNCTION public.my_note();
 
 ALTER EXTENSION syncular UPDATE TO '0.7.0';
 SELECT count(*) AS my_seqs_rows FROM public.my_seqs;

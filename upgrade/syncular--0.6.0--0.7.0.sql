@@ -4,11 +4,11 @@
 -- The identifier columns of the catalog in the "C" collation (docs/storage.md "Collation of the
 -- keys"): one ALTER TABLE per table, which rebuilds the indexes of its changed columns (no table
 -- is rewritten).  The views over these tables are dropped here and created again below (their
--- 0.7.0 text), with the privileges operators granted on them kept.  A view or rule of the
--- operator's own over one of those views, or over a catalog column this update changes or drops
--- (below: sync_partitions.max_commit_seq, sync_changes.scope_var and scope_value), would stop the
--- update half-way with PostgreSQL's "cannot drop" or "cannot alter type" error and a misleading
--- hint (CASCADE): it is refused first, naming them.
+-- 0.7.0 text), with the privileges operators granted on them kept.  An object of the operator's
+-- own over one of those views, or over a catalog column this update changes or drops (below:
+-- sync_partitions.max_commit_seq, sync_changes.scope_var and scope_value), would stop the update
+-- half-way with PostgreSQL's "cannot drop" or "cannot alter type" error and a misleading hint
+-- (CASCADE): it is refused first, naming them.
 DO $$
 DECLARE
   keys CONSTANT text[] := ARRAY[
@@ -33,29 +33,40 @@ DECLARE
   own text;
   t record;
 BEGIN
-  SELECT pg_catalog.string_agg(DISTINCT v.oid::regclass::text, ', ') INTO own
+  -- the operator's objects that would stop it: views, materialized views and rules (by the
+  -- relation of their rewrite rule), SQL-standard function bodies and trigger conditions
+  SELECT pg_catalog.string_agg(DISTINCT
+           CASE WHEN d.classid = 'pg_catalog.pg_rewrite'::regclass
+                THEN (SELECT r.ev_class::regclass::text FROM pg_catalog.pg_rewrite r WHERE r.oid = d.objid)
+                ELSE pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) END, ', ') INTO own
     FROM pg_catalog.pg_depend d
-    JOIN pg_catalog.pg_rewrite r ON r.oid = d.objid
-    JOIN pg_catalog.pg_class v ON v.oid = r.ev_class
     JOIN pg_catalog.pg_class c ON c.oid = d.refobjid
-   WHERE d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.refclassid = 'pg_catalog.pg_class'::regclass
-     AND c.relnamespace = 'syncular'::regnamespace AND v.oid <> c.oid
+   WHERE d.refclassid = 'pg_catalog.pg_class'::regclass AND d.deptype = 'n'
+     AND d.classid IN ('pg_catalog.pg_rewrite'::regclass, 'pg_catalog.pg_proc'::regclass,
+                       'pg_catalog.pg_trigger'::regclass)
+     AND c.relnamespace = 'syncular'::regnamespace
+     -- not the extension's own: its views (the relation of the rule) and functions are members
      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
-                      WHERE e.classid = 'pg_catalog.pg_class'::regclass AND e.objid = v.oid
-                        AND e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.deptype = 'e')
+                      WHERE e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.deptype = 'e'
+                        AND ((d.classid = 'pg_catalog.pg_rewrite'::regclass
+                              AND e.classid = 'pg_catalog.pg_class'::regclass
+                              AND e.objid = (SELECT r.ev_class FROM pg_catalog.pg_rewrite r
+                                              WHERE r.oid = d.objid))
+                             OR (e.classid = d.classid AND e.objid = d.objid)))
      AND (c.relname = ANY (views)
           OR c.relname || '.' || (SELECT a.attname FROM pg_catalog.pg_attribute a
                                    WHERE a.attrelid = c.oid AND a.attnum = d.refobjsubid)
              = ANY (keys || dropped));
   IF own IS NOT NULL THEN
-    RAISE EXCEPTION 'syncular 0.7.0 cannot be installed over views of your own on its catalog'
+    RAISE EXCEPTION 'syncular 0.7.0 cannot be installed over objects of your own on its catalog'
       USING ERRCODE = 'dependent_objects_still_exist',
             DETAIL = pg_catalog.format('The update drops and creates again the views '
                        'syncular.partitions, clients, commits, push_results, partition_lag, '
-                       'client_lag and reactions, and changes or drops catalog columns; these views '
-                       'of yours depend on them: %s.', own),
-            HINT = 'Save their definitions (pg_get_viewdef), drop them, run ALTER EXTENSION '
-                   'syncular UPDATE again and create them again after it.';
+                       'client_lag and reactions, and changes or drops catalog columns; these '
+                       'objects of yours depend on them: %s.', own),
+            HINT = 'Save their definitions (pg_get_viewdef, pg_get_functiondef, '
+                   'pg_get_triggerdef), drop them, run ALTER EXTENSION syncular UPDATE again and '
+                   'create them again after it.';
   END IF;
   -- the grants on the views, given back once they are created again (the last block)
   PERFORM pg_catalog.set_config('syncular_upgrade.view_grants', coalesce((
