@@ -159,6 +159,11 @@ SELECT pg_temp.err($$INSERT INTO public.todos (id, list_id, title) VALUES ('t4',
 ALTER TABLE public.todos SET SCHEMA app;
 RESET syncular.allow_synced_table_ddl;
 INSERT INTO app.todos (id, list_id, title) VALUES ('t4', 'l1', 'four');
+-- the same when the app schema itself is renamed
+ALTER SCHEMA app RENAME TO app_renamed;
+SELECT pg_temp.err($$INSERT INTO app_renamed.todos (id, list_id, title) VALUES ('t5', 'l1', 'five')$$) AS renamed;
+ALTER SCHEMA app_renamed RENAME TO app;
+INSERT INTO app.todos (id, list_id, title) VALUES ('t5', 'l1', 'five');
 
 -- unregister_schema may drop its tables (the registration goes first, so they are plain tables)
 SELECT syncular.unregister_schema('app', true) -> 'droppedTables' AS dropped;

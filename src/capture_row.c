@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/inval.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -66,6 +67,15 @@ typedef struct CapRel
 
 static CapRel *caprels = NULL;
 static int	ncaprels = 0;
+static bool nsp_callback = false;
+
+/* A schema renamed (or any other change of pg_namespace): every entry checks its name again. */
+static void
+forget_schemas(Datum arg, int cacheid, uint32 hashvalue)
+{
+	for (int i = 0; i < ncaprels; i++)
+		caprels[i].nsp = InvalidOid;
+}
 
 
 /* Raise a catalogue error with a HINT (sync_raise has none). */
@@ -132,10 +142,18 @@ caprel_for(Relation rel, SyncSchema *schema, const char *table)
 	const SyncTable *t;
 	int			ti = sync_schema_table_index(schema, table);
 
+	if (!nsp_callback)
+	{
+		CacheRegisterSyscacheCallback(NAMESPACEOID, forget_schemas, (Datum) 0);
+		nsp_callback = true;
+	}
 	for (int i = 0; i < ncaprels; i++)
 		if (caprels[i].relid == RelationGetRelid(rel))
 			cr = &caprels[i];
-	/* a row of a statement: the entry its first row made (the schema name checked then) */
+	/*
+	 * A row of a statement: the entry its first row made (the schema name checked then, and
+	 * checked again after any change of a schema: forget_schemas).
+	 */
 	if (cr != NULL && ti >= 0 && cr->generation == schema->generation && cr->ti == ti &&
 		cr->nsp == RelationGetNamespace(rel))
 		return cr;
