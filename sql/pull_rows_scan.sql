@@ -116,4 +116,16 @@ SELECT count(*) FROM pg_temp.round('admin', format('[{"id": "s", "table": "todos
 SELECT updated_at_ms > :before_ms AS changed_written, subscriptions->0->'scopes' AS subscriptions
   FROM syncular.sync_clients WHERE client_id = 'reader-admin';
 
+-- ordinary SQL writes to the table with its key in that collation: the capture compares its row
+-- ids with the catalog's ("C") under "C" (a multi-row INSERT with tombstones in the partition,
+-- an UPDATE that moves rows to another scope value, a DELETE)
+SET syncular.partition = 'p1';
+INSERT INTO public.todos (id, list_id) VALUES ('s1', 'L1'), ('s2', 'L1');
+UPDATE public.todos SET list_id = 'L2' WHERE id IN ('s1', 's2');
+SELECT count(*) AS moved_entries FROM syncular.sync_row_scopes
+ WHERE partition = 'p1' AND row_id IN ('s1', 's2') AND value = 'L2';
+DELETE FROM public.todos WHERE id IN ('s1', 's2');
+SELECT count(*) AS tombstones FROM syncular.sync_tombstones
+ WHERE partition = 'p1' AND row_id IN ('s1', 's2');
+
 ROLLBACK;

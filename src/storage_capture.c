@@ -214,7 +214,7 @@ lean_sql(const SyncTable *t, SyncCaptureShape shape)
 		appendStringInfoString(&s,
 							   ", tc AS (DELETE FROM syncular.sync_tombstones t WHERE t.ctid = ANY (ARRAY("
 							   " SELECT z.ctid FROM x, LATERAL (SELECT y.ctid FROM syncular.sync_tombstones y "
-							   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = x.r OFFSET 0) z "
+							   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = x.r COLLATE \"C\" OFFSET 0) z "
 							   " WHERE EXISTS (SELECT 1 FROM syncular.sync_tombstones w "
 							   "  WHERE w.partition = $1 AND w.tbl = $2)))), "
 							   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
@@ -285,12 +285,12 @@ log_sql(const SyncTable *t, SyncCaptureEvent ev)
 						   " ON CONFLICT (partition, tbl, row_id) DO UPDATE SET commit_seq = EXCLUDED.commit_seq), "
 						   "tc AS (DELETE FROM syncular.sync_tombstones t WHERE t.ctid = ANY (ARRAY("
 						   " SELECT z.ctid FROM u, LATERAL (SELECT y.ctid FROM syncular.sync_tombstones y "
-						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = u.r OFFSET 0) z "
+						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = u.r COLLATE \"C\" OFFSET 0) z "
 						   " WHERE u.fresh))), "
 						   "rd AS (DELETE FROM syncular.sync_row_scopes rs WHERE rs.ctid = ANY (ARRAY("
 						   " SELECT z.ctid FROM d, pg_catalog.jsonb_each_text(d.s) k, LATERAL (SELECT y.ctid "
 						   "  FROM syncular.sync_row_scopes y WHERE y.partition = $1 AND y.tbl = $2 "
-						   "  AND y.var = k.key AND y.value = k.value AND y.row_id = d.r OFFSET 0) z "
+						   "  AND y.var = k.key AND y.value = k.value AND y.row_id = d.r COLLATE \"C\" OFFSET 0) z "
 						   " WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.r = d.r "
 						   "  AND (u.s ->> k.key) = k.value)))), "
 						   "ri AS (INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id) "
@@ -301,14 +301,14 @@ log_sql(const SyncTable *t, SyncCaptureEvent ev)
 						   " ORDER BY k.key, k.value, u.r COLLATE \"C\"), "
 						   "br AS (DELETE FROM syncular.sync_blob_refs b WHERE b.ctid = ANY (ARRAY("
 						   " SELECT z.ctid FROM d, LATERAL (SELECT y.ctid FROM syncular.sync_blob_refs y "
-						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = d.r OFFSET 0) z "
+						   "  WHERE y.partition = $1 AND y.tbl = $2 AND y.row_id = d.r COLLATE \"C\" OFFSET 0) z "
 						   " WHERE d.gone))) ");
 	if (blobs)
 		appendStringInfoString(&s,
 							   ", bd AS (DELETE FROM syncular.sync_blob_refs b WHERE b.ctid = ANY (ARRAY("
 							   " SELECT z.ctid FROM u, LATERAL (SELECT y.ctid, y.blob_id FROM "
 							   "  syncular.sync_blob_refs y WHERE y.partition = $1 AND y.tbl = $2 "
-							   "  AND y.row_id = u.r OFFSET 0) z WHERE NOT (z.blob_id = ANY (u.b))))), "
+							   "  AND y.row_id = u.r COLLATE \"C\" OFFSET 0) z WHERE NOT (z.blob_id = ANY (u.b))))), "
 							   "bi AS (INSERT INTO syncular.sync_blob_refs (partition, tbl, row_id, blob_id) "
 							   " SELECT DISTINCT $1, $2, u.r, i FROM u, pg_catalog.unnest(u.b) i "
 							   " WHERE i IS NOT NULL ON CONFLICT DO NOTHING) ");
