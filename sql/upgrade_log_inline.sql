@@ -53,6 +53,9 @@ SELECT partition, max_commit_seq, horizon_seq FROM syncular.sync_partitions ORDE
 CREATE ROLE syncular_t_monitor;
 GRANT SELECT ON syncular.commits, syncular.client_lag TO syncular_t_monitor;
 GRANT SELECT ON syncular.partitions TO syncular_t_monitor WITH GRANT OPTION;
+GRANT SELECT (partition, client_id) ON syncular.clients TO syncular_t_monitor;
+ALTER VIEW syncular.partition_lag SET (security_barrier = true);
+ALTER VIEW syncular.push_results OWNER TO syncular_t_monitor;
 GRANT SELECT ON syncular.reactions TO PUBLIC;
 
 -- objects of the operator's own over a view the update drops and creates again, or over a catalog
@@ -66,6 +69,8 @@ BEGIN ATOMIC SELECT count(*) FROM syncular.clients; END;
 CREATE FUNCTION public.my_note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
 CREATE TRIGGER my_note AFTER INSERT ON syncular.sync_tombstones FOR EACH ROW
   WHEN (NEW.partition = 'p9') EXECUTE FUNCTION public.my_note();
+CREATE TRIGGER my_instead INSTEAD OF INSERT ON syncular.commits FOR EACH ROW
+  EXECUTE FUNCTION public.my_note();
 \set VERBOSITY default
 \set SHOW_CONTEXT never
 ALTER EXTENSION syncular UPDATE TO '0.7.0';
@@ -75,6 +80,7 @@ SELECT extversion FROM pg_extension WHERE extname = 'syncular';
 DROP VIEW public.my_commits, public.my_scopes;
 DROP FUNCTION public.my_count();
 DROP TRIGGER my_note ON syncular.sync_tombstones;
+DROP TRIGGER my_instead ON syncular.commits;
 DROP FUNCTION public.my_note();
 
 ALTER EXTENSION syncular UPDATE TO '0.7.0';
@@ -96,6 +102,19 @@ SELECT c.relname, a.grantee::regrole AS grantee, a.privilege_type, a.is_grantabl
   FROM pg_class c, LATERAL aclexplode(c.relacl) a
  WHERE c.relnamespace = 'syncular'::regnamespace AND c.relkind = 'v' AND a.grantee <> c.relowner
  ORDER BY 1, 2;
+-- and the privileges on their columns, their owner and their options
+SELECT t.attname, a.grantee::regrole AS grantee, a.privilege_type
+  FROM pg_attribute t, LATERAL aclexplode(t.attacl) a
+ WHERE t.attrelid = 'syncular.clients'::regclass ORDER BY t.attnum;
+SELECT relname, relowner = 'syncular_t_monitor'::regrole AS monitor_owns, reloptions FROM pg_class
+ WHERE relnamespace = 'syncular'::regnamespace AND relname IN ('push_results', 'partition_lag')
+ ORDER BY 1;
+-- they are the operator's, not the extension's initial privileges (pg_dump dumps only those that
+-- differ from the initial ones)
+SELECT count(*) AS monitor_in_initial_privileges
+  FROM pg_init_privs p, LATERAL aclexplode(p.initprivs) a
+ WHERE p.classoid = 'pg_class'::regclass AND a.grantee = 'syncular_t_monitor'::regrole;
+ALTER VIEW syncular.push_results OWNER TO CURRENT_USER;
 DROP OWNED BY syncular_t_monitor;
 DROP ROLE syncular_t_monitor;
 -- the partition lock reads commit_seq from the log since 0.7.0 (docs/storage.md "The partition

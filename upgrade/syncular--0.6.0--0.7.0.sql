@@ -33,22 +33,26 @@ DECLARE
   own text;
   t record;
 BEGIN
-  -- the operator's objects that would stop it: views, materialized views and rules (by the
-  -- relation of their rewrite rule), SQL-standard function bodies and trigger conditions
+  -- the operator's objects that would stop it or be lost with the views: views, materialized
+  -- views and rules over them (by the relation of their rewrite rule), SQL-standard function
+  -- bodies, trigger conditions and policies; rules and triggers on the views themselves
   SELECT pg_catalog.string_agg(DISTINCT
-           CASE WHEN d.classid = 'pg_catalog.pg_rewrite'::regclass
+           CASE WHEN d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.deptype = 'n'
                 THEN (SELECT r.ev_class::regclass::text FROM pg_catalog.pg_rewrite r WHERE r.oid = d.objid)
                 ELSE pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) END, ', ') INTO own
     FROM pg_catalog.pg_depend d
     JOIN pg_catalog.pg_class c ON c.oid = d.refobjid
-   WHERE d.refclassid = 'pg_catalog.pg_class'::regclass AND d.deptype = 'n'
-     AND d.classid IN ('pg_catalog.pg_rewrite'::regclass, 'pg_catalog.pg_proc'::regclass,
-                       'pg_catalog.pg_trigger'::regclass)
-     AND c.relnamespace = 'syncular'::regnamespace
+   WHERE d.refclassid = 'pg_catalog.pg_class'::regclass AND c.relnamespace = 'syncular'::regnamespace
+     AND ((d.deptype = 'n'
+           AND d.classid IN ('pg_catalog.pg_rewrite'::regclass, 'pg_catalog.pg_proc'::regclass,
+                             'pg_catalog.pg_trigger'::regclass, 'pg_catalog.pg_policy'::regclass))
+          -- a rule or trigger of the operator's on one of the views (the views have none of ours)
+          OR (d.deptype = 'a' AND c.relname = ANY (views)
+              AND d.classid IN ('pg_catalog.pg_rewrite'::regclass, 'pg_catalog.pg_trigger'::regclass)))
      -- not the extension's own: its views (the relation of the rule) and functions are members
      AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend e
                       WHERE e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.deptype = 'e'
-                        AND ((d.classid = 'pg_catalog.pg_rewrite'::regclass
+                        AND ((d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.deptype = 'n'
                               AND e.classid = 'pg_catalog.pg_class'::regclass
                               AND e.objid = (SELECT r.ev_class FROM pg_catalog.pg_rewrite r
                                               WHERE r.oid = d.objid))
@@ -68,14 +72,31 @@ BEGIN
                    'pg_get_triggerdef), drop them, run ALTER EXTENSION syncular UPDATE again and '
                    'create them again after it.';
   END IF;
-  -- the grants on the views, given back once they are created again (the last block)
-  PERFORM pg_catalog.set_config('syncular_upgrade.view_grants', coalesce((
-    SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-             'view', c.relname, 'grantee', a.grantee, 'privilege', a.privilege_type,
-             'grantable', a.is_grantable))::text
-      FROM pg_catalog.pg_class c, LATERAL pg_catalog.aclexplode(c.relacl) a
-     WHERE c.relnamespace = 'syncular'::regnamespace AND a.grantee <> c.relowner
-       AND c.relname = ANY (views)), '[]'), true);
+  -- what the operator set on the views, given back once they are created again (the last
+  -- block): privileges on each view and on its columns, its owner, its options
+  PERFORM pg_catalog.set_config('syncular_upgrade.views', pg_catalog.jsonb_build_object(
+    'grants', coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                'view', c.relname, 'col', NULL, 'grantee', a.grantee, 'privilege', a.privilege_type,
+                'grantable', a.is_grantable))
+               FROM pg_catalog.pg_class c, LATERAL pg_catalog.aclexplode(c.relacl) a
+              WHERE c.relnamespace = 'syncular'::regnamespace AND a.grantee <> c.relowner
+                AND c.relname = ANY (views)), '[]')
+              || coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                'view', c.relname, 'col', att.attname, 'grantee', a.grantee,
+                'privilege', a.privilege_type, 'grantable', a.is_grantable))
+               FROM pg_catalog.pg_class c
+               JOIN pg_catalog.pg_attribute att ON att.attrelid = c.oid AND att.attacl IS NOT NULL,
+               LATERAL pg_catalog.aclexplode(att.attacl) a
+              WHERE c.relnamespace = 'syncular'::regnamespace AND c.relname = ANY (views)), '[]'),
+    'owners', (SELECT pg_catalog.jsonb_object_agg(c.relname, c.relowner::regrole::text)
+                 FROM pg_catalog.pg_class c
+                WHERE c.relnamespace = 'syncular'::regnamespace AND c.relname = ANY (views)),
+    'options', coalesce((SELECT pg_catalog.jsonb_object_agg(c.relname,
+                                  pg_catalog.array_to_string(c.reloptions, ', '))
+                           FROM pg_catalog.pg_class c
+                          WHERE c.relnamespace = 'syncular'::regnamespace
+                            AND c.relname = ANY (views) AND c.reloptions IS NOT NULL), '{}'))::text,
+    true);
   EXECUTE 'DROP VIEW ' || (SELECT pg_catalog.string_agg(pg_catalog.format('syncular.%I', x), ', ')
                              FROM pg_catalog.unnest(views) x);
   FOR t IN SELECT pg_catalog.split_part(k, '.', 1) AS tbl,
@@ -201,15 +222,46 @@ END $$;
 REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits, syncular.push_results,
               syncular.partition_lag, syncular.client_lag, syncular.reactions FROM PUBLIC;
 DO $$
-DECLARE g record;
+DECLARE
+  saved CONSTANT jsonb := pg_catalog.current_setting('syncular_upgrade.views')::jsonb;
+  views CONSTANT oid[] := ARRAY(SELECT c.oid FROM pg_catalog.pg_class c
+                                 WHERE c.relnamespace = 'syncular'::regnamespace
+                                   AND c.relname IN ('partitions', 'clients', 'commits', 'push_results',
+                                                     'partition_lag', 'client_lag', 'reactions'));
+  init jsonb;
+  g record;
 BEGIN
-  FOR g IN SELECT x.value ->> 'view' AS view, (x.value ->> 'grantee')::oid AS grantee,
-                  x.value ->> 'privilege' AS privilege, (x.value ->> 'grantable')::boolean AS grantable
-             FROM pg_catalog.jsonb_array_elements(
-                    pg_catalog.current_setting('syncular_upgrade.view_grants')::jsonb) AS x(value) LOOP
-    EXECUTE pg_catalog.format('GRANT %s ON syncular.%I TO %s%s', g.privilege, g.view,
+  -- the views' initial privileges as this script made them (a new install's): a GRANT in an
+  -- extension script is recorded as the extension's own, and pg_dump dumps only what differs
+  -- from it, so they are put back after the operator's grants are given back
+  SELECT pg_catalog.jsonb_object_agg(p.objoid::text, p.initprivs::text) INTO init
+    FROM pg_catalog.pg_init_privs p
+   WHERE p.classoid = 'pg_catalog.pg_class'::regclass AND p.objoid = ANY (views) AND p.objsubid = 0;
+  FOR g IN SELECT x.value ->> 'view' AS view, x.value ->> 'col' AS col,
+                  (x.value ->> 'grantee')::oid AS grantee, x.value ->> 'privilege' AS privilege,
+                  (x.value ->> 'grantable')::boolean AS grantable
+             FROM pg_catalog.jsonb_array_elements(saved -> 'grants') AS x(value) LOOP
+    EXECUTE pg_catalog.format('GRANT %s%s ON syncular.%I TO %s%s', g.privilege,
+                              CASE WHEN g.col IS NULL THEN ''
+                                   ELSE pg_catalog.format(' (%I)', g.col) END, g.view,
                               CASE WHEN g.grantee = 0 THEN 'PUBLIC'
                                    ELSE g.grantee::regrole::text END,
                               CASE WHEN g.grantable THEN ' WITH GRANT OPTION' ELSE '' END);
   END LOOP;
+  FOR g IN SELECT x.key AS view, x.value AS opts
+             FROM pg_catalog.jsonb_each_text(saved -> 'options') AS x LOOP
+    EXECUTE pg_catalog.format('ALTER VIEW syncular.%I SET (%s)', g.view, g.opts);
+  END LOOP;
+  FOR g IN SELECT x.key AS view, x.value AS owner
+             FROM pg_catalog.jsonb_each_text(saved -> 'owners') AS x
+            WHERE x.value <> (SELECT c.relowner::regrole::text FROM pg_catalog.pg_class c
+                               WHERE c.relnamespace = 'syncular'::regnamespace
+                                 AND c.relname = x.key) LOOP
+    EXECUTE pg_catalog.format('ALTER VIEW syncular.%I OWNER TO %s', g.view, g.owner);
+  END LOOP;
+  UPDATE pg_catalog.pg_init_privs p SET initprivs = (init ->> p.objoid::text)::pg_catalog.aclitem[]
+   WHERE p.classoid = 'pg_catalog.pg_class'::regclass AND p.objoid = ANY (views) AND p.objsubid = 0
+     AND init ? p.objoid::text;
+  DELETE FROM pg_catalog.pg_init_privs p
+   WHERE p.classoid = 'pg_catalog.pg_class'::regclass AND p.objoid = ANY (views) AND p.objsubid <> 0;
 END $$;
