@@ -218,6 +218,14 @@ family(GwStr *b, const char *name, const char *type, const char *help)
 	gw_str_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* a counter family of one sample without labels */
+static void
+counter(GwStr *b, const char *name, const char *help, uint64_t v)
+{
+	family(b, name, "counter", help);
+	gw_str_printf(b, "%s %llu\n", name, (unsigned long long) v);
+}
+
 /* ---------------------------------------------------------------- the database part */
 
 /*
@@ -456,12 +464,10 @@ render_gzip(GwStr *b)
 		gw_str_printf(b, "%s{thread=\"worker\"} %.*f\n", what[f][0], f == 3 ? 6 : 0, worker[f]);
 		gw_str_printf(b, "%s{thread=\"loop\"} %.*f\n", what[f][0], f == 3 ? 6 : 0, loop[f]);
 	}
-	family(b, "syncular_gateway_gzip_skipped_total", "counter",
-		   "/sync answers sent uncompressed to a client accepting gzip because --gzip-queue was full");
-	gw_str_printf(b, "syncular_gateway_gzip_skipped_total %llu\n", (unsigned long long) z.skipped);
-	family(b, "syncular_gateway_gzip_cancelled_total", "counter",
-		   "answers dropped from the compression queue because their client went away");
-	gw_str_printf(b, "syncular_gateway_gzip_cancelled_total %llu\n", (unsigned long long) z.cancelled);
+	counter(b, "syncular_gateway_gzip_skipped_total",
+		   "/sync answers sent uncompressed to a client accepting gzip because --gzip-queue was full", z.skipped);
+	counter(b, "syncular_gateway_gzip_cancelled_total",
+		   "answers dropped from the compression queue because their client went away", z.cancelled);
 	family(b, "syncular_gateway_gzip_queue_bytes", "gauge",
 		   "bytes of /sync answers waiting for or in compression (limit --gzip-queue)");
 	gw_str_printf(b, "syncular_gateway_gzip_queue_bytes %zu\n", z.queued_bytes);
@@ -486,49 +492,36 @@ render_gateway(GwStr *b)
 	family(b, "syncular_gateway_operation_watches", "gauge",
 		   "live query watches on <mount>/operations/realtime sockets (REMOTE.md 6)");
 	gw_str_printf(b, "syncular_gateway_operation_watches %d\n", watches_fn ? watches_fn() : 0);
-	family(b, "syncular_gateway_operation_watch_calls_total", "counter",
-		   "syncular.operations_watch_rerun calls (one per partition and wake-up, for all its watches)");
-	gw_str_printf(b, "syncular_gateway_operation_watch_calls_total %llu\n", (unsigned long long) watch_calls);
-	family(b, "syncular_gateway_deltas_sent_total", "counter", "commit deltas queued to realtime sockets");
-	gw_str_printf(b, "syncular_gateway_deltas_sent_total %llu\n", (unsigned long long) deltas);
-	family(b, "syncular_gateway_acks_received_total", "counter",
-		   "ack messages received on open realtime sockets (SPEC 8.2)");
-	gw_str_printf(b, "syncular_gateway_acks_received_total %llu\n", (unsigned long long) acks_received);
-	family(b, "syncular_gateway_ack_writes_total", "counter",
-		   "statements writing realtime acks (one syncular.realtime_ack_many call per partition with new acks)");
-	gw_str_printf(b, "syncular_gateway_ack_writes_total %llu\n", (unsigned long long) ack_writes);
-	family(b, "syncular_gateway_acks_written_total", "counter",
-		   "socket acks written by those statements (each socket's highest ack since the previous write)");
-	gw_str_printf(b, "syncular_gateway_acks_written_total %llu\n", (unsigned long long) acks_written);
-	family(b, "syncular_gateway_jwt_cache_hits_total", "counter",
-		   "bearer tokens found in the verified-token cache (--jwt-cache): no signature check");
-	gw_str_printf(b, "syncular_gateway_jwt_cache_hits_total %llu\n", (unsigned long long) jwt_hits);
-	family(b, "syncular_gateway_jwt_cache_misses_total", "counter",
-		   "bearer tokens verified in full (first seen, replaced in their slot, outside their dates, or invalid)");
-	gw_str_printf(b, "syncular_gateway_jwt_cache_misses_total %llu\n", (unsigned long long) jwt_misses);
-	family(b, "syncular_gateway_group_commits_total", "counter",
-		   "statements that ran several push rounds of one partition together (--group-commit)");
-	gw_str_printf(b, "syncular_gateway_group_commits_total %llu\n", (unsigned long long) gc_batches);
-	family(b, "syncular_gateway_group_commit_rounds_total", "counter", "push rounds that ran in those statements");
-	gw_str_printf(b, "syncular_gateway_group_commit_rounds_total %llu\n", (unsigned long long) gc_rounds);
-	family(b, "syncular_gateway_group_commit_fallbacks_total", "counter",
-		   "group commits rolled back by a statement error and run again round by round");
-	gw_str_printf(b, "syncular_gateway_group_commit_fallbacks_total %llu\n", (unsigned long long) gc_fallbacks);
+	counter(b, "syncular_gateway_operation_watch_calls_total",
+		   "syncular.operations_watch_rerun calls (one per partition and wake-up, for all its watches)", watch_calls);
+	counter(b, "syncular_gateway_deltas_sent_total", "commit deltas queued to realtime sockets", deltas);
+	counter(b, "syncular_gateway_acks_received_total",
+		   "ack messages received on open realtime sockets (SPEC 8.2)", acks_received);
+	counter(b, "syncular_gateway_ack_writes_total",
+		   "statements writing realtime acks (one syncular.realtime_ack_many call per partition with new acks)", ack_writes);
+	counter(b, "syncular_gateway_acks_written_total",
+		   "socket acks written by those statements (each socket's highest ack since the previous write)", acks_written);
+	counter(b, "syncular_gateway_jwt_cache_hits_total",
+		   "bearer tokens found in the verified-token cache (--jwt-cache): no signature check", jwt_hits);
+	counter(b, "syncular_gateway_jwt_cache_misses_total",
+		   "bearer tokens verified in full (first seen, replaced in their slot, outside their dates, or invalid)", jwt_misses);
+	counter(b, "syncular_gateway_group_commits_total",
+		   "statements that ran several push rounds of one partition together (--group-commit)", gc_batches);
+	counter(b, "syncular_gateway_group_commit_rounds_total", "push rounds that ran in those statements", gc_rounds);
+	counter(b, "syncular_gateway_group_commit_fallbacks_total",
+		   "group commits rolled back by a statement error and run again round by round", gc_fallbacks);
 	family(b, "syncular_gateway_group_commit_waiting", "gauge",
 		   "push rounds waiting while a statement of their partition is in the database");
 	gw_str_printf(b, "syncular_gateway_group_commit_waiting %d\n", gc_waiting_fn ? gc_waiting_fn() : 0);
-	family(b, "syncular_gateway_commit_wakeups_lost_total", "counter",
+	counter(b, "syncular_gateway_commit_wakeups_lost_total",
 		   "times the commit wake-up ring moved past this gateway's position while realtime sockets or "
-		   "watches were open (every partition resynchronized)");
-	gw_str_printf(b, "syncular_gateway_commit_wakeups_lost_total %llu\n", gw_waiter_lost());
-	family(b, "syncular_gateway_commit_wakeup_calls_total", "counter",
+		   "watches were open (every partition resynchronized)", gw_waiter_lost());
+	counter(b, "syncular_gateway_commit_wakeup_calls_total",
 		   "syncular.wait_commits calls (ring mode): one per answer while a WebSocket is open, at most "
-		   "one per 250 ms while none is");
-	gw_str_printf(b, "syncular_gateway_commit_wakeup_calls_total %llu\n", gw_waiter_calls());
-	family(b, "syncular_gateway_prepared_fallbacks_total", "counter",
+		   "one per 250 ms while none is", gw_waiter_calls());
+	counter(b, "syncular_gateway_prepared_fallbacks_total",
 		   "named statements refused before they ran (gone, as behind a pooler that does not keep them, "
-		   "or their result type changed) and sent again unnamed");
-	gw_str_printf(b, "syncular_gateway_prepared_fallbacks_total %llu\n", gw_prepared_fallbacks());
+		   "or their result type changed) and sent again unnamed", gw_prepared_fallbacks());
 	family(b, "syncular_gateway_commit_wakeups_ring", "gauge",
 		   "1 when commit wake-ups come from the ring (syncular.wait_commits), 0 with NOTIFY");
 	gw_str_printf(b, "syncular_gateway_commit_wakeups_ring %d\n", gw_pool_waiting() ? 1 : 0);
@@ -584,12 +577,10 @@ render_gateway(GwStr *b)
 		gw_str_printf(b, "syncular_gateway_sent_bytes_total{transport=\"%s\"} %llu\n", tname[t],
 				   (unsigned long long) bytes_io[t][0]);
 	render_gzip(b);
-	family(b, "syncular_gateway_metrics_scrapes_total", "counter",
-		   "queries of the database statistics (at most one per --metrics-interval)");
-	gw_str_printf(b, "syncular_gateway_metrics_scrapes_total %llu\n", (unsigned long long) scrapes);
-	family(b, "syncular_gateway_metrics_scrape_errors_total", "counter",
-		   "statistics queries that failed or could not be queued");
-	gw_str_printf(b, "syncular_gateway_metrics_scrape_errors_total %llu\n", (unsigned long long) scrape_errors);
+	counter(b, "syncular_gateway_metrics_scrapes_total",
+		   "queries of the database statistics (at most one per --metrics-interval)", scrapes);
+	counter(b, "syncular_gateway_metrics_scrape_errors_total",
+		   "statistics queries that failed or could not be queued", scrape_errors);
 }
 
 char *

@@ -37,9 +37,9 @@ void gw_metrics_notify_next(int64_t at[2]);
 void gw_metrics_delta(int64_t notify_us);
 /* an ack message arrived on a realtime socket; a statement writing n coalesced acks was sent */
 void gw_metrics_ack_received(void);
+void gw_metrics_ack_write(int n);
 /* a bearer token looked up in the verified-token cache (jwtcache.c): found or not */
 void gw_metrics_jwt_cache(bool hit);
-void gw_metrics_ack_write(int n);
 /* groupcommit.c: a statement of n push rounds sent; a batch rolled back and rerun round by round */
 void gw_metrics_group_commit(int n);
 void gw_metrics_group_commit_fallback(void);
