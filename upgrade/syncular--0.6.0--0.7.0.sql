@@ -219,18 +219,17 @@ END $$;
 --#include comments/partition_lag/0.2.0.sql
 --#include views/reactions/0.4.0.sql
 --#include comments/reactions/0.4.0.sql
-REVOKE ALL ON syncular.partitions, syncular.clients, syncular.commits, syncular.push_results,
-              syncular.partition_lag, syncular.client_lag, syncular.reactions FROM PUBLIC;
 DO $$
 DECLARE
   saved CONSTANT jsonb := pg_catalog.current_setting('syncular_upgrade.views')::jsonb;
-  views CONSTANT oid[] := ARRAY(SELECT c.oid FROM pg_catalog.pg_class c
-                                 WHERE c.relnamespace = 'syncular'::regnamespace
-                                   AND c.relname IN ('partitions', 'clients', 'commits', 'push_results',
-                                                     'partition_lag', 'client_lag', 'reactions'));
+  -- the views the first block dropped (it saved an owner for each)
+  views CONSTANT oid[] := ARRAY(SELECT pg_catalog.format('syncular.%I', v)::regclass::oid
+                                  FROM pg_catalog.jsonb_object_keys(saved -> 'owners') v);
   init jsonb;
   g record;
 BEGIN
+  -- owner-only, as a new install leaves them
+  EXECUTE 'REVOKE ALL ON ' || pg_catalog.array_to_string(views::regclass[], ', ') || ' FROM PUBLIC';
   -- the views' initial privileges as this script made them (a new install's): a GRANT in an
   -- extension script is recorded as the extension's own, and pg_dump dumps only what differs
   -- from it, so they are put back after the operator's grants are given back
