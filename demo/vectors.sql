@@ -134,7 +134,7 @@ BEGIN
     END IF;
   END LOOP;
 END $$;
-SELECT demo.replay();
+DO $$ BEGIN PERFORM demo.replay(); END $$;
 
 \pset format unaligned
 \pset tuples_only on

@@ -5,6 +5,7 @@
 #include "gateway.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static const Opt opts[] = {
 	{"mount", "SYNCULAR_GATEWAY_MOUNT", T_STR, &gw_cfg.mount, "/sync-api",
 	 "path prefix of every route (SPEC 1.1 <mount>)"},
 	{"pool", "SYNCULAR_GATEWAY_POOL", T_INT, &gw_cfg.pool, "8",
-	 "database connections serving rounds (plus one for LISTEN, and one for syncular.wait_commits when the database uses the commit wake-up ring)"},
+	 "database connections serving rounds, 1..256 (plus one for LISTEN, and one for syncular.wait_commits when the database uses the commit wake-up ring)"},
 	{"max-body", "SYNCULAR_GATEWAY_MAX_BODY", T_SIZE, &gw_cfg.max_body, NULL,
 	 "bytes: largest /sync request body, before and after gunzip (413 above); default: the database's "
 	 "syncular.max_request_bytes, read at start and after each reconnect"},
@@ -89,7 +90,7 @@ static const Opt opts[] = {
 	{"watch-batch", "SYNCULAR_GATEWAY_WATCH_BATCH", T_INT, &gw_cfg.watch_batch, "1000",
 	 "watches of one partition in one syncular.operations_watch_rerun call (more: follow-up calls; 1-100000)"},
 	{"fanout-batch", "SYNCULAR_GATEWAY_FANOUT_BATCH", T_INT, &gw_cfg.fanout_batch, "250",
-	 "realtime sockets of one partition in one syncular.realtime_fanout call (more: that many calls at "
+	 "realtime sockets of one partition in one syncular.realtime_fanout_arrays call (more: that many calls at "
 	 "once on the pool's connections, each socket's delta sent as soon as its call answers; 1-100000)"},
 	{"ack-flush-ms", "SYNCULAR_GATEWAY_ACK_FLUSH_MS", T_INT, &gw_cfg.ack_flush_ms, "5",
 	 "milliseconds between two writes of the realtime acks received meanwhile (SPEC 8.2): each socket's "
@@ -124,7 +125,7 @@ static const Opt opts[] = {
 	{"metrics-interval", "SYNCULAR_GATEWAY_METRICS_INTERVAL", T_INT, &gw_cfg.metrics_interval_s, "10",
 	 "seconds: the statistics views are queried at most once per interval; scrapes in between get the cached figures"},
 	{"verbose", "SYNCULAR_GATEWAY_VERBOSE", T_FLAG, &gw_cfg.verbose, "0",
-	 "log every request and database event to stderr: --verbose, or --verbose 1 / 0 (also =1, on, off)"},
+	 "log each request, realtime fanout and socket close to stderr: --verbose, or --verbose 1 / 0 (also =1, on, off)"},
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -222,10 +223,75 @@ bad:
 	return 2;
 }
 
+/*
+ * The ranges of the numeric settings (the parser already refuses a negative number and an int
+ * above 10^9).  A value outside is refused at start with the flag, its variable, the range and
+ * the value given, wherever it came from (a flag, the environment, /etc/default).
+ */
+typedef struct Range
+{
+	const char *flag;
+	long long   min;
+	long long   max;          /* LLONG_MAX: no upper bound of its own */
+	const char *unit;
+} Range;
+
+static const Range ranges[] = {
+	{"pool", 1, 256, ""},
+	{"bootstrap-connections", 0, 256, ""},
+	{"group-commit", 1, 1024, " (1: off)"},
+	{"max-inflight-bytes", 65536, LLONG_MAX, " bytes"},
+	{"jwt-leeway", 0, 600, " seconds"},
+	{"jwt-cache", 0, 65536, " tokens"},
+	{"ws-max-message", 64, LLONG_MAX, " bytes"},
+	{"ws-max-unacked", 1, LLONG_MAX, " deltas"},
+	{"ws-max-watches", 1, LLONG_MAX, " watches"},
+	{"watch-batch", 1, 100000, " watches"},
+	{"fanout-batch", 1, 100000, " sockets"},
+	{"ack-flush-ms", 0, 10000, " milliseconds"},
+	{"gzip-level", 1, 12, ""},
+	{"gzip-threads", 0, 64, " threads"},
+	{"heartbeat", 1, LLONG_MAX, " seconds"},
+	{"presence-max", 2, 7000, " bytes (NOTIFY payload limit)"},
+	{"shard-refresh", 1, 86400, " seconds"},
+};
+
+static const Opt *
+find_opt(const char *flag)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		if (strcmp(opts[i].flag, flag) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+static int
+check_ranges(void)
+{
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+	{
+		const Range *r = &ranges[i];
+		const Opt  *o = find_opt(r->flag);
+		long long   v = o->type == T_INT ? *(int *) o->target : (long long) *(size_t *) o->target;
+
+		if (v >= r->min && v <= r->max)
+			continue;
+		if (r->max == LLONG_MAX)
+			fprintf(stderr, "syncular-gateway: --%s (%s) must be %lld or more%s, got %lld\n",
+					o->flag, o->env, r->min, r->unit, v);
+		else
+			fprintf(stderr, "syncular-gateway: --%s (%s) must be %lld..%lld%s, got %lld\n",
+					o->flag, o->env, r->min, r->max, r->unit, v);
+		return 2;
+	}
+	return 0;
+}
+
 static int
 check(void)
 {
 	size_t m;
+	int rc;
 
 	if (!gw_cfg.db || !gw_cfg.db[0])
 	{
@@ -239,53 +305,32 @@ check(void)
 				gw_cfg.mount);
 		return 2;
 	}
-	if (gw_cfg.pool < 1 || gw_cfg.pool > 256)
-	{
-		fprintf(stderr, "syncular-gateway: --pool must be 1..256\n");
-		return 2;
-	}
-	if (gw_cfg.bootstrap_connections < 0 || gw_cfg.bootstrap_connections > gw_cfg.pool)
+	if ((rc = check_ranges()) != 0)
+		return rc;
+	if (gw_cfg.bootstrap_connections > gw_cfg.pool)
 	{
 		fprintf(stderr, "syncular-gateway: --bootstrap-connections (%d) must be 0..--pool (%d)\n",
 				gw_cfg.bootstrap_connections, gw_cfg.pool);
 		return 2;
 	}
-	if (gw_cfg.group_commit < 1 || gw_cfg.group_commit > 1024)
+	if (gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s)
 	{
-		fprintf(stderr, "syncular-gateway: --group-commit must be 1..1024 (1: off)\n");
+		fprintf(stderr, "syncular-gateway: --idle-timeout (%d) must be more than --heartbeat (%d) seconds\n",
+				gw_cfg.idle_timeout_s, gw_cfg.heartbeat_s);
 		return 2;
 	}
 	if (gw_cfg.bootstrap_connections == 0)  /* a quarter kept free, at least one (--pool 1: none) */
 		gw_cfg.bootstrap_connections = gw_cfg.pool == 1 ? 1
 			: gw_cfg.pool - (gw_cfg.pool / 4 > 1 ? gw_cfg.pool / 4 : 1);
+	if (gw_cfg.max_body != 0 && gw_cfg.max_body < 64)
+	{
+		fprintf(stderr, "syncular-gateway: --max-body (SYNCULAR_GATEWAY_MAX_BODY) must be 0 (the database's) "
+				"or at least 64 bytes, got %zu\n", gw_cfg.max_body);
+		return 2;
+	}
 	gw_cfg.max_body_set = gw_cfg.max_body != 0;
 	if (!gw_cfg.max_body_set)
 		gw_cfg.max_body = 8 * 1024 * 1024;  /* the extension's default, until the database says */
-	if (gw_cfg.max_body < 64 || gw_cfg.ws_max_message < 64 || gw_cfg.max_inflight_bytes < 65536 || gw_cfg.ws_max_unacked < 1 ||
-		gw_cfg.ws_max_watches < 1 || gw_cfg.watch_batch < 1 || gw_cfg.watch_batch > 100000 ||
-		gw_cfg.heartbeat_s < 1 || gw_cfg.idle_timeout_s <= gw_cfg.heartbeat_s || gw_cfg.shard_refresh_s < 1 ||
-		gw_cfg.shard_refresh_s > 86400 || gw_cfg.ack_flush_ms < 0 || gw_cfg.ack_flush_ms > 10000 ||
-		gw_cfg.fanout_batch < 1 || gw_cfg.fanout_batch > 100000 ||
-		gw_cfg.gzip_level < 1 || gw_cfg.gzip_level > 12 || gw_cfg.gzip_threads < 0 || gw_cfg.gzip_threads > 64)
-	{
-		fprintf(stderr, "syncular-gateway: limits out of range (see --help)\n");
-		return 2;
-	}
-	if (gw_cfg.presence_max < 2 || gw_cfg.presence_max > 7000)
-	{
-		fprintf(stderr, "syncular-gateway: --presence-max must be 2..7000 bytes (NOTIFY payload limit)\n");
-		return 2;
-	}
-	if (gw_cfg.jwt_cache > 65536)	/* (a negative number is refused by the parser) */
-	{
-		fprintf(stderr, "syncular-gateway: --jwt-cache must be 0..65536 tokens\n");
-		return 2;
-	}
-	if (gw_cfg.jwt_leeway_s > 600)
-	{
-		fprintf(stderr, "syncular-gateway: --jwt-leeway must be 0..600 seconds\n");
-		return 2;
-	}
 	if (gw_cfg.jwt_secret && gw_cfg.jwt_public_key)
 	{
 		fprintf(stderr, "syncular-gateway: give --jwt-secret or --jwt-public-key, not both\n");
@@ -315,6 +360,7 @@ int
 gw_config_load(int argc, char **argv)
 {
 	int rc;
+	const Opt  *bare = NULL;	/* the previous argument: a flag without a value (--verbose 2) */
 
 	/* defaults, then environment, then flags */
 	for (size_t i = 0; i < NOPTS; i++)
@@ -328,6 +374,7 @@ gw_config_load(int argc, char **argv)
 	}
 	for (int a = 1; a < argc; a++)
 	{
+		const Opt  *after_flag = bare;
 		const char *arg = argv[a];
 		const char *val = NULL;
 		const char *eq;
@@ -345,6 +392,7 @@ gw_config_load(int argc, char **argv)
 			printf("syncular-gateway %s\n", GW_EXTVERSION);
 			return 1;
 		}
+		bare = NULL;
 		if (strncmp(arg, "--", 2) != 0)
 			goto unknown;
 		arg += 2;
@@ -362,6 +410,8 @@ gw_config_load(int argc, char **argv)
 			/* a flag takes an optional value as the next argument (--verbose 1) */
 			if (a + 1 < argc && is_flag_value(argv[a + 1]))
 				val = argv[++a];
+			else
+				bare = &opts[i];
 		}
 		else
 		{
@@ -376,6 +426,12 @@ gw_config_load(int argc, char **argv)
 			return rc;
 		continue;
 unknown:
+		if (after_flag)
+		{
+			fprintf(stderr, "syncular-gateway: bad value for --%s (%s): \"%s\" (1, 0, on, off, true or false)\n",
+					after_flag->flag, after_flag->env, argv[a]);
+			return 2;
+		}
 		fprintf(stderr, "syncular-gateway: unknown argument \"%s\"; see --help\n", argv[a]);
 		return 2;
 	}

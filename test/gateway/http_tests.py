@@ -82,9 +82,46 @@ def t_verbose_forms():
     # documented as --verbose [1|0]: every form parses (the value after the flag is optional)
     for args in (["--verbose"], ["--verbose", "1"], ["--verbose", "0"], ["--verbose=1"], ["--verbose=off"]):
         r = subprocess.run([BIN] + args + ["--pool", "0", "--db", "x"], capture_output=True, text=True)
-        assert r.returncode == 2 and "--pool must be" in r.stderr, (args, r.stderr)
+        assert r.returncode == 2 and "--pool (SYNCULAR_GATEWAY_POOL) must be 1..256, got 0" in r.stderr, (args, r.stderr)
     r = subprocess.run([BIN, "--verbose=maybe", "--db", "x"], capture_output=True, text=True)
     assert r.returncode == 2 and "bad value for --verbose" in r.stderr, r
+    # a number after the bare flag is its bad value, not an unknown argument
+    r = subprocess.run([BIN, "--verbose", "2", "--db", "x"], capture_output=True, text=True)
+    assert r.returncode == 2 and 'bad value for --verbose (SYNCULAR_GATEWAY_VERBOSE): "2"' in r.stderr, r
+
+
+def t_config_ranges():
+    # a limit out of range names its flag, its variable, the range and the value, whether the
+    # value came from a flag or from the environment (/etc/default/syncular-gateway)
+    cases = [(["--heartbeat", "0"], "--heartbeat (SYNCULAR_GATEWAY_HEARTBEAT) must be 1 or more seconds, got 0"),
+             (["--gzip-level", "13"], "--gzip-level (SYNCULAR_GATEWAY_GZIP_LEVEL) must be 1..12, got 13"),
+             (["--gzip-threads", "65"], "--gzip-threads (SYNCULAR_GATEWAY_GZIP_THREADS) must be 0..64 threads, got 65"),
+             (["--max-inflight-bytes", "100"], "--max-inflight-bytes (SYNCULAR_GATEWAY_MAX_INFLIGHT_BYTES) must be 65536 or more bytes, got 100"),
+             (["--fanout-batch", "0"], "--fanout-batch (SYNCULAR_GATEWAY_FANOUT_BATCH) must be 1..100000 sockets, got 0"),
+             (["--watch-batch", "0"], "--watch-batch (SYNCULAR_GATEWAY_WATCH_BATCH) must be 1..100000 watches, got 0"),
+             (["--ack-flush-ms", "20000"], "--ack-flush-ms (SYNCULAR_GATEWAY_ACK_FLUSH_MS) must be 0..10000 milliseconds, got 20000"),
+             (["--shard-refresh", "0"], "--shard-refresh (SYNCULAR_GATEWAY_SHARD_REFRESH) must be 1..86400 seconds, got 0"),
+             (["--ws-max-message", "10"], "--ws-max-message (SYNCULAR_GATEWAY_WS_MAX_MESSAGE) must be 64 or more bytes, got 10"),
+             (["--ws-max-unacked", "0"], "--ws-max-unacked (SYNCULAR_GATEWAY_WS_MAX_UNACKED) must be 1 or more deltas, got 0"),
+             (["--ws-max-watches", "0"], "--ws-max-watches (SYNCULAR_GATEWAY_WS_MAX_WATCHES) must be 1 or more watches, got 0"),
+             (["--presence-max", "1"], "--presence-max (SYNCULAR_GATEWAY_PRESENCE_MAX) must be 2..7000 bytes"),
+             (["--jwt-cache", "70000"], "--jwt-cache (SYNCULAR_GATEWAY_JWT_CACHE) must be 0..65536 tokens, got 70000"),
+             (["--jwt-leeway", "700"], "--jwt-leeway (SYNCULAR_GATEWAY_JWT_LEEWAY) must be 0..600 seconds, got 700"),
+             (["--group-commit", "0"], "--group-commit (SYNCULAR_GATEWAY_GROUP_COMMIT) must be 1..1024 (1: off), got 0"),
+             (["--max-body", "10"], "--max-body (SYNCULAR_GATEWAY_MAX_BODY) must be 0 (the database's) or at least 64 bytes, got 10"),
+             (["--idle-timeout", "10"], "--idle-timeout (10) must be more than --heartbeat (30) seconds"),
+             (["--bootstrap-connections", "9"], "--bootstrap-connections (9) must be 0..--pool (8)")]
+    for args, want in cases:
+        r = subprocess.run([BIN, "--db", "x"] + args, capture_output=True, text=True)
+        assert r.returncode == 2 and want in r.stderr, (args, r.stderr)
+    env = dict(os.environ, SYNCULAR_GATEWAY_HEARTBEAT="0")
+    r = subprocess.run([BIN, "--db", "x"], capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and "--heartbeat (SYNCULAR_GATEWAY_HEARTBEAT) must be 1 or more seconds, got 0" in r.stderr, r
+    # the boundaries themselves are taken (the check stops at the database: exit 1, not 2)
+    r = subprocess.run([BIN, "--db", "host=/nonexistent dbname=x connect_timeout=1", "--gzip-level", "12",
+                        "--gzip-threads", "64", "--ack-flush-ms", "10000", "--pool", "256", "--jwt-leeway", "600"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode != 2 and "must be" not in r.stderr, r
 
 
 def t_env_variables():
@@ -626,7 +663,7 @@ def t_queue_limit():
         g.stop()
 
 
-TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_refuses_without_authentication, t_verbose_forms,
+TESTS = [t_help_lists_every_flag, t_refuses_to_start, t_refuses_without_authentication, t_verbose_forms, t_config_ranges,
          t_env_variables, t_healthz_readyz, t_readyz_names_a_failed_check, t_sync_round_sql_auth, t_auth_none_dev_identity,
          t_content_type_and_method, t_gzip_both_ways, t_body_limits, t_memory_budget, t_max_body_follows_database, t_routes_404,
          t_jwt_hs256, t_jwt_numeric_dates, t_jwt_cache, t_jwt_rs256_es256_partition_claim, t_killed_database_connection, t_database_down,
