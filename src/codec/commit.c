@@ -12,8 +12,6 @@
 
 #include <string.h>
 
-#define INV SSP_ERR_INVALID_REQUEST
-#define TRY(x) do { if (!(x)) return false; } while (0)
 
 /* commitSeq, createdAtMs, actorId, tables: the fields before the change records */
 static bool

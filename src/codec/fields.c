@@ -2,15 +2,13 @@
  * fields.c — the field writers every frame encoder uses (WF §1: little-endian integers, u32
  * length-prefixed UTF-8 strings and bytes, presence-flagged optionals, maps in UTF-16 key
  * order), each refusing what the decoder would refuse (invalid UTF-8, unsafe integers, enums out
- * of range, duplicate map keys) with the field's name.  Shared by wire.c and commit.c so a
+ * of range, duplicate map keys) with the field's name.  Shared by wire_write.c and commit.c so a
  * field's layout is written in one place.
  */
 #include "ssp_internal.h"
 
 #include <string.h>
 
-#define INV SSP_ERR_INVALID_REQUEST
-#define TRY(x) do { if (!(x)) return false; } while (0)
 
 bool
 ssp_wr_str(SspBuf *out, const SspStr *s, const char *field, SspError *err)

@@ -6,8 +6,6 @@
 
 #include <string.h>
 
-#define INV SSP_ERR_INVALID_REQUEST
-#define TRY(x) do { if (!(x)) return false; } while (0)
 
 static const uint8_t magic_ssg2[4] = {'S', 'S', 'G', '2'};
 

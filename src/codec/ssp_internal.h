@@ -13,6 +13,16 @@
 #define SSP_PRINTF(a, b)
 #endif
 
+/* The code of a malformed message, and a step whose failure (err already set) fails its caller. */
+#define INV SSP_ERR_INVALID_REQUEST
+#define TRY(x) do { if (!(x)) return false; } while (0)
+
+/* The envelope's magic (WF §2). */
+#define SSP_MAGIC_SSP2 "SSP2"
+
+/* Whether type is a frame type registered for either kind of message (grammar.c). */
+bool ssp_frame_registered_any(uint8_t type);
+
 /* Set err (if non-NULL) and return false, so callers can `return ssp_fail(...)`. */
 bool ssp_fail(SspError *err, const char *code, const char *fmt, ...) SSP_PRINTF(3, 4);
 bool ssp_oom(SspError *err);
