@@ -359,6 +359,159 @@ validate_row(Oid owner, SyncSchema *schema, int ti, const char *row_id, const Ss
 	PG_END_TRY();
 }
 
+/*
+ * The values of the row written (newt; oldt for an UPDATE): from the columns of a materialized
+ * table, else from its _sync_payload; changed[c] says which columns the write changed.  A
+ * non-nullable synced column that is NULL fails the statement.
+ */
+static SspValue *
+row_values(Relation rel, const CapRel *cr, const SyncTable *t, HeapTuple oldt, HeapTuple newt,
+		   SspValue **old_vals, bool *changed)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	SspValue   *vals;
+	bool		isnull;
+
+	*old_vals = NULL;
+	if (oldt != NULL)
+		*old_vals = decode_payload(t, heap_getattr(oldt, cr->a_payload, desc, &isnull),
+								   "stored_payload");
+	if (t->materialize)
+	{
+		vals = palloc0(sizeof(SspValue) * t->ncolumns);
+		for (int c = 0; c < t->ncolumns; c++)
+		{
+			Datum		d;
+
+			if (oldt != NULL && !datum_changed(rel, cr->a_col[c], oldt, newt))
+			{
+				vals[c] = (*old_vals)[c];	/* the payload's value, even one the column cannot show */
+				continue;
+			}
+			changed[c] = true;
+			d = heap_getattr(newt, cr->a_col[c], desc, &isnull);
+			column_value(t, c, d, isnull, &vals[c]);
+		}
+	}
+	else
+	{
+		Datum		d = heap_getattr(newt, cr->a_payload, desc, &isnull);
+
+		if (isnull)
+			capture_raise("sync.invalid_request",
+						  "a table that is not materialized is written through _sync_payload",
+						  details_table_column(t->name, "_sync_payload", "payload_missing"),
+						  "Write _sync_payload = syncular.encode_row(table, row).");
+		vals = decode_payload(t, d, "payload_invalid");
+		/* an unchanged payload changes no column; any other payload moves every column */
+		if (oldt == NULL || datum_changed(rel, cr->a_payload, oldt, newt))
+			memset(changed, true, sizeof(bool) * t->ncolumns);
+	}
+	for (int c = 0; c < t->ncolumns; c++)
+		if (vals[c].is_null && !t->columns[c].nullable)
+			capture_raise("sync.invalid_request", "a non-nullable synced column is NULL",
+						  details_table_column(t->name, t->columns[c].name, "null_value"), NULL);
+	return vals;
+}
+
+/* The rowId of the row (SPEC §1.2: the primary key rendered), checked for size and U+0000. */
+static char *
+row_id_of(const SyncTable *t, const SspValue *vals)
+{
+	SspBuf		buf;
+	SspError	err;
+	char	   *row_id;
+
+	ssp_buf_init(&buf);
+	if (!ssp_render_pk(&t->codec_columns[t->pk_index], &vals[t->pk_index], &buf, &err))
+		sync_raise_codec_error(&err);
+	if (buf.len > SYNC_MAX_ROW_ID_BYTES || memchr(buf.data, '\0', buf.len) != NULL)
+		capture_raise("sync.invalid_request",
+					  psprintf("the primary key's rowId must be at most %d bytes without U+0000",
+							   SYNC_MAX_ROW_ID_BYTES),
+					  details_table_column(t->name, t->columns[t->pk_index].name, "key_too_large"),
+					  NULL);
+	row_id = pnstrdup((const char *) buf.data, buf.len);
+	ssp_buf_free(&buf);
+	return row_id;
+}
+
+/* The row's full payload (SPEC §1.3), at most syncular.max_row_bytes, as a bytea. */
+static bytea *
+row_payload(const SyncTable *t, const SspValue *vals)
+{
+	SspBuf		buf;
+	SspError	err;
+	bytea	   *p;
+
+	ssp_buf_init(&buf);
+	if (!ssp_row_encode_full(t->codec_columns, t->ncolumns, vals, &buf, &err))
+		capture_raise(err.code ? err.code : "sync.invalid_request",
+					  psprintf("a value cannot be encoded for sync: %s", err.message),
+					  details_table_column(t->name, NULL, "unencodable_value"), NULL);
+	if (buf.len > (size_t) sync_max_row_bytes)
+		capture_raise("sync.invalid_request",
+					  psprintf("the row is %zu bytes encoded, at most %d are accepted "
+							   "(syncular.max_row_bytes)", buf.len, sync_max_row_bytes),
+					  details_table_column(t->name, NULL, "value_too_large"), NULL);
+	p = palloc(VARHDRSZ + buf.len);
+	SET_VARSIZE(p, VARHDRSZ + buf.len);
+	memcpy(VARDATA(p), buf.data, buf.len);
+	ssp_buf_free(&buf);
+	return p;
+}
+
+/* The row's scopes (SPEC §3.1): every scope column set, each value at most its size. */
+static void
+row_scopes(const SyncTable *t, const SspValue *vals, SyncRowScopes *scopes)
+{
+	bool		complete;
+
+	push_payload_scopes(t, vals, scopes, &complete);
+	if (!complete)
+		capture_raise("sync.invalid_request", "a scope column of the row is NULL or empty",
+					  details_table_column(t->name, NULL, "missing_scope"),
+					  "Every scope column of a synced row needs a value (SPEC §3.1).");
+	for (int s = 0; s < scopes->n; s++)
+		if (strlen(scopes->values[s]) > SYNC_MAX_SCOPE_VALUE_BYTES)
+			capture_raise("sync.invalid_request",
+						  psprintf("a scope value must be at most %d bytes",
+								   SYNC_MAX_SCOPE_VALUE_BYTES),
+						  details_table_column(t->name, scopes->vars[s], "key_too_large"), NULL);
+}
+
+/*
+ * Versions (§1.4) of an updated row (oldt): the row moves to stored + 1, and so does every
+ * column that changed; *cvblob the column versions encoded.  A new row is at version 1 with no
+ * column versions.
+ */
+static int64
+row_versions(Relation rel, const CapRel *cr, const SyncTable *t, HeapTuple oldt,
+			 const bool *changed, bytea **cvblob)
+{
+	bool		isnull;
+	SyncStoredRow stored = {0};
+	Datum		d;
+	int64		version;
+	int64	   *cv;
+
+	*cvblob = NULL;
+	if (oldt == NULL)
+		return 1;
+	d = heap_getattr(oldt, cr->a_ver, RelationGetDescr(rel), &isnull);
+	stored.found = true;
+	stored.server_version = DatumGetInt64(d);
+	d = heap_getattr(oldt, cr->a_cv, RelationGetDescr(rel), &isnull);
+	stored.column_versions = isnull ? NULL : DatumGetByteaPP(d);
+	version = stored.server_version + 1;
+	cv = push_column_versions(t, &stored);
+	for (int c = 0; c < t->ncolumns; c++)
+		if (changed[c] && c != t->pk_index)
+			cv[c] = version;
+	*cvblob = push_encode_column_versions(t, cv);
+	return version;
+}
+
 Datum
 syncular_capture_row(PG_FUNCTION_ARGS)
 {
@@ -370,17 +523,13 @@ syncular_capture_row(PG_FUNCTION_ARGS)
 	const SyncTable *t;
 	CapRel	   *cr;
 	SspValue   *vals;
-	SspValue   *old_vals = NULL;
+	SspValue   *old_vals;
 	bool	   *changed;
-	int64		version = 1;
-	int64	   *cv = NULL;
-	bytea	   *cvblob = NULL;
-	SspBuf		buf;
-	SspError	err;
+	int64		version;
+	bytea	   *cvblob;
 	char	   *row_id;
 	char	   *partition;
 	SyncRowScopes scopes;
-	bool		complete;
 	int			cols[6];
 	Datum		values[6];
 	bool		nulls[6] = {false, false, false, false, false, false};
@@ -406,110 +555,16 @@ syncular_capture_row(PG_FUNCTION_ARGS)
 	cr = caprel_for(rel, schema, td->tg_trigger->tgargs[0]);
 	t = &schema->tables[cr->ti];
 	partition = row_partition(rel, cr, newt, t);
-
-	/* the values: from the columns, or the payload of a table that is not materialized */
 	changed = palloc0(sizeof(bool) * Max(t->ncolumns, 1));
-	if (oldt != NULL)
-	{
-		bool		isnull;
-
-		old_vals = decode_payload(t, heap_getattr(oldt, cr->a_payload, RelationGetDescr(rel),
-												  &isnull), "stored_payload");
-	}
-	if (t->materialize)
-	{
-		vals = palloc0(sizeof(SspValue) * t->ncolumns);
-		for (int c = 0; c < t->ncolumns; c++)
-		{
-			bool		isnull;
-			Datum		d;
-
-			if (oldt != NULL && !datum_changed(rel, cr->a_col[c], oldt, newt))
-			{
-				vals[c] = old_vals[c];	/* the payload's value, even one the column cannot show */
-				continue;
-			}
-			changed[c] = true;
-			d = heap_getattr(newt, cr->a_col[c], RelationGetDescr(rel), &isnull);
-			column_value(t, c, d, isnull, &vals[c]);
-		}
-	}
-	else
-	{
-		bool		isnull;
-		Datum		d = heap_getattr(newt, cr->a_payload, RelationGetDescr(rel), &isnull);
-
-		if (isnull)
-			capture_raise("sync.invalid_request",
-						  "a table that is not materialized is written through _sync_payload",
-						  details_table_column(t->name, "_sync_payload", "payload_missing"),
-						  "Write _sync_payload = syncular.encode_row(table, row).");
-		vals = decode_payload(t, d, "payload_invalid");
-		/* an unchanged payload changes no column; any other payload moves every column */
-		if (oldt == NULL || datum_changed(rel, cr->a_payload, oldt, newt))
-			memset(changed, true, sizeof(bool) * t->ncolumns);
-	}
-	for (int c = 0; c < t->ncolumns; c++)
-		if (vals[c].is_null && !t->columns[c].nullable)
-			capture_raise("sync.invalid_request", "a non-nullable synced column is NULL",
-						  details_table_column(t->name, t->columns[c].name, "null_value"), NULL);
-
-	/* the rowId, the payload, the scopes */
-	ssp_buf_init(&buf);
-	if (!ssp_render_pk(&t->codec_columns[t->pk_index], &vals[t->pk_index], &buf, &err))
-		sync_raise_codec_error(&err);
-	if (buf.len > SYNC_MAX_ROW_ID_BYTES || memchr(buf.data, '\0', buf.len) != NULL)
-		capture_raise("sync.invalid_request",
-					  psprintf("the primary key's rowId must be at most %d bytes without U+0000",
-							   SYNC_MAX_ROW_ID_BYTES),
-					  details_table_column(t->name, t->columns[t->pk_index].name, "key_too_large"),
-					  NULL);
-	row_id = pnstrdup((const char *) buf.data, buf.len);
-	ssp_buf_free(&buf);
-	ssp_buf_init(&buf);
-	if (!ssp_row_encode_full(t->codec_columns, t->ncolumns, vals, &buf, &err))
-		capture_raise(err.code ? err.code : "sync.invalid_request",
-					  psprintf("a value cannot be encoded for sync: %s", err.message),
-					  details_table_column(t->name, NULL, "unencodable_value"), NULL);
-	if (buf.len > (size_t) sync_max_row_bytes)
-		capture_raise("sync.invalid_request",
-					  psprintf("the row is %zu bytes encoded, at most %d are accepted "
-							   "(syncular.max_row_bytes)", buf.len, sync_max_row_bytes),
-					  details_table_column(t->name, NULL, "value_too_large"), NULL);
-	push_payload_scopes(t, vals, &scopes, &complete);
-	if (!complete)
-		capture_raise("sync.invalid_request", "a scope column of the row is NULL or empty",
-					  details_table_column(t->name, NULL, "missing_scope"),
-					  "Every scope column of a synced row needs a value (SPEC §3.1).");
-	for (int s = 0; s < scopes.n; s++)
-		if (strlen(scopes.values[s]) > SYNC_MAX_SCOPE_VALUE_BYTES)
-			capture_raise("sync.invalid_request",
-						  psprintf("a scope value must be at most %d bytes",
-								   SYNC_MAX_SCOPE_VALUE_BYTES),
-						  details_table_column(t->name, scopes.vars[s], "key_too_large"), NULL);
-
-	/* versions (§1.4): the row moves to stored + 1, and so does every column that changed */
-	if (oldt != NULL)
-	{
-		bool		isnull;
-		SyncStoredRow stored = {0};
-		Datum		d = heap_getattr(oldt, cr->a_ver, RelationGetDescr(rel), &isnull);
-
-		stored.found = true;
-		stored.server_version = DatumGetInt64(d);
-		d = heap_getattr(oldt, cr->a_cv, RelationGetDescr(rel), &isnull);
-		stored.column_versions = isnull ? NULL : DatumGetByteaPP(d);
-		version = stored.server_version + 1;
-		cv = push_column_versions(t, &stored);
-		for (int c = 0; c < t->ncolumns; c++)
-			if (changed[c] && c != t->pk_index)
-				cv[c] = version;
-		cvblob = push_encode_column_versions(t, cv);
-	}
-
+	vals = row_values(rel, cr, t, oldt, newt, &old_vals, changed);
+	row_id = row_id_of(t, vals);
+	values[4] = PointerGetDatum(row_payload(t, vals));
+	row_scopes(t, vals, &scopes);
+	version = row_versions(rel, cr, t, oldt, changed, &cvblob);
 	if (sync_capture_validators)
 		validate_row(trigger_owner(fcinfo), schema, cr->ti, row_id, vals, old_vals, partition);
 
+	/* the engine's columns of the row, as a push writes them */
 	cols[0] = cr->a_part;
 	values[0] = CStringGetTextDatum(partition);
 	cols[1] = cr->a_row;
@@ -519,14 +574,6 @@ syncular_capture_row(PG_FUNCTION_ARGS)
 	cols[3] = cr->a_scopes;
 	values[3] = JsonbPGetDatum(sync_row_scopes_jsonb(&scopes));
 	cols[4] = cr->a_payload;
-	{
-		bytea	   *p = palloc(VARHDRSZ + buf.len);
-
-		SET_VARSIZE(p, VARHDRSZ + buf.len);
-		memcpy(VARDATA(p), buf.data, buf.len);
-		values[4] = PointerGetDatum(p);
-		ssp_buf_free(&buf);
-	}
 	cols[5] = cr->a_cv;
 	values[5] = cvblob ? PointerGetDatum(cvblob) : (Datum) 0;
 	nulls[5] = cvblob == NULL;
