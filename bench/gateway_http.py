@@ -14,7 +14,8 @@ connections, interleaved, `runs` times, `secs` seconds each:
 Prints per case the median rounds/s with every run, the CPU per round of the database backends
 and of the gateway (clock ticks of /proc/<pid>/stat; wrk shares the same two cores), and the ratio to the reference server's figure for
 the same case in the issue's table (0.15.48 on Bun with its Hono server, measured on this machine
-class, not in this run: a cross-run comparison).  Never asserts on a time.
+class, not in this run: a cross-run comparison; bench/README.md, session 15, has the reference
+measured on this machine beside these cases).  Never asserts on a time.
 Usage: gateway_http.py [secs per measurement] [runs]
 """
 import base64, hashlib, hmac, http.client, os, re, shutil, signal, statistics, subprocess, sys, tempfile
