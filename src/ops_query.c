@@ -269,41 +269,35 @@ query_failed_column(const char *column, const char *why)
 	sync_raise("operation.query_failed", psprintf("result column \"%s\" %s", column, why), NULL);
 }
 
-void
-ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id, Snapshot snap,
-			  SspOpValue *out)
+/* The statement's parameters of a registered (not SYQL) query: its params, then the partition. */
+static void
+bind_registered(const QueryReg *q, const SspOpValue **by_pos, const char *partition,
+				Datum **values, char **nulls, Oid **types)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	QueryReg   *q;
-	const SspOpValue **by_pos;
-	Datum	   *values;
-	char	   *nulls;
-	Oid		   *types;
-	SPITupleTable *tt;
-	uint64		nrows;
-	int64		max_seq = 0;
-	int64		horizon = 0;
-	SyncRound  *round;
-	SspOpValue *rows;
-	OpsObject	res;
-	char	   *exec_sql;
-	int			exec_n;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "syncular: SPI_connect failed");
-	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
-	q = load_query(req->operation_id);
-	if (q->syql != NULL)
+	*values = palloc0(sizeof(Datum) * (q->nparams + 1));
+	*nulls = palloc0(q->nparams + 1);
+	*types = palloc0(sizeof(Oid) * (q->nparams + 1));
+	for (int i = 0; i < q->nparams; i++)
 	{
-		/* SYQL inputs: optional ones may be absent; the covered ones are looked up by name */
-		by_pos = palloc0(sizeof(SspOpValue *) * Max(q->nparams, 1));
-		for (int i = 0; i < q->nparams; i++)
-			by_pos[i] = ssp_op_member(req->params, q->pnames[i]);
-	}
-	else
-		by_pos = bind_params(q, req->params);
+		bool		isnull;
 
-	round = palloc0(sizeof(SyncRound));
+		if (!ops_value_to_datum(by_pos[i], q->ptypes[i], &(*values)[i], &isnull))
+			sync_raise("operation.invalid_request",
+					   psprintf("param \"%s\" is not a value of its declared type", q->pnames[i]), NULL);
+		(*nulls)[i] = isnull ? 'n' : ' ';
+		(*types)[i] = ops_type_oid(q->ptypes[i]);
+	}
+	(*values)[q->nparams] = CStringGetTextDatum(partition);
+	(*nulls)[q->nparams] = ' ';
+	(*types)[q->nparams] = TEXTOID;
+}
+
+/* The round the authorization of a scoped query reads (the actor's scopes in the partition). */
+static SyncRound *
+query_round(const OpsRequest *req, const char *partition, const char *actor_id)
+{
+	SyncRound  *round = palloc0(sizeof(SyncRound));
+
 	round->schema = sync_schema_get();
 	if (round->schema == NULL)
 		sync_raise("operation.storage_unsupported", "no app schema is registered", NULL);
@@ -311,62 +305,15 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 	round->actor_id = actor_id;
 	round->client_id = req->client_id;
 	round->now_ms = sync_now_ms();
+	return round;
+}
 
-	if (q->syql != NULL)
-	{
-		OpsSyqlChoice choice;
+/* The result rows as values (REMOTE.md §4), each column checked against its declaration. */
+static SspOpValue *
+result_rows(const QueryReg *q, SPITupleTable *tt, uint64 nrows)
+{
+	SspOpValue *rows = palloc0(sizeof(SspOpValue) * Max(nrows, 1));
 
-		ops_syql_select(q->syql, req->params, partition, &choice);
-		values = choice.values;
-		nulls = choice.nulls;
-		types = choice.types;
-		exec_sql = choice.bound_sql;
-		exec_n = choice.nbinds;
-	}
-	else
-	{
-		values = palloc0(sizeof(Datum) * (q->nparams + 1));
-		nulls = palloc0(q->nparams + 1);
-		types = palloc0(sizeof(Oid) * (q->nparams + 1));
-		for (int i = 0; i < q->nparams; i++)
-		{
-			bool		isnull;
-
-			if (!ops_value_to_datum(by_pos[i], q->ptypes[i], &values[i], &isnull))
-				sync_raise("operation.invalid_request",
-						   psprintf("param \"%s\" is not a value of its declared type", q->pnames[i]), NULL);
-			nulls[i] = isnull ? 'n' : ' ';
-			types[i] = ops_type_oid(q->ptypes[i]);
-		}
-		values[q->nparams] = CStringGetTextDatum(partition);
-		nulls[q->nparams] = ' ';
-		types[q->nparams] = TEXTOID;
-		exec_sql = q->bound_sql;
-		exec_n = q->nparams;
-	}
-
-	if (q->privileged)
-		authorize_privileged(q, partition, actor_id, req->params);
-	else
-		authorize_scoped(q, by_pos, round);
-
-	/* the statement run: the registered one, or the chosen SYQL variant (bound_plan's key) */
-	q->bound_sql = exec_sql;
-	q->nparams = exec_n;
-
-	/* the rows and maxCommitSeq in one snapshot (§2) */
-	PushActiveSnapshot(snap ? snap : GetTransactionSnapshot());
-	tt = execute_bound(q, values, nulls, types, &nrows);
-	if (nrows > (uint64) q->max_rows)
-	{
-		PopActiveSnapshot();
-		sync_raise("operation.result_too_large", "the query result is larger than its maxRows",
-				   psprintf("{\"maxRows\": %d}", q->max_rows));
-	}
-	sync_storage_read_seqs(partition, &max_seq, &horizon);
-	PopActiveSnapshot();
-
-	rows = palloc0(sizeof(SspOpValue) * Max(nrows, 1));
 	for (uint64 r = 0; r < nrows; r++)
 	{
 		OpsObject	row;
@@ -393,20 +340,101 @@ ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id
 		}
 		ops_obj_done(&row, &rows[r]);
 	}
+	return rows;
+}
+
+/* The "query" message (REMOTE.md §2): operationId, rows, maxCommitSeq. */
+static void
+query_message(const char *operation_id, SspOpValue *rows, uint64 nrows, int64 max_seq,
+			  SspOpValue *out)
+{
+	OpsObject	res;
+	SspOpValue *v;
 
 	ops_obj_init_message(&res, "query");
-	{
-		SspOpValue *v;
-
-		ops_set_string(ops_obj_add(&res, "operationId"), req->operation_id);
-		v = ops_obj_add(&res, "rows");
-		v->kind = SSP_OP_ARRAY;
-		v->count = (uint32) nrows;
-		v->items = rows;
-		v = ops_obj_add(&res, "maxCommitSeq");
-		v->kind = SSP_OP_NUMBER;
-		v->num = (double) max_seq;
-	}
+	ops_set_string(ops_obj_add(&res, "operationId"), operation_id);
+	v = ops_obj_add(&res, "rows");
+	v->kind = SSP_OP_ARRAY;
+	v->count = (uint32) nrows;
+	v->items = rows;
+	v = ops_obj_add(&res, "maxCommitSeq");
+	v->kind = SSP_OP_NUMBER;
+	v->num = (double) max_seq;
 	ops_obj_done(&res, out);
+}
+
+void
+ops_query_run(const OpsRequest *req, const char *partition, const char *actor_id, Snapshot snap,
+			  SspOpValue *out)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	QueryReg   *q;
+	const SspOpValue **by_pos;
+	Datum	   *values;
+	char	   *nulls;
+	Oid		   *types;
+	SPITupleTable *tt;
+	uint64		nrows;
+	int64		max_seq = 0;
+	int64		horizon = 0;
+	SyncRound  *round;
+	char	   *exec_sql;
+	int			exec_n;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "syncular: SPI_connect failed");
+	MemoryContextSwitchTo(cxt);	/* SPI_connect leaves its procedure context current */
+	q = load_query(req->operation_id);
+	if (q->syql != NULL)
+	{
+		/* SYQL inputs: optional ones may be absent; the covered ones are looked up by name */
+		by_pos = palloc0(sizeof(SspOpValue *) * Max(q->nparams, 1));
+		for (int i = 0; i < q->nparams; i++)
+			by_pos[i] = ssp_op_member(req->params, q->pnames[i]);
+	}
+	else
+		by_pos = bind_params(q, req->params);
+	round = query_round(req, partition, actor_id);
+
+	if (q->syql != NULL)
+	{
+		OpsSyqlChoice choice;
+
+		ops_syql_select(q->syql, req->params, partition, &choice);
+		values = choice.values;
+		nulls = choice.nulls;
+		types = choice.types;
+		exec_sql = choice.bound_sql;
+		exec_n = choice.nbinds;
+	}
+	else
+	{
+		bind_registered(q, by_pos, partition, &values, &nulls, &types);
+		exec_sql = q->bound_sql;
+		exec_n = q->nparams;
+	}
+
+	if (q->privileged)
+		authorize_privileged(q, partition, actor_id, req->params);
+	else
+		authorize_scoped(q, by_pos, round);
+
+	/* the statement run: the registered one, or the chosen SYQL variant (bound_plan's key) */
+	q->bound_sql = exec_sql;
+	q->nparams = exec_n;
+
+	/* the rows and maxCommitSeq in one snapshot (§2) */
+	PushActiveSnapshot(snap ? snap : GetTransactionSnapshot());
+	tt = execute_bound(q, values, nulls, types, &nrows);
+	if (nrows > (uint64) q->max_rows)
+	{
+		PopActiveSnapshot();
+		sync_raise("operation.result_too_large", "the query result is larger than its maxRows",
+				   psprintf("{\"maxRows\": %d}", q->max_rows));
+	}
+	sync_storage_read_seqs(partition, &max_seq, &horizon);
+	PopActiveSnapshot();
+
+	query_message(req->operation_id, result_rows(q, tt, nrows), nrows, max_seq, out);
 	SPI_finish();				/* cxt, current at SPI_connect, is current again */
 }
