@@ -128,6 +128,141 @@ cmp_cstr(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
+/* The table's columns (compiled "columns"), with their codec view. */
+static void
+build_columns(SyncTable *t, JsonbContainer *tj)
+{
+	int			n;
+	JsonbContainer *arr = jb_array(tj, "columns", &n);
+
+	if (n < 1 || n > 65535)
+		schema_corrupt("columns");
+	t->ncolumns = n;
+	t->columns = palloc0(sizeof(SyncColumn) * n);
+	t->codec_columns = palloc0(sizeof(SspColumn) * n);
+	for (int ci = 0; ci < n; ci++)
+	{
+		JsonbContainer *cj = jb_item_object(arr, ci);
+		SyncColumn *c = &t->columns[ci];
+		char	   *type = jb_text(cj, "type", true);
+
+		c->name = jb_text(cj, "name", true);
+		c->type = column_type_tag(type);
+		c->nullable = jb_bool(cj, "nullable", false);
+		c->encrypted = jb_bool(cj, "encrypted", false);
+		c->crdt_type = jb_text(cj, "crdtType", false);
+		t->codec_columns[ci].name = c->name;
+		t->codec_columns[ci].type = c->type;
+		t->codec_columns[ci].nullable = c->nullable;
+		t->codec_columns[ci].name_len = (uint32) strlen(c->name);
+	}
+	if (t->pk_index < 0 || t->pk_index >= t->ncolumns)
+		schema_corrupt("pkIndex");
+}
+
+/* The table's scopes (compiled "scopes"): pattern, variable and the column it reads. */
+static void
+build_scopes(SyncTable *t, JsonbContainer *tj)
+{
+	int			n;
+	JsonbContainer *arr = jb_array(tj, "scopes", &n);
+
+	t->nscopes = n;
+	t->scopes = palloc0(sizeof(SyncScope) * Max(n, 1));
+	for (int si = 0; si < n; si++)
+	{
+		JsonbContainer *sj = jb_item_object(arr, si);
+		SyncScope  *sc = &t->scopes[si];
+
+		sc->pattern = jb_text(sj, "pattern", false);
+		sc->prefix = jb_text(sj, "prefix", false);
+		sc->variable = jb_text(sj, "variable", true);
+		sc->column = jb_text(sj, "column", true);
+		sc->column_index = (int) jb_int(sj, "columnIndex");
+		if (sc->column_index < 0 || sc->column_index >= t->ncolumns)
+			schema_corrupt("columnIndex");
+	}
+}
+
+/* The table's declared references (compiled "references"); onDelete defaults to restrict. */
+static void
+build_references(SyncTable *t, JsonbContainer *tj)
+{
+	int			n;
+	JsonbContainer *arr = jb_array(tj, "references", &n);
+
+	t->nreferences = n;
+	t->references = palloc0(sizeof(SyncReference) * Max(n, 1));
+	for (int ri = 0; ri < n; ri++)
+	{
+		JsonbContainer *rj = jb_item_object(arr, ri);
+		SyncReference *r = &t->references[ri];
+
+		r->column = jb_text(rj, "column", true);
+		r->column_index = (int) jb_int(rj, "columnIndex");
+		r->parent_table = jb_text(rj, "parentTable", true);
+		r->on_delete = jb_text(rj, "onDelete", false);
+		if (r->on_delete == NULL)
+			r->on_delete = pstrdup("restrict");
+	}
+}
+
+/*
+ * The declared indexes of a materialized table (compiled "indexes"): push_values.c bounds their
+ * key bytes (SYNC_MAX_INDEX_KEY_BYTES).
+ */
+static void
+build_indexes(SyncTable *t, JsonbContainer *tj)
+{
+	int			n;
+	JsonbContainer *arr = jb_array(tj, "indexes", &n);
+
+	t->nindexes = t->materialize ? n : 0;
+	t->indexes = palloc0(sizeof(SyncIndex) * Max(t->nindexes, 1));
+	for (int xi = 0; xi < t->nindexes; xi++)
+	{
+		JsonbContainer *xj = jb_item_object(arr, xi);
+		SyncIndex  *ix = &t->indexes[xi];
+		int			nc;
+		JsonbContainer *cols = jb_array(xj, "columns", &nc);
+
+		ix->column_index = palloc0(sizeof(int) * Max(nc, 1));
+		for (int k = 0; k < nc; k++)
+		{
+			JsonbValue *cv = getIthJsonbValueFromContainer(cols, k);
+
+			if (cv == NULL || cv->type != jbvString)
+				schema_corrupt("index column");
+			for (int ci = 0; ci < t->ncolumns; ci++)
+				if (strlen(t->columns[ci].name) == (size_t) cv->val.string.len &&
+					memcmp(t->columns[ci].name, cv->val.string.val, cv->val.string.len) == 0)
+					ix->column_index[ix->ncolumns++] = ci;
+		}
+	}
+}
+
+/* The sorted, de-duplicated union of the tables' scope variables. */
+static void
+union_variables(SyncSchema *s)
+{
+	int			nvars = 0;
+	char	  **all;
+	int			k = 0;
+
+	for (int ti = 0; ti < s->ntables; ti++)
+		nvars += s->tables[ti].nscopes;
+	s->variables = palloc0(sizeof(char *) * Max(nvars, 1));
+	s->nvariables = 0;
+	all = palloc0(sizeof(char *) * Max(nvars, 1));
+	for (int ti = 0; ti < s->ntables; ti++)
+		for (int si = 0; si < s->tables[ti].nscopes; si++)
+			all[k++] = s->tables[ti].scopes[si].variable;
+	qsort(all, k, sizeof(char *), cmp_cstr);
+	for (int i = 0; i < k; i++)
+		if (s->nvariables == 0 || strcmp(s->variables[s->nvariables - 1], all[i]) != 0)
+			s->variables[s->nvariables++] = all[i];
+}
+
 static SyncSchema *
 build_schema(Jsonb *compiled, Oid resolver, Oid validator, Oid planner)
 {
@@ -135,7 +270,6 @@ build_schema(Jsonb *compiled, Oid resolver, Oid validator, Oid planner)
 	SyncSchema *s = palloc0(sizeof(SyncSchema));
 	JsonbContainer *tables;
 	int			ntables;
-	int			nvars = 0;
 
 	s->version = (int32) jb_int(root, "version");
 	s->app_schema = jb_text(root, "appSchema", true);
@@ -150,115 +284,18 @@ build_schema(Jsonb *compiled, Oid resolver, Oid validator, Oid planner)
 	{
 		JsonbContainer *tj = jb_item_object(tables, ti);
 		SyncTable  *t = &s->tables[ti];
-		JsonbContainer *arr;
-		int			n;
 
 		t->name = jb_text(tj, "name", true);
 		t->qualified = psprintf("%s.%s", quote_identifier(s->app_schema),
 								quote_identifier(t->name));
 		t->materialize = jb_bool(tj, "materialize", true);
 		t->pk_index = (int) jb_int(tj, "pkIndex");
-
-		arr = jb_array(tj, "columns", &n);
-		if (n < 1 || n > 65535)
-			schema_corrupt("columns");
-		t->ncolumns = n;
-		t->columns = palloc0(sizeof(SyncColumn) * n);
-		t->codec_columns = palloc0(sizeof(SspColumn) * n);
-		for (int ci = 0; ci < n; ci++)
-		{
-			JsonbContainer *cj = jb_item_object(arr, ci);
-			SyncColumn *c = &t->columns[ci];
-			char	   *type = jb_text(cj, "type", true);
-
-			c->name = jb_text(cj, "name", true);
-			c->type = column_type_tag(type);
-			c->nullable = jb_bool(cj, "nullable", false);
-			c->encrypted = jb_bool(cj, "encrypted", false);
-			c->crdt_type = jb_text(cj, "crdtType", false);
-			t->codec_columns[ci].name = c->name;
-			t->codec_columns[ci].type = c->type;
-			t->codec_columns[ci].nullable = c->nullable;
-			t->codec_columns[ci].name_len = (uint32) strlen(c->name);
-		}
-		if (t->pk_index < 0 || t->pk_index >= t->ncolumns)
-			schema_corrupt("pkIndex");
-
-		arr = jb_array(tj, "scopes", &n);
-		t->nscopes = n;
-		t->scopes = palloc0(sizeof(SyncScope) * Max(n, 1));
-		for (int si = 0; si < n; si++)
-		{
-			JsonbContainer *sj = jb_item_object(arr, si);
-			SyncScope  *sc = &t->scopes[si];
-
-			sc->pattern = jb_text(sj, "pattern", false);
-			sc->prefix = jb_text(sj, "prefix", false);
-			sc->variable = jb_text(sj, "variable", true);
-			sc->column = jb_text(sj, "column", true);
-			sc->column_index = (int) jb_int(sj, "columnIndex");
-			if (sc->column_index < 0 || sc->column_index >= t->ncolumns)
-				schema_corrupt("columnIndex");
-		}
-		nvars += n;
-
-		arr = jb_array(tj, "references", &n);
-		t->nreferences = n;
-		t->references = palloc0(sizeof(SyncReference) * Max(n, 1));
-		for (int ri = 0; ri < n; ri++)
-		{
-			JsonbContainer *rj = jb_item_object(arr, ri);
-			SyncReference *r = &t->references[ri];
-
-			r->column = jb_text(rj, "column", true);
-			r->column_index = (int) jb_int(rj, "columnIndex");
-			r->parent_table = jb_text(rj, "parentTable", true);
-			r->on_delete = jb_text(rj, "onDelete", false);
-			if (r->on_delete == NULL)
-				r->on_delete = pstrdup("restrict");
-		}
-
-		/* declared indexes: push_values.c bounds their key bytes (SYNC_MAX_INDEX_KEY_BYTES) */
-		arr = jb_array(tj, "indexes", &n);
-		t->nindexes = t->materialize ? n : 0;
-		t->indexes = palloc0(sizeof(SyncIndex) * Max(t->nindexes, 1));
-		for (int xi = 0; xi < t->nindexes; xi++)
-		{
-			JsonbContainer *xj = jb_item_object(arr, xi);
-			SyncIndex  *ix = &t->indexes[xi];
-			int			nc;
-			JsonbContainer *cols = jb_array(xj, "columns", &nc);
-
-			ix->column_index = palloc0(sizeof(int) * Max(nc, 1));
-			for (int k = 0; k < nc; k++)
-			{
-				JsonbValue *cv = getIthJsonbValueFromContainer(cols, k);
-
-				if (cv == NULL || cv->type != jbvString)
-					schema_corrupt("index column");
-				for (int ci = 0; ci < t->ncolumns; ci++)
-					if (strlen(t->columns[ci].name) == (size_t) cv->val.string.len &&
-						memcmp(t->columns[ci].name, cv->val.string.val, cv->val.string.len) == 0)
-						ix->column_index[ix->ncolumns++] = ci;
-			}
-		}
+		build_columns(t, tj);
+		build_scopes(t, tj);
+		build_references(t, tj);
+		build_indexes(t, tj);
 	}
-
-	/* the sorted, de-duplicated union of scope variables */
-	s->variables = palloc0(sizeof(char *) * Max(nvars, 1));
-	s->nvariables = 0;
-	{
-		char	  **all = palloc0(sizeof(char *) * Max(nvars, 1));
-		int			k = 0;
-
-		for (int ti = 0; ti < s->ntables; ti++)
-			for (int si = 0; si < s->tables[ti].nscopes; si++)
-				all[k++] = s->tables[ti].scopes[si].variable;
-		qsort(all, k, sizeof(char *), cmp_cstr);
-		for (int i = 0; i < k; i++)
-			if (s->nvariables == 0 || strcmp(s->variables[s->nvariables - 1], all[i]) != 0)
-				s->variables[s->nvariables++] = all[i];
-	}
+	union_variables(s);
 	return s;
 }
 
