@@ -181,42 +181,12 @@ check_columns(Query *q, ArrayType *columns)
 	}
 }
 
-/*
- * syncular._operation_bind(sql text, param_types regtype[], tables text[], columns text[])
- * RETURNS text: the partition-bound SQL, or an ERROR (the caller names the query).
- */
-PG_FUNCTION_INFO_V1(syncular_operation_bind);
-
-Datum
-syncular_operation_bind(PG_FUNCTION_ARGS)
+/* The relations the query may read: the declared tables, each a materialized synced table. */
+static List *
+declared_relations(SyncSchema *schema, Datum *tdat, int ntables)
 {
-	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	ArrayType  *ptypes = PG_GETARG_ARRAYTYPE_P(1);
-	ArrayType  *tables_arr = PG_GETARG_ARRAYTYPE_P(2);
-	SyncSchema *schema = sync_schema_get();
-	Datum	   *tdat;
-	bool	   *tnull;
-	int			ntables;
-	Datum	   *pdat;
-	bool	   *pnull;
-	int			nparams;
-	Oid		   *types;
-	List	   *raw;
-	RawStmt    *stmt;
-	RawScan		scan = {NIL, NIL};
-	List	   *refs = NIL;
-	ListCell   *lc;
-	StringInfoData out;
-	int			copied = 0;
-	RelCheck	rc = {NIL, 0};
-	bool	   *read;
-	Query	   *q;
+	List	   *allowed = NIL;
 
-	if (schema == NULL)
-		bind_refuse("no app schema is registered (syncular.ensure_schema first)");
-	deconstruct_array(tables_arr, TEXTOID, -1, false, TYPALIGN_INT, &tdat, &tnull, &ntables);
-	deconstruct_array(ptypes, REGTYPEOID, sizeof(Oid), true, TYPALIGN_INT, &pdat, &pnull, &nparams);
-	read = palloc0(sizeof(bool) * Max(ntables, 1));
 	for (int i = 0; i < ntables; i++)
 	{
 		char	   *name = TextDatumGetCString(tdat[i]);
@@ -227,26 +197,31 @@ syncular_operation_bind(PG_FUNCTION_ARGS)
 		if (!t->materialize)
 			bind_refuse(psprintf("table \"%s\" is not materialized (materialize: false) and cannot be queried",
 								 name));
-		rc.allowed = lappend_oid(rc.allowed,
-								 RangeVarGetRelid(makeRangeVar(schema->app_schema, t->name, -1),
-												  NoLock, false));
+		allowed = lappend_oid(allowed,
+							  RangeVarGetRelid(makeRangeVar(schema->app_schema, t->name, -1),
+											   NoLock, false));
 	}
+	return allowed;
+}
 
-	raw = raw_parser(sql, RAW_PARSE_DEFAULT);
-	if (list_length(raw) != 1)
-		bind_refuse("a registered query must be exactly one SQL statement");
-	stmt = linitial_node(RawStmt, raw);
-	if (!IsA(stmt->stmt, SelectStmt))
-		bind_refuse("a registered query must be a SELECT statement");
-	(void) raw_scan(stmt->stmt, &scan);
+/*
+ * The query's references to app tables, in text order: each an unqualified name of a declared
+ * table (CTE names aside), and every declared table read at least once.
+ */
+static List *
+table_references(SyncSchema *schema, const RawScan *scan, Datum *tdat, int ntables)
+{
+	bool	   *read = palloc0(sizeof(bool) * Max(ntables, 1));
+	List	   *refs = NIL;
+	ListCell   *lc;
 
-	foreach(lc, scan.rangevars)
+	foreach(lc, scan->rangevars)
 	{
 		RangeVar   *rv = lfirst(lc);
 		BindRef    *ref;
 		int			k;
 
-		if (rv->schemaname == NULL && rv->catalogname == NULL && name_in(scan.cte_names, rv->relname))
+		if (rv->schemaname == NULL && rv->catalogname == NULL && name_in(scan->cte_names, rv->relname))
 			continue;			/* a CTE reference; its sources are rewritten where they appear */
 		if (rv->schemaname != NULL || rv->catalogname != NULL)
 			bind_refuse(psprintf("the query names relation \"%s.%s\" with a schema; app tables are "
@@ -271,8 +246,17 @@ syncular_operation_bind(PG_FUNCTION_ARGS)
 			bind_refuse(psprintf("declared table \"%s\" is not read by the query",
 								 TextDatumGetCString(tdat[i])));
 	list_sort(refs, ref_cmp);
+	return refs;
+}
 
-	/* the rewrite: each reference's name token becomes the derived relation */
+/* The rewrite: each reference's name token becomes the partition's rows of its table ($n+1). */
+static char *
+bind_partition(const char *sql, List *refs, SyncSchema *schema, int nparams)
+{
+	StringInfoData out;
+	int			copied = 0;
+	ListCell   *lc;
+
 	initStringInfo(&out);
 	foreach(lc, refs)
 	{
@@ -290,21 +274,67 @@ syncular_operation_bind(PG_FUNCTION_ARGS)
 		copied = ref->rv->location + len;
 	}
 	appendStringInfoString(&out, sql + copied);
+	return out.data;
+}
+
+/*
+ * syncular._operation_bind(sql text, param_types regtype[], tables text[], columns text[])
+ * RETURNS text: the partition-bound SQL, or an ERROR (the caller names the query).
+ */
+PG_FUNCTION_INFO_V1(syncular_operation_bind);
+
+Datum
+syncular_operation_bind(PG_FUNCTION_ARGS)
+{
+	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	SyncSchema *schema = sync_schema_get();
+	Datum	   *tdat;
+	bool	   *tnull;
+	int			ntables;
+	Datum	   *pdat;
+	bool	   *pnull;
+	int			nparams;
+	Oid		   *types;
+	List	   *raw;
+	RawStmt    *stmt;
+	RawScan		scan = {NIL, NIL};
+	List	   *refs;
+	char	   *bound;
+	RelCheck	rc = {NIL, 0};
+	Query	   *q;
+
+	if (schema == NULL)
+		bind_refuse("no app schema is registered (syncular.ensure_schema first)");
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(2), TEXTOID, -1, false, TYPALIGN_INT, &tdat, &tnull,
+					  &ntables);
+	deconstruct_array(PG_GETARG_ARRAYTYPE_P(1), REGTYPEOID, sizeof(Oid), true, TYPALIGN_INT, &pdat,
+					  &pnull, &nparams);
+	rc.allowed = declared_relations(schema, tdat, ntables);
+
+	raw = raw_parser(sql, RAW_PARSE_DEFAULT);
+	if (list_length(raw) != 1)
+		bind_refuse("a registered query must be exactly one SQL statement");
+	stmt = linitial_node(RawStmt, raw);
+	if (!IsA(stmt->stmt, SelectStmt))
+		bind_refuse("a registered query must be a SELECT statement");
+	(void) raw_scan(stmt->stmt, &scan);
+	refs = table_references(schema, &scan, tdat, ntables);
+	bound = bind_partition(sql, refs, schema, nparams);
 
 	/* analysis of the bound statement: the relation rule and the result columns */
 	types = palloc(sizeof(Oid) * (nparams + 1));
 	for (int i = 0; i < nparams; i++)
 		types[i] = DatumGetObjectId(pdat[i]);
 	types[nparams] = TEXTOID;
-	raw = raw_parser(out.data, RAW_PARSE_DEFAULT);
+	raw = raw_parser(bound, RAW_PARSE_DEFAULT);
 	if (list_length(raw) != 1)
 		bind_refuse("the bound query is not one statement");
-	q = parse_analyze_fixedparams(linitial_node(RawStmt, raw), out.data, types, nparams + 1, NULL);
+	q = parse_analyze_fixedparams(linitial_node(RawStmt, raw), bound, types, nparams + 1, NULL);
 	(void) rel_check((Node *) q, &rc);
 	if (rc.count != list_length(refs))
 		bind_refuse("the query reads an app table through a reference the partition binding cannot see");
 	check_columns(q, PG_GETARG_ARRAYTYPE_P(3));
-	PG_RETURN_TEXT_P(cstring_to_text(out.data));
+	PG_RETURN_TEXT_P(cstring_to_text(bound));
 }
 
 /*
