@@ -553,6 +553,102 @@ hdr(GwBlob *b, const char *name, char *out, size_t size)
 	snprintf(out, size, "%s", v ? v : "");
 }
 
+/* The method of the route (§5.9): PUT or GET of a blob, POST of an upload grant; false: answered. */
+static bool
+check_method(GwBlob *b, bool grant_route)
+{
+	b->put = gw_req_method_is(b->r, "PUT");
+	b->body_done = !b->put;
+	if (grant_route)
+	{
+		if (!gw_req_method_is(b->r, "POST"))
+		{
+			gw_req_close_after(b->r);
+			fail(b, "sync.invalid_request", "use POST for an upload grant", 405);
+			return false;
+		}
+		b->grant = true;
+		b->body_done = false;
+	}
+	else if (!b->put && !gw_req_method_is(b->r, "GET"))
+	{
+		gw_req_close_after(b->r);
+		fail(b, "sync.invalid_request", "use PUT or GET for a blob", 405);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * An upload's headers: identity encoding and a Content-Length, whose buffering the memory
+ * budget holds before a byte is read; false: answered.
+ */
+static bool
+check_upload(GwBlob *b)
+{
+	char v[64];
+
+	hdr(b, "Content-Encoding", v, sizeof(v));
+	if (gw_content_encoding(v) != 0)
+	{
+		fail(b, "sync.invalid_request", "blob uploads take Content-Encoding identity only", 415);
+		return false;
+	}
+	hdr(b, "Content-Length", v, sizeof(v));
+	b->has_len = v[0] != '\0';
+	b->content_length = atoll(v);
+	if (!b->has_len)
+	{
+		fail(b, "sync.invalid_request", "a blob upload needs a Content-Length", 411);
+		return false;
+	}
+	b->body_done = b->content_length == 0;   /* no body callbacks will come */
+	/* the most an upload buffers: MAX_BUF received plus the piece copied into its job */
+	b->held = b->content_length > 0 ? MAX_BUF + PIECE : 0;
+	if (b->held && !gw_budget_take(b->held))
+	{
+		b->held = 0;
+		gw_req_close_after(b->r);
+		fail(b, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Who asks: a signed URL's token (the whole grant, §5.9.3, §5.9.5; never for an upload grant),
+ * a bearer JWT, or the SQL authenticator's inputs; false: answered.
+ */
+static bool
+check_auth(GwBlob *b)
+{
+	const char *why;
+
+	b->token = gw_req_arg(b->r, "bt") ? strdup(gw_req_arg(b->r, "bt")) : NULL;
+	if (b->token && b->grant)
+	{
+		fail(b, "sync.invalid_request", "an upload grant needs host authentication, not a token", 400);
+		return false;
+	}
+	if (b->token)
+		return true;
+	if (gw_auth_is_jwt())
+	{
+		if (gw_auth_jwt(b->r, &b->id, &why) != 0)
+		{
+			fail(b, "sync.auth_required", why, 0);
+			return false;
+		}
+		return true;
+	}
+	if (!(b->headers_json = gw_auth_headers_json(b->r)) || !(b->query_json = gw_auth_query_json(b->r)))
+	{
+		fail(b, "sync.internal_error", "out of memory", 0);
+		return false;
+	}
+	return true;
+}
+
 GwBlob *
 gw_blob_start(GwReq *r, const char *uri)
 {
@@ -560,7 +656,6 @@ gw_blob_start(GwReq *r, const char *uri)
 	const char *id = uri + strlen(gw_cfg.mount) + strlen("/blobs/");
 	const char *slash = strchr(id, '/');
 	char v[64];
-	const char *why;
 
 	if (!b)
 		return NULL;
@@ -568,74 +663,11 @@ gw_blob_start(GwReq *r, const char *uri)
 	b->conn = -1;
 	snprintf(b->path, sizeof(b->path), "%s", uri);
 	snprintf(b->blob_id, sizeof(b->blob_id), "%.*s", (int) (slash ? slash - id : (long) strlen(id)), id);
-	b->put = gw_req_method_is(r, "PUT");
-	b->body_done = !b->put;
-	if (slash)
-	{
-		if (!gw_req_method_is(r, "POST"))
-		{
-			gw_req_close_after(r);
-			fail(b, "sync.invalid_request", "use POST for an upload grant", 405);
-			return b;
-		}
-		b->grant = true;
-		b->body_done = false;
-	}
-	else if (!b->put && !gw_req_method_is(r, "GET"))
-	{
-		gw_req_close_after(r);
-		fail(b, "sync.invalid_request", "use PUT or GET for a blob", 405);
+	if (!check_method(b, slash != NULL))
 		return b;
-	}
 	hdr(b, "If-None-Match", b->inm, sizeof(b->inm));
-	if (b->put)
-	{
-		hdr(b, "Content-Encoding", v, sizeof(v));
-		if (gw_content_encoding(v) != 0)
-		{
-			fail(b, "sync.invalid_request", "blob uploads take Content-Encoding identity only", 415);
-			return b;
-		}
-		hdr(b, "Content-Length", v, sizeof(v));
-		b->has_len = v[0] != '\0';
-		b->content_length = atoll(v);
-		if (!b->has_len)
-		{
-			fail(b, "sync.invalid_request", "a blob upload needs a Content-Length", 411);
-			return b;
-		}
-		b->body_done = b->content_length == 0;   /* no body callbacks will come */
-		/* the most an upload buffers: MAX_BUF received plus the piece copied into its job */
-		b->held = b->content_length > 0 ? MAX_BUF + PIECE : 0;
-		if (b->held && !gw_budget_take(b->held))
-		{
-			b->held = 0;
-			gw_req_close_after(r);
-			fail(b, "sync.rate_limited", "the gateway's memory budget for request bodies is in use; retry", 503);
-			return b;
-		}
-	}
-	b->token = gw_req_arg(r, "bt") ? strdup(gw_req_arg(r, "bt")) : NULL;
-	if (b->token && b->grant)
-	{
-		fail(b, "sync.invalid_request", "an upload grant needs host authentication, not a token", 400);
+	if ((b->put && !check_upload(b)) || !check_auth(b))
 		return b;
-	}
-	if (b->token)
-		;                       /* a signed URL: the token is the whole grant (§5.9.3, §5.9.5) */
-	else if (gw_auth_is_jwt())
-	{
-		if (gw_auth_jwt(r, &b->id, &why) != 0)
-		{
-			fail(b, "sync.auth_required", why, 0);
-			return b;
-		}
-	}
-	else if (!(b->headers_json = gw_auth_headers_json(r)) || !(b->query_json = gw_auth_query_json(r)))
-	{
-		fail(b, "sync.internal_error", "out of memory", 0);
-		return b;
-	}
 	if (pins >= pin_limit())
 	{
 		fail(b, "sync.rate_limited", "too many blob transfers in progress", 0);
@@ -649,11 +681,7 @@ gw_blob_start(GwReq *r, const char *uri)
 		b->paused = true;
 	}
 	if (!b->grant)
-	{
-		GwJob *j = job(b, "BEGIN");
-
-		run(b, j);
-	}
+		run(b, job(b, "BEGIN"));
 	else
 	{
 		/* a grant begins once its JSON body is read; no body callbacks come for an empty one */
