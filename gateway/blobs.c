@@ -431,6 +431,89 @@ fetched(GwBlob *b, PGresult *res)
 	respond_stream(b, ct);
 }
 
+/* The transaction began: the blob call now, or first the SQL authenticator. */
+static void
+after_begin(GwBlob *b)
+{
+	GwJob *a;
+
+	if (gw_auth_is_jwt() || b->token)
+	{
+		start_blob_call(b);
+		return;
+	}
+	a = job(b, "SELECT syncular.authenticate($1, $2, $3::jsonb, $4::jsonb)::text");
+	if (a)
+	{
+		param(a, b->put ? "PUT" : "GET");
+		param(a, b->path);
+		param(a, b->headers_json);
+		param(a, b->query_json);
+	}
+	run(b, a);
+}
+
+/* The SQL authenticator answered: {actorId, partition}, or NULL (401). */
+static void
+after_authenticate(GwBlob *b, PGresult *res)
+{
+	json_t *who = PQgetisnull(res, 0, 0) ? NULL : json_loads(PQgetvalue(res, 0, 0), 0, NULL);
+	const char *actor = json_string_value(json_object_get(who, "actorId"));
+	const char *part = json_string_value(json_object_get(who, "partition"));
+
+	if (!actor || !part || strlen(actor) >= sizeof(b->id.actor) || strlen(part) >= sizeof(b->id.partition))
+	{
+		json_decref(who);
+		fail(b, "sync.auth_required", "authentication required", 0);
+		return;
+	}
+	strcpy(b->id.actor, actor);
+	strcpy(b->id.partition, part);
+	json_decref(who);
+	start_blob_call(b);
+}
+
+/* The transaction's work is done: COMMIT, on the connection held for it. */
+static void
+commit_held(GwBlob *b)
+{
+	GwJob *c = job(b, "COMMIT");
+
+	if (c)
+		c->hold = true;
+	run(b, c);
+}
+
+/* An upload grant (§5.9.3), or none offered (NULL: 404 blob.not_found). */
+static void
+after_grant(GwBlob *b, PGresult *res)
+{
+	if (PQgetisnull(res, 0, 0))
+	{
+		commit_forget(b);
+		fail(b, "blob.not_found", "presigned upload grants are not offered: PUT the bytes to the blob route", 0);
+		return;
+	}
+	b->grant_json = strdup(PQgetvalue(res, 0, 0));
+	commit_held(b);             /* the grant may have created the server secret */
+}
+
+/* Committed: the grant's JSON, or the empty 200 of a finished upload (§5.9.3). */
+static void
+after_commit(GwBlob *b)
+{
+	unpin(b);
+	if (b->grant && b->grant_json)
+	{
+		char *body = b->grant_json;
+
+		b->grant_json = NULL;
+		respond(b, 200, "application/json", body, strlen(body));
+	}
+	else
+		respond(b, 200, "application/octet-stream", NULL, 0);
+}
+
 static void
 step_done(GwJob *j, PGresult *res, const char *err)
 {
@@ -455,56 +538,11 @@ step_done(GwJob *j, PGresult *res, const char *err)
 		return;
 	}
 	if (strcmp(sql, "BEGIN") == 0)
-	{
-		if (gw_auth_is_jwt() || b->token)
-			start_blob_call(b);
-		else
-		{
-			GwJob *a = job(b, "SELECT syncular.authenticate($1, $2, $3::jsonb, $4::jsonb)::text");
-
-			if (a)
-			{
-				param(a, b->put ? "PUT" : "GET");
-				param(a, b->path);
-				param(a, b->headers_json);
-				param(a, b->query_json);
-			}
-			run(b, a);
-		}
-	}
+		after_begin(b);
 	else if (strstr(sql, "syncular.authenticate("))
-	{
-		json_t *who = PQgetisnull(res, 0, 0) ? NULL : json_loads(PQgetvalue(res, 0, 0), 0, NULL);
-		const char *actor = json_string_value(json_object_get(who, "actorId"));
-		const char *part = json_string_value(json_object_get(who, "partition"));
-
-		if (!actor || !part || strlen(actor) >= sizeof(b->id.actor) || strlen(part) >= sizeof(b->id.partition))
-		{
-			json_decref(who);
-			fail(b, "sync.auth_required", "authentication required", 0);
-			return;
-		}
-		strcpy(b->id.actor, actor);
-		strcpy(b->id.partition, part);
-		json_decref(who);
-		start_blob_call(b);
-	}
+		after_authenticate(b, res);
 	else if (strstr(sql, "blob_upload_grant("))
-	{
-		GwJob *c;
-
-		if (PQgetisnull(res, 0, 0))
-		{
-			commit_forget(b);
-			fail(b, "blob.not_found", "presigned upload grants are not offered: PUT the bytes to the blob route", 0);
-			return;
-		}
-		b->grant_json = strdup(PQgetvalue(res, 0, 0));
-		c = job(b, "COMMIT");   /* the grant may have created the server secret */
-		if (c)
-			c->hold = true;
-		run(b, c);
-	}
+		after_grant(b, res);
 	else if (strstr(sql, "upload_begin("))
 	{
 		snprintf(b->upload, sizeof(b->upload), "%s", PQgetvalue(res, 0, 0));
@@ -514,26 +552,9 @@ step_done(GwJob *j, PGresult *res, const char *err)
 	else if (strstr(sql, "blob_upload_append("))
 		upload_next(b);
 	else if (strstr(sql, "blob_upload_finish("))
-	{
-		GwJob *c = job(b, "COMMIT");
-
-		if (c)
-			c->hold = true;
-		run(b, c);
-	}
+		commit_held(b);
 	else if (strcmp(sql, "COMMIT") == 0)
-	{
-		unpin(b);
-		if (b->grant && b->grant_json)
-		{
-			char *body = b->grant_json;
-
-			b->grant_json = NULL;
-			respond(b, 200, "application/json", body, strlen(body));
-		}
-		else
-			respond(b, 200, "application/octet-stream", NULL, 0);   /* §5.9.3: empty body */
-	}
+		after_commit(b);
 	else if (strncmp(sql, "DECLARE", 7) == 0)
 		fetch(b);
 	else
