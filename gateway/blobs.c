@@ -684,6 +684,14 @@ gw_blob_start(GwReq *r, const char *uri)
 	b->conn = -1;
 	snprintf(b->path, sizeof(b->path), "%s", uri);
 	snprintf(b->blob_id, sizeof(b->blob_id), "%.*s", (int) (slash ? slash - id : (long) strlen(id)), id);
+	if (gw_cfg.router)
+	{
+		/* a blob's upload and download are transactions of several calls on one connection,
+		 * which PL/Proxy's routed calls (each its own transaction on the shard) cannot carry */
+		gw_req_close_after(r);
+		fail(b, "blob.not_found", "blobs are not served in front of a syncular_router", 0);
+		return b;
+	}
 	if (!check_method(b, slash != NULL))
 		return b;
 	hdr(b, "If-None-Match", b->inm, sizeof(b->inm));

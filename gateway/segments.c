@@ -274,7 +274,12 @@ on_request(GwSeg *g, const char *uri, const char *mount)
 	g->ae = hdr_or_null(r, "Accept-Encoding");
 	if ((st = urlarg(r, "st")))
 	{
-		start_url_download(g, st);
+		/* a signed URL names no partition, so a router cannot route it (docs/scaling.md) */
+		if (gw_cfg.router)
+			seg_error(g, "sync.not_found", "signed segment URLs are not served in front of a "
+					  "syncular_router: unset syncular.segment_url_base on the shards", 0);
+		else
+			start_url_download(g, st);
 		free(st);
 		return;
 	}

@@ -8,5 +8,7 @@
 -- the wrappers new in 0.7.0 are owner-only until granted (90_grants.sql's model); then the
 -- engine delta's grant block, one source file under the engine's root
 REVOKE EXECUTE ON FUNCTION syncular._r_realtime_fanout_arrays(text, bigint, bigint[], bigint[], text[]),
-  syncular.realtime_fanout_arrays(text, bigint, bigint[], bigint[], text[]) FROM PUBLIC;
+  syncular.realtime_fanout_arrays(text, bigint, bigint[], bigint[], text[]),
+  syncular._r_segment_download(text, text, text, jsonb, text, text, text),
+  syncular.segment_download(text, text, text, jsonb, text, text, text) FROM PUBLIC;
 --#include ../../src/sql/grants/realtime_fanout_arrays/0.7.0.sql

@@ -8,7 +8,7 @@ that the sockets of the shards on A still get their deltas.  TAP lines; exit 1 o
 
 usage: multi_node_gateway.py GATEWAY_BIN ROUTER_CONNINFO SHARD_CONNINFO_FOR_RENDER STOP_CMD LOG
 """
-import asyncio, base64, hashlib, hmac, json, socket, subprocess, sys, time
+import asyncio, base64, hashlib, hmac, http.client, json, socket, subprocess, sys, time
 
 import websockets
 
@@ -58,6 +58,40 @@ def push(partition, ccid, row, title):
     if r[0].get("status") != "applied":
         fail("push through the router: %r" % r)
     return r[0]["commitSeq"]
+
+
+def http_json(port, method, path, partition, body=None, headers=None):
+    """(status, JSON body) of one request to the gateway, as the actor u1 in partition"""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    h = {"Authorization": "Bearer " + token(partition)}
+    h.update(headers or {})
+    c.request(method, path, body, h)
+    r = c.getresponse()
+    raw = r.read()
+    c.close()
+    try:
+        return r.status, json.loads(raw)
+    except ValueError:
+        fail("%s %s: a body that is not JSON (%d): %r" % (method, path, r.status, raw[:200]))
+
+
+def routes_beside_rounds(port, partition):
+    """a segment by its id is routed to the partition's shard (an unknown one: the shard's 404);
+    blobs and signed segment URLs, which a routed call cannot carry, get a clear 404"""
+    st, b = http_json(port, "GET", "/sync-api/segments/no-such-segment", partition,
+                      headers={"X-Syncular-Scopes": json.dumps({"list_id": ["l1"]})})
+    if st != 404 or b.get("code") != "sync.not_found":
+        fail("GET a segment through the router: %d %r, want the shard's 404 sync.not_found" % (st, b))
+    st, b = http_json(port, "GET", "/sync-api/segments/no-such-segment?st=abc", partition)
+    if st != 404 or b.get("code") != "sync.not_found" or "syncular_router" not in b.get("message", ""):
+        fail("a signed segment URL through the router: %d %r" % (st, b))
+    st, b = http_json(port, "PUT", "/sync-api/blobs/sha256:" + "ab" * 32, partition, b"abcd",
+                      {"Content-Type": "application/octet-stream"})
+    if st != 404 or b.get("code") != "blob.not_found" or "syncular_router" not in b.get("message", ""):
+        fail("PUT a blob through the router: %d %r" % (st, b))
+    st, b = http_json(port, "GET", "/sync-api/blobs/sha256:" + "ab" * 32, partition)
+    if st != 404 or b.get("code") != "blob.not_found":
+        fail("GET a blob through the router: %d %r" % (st, b))
 
 
 def commits_of(delta):
@@ -146,6 +180,9 @@ async def main():
             await no_delta(ws, 0.5)
         ok("a push through the router on each shard reaches the socket of its partition, and only it; "
            "an ack reaches the record on the shard")
+        routes_beside_rounds(port, parts[0])
+        ok("through the router: a segment by its id is the shard's answer (404 sync.not_found for an unknown "
+           "one); blobs and signed segment URLs get 404 naming the router")
         # server B down: the shards on A keep delivering
         subprocess.run(["bash", "-c", STOP_CMD], check=True)
         down = [k for k, p in enumerate(parts)
