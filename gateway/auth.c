@@ -272,6 +272,28 @@ add_arg(void *cls, const char *key, const char *value)
 	json_object_set_new((json_t *) cls, key, json_string(value ? value : ""));
 }
 
+/*
+ * The identity in the SQL authenticator's answer (syncular.authenticate(...)::text:
+ * {"actorId", "partition"}, NULL for a refused caller): false when json_text is NULL, not JSON,
+ * or either member is missing, not a string or too long for GwIdentity.
+ */
+bool
+gw_auth_identity(const char *json_text, GwIdentity *id)
+{
+	json_t *who = json_text ? json_loads(json_text, 0, NULL) : NULL;
+	const char *actor = json_string_value(json_object_get(who, "actorId"));
+	const char *part = json_string_value(json_object_get(who, "partition"));
+	bool ok = actor && part && strlen(actor) < sizeof(id->actor) && strlen(part) < sizeof(id->partition);
+
+	if (ok)
+	{
+		strcpy(id->actor, actor);
+		strcpy(id->partition, part);
+	}
+	json_decref(who);
+	return ok;
+}
+
 char *
 gw_auth_query_json(GwReq *r)
 {

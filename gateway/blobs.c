@@ -457,19 +457,11 @@ after_begin(GwBlob *b)
 static void
 after_authenticate(GwBlob *b, PGresult *res)
 {
-	json_t *who = PQgetisnull(res, 0, 0) ? NULL : json_loads(PQgetvalue(res, 0, 0), 0, NULL);
-	const char *actor = json_string_value(json_object_get(who, "actorId"));
-	const char *part = json_string_value(json_object_get(who, "partition"));
-
-	if (!actor || !part || strlen(actor) >= sizeof(b->id.actor) || strlen(part) >= sizeof(b->id.partition))
+	if (!gw_auth_identity(PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0), &b->id))
 	{
-		json_decref(who);
 		fail(b, "sync.auth_required", "authentication required", 0);
 		return;
 	}
-	strcpy(b->id.actor, actor);
-	strcpy(b->id.partition, part);
-	json_decref(who);
 	start_blob_call(b);
 }
 

@@ -272,6 +272,7 @@ int  gw_auth_jwt(GwReq *r, GwIdentity *id, const char **why);
 /* SQL mode: headers and query of the request as JSON text (malloc'd) */
 char *gw_auth_headers_json(GwReq *r);
 char *gw_auth_query_json(GwReq *r);
+bool gw_auth_identity(const char *json_text, GwIdentity *id);
 
 /* 64-bit FNV-1a of len bytes (statement names in prepared.c, token slots in jwtcache.c) */
 static inline uint64_t

@@ -155,8 +155,6 @@ static void
 authenticated(GwJob *job, PGresult *res, const char *err)
 {
 	GwOps *o = job->user;
-	json_t *who;
-	const char *actor, *partition;
 
 	if (!o)
 		return;
@@ -172,19 +170,11 @@ authenticated(GwJob *job, PGresult *res, const char *err)
 		fail(o, "sync.auth_required", "authentication required", 0);
 		return;
 	}
-	who = json_loads(PQgetvalue(res, 0, 0), 0, NULL);
-	actor = json_string_value(json_object_get(who, "actorId"));
-	partition = json_string_value(json_object_get(who, "partition"));
-	if (!actor || !partition || strlen(actor) >= sizeof(o->id.actor) ||
-		strlen(partition) >= sizeof(o->id.partition))
+	if (!gw_auth_identity(PQgetvalue(res, 0, 0), &o->id))
 	{
-		json_decref(who);
 		fail(o, "sync.auth_required", "authentication required", 0);
 		return;
 	}
-	snprintf(o->id.actor, sizeof(o->id.actor), "%s", actor);
-	snprintf(o->id.partition, sizeof(o->id.partition), "%s", partition);
-	json_decref(who);
 	run_operation(o);
 }
 

@@ -182,9 +182,6 @@ static void
 auth_done(GwJob *job, PGresult *res, const char *err)
 {
 	GwSeg *g = job->user;
-	json_error_t je;
-	json_t *r;
-	const char *a, *p;
 
 	if (!g)
 		return;
@@ -201,18 +198,11 @@ auth_done(GwJob *job, PGresult *res, const char *err)
 		seg_error(g, "sync.auth_required", "authentication required", 0);
 		return;
 	}
-	r = json_loads(PQgetvalue(res, 0, 0), 0, &je);
-	a = json_string_value(json_object_get(r, "actorId"));
-	p = json_string_value(json_object_get(r, "partition"));
-	if (!a || !p || strlen(a) >= sizeof(g->id.actor) || strlen(p) >= sizeof(g->id.partition))
+	if (!gw_auth_identity(PQgetvalue(res, 0, 0), &g->id))
 	{
-		json_decref(r);
 		seg_error(g, "sync.internal_error", "internal server error", 0);
 		return;
 	}
-	strcpy(g->id.actor, a);
-	strcpy(g->id.partition, p);
-	json_decref(r);
 	start_download(g);
 }
 

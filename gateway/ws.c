@@ -264,9 +264,6 @@ static void
 auth_done(GwJob *job, PGresult *res, const char *err)
 {
 	Sock *s = job->user;
-	json_error_t je;
-	json_t *r;
-	const char *a, *p;
 
 	(void) err;
 	if (s->st == WS_GONE || s->st == WS_CLOSING)
@@ -282,19 +279,12 @@ auth_done(GwJob *job, PGresult *res, const char *err)
 		ws_release(s);
 		return;
 	}
-	r = PQgetisnull(res, 0, 0) ? NULL : json_loads(PQgetvalue(res, 0, 0), 0, &je);
-	a = r ? json_string_value(json_object_get(r, "actorId")) : NULL;
-	p = r ? json_string_value(json_object_get(r, "partition")) : NULL;
-	if (!a || !p || strlen(a) >= sizeof(s->who.actor) || strlen(p) >= sizeof(s->who.partition))
+	if (!gw_auth_identity(PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0), &s->who))
 	{
-		json_decref(r);
 		ws_close(s, 4401, "sync.auth_required");
 		ws_release(s);
 		return;
 	}
-	strcpy(s->who.actor, a);
-	strcpy(s->who.partition, p);
-	json_decref(r);
 	s->st = WS_CONNECTING;
 	start_connect(s);
 	ws_release(s);
