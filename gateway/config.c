@@ -238,7 +238,6 @@ typedef struct Range
 
 static const Range ranges[] = {
 	{"pool", 1, 256, ""},
-	{"bootstrap-connections", 0, 256, ""},
 	{"group-commit", 1, 1024, " (1: off)"},
 	{"max-inflight-bytes", 65536, LLONG_MAX, " bytes"},
 	{"jwt-leeway", 0, 600, " seconds"},
