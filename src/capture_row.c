@@ -414,7 +414,10 @@ row_values(Relation rel, const CapRel *cr, const SyncTable *t, HeapTuple oldt, H
 	return vals;
 }
 
-/* The rowId of the row (SPEC §1.2: the primary key rendered), checked for size and U+0000. */
+/*
+ * The rowId of the row (the primary key rendered as a string, data-model-and-storage.md §1.3,
+ * §2.2), checked for size and U+0000.
+ */
 static char *
 row_id_of(const SyncTable *t, const SspValue *vals)
 {
@@ -436,7 +439,10 @@ row_id_of(const SyncTable *t, const SspValue *vals)
 	return row_id;
 }
 
-/* The row's full payload (SPEC §1.3), at most syncular.max_row_bytes, as a bytea. */
+/*
+ * The row's payload: its full-row encoding (data-model-and-storage.md §1.3), at most
+ * syncular.max_row_bytes, as a bytea.
+ */
 static bytea *
 row_payload(const SyncTable *t, const SspValue *vals)
 {
