@@ -3,7 +3,8 @@
 inside scripts/pgenv.sh, or by bench/cases.sh: `BENCH_ONLY=http bash bench/run.sh 1`).
 
 POST /sync rounds over keep-alive connections, JWT (HS256, so the database runs exactly
-handle_http), Bun's default `Accept-Encoding` (what the reference figures were measured with),
+handle_http), Bun's default `Accept-Encoding` (what the reference figures were measured with;
+GW_ACCEPT_ENCODING=identity sends that instead, for the gateway's cost without compression),
 the gateway's default flags otherwise; the load comes from wrk (Debian `wrk`, a C client on
 epoll, at most two threads), not from Python.  Cases, each with 1, 4 and 16 keep-alive
 connections, interleaved, `runs` times, `secs` seconds each:
@@ -42,7 +43,8 @@ def b64(x):
 HEAD, CLAIMS = b64(b'{"alg":"HS256","typ":"JWT"}'), b64(b'{"sub":"u1"}')
 TOKEN = "%s.%s.%s" % (HEAD, CLAIMS, b64(hmac.new(b"bench", ("%s.%s" % (HEAD, CLAIMS)).encode(),
                                                  hashlib.sha256).digest()))
-HDRS = {"Content-Type": CT, "Authorization": "Bearer " + TOKEN, "Accept-Encoding": "gzip, deflate, br"}
+HDRS = {"Content-Type": CT, "Authorization": "Bearer " + TOKEN,
+        "Accept-Encoding": os.environ.get("GW_ACCEPT_ENCODING", "gzip, deflate, br")}
 
 
 def psql(q):
