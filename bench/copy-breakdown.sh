@@ -41,6 +41,14 @@ q "COPY (SELECT 'r' || i, 'l' || (i % 100), 'title of row ' || i, i, i % 2 = 0
 q "SET syncular.partition = 'src'; COPY public.items (id, list_id, title, qty, done) FROM STDIN" < "$tmp/rows.tsv"
 q "COPY (SELECT * FROM public.items WHERE _sync_partition = 'src') TO STDOUT" > "$tmp/wide.tsv"
 chmod 644 "$tmp"/*.tsv
+# rows_ms <partition>: ms of the COPY into the synced table with only the capture's row trigger
+# (its statement trigger disabled for the COPY, enabled again after)
+rows_ms() {
+  ms "SET syncular.allow_synced_table_ddl = on;" \
+    "ALTER TABLE public.items DISABLE TRIGGER syncular_capture_insert;" "SET syncular.partition = '$1';" \
+    "COPY public.items (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';"
+  q "SET syncular.allow_synced_table_ddl = on; ALTER TABLE public.items ENABLE TRIGGER syncular_capture_insert" >/dev/null
+}
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 plain=""; trg=""; wide=""; rowsonly=""; roworder=""; scopes=""; synced=""
 for r in $(seq 1 "$runs"); do
@@ -50,17 +58,11 @@ for r in $(seq 1 "$runs"); do
     "COPY public.plain_trg (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';")"
   q "TRUNCATE public.wide" >/dev/null
   wide="$wide $(ms "COPY public.wide FROM '$tmp/wide.tsv';")"
-  rowsonly="$rowsonly $(ms "SET syncular.allow_synced_table_ddl = on;" \
-    "ALTER TABLE public.items DISABLE TRIGGER syncular_capture_insert;" "SET syncular.partition = 'rows$r';" \
-    "COPY public.items (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';")"
-  q "SET syncular.allow_synced_table_ddl = on; ALTER TABLE public.items ENABLE TRIGGER syncular_capture_insert" >/dev/null
+  rowsonly="$rowsonly $(rows_ms "rows$r")"
   q "SET syncular.allow_synced_table_ddl = on;
      CREATE INDEX items_order ON public.items (_sync_partition, list_id COLLATE \"C\", _sync_row_id)" >/dev/null
-  roworder="$roworder $(ms "SET syncular.allow_synced_table_ddl = on;" \
-    "ALTER TABLE public.items DISABLE TRIGGER syncular_capture_insert;" "SET syncular.partition = 'order$r';" \
-    "COPY public.items (id, list_id, title, qty, done) FROM '$tmp/rows.tsv';")"
-  q "SET syncular.allow_synced_table_ddl = on; DROP INDEX public.items_order;
-     ALTER TABLE public.items ENABLE TRIGGER syncular_capture_insert" >/dev/null
+  roworder="$roworder $(rows_ms "order$r")"
+  q "SET syncular.allow_synced_table_ddl = on; DROP INDEX public.items_order" >/dev/null
   scopes="$scopes $(ms "INSERT INTO syncular.sync_row_scopes (partition, tbl, var, value, row_id)
     SELECT _sync_partition, 'items', 'list_id', _sync_scopes ->> 'list_id', _sync_row_id FROM public.items
      WHERE _sync_partition = 'rows$r' ORDER BY 4, 5;")"
